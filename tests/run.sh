@@ -1,0 +1,77 @@
+#!/bin/sh
+# run.sh [PATTERN...]: kiln's test runner. Runs every unit-test binary in $KILN_TEST and
+# every regress script (tests/regress/*.sh, tools/*/tests/*.sh) whose path contains one
+# of the PATTERNs (all when none), in parallel, and ends with "N passed, N failed, N skipped".
+# Each test prints "ok ...", "not ok ..." or "skip ..." lines; a file that exits non-zero
+# without a "not ok" line counts as one failure.
+set -u
+: "${KILN_SRC:?}" "${KILN_BIN:?}" "${KILN_TEST:=}" "${KILN_BUILD:=build}"
+mkdir -p "$KILN_BIN"
+KILN_SRC=$(cd "$KILN_SRC" && pwd)
+KILN_BIN=$(cd "$KILN_BIN" && pwd)
+[ -n "$KILN_TEST" ] && [ -d "$KILN_TEST" ] && KILN_TEST=$(cd "$KILN_TEST" && pwd)
+KILN_BUILD=$(cd "$KILN_BUILD" && pwd)
+export KILN_SRC KILN_BIN KILN_TEST KILN_BUILD
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:exitcode=99}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:exitcode=99}
+jobs=${KILN_TEST_JOBS:-$(nproc 2>/dev/null || echo 2)}
+limit=${KILN_TEST_TIMEOUT:-1800}
+
+out=$(mktemp -d "${TMPDIR:-/tmp}/kiln-test.XXXXXX") || exit 2
+trap 'rm -rf "$out"' EXIT INT TERM
+
+list=$out/list
+: >"$list"
+if [ -n "$KILN_TEST" ]; then
+	for f in "$KILN_TEST"/*; do [ -x "$f" ] && [ -f "$f" ] && echo "$f" >>"$list"; done
+fi
+for f in "$KILN_SRC"/tests/regress/*.sh "$KILN_SRC"/tools/*/tests/*.sh; do
+	[ -f "$f" ] && echo "$f" >>"$list"
+done
+if [ $# -gt 0 ]; then
+	for p; do grep -F -- "$p" "$list"; done | sort -u >"$list.f"
+	mv "$list.f" "$list"
+fi
+total=$(wc -l <"$list")
+[ "$total" -gt 0 ] || { echo "no tests match"; echo "0 passed, 0 failed"; exit 1; }
+echo "running $total test files, $jobs at a time"
+
+# run one file: its output in $out/N.out, its exit status in $out/N.rc
+cat >"$out/one.sh" <<'ONE'
+f=$1; o=$2; limit=$3
+case "$f" in
+*.sh) timeout "$limit" sh "$f" >"$o.out" 2>&1 ;;
+*) timeout "$limit" "$f" >"$o.out" 2>&1 ;;
+esac
+echo $? >"$o.rc"
+ONE
+i=0
+while IFS= read -r f; do i=$((i + 1)); printf '%s\0%s\0' "$f" "$out/$i"; done <"$list" |
+	xargs -0 -n 2 -P "$jobs" sh -c 'sh "$0" "$1" "$2" '"$limit"'; printf "."' "$out/one.sh"
+echo
+
+pass=0 fail=0 skip=0 i=0
+while IFS= read -r f; do
+	i=$((i + 1))
+	o=$out/$i
+	rc=$(cat "$o.rc" 2>/dev/null || echo 1)
+	p=$(grep -c '^ok' "$o.out")
+	n=$(grep -c '^not ok' "$o.out")
+	s=$(grep -c '^skip' "$o.out")
+	name=${f#"$KILN_SRC"/}; name=${name#"$KILN_TEST"/}
+	if [ "$rc" != 0 ] && [ "$n" = 0 ]; then
+		n=1
+		[ "$rc" = 124 ] && why="timed out after ${limit}s" || why="exited $rc"
+		echo "not ok $name: $why" >>"$o.out"
+	fi
+	pass=$((pass + p)) fail=$((fail + n)) skip=$((skip + s))
+	if [ "$n" -gt 0 ]; then
+		echo "FAIL $name ($p passed, $n failed)"
+		grep -v '^ok' "$o.out" | tail -n 60 | sed 's/^/  /'
+	else
+		echo "PASS $name ($p passed${s:+, $s skipped})" | sed 's/, 0 skipped//'
+		grep '^skip' "$o.out" | sed 's/^/  /'
+	fi
+done <"$list"
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" = 0 ] && [ "$pass" -gt 0 ]

@@ -1,0 +1,313 @@
+/* a bounds-checked ELF reader */
+#include "elffile.h"
+#include "util.h"
+
+#include <elf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+uint16_t
+rd16(const unsigned char *p)
+{
+	return (uint16_t)(p[0] | p[1] << 8);
+}
+
+uint32_t
+rd32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+uint64_t
+rd64(const unsigned char *p)
+{
+	return (uint64_t)rd32(p) | (uint64_t)rd32(p + 4) << 32;
+}
+
+/* true if [off, off+len) lies inside n bytes */
+static int
+inside(uint64_t off, uint64_t len, size_t n)
+{
+	return off <= n && len <= n - off;
+}
+
+int
+elf_is(const void *p, size_t n)
+{
+	return n >= 4 && memcmp(p, ELFMAG, SELFMAG) == 0;
+}
+
+#define FAIL(...) do { snprintf(errbuf, errlen, __VA_ARGS__); elf_close(e); return -1; } while (0)
+
+int
+elf_open(struct elf *e, const void *bytes, size_t n, char *errbuf, size_t errlen)
+{
+	const unsigned char *p = bytes, *h;
+	uint64_t shoff, phoff;
+	uint32_t shnum, phnum, shentsize, phentsize, shstrndx;
+	const struct elfsec *strsec;
+	size_t i;
+
+	memset(e, 0, sizeof *e);
+	e->p = p;
+	e->n = n;
+	if (!elf_is(p, n))
+		FAIL("not an ELF file (bad magic at offset 0)");
+	if (n < EI_NIDENT + 4)
+		FAIL("truncated ELF header (%zu bytes)", n);
+	if (p[EI_CLASS] != ELFCLASS32 && p[EI_CLASS] != ELFCLASS64)
+		FAIL("bad ELF class %u at offset 4", p[EI_CLASS]);
+	if (p[EI_DATA] != ELFDATA2LSB)
+		FAIL("big-endian ELF is not supported (offset 5)");
+	e->is64 = p[EI_CLASS] == ELFCLASS64;
+	if (n < (e->is64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr)))
+		FAIL("truncated ELF header (%zu bytes)", n);
+	e->type = rd16(p + 16);
+	e->machine = rd16(p + 18);
+	if (e->is64) {
+		phoff = rd64(p + 32);
+		shoff = rd64(p + 40);
+		phentsize = rd16(p + 54);
+		phnum = rd16(p + 56);
+		shentsize = rd16(p + 58);
+		shnum = rd16(p + 60);
+		shstrndx = rd16(p + 62);
+	} else {
+		phoff = rd32(p + 28);
+		shoff = rd32(p + 32);
+		phentsize = rd16(p + 42);
+		phnum = rd16(p + 44);
+		shentsize = rd16(p + 46);
+		shnum = rd16(p + 48);
+		shstrndx = rd16(p + 50);
+	}
+	if (shoff && (shnum == 0 || shstrndx == SHN_XINDEX)) {
+		/* extended numbering: the real counts live in section 0 */
+		if (shentsize < (e->is64 ? 64u : 40u) || !inside(shoff, shentsize, n))
+			FAIL("section header table at offset %llu is past the end (%zu bytes)",
+			     (unsigned long long)shoff, n);
+		h = p + shoff;
+		if (shnum == 0)
+			shnum = (uint32_t)(e->is64 ? rd64(h + 32) : rd32(h + 20));
+		if (shstrndx == SHN_XINDEX)
+			shstrndx = e->is64 ? rd32(h + 40) : rd32(h + 24);
+	}
+	if (shoff && shnum) {
+		if (shentsize < (e->is64 ? 64u : 40u))
+			FAIL("bad section header size %u at offset %d", shentsize, e->is64 ? 58 : 46);
+		if (shnum > n / shentsize || !inside(shoff, (uint64_t)shnum * shentsize, n))
+			FAIL("section header table (%u entries at offset %llu) is past the end of the file (%zu bytes)",
+			     shnum, (unsigned long long)shoff, n);
+		e->sec = xcalloc(shnum, sizeof *e->sec);
+		e->nsec = shnum;
+		for (i = 0; i < shnum; i++) {
+			struct elfsec *s = &e->sec[i];
+
+			h = p + shoff + i * shentsize;
+			s->name = "";
+			s->type = rd32(h + 4);
+			if (e->is64) {
+				s->flags = rd64(h + 8);
+				s->addr = rd64(h + 16);
+				s->off = rd64(h + 24);
+				s->size = rd64(h + 32);
+				s->link = rd32(h + 40);
+				s->info = rd32(h + 44);
+				s->entsize = rd64(h + 56);
+			} else {
+				s->flags = rd32(h + 8);
+				s->addr = rd32(h + 12);
+				s->off = rd32(h + 16);
+				s->size = rd32(h + 20);
+				s->link = rd32(h + 24);
+				s->info = rd32(h + 28);
+				s->entsize = rd32(h + 36);
+			}
+		}
+		if (shstrndx && shstrndx < shnum) {
+			strsec = &e->sec[shstrndx];
+			if (strsec->type == SHT_NOBITS || !inside(strsec->off, strsec->size, n))
+				FAIL("section name table (offset %llu, %llu bytes) is past the end of the file",
+				     (unsigned long long)strsec->off, (unsigned long long)strsec->size);
+			for (i = 0; i < shnum; i++) {
+				uint32_t nm = rd32(p + shoff + i * shentsize);
+				const char *s0 = (const char *)p + strsec->off;
+
+				if (nm < strsec->size && memchr(s0 + nm, 0, strsec->size - nm))
+					e->sec[i].name = s0 + nm;
+			}
+		}
+	}
+	if (phoff && phnum) {
+		if (phentsize < (e->is64 ? 56u : 32u))
+			FAIL("bad program header size %u", phentsize);
+		if (phnum > n / phentsize || !inside(phoff, (uint64_t)phnum * phentsize, n))
+			FAIL("program header table (%u entries at offset %llu) is past the end of the file",
+			     phnum, (unsigned long long)phoff);
+		e->ph = xcalloc(phnum, sizeof *e->ph);
+		e->nph = phnum;
+		for (i = 0; i < phnum; i++) {
+			struct elfphdr *ph = &e->ph[i];
+
+			h = p + phoff + i * phentsize;
+			ph->type = rd32(h);
+			if (e->is64) {
+				ph->flags = rd32(h + 4);
+				ph->off = rd64(h + 8);
+				ph->vaddr = rd64(h + 16);
+				ph->filesz = rd64(h + 32);
+				ph->memsz = rd64(h + 40);
+			} else {
+				ph->off = rd32(h + 4);
+				ph->vaddr = rd32(h + 8);
+				ph->filesz = rd32(h + 16);
+				ph->memsz = rd32(h + 20);
+				ph->flags = rd32(h + 24);
+			}
+		}
+	}
+	return 0;
+}
+
+void
+elf_close(struct elf *e)
+{
+	free(e->sec);
+	free(e->ph);
+	e->sec = NULL;
+	e->ph = NULL;
+	e->nsec = e->nph = 0;
+}
+
+const struct elfsec *
+elf_section(const struct elf *e, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < e->nsec; i++)
+		if (strcmp(e->sec[i].name, name) == 0)
+			return &e->sec[i];
+	return NULL;
+}
+
+const unsigned char *
+elf_secdata(const struct elf *e, const struct elfsec *s)
+{
+	if (s->type == SHT_NOBITS || !inside(s->off, s->size, e->n))
+		return NULL;
+	return e->p + s->off;
+}
+
+/* the NUL-terminated string at off in a string table, or NULL if it runs off the end */
+static const char *
+strat(const unsigned char *tab, uint64_t size, uint64_t off)
+{
+	if (off >= size || !memchr(tab + off, 0, size - off))
+		return NULL;
+	return (const char *)tab + off;
+}
+
+#undef FAIL
+#define FAIL(...) do { snprintf(errbuf, errlen, __VA_ARGS__); elf_dynfree(d); return -1; } while (0)
+
+int
+elf_dynamic(const struct elf *e, struct elfdyn *d, char *errbuf, size_t errlen)
+{
+	const struct elfsec *dyn = NULL, *str, *vr;
+	const unsigned char *dp, *sp, *vp;
+	size_t i, ent = e->is64 ? 16 : 8, cap = 0, vcap = 0;
+	uint64_t tag, val;
+	const char *s;
+
+	memset(d, 0, sizeof *d);
+	for (i = 0; i < e->nsec; i++)
+		if (e->sec[i].type == SHT_DYNAMIC) {
+			dyn = &e->sec[i];
+			break;
+		}
+	if (!dyn)
+		return 0;
+	if (dyn->link >= e->nsec)
+		FAIL(".dynamic links to missing section %llu", (unsigned long long)dyn->link);
+	str = &e->sec[dyn->link];
+	dp = elf_secdata(e, dyn);
+	sp = elf_secdata(e, str);
+	if (!dp || !sp)
+		FAIL(".dynamic or its string table (offset %llu) is past the end of the file",
+		     (unsigned long long)dyn->off);
+	d->dynoff = dyn->off;
+	for (i = 0; i + ent <= dyn->size; i += ent) {
+		tag = e->is64 ? rd64(dp + i) : rd32(dp + i);
+		val = e->is64 ? rd64(dp + i + 8) : rd32(dp + i + 4);
+		if (tag == DT_NULL)
+			break;
+		if (tag != DT_NEEDED && tag != DT_SONAME && tag != DT_RPATH && tag != DT_RUNPATH)
+			continue;
+		s = strat(sp, str->size, val);
+		if (!s)
+			FAIL(".dynamic entry at offset %llu names string %llu past its table",
+			     (unsigned long long)(dyn->off + i), (unsigned long long)val);
+		switch (tag) {
+		case DT_NEEDED:
+			d->needed = xgrow(d->needed, &cap, d->nneeded + 1, sizeof *d->needed);
+			d->needed[d->nneeded++] = s;
+			break;
+		case DT_SONAME: d->soname = s; break;
+		case DT_RPATH: d->rpath = s; break;
+		case DT_RUNPATH: d->runpath = s; break;
+		}
+	}
+	vr = elf_section(e, ".gnu.version_r");
+	if (vr && vr->link < e->nsec) {
+		const struct elfsec *vs = &e->sec[vr->link];
+		const unsigned char *vsp = elf_secdata(e, vs);
+		uint64_t off = 0, aoff;
+		uint32_t cnt, acnt, j, guard = 0;
+
+		vp = elf_secdata(e, vr);
+		if (!vp || !vsp)
+			FAIL(".gnu.version_r (offset %llu) is past the end of the file",
+			     (unsigned long long)vr->off);
+		for (cnt = 0; cnt < 4096; cnt++) {
+			const char *file;
+
+			if (off + 16 > vr->size)
+				FAIL(".gnu.version_r entry at offset %llu is past its section",
+				     (unsigned long long)(vr->off + off));
+			acnt = rd16(vp + off + 2);
+			file = strat(vsp, vs->size, rd32(vp + off + 4));
+			aoff = off + rd32(vp + off + 8);
+			for (j = 0; j < acnt; j++) {
+				if (aoff + 16 > vr->size || ++guard > 65536)
+					FAIL(".gnu.version_r aux entry at offset %llu is past its section",
+					     (unsigned long long)(vr->off + aoff));
+				s = strat(vsp, vs->size, rd32(vp + aoff + 8));
+				if (s) {
+					d->verneed = xgrow(d->verneed, &vcap, d->nverneed + 1,
+					                   sizeof *d->verneed);
+					d->verneedfile = xrealloc(d->verneedfile,
+					                          vcap * sizeof *d->verneedfile);
+					d->verneed[d->nverneed] = s;
+					d->verneedfile[d->nverneed++] = file ? file : "";
+				}
+				if (!rd32(vp + aoff + 12))
+					break;
+				aoff += rd32(vp + aoff + 12);
+			}
+			if (!rd32(vp + off + 12))
+				break;
+			off += rd32(vp + off + 12);
+		}
+	}
+	return 0;
+}
+
+void
+elf_dynfree(struct elfdyn *d)
+{
+	free(d->needed);
+	free(d->verneed);
+	free(d->verneedfile);
+	memset(d, 0, sizeof *d);
+}

@@ -1,0 +1,155 @@
+/* a small JSON writer */
+#include "json.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+void
+json_init(struct json *j, struct buf *b)
+{
+	memset(j, 0, sizeof *j);
+	j->b = b;
+}
+
+/* write the comma that separates this value from the previous one */
+static void
+sep(struct json *j)
+{
+	if (j->afterkey) {
+		j->afterkey = 0;
+		return;
+	}
+	if (j->count[j->depth]++)
+		bufputc(j->b, ',');
+}
+
+static void
+open1(struct json *j, int c)
+{
+	sep(j);
+	bufputc(j->b, c);
+	if (++j->depth >= JSON_MAXDEPTH)
+		die("json: nesting deeper than %d", JSON_MAXDEPTH);
+	j->count[j->depth] = 0;
+	j->closer[j->depth] = c == '{' ? '}' : ']';
+}
+
+void
+json_obj(struct json *j)
+{
+	open1(j, '{');
+}
+
+void
+json_arr(struct json *j)
+{
+	open1(j, '[');
+}
+
+void
+json_end(struct json *j)
+{
+	if (j->depth <= 0)
+		die("json: end without open");
+	bufputc(j->b, j->closer[j->depth--]);
+}
+
+void
+json_key(struct json *j, const char *k)
+{
+	sep(j);
+	json_quote(j->b, k, strlen(k));
+	bufputc(j->b, ':');
+	j->afterkey = 1;
+}
+
+void
+json_quote(struct buf *b, const char *s, size_t n)
+{
+	size_t i;
+	unsigned char c;
+
+	bufputc(b, '"');
+	for (i = 0; i < n; i++) {
+		c = (unsigned char)s[i];
+		switch (c) {
+		case '"': bufputs(b, "\\\""); break;
+		case '\\': bufputs(b, "\\\\"); break;
+		case '\n': bufputs(b, "\\n"); break;
+		case '\r': bufputs(b, "\\r"); break;
+		case '\t': bufputs(b, "\\t"); break;
+		default:
+			if (c < 0x20 || c == 0x7f)
+				bufprintf(b, "\\u%04x", c);
+			else
+				bufputc(b, c);
+		}
+	}
+	bufputc(b, '"');
+}
+
+void
+json_strn(struct json *j, const char *s, size_t n)
+{
+	sep(j);
+	json_quote(j->b, s, n);
+}
+
+void
+json_str(struct json *j, const char *s)
+{
+	if (!s) {
+		json_null(j);
+		return;
+	}
+	json_strn(j, s, strlen(s));
+}
+
+void
+json_int(struct json *j, int64_t v)
+{
+	sep(j);
+	bufprintf(j->b, "%" PRId64, v);
+}
+
+void
+json_uint(struct json *j, uint64_t v)
+{
+	sep(j);
+	bufprintf(j->b, "%" PRIu64, v);
+}
+
+void
+json_bool(struct json *j, int v)
+{
+	sep(j);
+	bufputs(j->b, v ? "true" : "false");
+}
+
+void
+json_null(struct json *j)
+{
+	sep(j);
+	bufputs(j->b, "null");
+}
+
+void
+json_kstr(struct json *j, const char *k, const char *s)
+{
+	json_key(j, k);
+	json_str(j, s);
+}
+
+void
+json_kint(struct json *j, const char *k, int64_t v)
+{
+	json_key(j, k);
+	json_int(j, v);
+}
+
+void
+json_kbool(struct json *j, const char *k, int v)
+{
+	json_key(j, k);
+	json_bool(j, v);
+}

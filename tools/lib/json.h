@@ -1,0 +1,44 @@
+/* a small JSON writer: correct escaping and commas, nothing more */
+#ifndef KILN_JSON_H
+#define KILN_JSON_H
+
+#include <stdint.h>
+
+#include "util.h"
+
+#define JSON_MAXDEPTH 32
+
+/* writer state over a growable string */
+struct json {
+	struct buf *b;
+	int depth;
+	int count[JSON_MAXDEPTH]; /* items written at each level */
+	char closer[JSON_MAXDEPTH]; /* '}' or ']' for each open level */
+	int afterkey;             /* a key was just written: no comma before the value */
+};
+
+/* start writing into b */
+void json_init(struct json *j, struct buf *b);
+/* open an object / array (as a value, or after json_key) */
+void json_obj(struct json *j);
+void json_arr(struct json *j);
+/* close the innermost object or array */
+void json_end(struct json *j);
+/* write an object key; the next call writes its value */
+void json_key(struct json *j, const char *k);
+/* values; json_str(NULL) writes null */
+void json_str(struct json *j, const char *s);
+void json_strn(struct json *j, const char *s, size_t n);
+void json_int(struct json *j, int64_t v);
+void json_uint(struct json *j, uint64_t v);
+void json_bool(struct json *j, int v);
+void json_null(struct json *j);
+/* shorthands for key + value */
+void json_kstr(struct json *j, const char *k, const char *s);
+void json_kint(struct json *j, const char *k, int64_t v);
+void json_kbool(struct json *j, const char *k, int v);
+
+/* append s as a quoted JSON string (UTF-8 passed through, controls escaped) */
+void json_quote(struct buf *b, const char *s, size_t n);
+
+#endif
