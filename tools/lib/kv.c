@@ -92,7 +92,7 @@ kv_parse(struct kvfile *f, const char *name, const char *text, size_t len, char 
 				p++;
 		}
 		k = p;
-		if (!iskeystart((unsigned char)*p)) {
+		if (p == eol || !iskeystart((unsigned char)*p)) {
 			*err = xasprintf("%s:%d: expected KEY=VALUE, got '%.*s'", name, line,
 			                 (int)(eol - k > 60 ? 60 : eol - k), k);
 			return -1;

@@ -1,0 +1,39 @@
+#!/bin/sh
+# fuzz-smoke: run every libFuzzer target ($KILN_FUZZ/*) for a short fixed time from its
+# seed corpus (tools/*/fuzz/NAME.corpus/ plus what NAME.seed.sh writes), with its
+# dictionary, and replay every saved regression input (NAME.regress/). Any crash, leak,
+# sanitizer report or hang fails. KILN_FUZZ_SECONDS sets the time per target [10].
+. "$KILN_SRC/tests/lib.sh"
+[ -n "${KILN_FUZZ:-}" ] && [ -d "$KILN_FUZZ" ] || skip_all "no fuzz targets built (needs clang-19 with libFuzzer)"
+secs=${KILN_FUZZ_SECONDS:-10}
+n=0
+for bin in "$KILN_FUZZ"/*; do
+	[ -x "$bin" ] || continue
+	name=${bin##*/}
+	n=$((n + 1))
+	corpus=$T/$name.corpus
+	seeds=$T/$name.seeds
+	mkdir -p "$corpus" "$seeds"
+	dict=
+	for d in "$KILN_SRC"/tools/*/fuzz; do
+		[ -d "$d/$name.corpus" ] && cp "$d/$name.corpus"/* "$seeds/" 2>/dev/null
+		[ -f "$d/$name.seed.sh" ] && sh "$d/$name.seed.sh" "$seeds" >/dev/null 2>&1
+		[ -f "$d/$name.dict" ] && dict="-dict=$d/$name.dict"
+		if [ -d "$d/$name.regress" ]; then
+			for r in "$d/$name.regress"/*; do
+				[ -f "$r" ] || continue
+				exits "$name replays ${r##*/}" 0 "$bin" -rss_limit_mb=2048 -timeout=10 "$r"
+			done
+		fi
+	done
+	[ -n "$(ls "$seeds")" ] || notok "$name has no seed corpus"
+	run "$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+		-artifact_prefix="$T/$name-" $dict "$corpus" "$seeds"
+	if [ "$rc" = 0 ]; then
+		ok "$name: $(grep -o 'stat::number_of_executed_units: *[0-9]*' "$T/.err" | grep -o '[0-9]*$') execs in ${secs}s, no crash"
+	else
+		notok "$name: exit $rc"
+		grep -E 'ERROR|SUMMARY|artifact' "$T/.err" | head -5 | sed 's/^/#   /'
+	fi
+done
+[ "$n" -gt 0 ] || skip_all "no fuzz targets built"
