@@ -1,0 +1,101 @@
+/* fatwheel's shared declarations: the ELF facts it needs, the wheel, the libraries */
+#ifndef FATWHEEL_FW_H
+#define FATWHEEL_FW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util.h"
+#include "zip.h"
+
+/* what fatwheel needs to know about one ELF object */
+struct elfinfo {
+	int is64;
+	uint16_t machine, type;
+	char *soname, *rpath, *runpath;  /* NULL when absent */
+	char **needed;
+	size_t nneeded;
+	int glibc;                       /* highest GLIBC_2.N needed, as N; -1 if none */
+	int dynamic;                     /* has a .dynamic section */
+};
+
+/* Parse an ELF image into info. Returns 0, or -1 with err set (not ELF, malformed). */
+int elfinfo_read(struct elfinfo *info, const void *p, size_t n, char *err, size_t errlen);
+/* free the strings of info */
+void elfinfo_free(struct elfinfo *info);
+
+/* a parsed wheel file name: name-version(-build)?-pytag-abitag-plattag.whl */
+struct whlname {
+	char *name, *version, *build;    /* build is NULL when absent */
+	char *py, *abi, *plat;
+};
+/* Parse the base name of a wheel path. Returns 0, or -1 when it is not a wheel name. */
+int whl_parse(struct whlname *w, const char *path);
+/* the file name for w with plat replaced (plat NULL keeps it) */
+char *whl_fmt(const struct whlname *w, const char *plat);
+void whl_free(struct whlname *w);
+
+/* one RECORD line */
+struct recline {
+	char *path, *hash, *size;        /* hash and size may be "" */
+	int seen;
+};
+/* Parse RECORD text (CSV: path,hash,size; quoted fields allowed). Returns 0, or -1 with
+   err naming the line. */
+int record_parse(const char *s, size_t n, struct recline **out, size_t *nout, char *err,
+                 size_t errlen);
+/* the record line for path, or NULL (lines sorted by record_parse) */
+struct recline *record_find(struct recline *r, size_t n, const char *path);
+void record_free(struct recline *r, size_t n);
+/* append one RECORD line for path; hash32 NULL writes empty hash and size */
+void record_line(struct buf *b, const char *path, const unsigned char *hash32, uint64_t size);
+
+/* Rewrite the Tag: lines of WHEEL text to use plat (compressed plat sets expanded);
+   returns the new text. */
+char *wheel_retag(const char *s, size_t n, const char *plat);
+/* the architecture suffix of a platform tag (linux_x86_64 -> x86_64), or NULL */
+const char *plat_arch(const char *plat);
+
+/* true if soname is a library every manylinux platform provides (never bundled) */
+int policy_system(const char *soname);
+
+/* where libraries are searched, in ld.so's order after the object's own paths */
+struct searchpath {
+	char **dirs;
+	size_t n, cap;
+	struct rocmtar *tar;             /* --rocm=TARBALL, or NULL */
+};
+/* add a folder to the search list */
+void search_add(struct searchpath *s, const char *dir);
+/* add the folders of a colon list (LD_LIBRARY_PATH form) */
+void search_addlist(struct searchpath *s, const char *list);
+/* add ld.so.cache's folders (from ldconfig -p) and the default system folders */
+void search_addsystem(struct searchpath *s);
+/* Find name in dir: it must be an ELF file of the same class and machine as want.
+   Returns the path (fresh string) or NULL. */
+char *search_in(const char *dir, const char *name, const struct elfinfo *want);
+/* Find name in the search list; returns a path or NULL. For a tarball hit, the path is
+   "tar:MEMBER". */
+char *search_find(struct searchpath *s, const char *name, const struct elfinfo *want);
+void search_free(struct searchpath *s);
+
+/* --rocm=TARBALL: a release tarball read in place with libarchive */
+struct rocmtar;
+/* index the tarball's library folders; returns NULL with err set on failure */
+struct rocmtar *rocmtar_open(const char *path, char *err, size_t errlen);
+/* the tarball member that provides name in a lib folder (symlinks followed), or NULL */
+const char *rocmtar_find(struct rocmtar *t, const char *name);
+/* read one member's bytes (a whole pass over the tarball); returns 0 or -1 with err */
+int rocmtar_read(struct rocmtar *t, const char *member, struct buf *out, char *err, size_t errlen);
+void rocmtar_close(struct rocmtar *t);
+
+/* Edit one ELF file in place with patchelf, one edit per call, and verify each by
+   reading it back: soname (NULL: keep), renames of DT_NEEDED (old[i] -> new[i]), and
+   rpath (NULL: keep) set as DT_RPATH with DT_RUNPATH removed. Returns 0, or -1 with err. */
+int elf_edit(const char *patchelf, const char *path, const char *soname, char **oldn,
+             char **newn, size_t nren, const char *rpath, char *err, size_t errlen);
+
+/* run fn(ctx, i) for i in [0, n) on up to nthreads threads */
+void pfor(size_t n, int nthreads, void (*fn)(void *ctx, size_t i), void *ctx);
+
+#endif

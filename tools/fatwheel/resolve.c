@@ -1,0 +1,293 @@
+/* finding libraries the way ld.so does: folders, ld.so.cache, a ROCm tarball */
+#include "fw.h"
+#include "proc.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "elffile.h"
+
+void
+search_add(struct searchpath *s, const char *dir)
+{
+	size_t i;
+
+	if (!*dir)
+		dir = ".";
+	for (i = 0; i < s->n; i++)
+		if (strcmp(s->dirs[i], dir) == 0)
+			return;
+	s->dirs = xgrow(s->dirs, &s->cap, s->n + 1, sizeof *s->dirs);
+	s->dirs[s->n++] = xstrdup(dir);
+}
+
+void
+search_addlist(struct searchpath *s, const char *list)
+{
+	const char *p = list, *c;
+	char *d;
+
+	while (p && *p) {
+		c = strchr(p, ':');
+		d = xstrndup(p, c ? (size_t)(c - p) : strlen(p));
+		search_add(s, d);
+		free(d);
+		p = c ? c + 1 : NULL;
+	}
+}
+
+void
+search_addsystem(struct searchpath *s)
+{
+	static const char *defaults[] = {"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
+	                                 "/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
+	                                 "/lib64", "/usr/lib64", "/lib", "/usr/lib", NULL};
+	char *argv[] = {"ldconfig", "-p", NULL};
+	struct buf out = {0};
+	struct procres res;
+	char *p, *arrow, *nl, *slash;
+	size_t i;
+
+	/* the folders ld.so.cache covers, in its order (/etc/ld.so.conf.d included) */
+	if (access("/sbin/ldconfig", X_OK) == 0)
+		argv[0] = "/sbin/ldconfig";
+	if (proc_capture(argv, NULL, &out, NULL, 0, 10000, &res) == 0 && res.status == 0 && out.s) {
+		for (p = out.s; (nl = strchr(p, '\n')) != NULL; p = nl + 1) {
+			*nl = 0;
+			arrow = strstr(p, " => ");
+			if (arrow && (slash = strrchr(arrow + 4, '/')) != NULL) {
+				*slash = 0;
+				search_add(s, arrow + 4);
+			}
+		}
+	}
+	buffree(&out);
+	for (i = 0; defaults[i]; i++)
+		search_add(s, defaults[i]);
+}
+
+/* read the ELF header of path and compare class and machine with want */
+static int
+elfmatch(const char *path, const struct elfinfo *want)
+{
+	unsigned char h[64];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, h, sizeof h);
+	close(fd);
+	if (n < 20 || !elf_is(h, (size_t)n))
+		return 0;
+	if (!want)
+		return 1;
+	return (h[4] == 2) == (want->is64 != 0) && rd16(h + 18) == want->machine;
+}
+
+char *
+search_in(const char *dir, const char *name, const struct elfinfo *want)
+{
+	char *p = xasprintf("%s/%s", dir, name);
+	struct stat st;
+
+	if (stat(p, &st) == 0 && S_ISREG(st.st_mode) && elfmatch(p, want))
+		return p;
+	free(p);
+	return NULL;
+}
+
+char *
+search_find(struct searchpath *s, const char *name, const struct elfinfo *want)
+{
+	size_t i;
+	char *p;
+	const char *m;
+
+	for (i = 0; i < s->n; i++) {
+		if (strcmp(s->dirs[i], "\001rocmtar") == 0) {
+			if (s->tar && (m = rocmtar_find(s->tar, name)) != NULL)
+				return xasprintf("tar:%s", m);
+			continue;
+		}
+		if ((p = search_in(s->dirs[i], name, want)) != NULL)
+			return p;
+	}
+	return NULL;
+}
+
+void
+search_free(struct searchpath *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++)
+		free(s->dirs[i]);
+	free(s->dirs);
+	if (s->tar)
+		rocmtar_close(s->tar);
+	memset(s, 0, sizeof *s);
+}
+
+/* --rocm=TARBALL ------------------------------------------------------------------ */
+
+struct tarent {
+	char *path;     /* member path without a leading "./" */
+	char *link;     /* symlink target, or NULL for a regular file */
+};
+
+struct rocmtar {
+	char *file;
+	struct tarent *e;
+	size_t n, cap;
+};
+
+static const char *
+stripdot(const char *p)
+{
+	while (p[0] == '.' && p[1] == '/')
+		p += 2;
+	return p;
+}
+
+static struct archive *
+taropen(const char *path, char *err, size_t errlen)
+{
+	struct archive *a = archive_read_new();
+
+	archive_read_support_filter_all(a);
+	archive_read_support_format_all(a);
+	if (archive_read_open_filename(a, path, 1 << 16) != ARCHIVE_OK) {
+		snprintf(err, errlen, "%s", archive_error_string(a));
+		archive_read_free(a);
+		return NULL;
+	}
+	return a;
+}
+
+struct rocmtar *
+rocmtar_open(const char *path, char *err, size_t errlen)
+{
+	struct archive *a = taropen(path, err, errlen);
+	struct archive_entry *ent;
+	struct rocmtar *t;
+	const char *p, *l;
+	int r;
+
+	if (!a)
+		return NULL;
+	t = xcalloc(1, sizeof *t);
+	t->file = xstrdup(path);
+	while ((r = archive_read_next_header(a, &ent)) == ARCHIVE_OK) {
+		p = stripdot(archive_entry_pathname(ent));
+		if (archive_entry_filetype(ent) != AE_IFREG && archive_entry_filetype(ent) != AE_IFLNK)
+			continue;
+		/* only library folders: .../lib/NAME or .../lib64/NAME */
+		l = strrchr(p, '/');
+		if (!l || !(l - p >= 3 && (strncmp(l - 3, "lib", 3) == 0 || (l - p >= 5 && strncmp(l - 5, "lib64", 5) == 0))))
+			continue;
+		t->e = xgrow(t->e, &t->cap, t->n + 1, sizeof *t->e);
+		t->e[t->n].path = xstrdup(p);
+		t->e[t->n].link = archive_entry_filetype(ent) == AE_IFLNK && archive_entry_symlink(ent)
+		                  ? xstrdup(archive_entry_symlink(ent)) : NULL;
+		t->n++;
+	}
+	if (r != ARCHIVE_EOF) {
+		snprintf(err, errlen, "%s", archive_error_string(a));
+		archive_read_free(a);
+		rocmtar_close(t);
+		return NULL;
+	}
+	archive_read_free(a);
+	return t;
+}
+
+static struct tarent *
+tarlookup(struct rocmtar *t, const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		if (strcmp(t->e[i].path, path) == 0)
+			return &t->e[i];
+	return NULL;
+}
+
+const char *
+rocmtar_find(struct rocmtar *t, const char *name)
+{
+	struct tarent *e = NULL;
+	size_t i, nl = strlen(name), pl;
+	const char *p;
+	char *target;
+	int hops;
+
+	for (i = 0; i < t->n && !e; i++) {
+		p = t->e[i].path;
+		pl = strlen(p);
+		if (pl > nl && p[pl - nl - 1] == '/' && strcmp(p + pl - nl, name) == 0)
+			e = &t->e[i];
+	}
+	for (hops = 0; e && e->link && hops < 16; hops++) {
+		/* links leaving the library folder are not followed */
+		if (e->link[0] == '/' || strstr(e->link, ".."))
+			return NULL;
+		target = xasprintf("%.*s/%s", (int)(strrchr(e->path, '/') - e->path), e->path, e->link);
+		e = tarlookup(t, target);
+		free(target);
+	}
+	if (!e || e->link)
+		return NULL;
+	return e->path;
+}
+
+int
+rocmtar_read(struct rocmtar *t, const char *member, struct buf *out, char *err, size_t errlen)
+{
+	struct archive *a = taropen(t->file, err, errlen);
+	struct archive_entry *ent;
+	char chunk[1 << 16];
+	la_ssize_t k;
+	int r;
+
+	if (!a)
+		return -1;
+	bufreset(out);
+	while ((r = archive_read_next_header(a, &ent)) == ARCHIVE_OK) {
+		if (strcmp(stripdot(archive_entry_pathname(ent)), member) != 0)
+			continue;
+		while ((k = archive_read_data(a, chunk, sizeof chunk)) > 0)
+			bufadd(out, chunk, (size_t)k);
+		if (k < 0) {
+			snprintf(err, errlen, "%s", archive_error_string(a));
+			archive_read_free(a);
+			return -1;
+		}
+		archive_read_free(a);
+		return 0;
+	}
+	snprintf(err, errlen, "%s", r == ARCHIVE_EOF ? "member vanished" : archive_error_string(a));
+	archive_read_free(a);
+	return -1;
+}
+
+void
+rocmtar_close(struct rocmtar *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++) {
+		free(t->e[i].path);
+		free(t->e[i].link);
+	}
+	free(t->e);
+	free(t->file);
+	free(t);
+}

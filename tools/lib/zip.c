@@ -1,0 +1,524 @@
+/* zip reader and writer (APPNOTE 6.3.10) */
+#include "zip.h"
+#include "atomic.h"
+#include "elffile.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#define SIG_LOCAL 0x04034b50u
+#define SIG_CENTRAL 0x02014b50u
+#define SIG_EOCD 0x06054b50u
+#define SIG_EOCD64 0x06064b50u
+#define SIG_LOC64 0x07064b50u
+#define MAX32 0xffffffffu
+#define MAX16 0xffffu
+
+static int
+fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static int
+fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+int
+zip_safename(const char *name)
+{
+	const char *p = name, *q;
+
+	if (!*name || *name == '/' || strchr(name, '\\'))
+		return 0;
+	if (((name[0] >= 'A' && name[0] <= 'Z') || (name[0] >= 'a' && name[0] <= 'z')) && name[1] == ':')
+		return 0;
+	for (;;) {
+		q = strchr(p, '/');
+		if ((q ? (size_t)(q - p) : strlen(p)) == 2 && p[0] == '.' && p[1] == '.')
+			return 0;
+		if (!q)
+			return 1;
+		p = q + 1;
+	}
+}
+
+static int
+cmpname(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* fill the sentinel fields of an entry from its ZIP64 extra field */
+static int
+zip64extra(struct zipent *e, const unsigned char *x, size_t xlen, int wantoff, char *err,
+           size_t errlen, uint64_t at)
+{
+	size_t i = 0, sz;
+	const unsigned char *d;
+	size_t need = 0, k = 0;
+
+	need = (e->usize == MAX32) + (e->csize == MAX32) + (size_t)wantoff;
+	if (!need)
+		return 0;
+	while (i + 4 <= xlen) {
+		sz = rd16(x + i + 2);
+		if (i + 4 + sz > xlen)
+			break;
+		if (rd16(x + i) == 1) {
+			d = x + i + 4;
+			if (sz < need * 8)
+				return fail(err, errlen, "ZIP64 extra field too short for '%s' (offset %llu)",
+				            e->name, (unsigned long long)at);
+			if (e->usize == MAX32)
+				e->usize = rd64(d + 8 * k++);
+			if (e->csize == MAX32)
+				e->csize = rd64(d + 8 * k++);
+			if (wantoff)
+				e->lho = rd64(d + 8 * k++);
+			return 0;
+		}
+		i += 4 + sz;
+	}
+	return fail(err, errlen, "'%s' has 0xFFFFFFFF sizes but no ZIP64 extra field (offset %llu)",
+	            e->name, (unsigned long long)at);
+}
+
+int
+zip_open(struct zipin *z, const char *path, char *err, size_t errlen)
+{
+	const unsigned char *p, *c;
+	size_t n, i, lim;
+	uint64_t eocd = 0, cdoff, cdsize, count, pos, end, e64;
+	int found = 0;
+	struct zipent *e;
+	char **names;
+
+	memset(z, 0, sizeof *z);
+	if (map_open(&z->m, path) < 0)
+		return fail(err, errlen, "%s", strerror(errno));
+	p = z->m.p;
+	n = z->m.n;
+	if (n < 22)
+		return fail(err, errlen, "not a zip archive (%zu bytes, no end record)", n);
+	lim = n - 22 > 65535 ? n - 22 - 65535 : 0;
+	for (i = n - 22 + 1; i-- > lim;) {
+		if (rd32(p + i) == SIG_EOCD && i + 22 + rd16(p + i + 20) == n) {
+			eocd = i;
+			found = 1;
+			break;
+		}
+	}
+	if (!found)
+		return fail(err, errlen, "not a zip archive or truncated (no end of central directory record)");
+	if (rd16(p + eocd + 4) != 0 || rd16(p + eocd + 6) != 0)
+		return fail(err, errlen, "multi-disk archives are not supported (offset %llu)",
+		            (unsigned long long)eocd);
+	count = rd16(p + eocd + 10);
+	cdsize = rd32(p + eocd + 12);
+	cdoff = rd32(p + eocd + 16);
+	end = eocd;
+	if (eocd >= 20 && rd32(p + eocd - 20) == SIG_LOC64) {
+		e64 = rd64(p + eocd - 20 + 8);
+		if (e64 > eocd - 20 || eocd - 20 - e64 < 56 || rd32(p + e64) != SIG_EOCD64)
+			return fail(err, errlen, "bad ZIP64 end of central directory locator (offset %llu)",
+			            (unsigned long long)(eocd - 20));
+		count = rd64(p + e64 + 32);
+		cdsize = rd64(p + e64 + 40);
+		cdoff = rd64(p + e64 + 48);
+		end = e64;
+	} else if (count == MAX16 || cdsize == MAX32 || cdoff == MAX32) {
+		return fail(err, errlen, "end record needs ZIP64 but the ZIP64 locator is missing (offset %llu)",
+		            (unsigned long long)eocd);
+	}
+	if (cdoff > end || cdsize > end - cdoff)
+		return fail(err, errlen, "central directory (offset %llu, %llu bytes) lies outside the file; truncated?",
+		            (unsigned long long)cdoff, (unsigned long long)cdsize);
+	if (count > cdsize / 46)
+		return fail(err, errlen, "end record claims %llu members in a %llu-byte central directory",
+		            (unsigned long long)count, (unsigned long long)cdsize);
+	z->e = xcalloc(count ? count : 1, sizeof *z->e);
+	pos = cdoff;
+	for (i = 0; i < count; i++) {
+		uint64_t nl, xl, cl, lnl, lxl;
+		e = &z->e[i];
+		if (pos + 46 > cdoff + cdsize || rd32(p + pos) != SIG_CENTRAL)
+			return z->n = i, fail(err, errlen, "bad central directory entry %zu (offset %llu)", i,
+			                      (unsigned long long)pos);
+		c = p + pos;
+		nl = rd16(c + 28);
+		xl = rd16(c + 30);
+		cl = rd16(c + 32);
+		if (pos + 46 + nl + xl + cl > cdoff + cdsize)
+			return z->n = i, fail(err, errlen, "central directory entry %zu overruns the directory (offset %llu)",
+			                      i, (unsigned long long)pos);
+		e->madeby = rd16(c + 4);
+		e->flags = rd16(c + 8);
+		e->method = rd16(c + 10);
+		e->mtime = rd16(c + 12);
+		e->mdate = rd16(c + 14);
+		e->crc = rd32(c + 16);
+		e->csize = rd32(c + 20);
+		e->usize = rd32(c + 24);
+		e->extattr = rd32(c + 38);
+		e->lho = rd32(c + 42);
+		e->name = xstrndup((const char *)c + 46, nl);
+		z->n = i + 1;
+		if (strlen(e->name) != nl)
+			return fail(err, errlen, "member name %zu contains a NUL byte (offset %llu)", i,
+			            (unsigned long long)pos);
+		if (zip64extra(e, c + 46 + nl, xl, e->lho == MAX32, err, errlen, pos) < 0)
+			return -1;
+		if (!zip_safename(e->name))
+			return fail(err, errlen, "unsafe member path '%s' (absolute, '..' or '\\')", e->name);
+		if (e->flags & 1)
+			return fail(err, errlen, "member '%s' is encrypted", e->name);
+		if (e->method != 0 && e->method != 8)
+			return fail(err, errlen, "member '%s' uses compression method %u (only 0 and 8 are supported)",
+			            e->name, e->method);
+		if (e->method == 0 && e->csize != e->usize)
+			return fail(err, errlen, "stored member '%s' has different sizes (offset %llu)", e->name,
+			            (unsigned long long)pos);
+		if (e->lho > cdoff || cdoff - e->lho < 30 || rd32(p + e->lho) != SIG_LOCAL)
+			return fail(err, errlen, "member '%s': no local header at offset %llu", e->name,
+			            (unsigned long long)e->lho);
+		lnl = rd16(p + e->lho + 26);
+		lxl = rd16(p + e->lho + 28);
+		if (lnl != nl || e->lho + 30 + lnl > cdoff || memcmp(p + e->lho + 30, e->name, nl) != 0)
+			return fail(err, errlen, "member '%s': local header name differs from the central directory (offset %llu)",
+			            e->name, (unsigned long long)e->lho);
+		e->dataoff = e->lho + 30 + lnl + lxl;
+		if (e->dataoff > cdoff || e->csize > cdoff - e->dataoff)
+			return fail(err, errlen, "member '%s' (%llu bytes at offset %llu) runs past the central directory; truncated?",
+			            e->name, (unsigned long long)e->csize, (unsigned long long)e->dataoff);
+		pos += 46 + nl + xl + cl;
+	}
+	names = xmalloc((z->n ? z->n : 1) * sizeof *names);
+	for (i = 0; i < z->n; i++)
+		names[i] = z->e[i].name;
+	qsort(names, z->n, sizeof *names, cmpname);
+	for (i = 1; i < z->n; i++) {
+		if (strcmp(names[i - 1], names[i]) == 0) {
+			fail(err, errlen, "member '%s' appears twice", names[i]);
+			free(names);
+			return -1;
+		}
+	}
+	free(names);
+	return 0;
+}
+
+void
+zip_close(struct zipin *z)
+{
+	size_t i;
+
+	for (i = 0; i < z->n; i++)
+		free(z->e[i].name);
+	free(z->e);
+	map_close(&z->m);
+	memset(z, 0, sizeof *z);
+}
+
+uint32_t
+zip_crc(const void *p, size_t n)
+{
+	uLong c = crc32(0, Z_NULL, 0);
+	const unsigned char *b = p;
+	size_t k;
+
+	while (n) {
+		k = n > UINT_MAX ? UINT_MAX : n;
+		c = crc32(c, b, (uInt)k);
+		b += k;
+		n -= k;
+	}
+	return (uint32_t)c;
+}
+
+int
+zip_read(const struct zipin *z, const struct zipent *e,
+         int (*fn)(void *ctx, const void *p, size_t n), void *ctx, char *err, size_t errlen)
+{
+	const unsigned char *src = z->m.p + e->dataoff;
+	uint64_t left = e->csize, out = 0;
+	unsigned char *ob;
+	size_t k, got, obn = 1 << 18;
+	uLong crc = crc32(0, Z_NULL, 0);
+	z_stream s;
+	int r, zr = Z_OK;
+
+	if (e->method == 0) {
+		while (left) {
+			k = left > (1u << 24) ? (1u << 24) : (size_t)left;
+			crc = crc32(crc, src, (uInt)k);
+			if ((r = fn(ctx, src, k)) != 0)
+				return r;
+			src += k;
+			left -= k;
+		}
+		if ((uint32_t)crc != e->crc)
+			return fail(err, errlen, "member '%s': CRC-32 mismatch (corrupt archive)", e->name);
+		return 0;
+	}
+	memset(&s, 0, sizeof s);
+	if (inflateInit2(&s, -15) != Z_OK)
+		return fail(err, errlen, "zlib: cannot start inflate");
+	ob = xmalloc(obn);
+	r = 0;
+	while (zr != Z_STREAM_END) {
+		if (s.avail_in == 0 && left) {
+			k = left > (1u << 30) ? (1u << 30) : (size_t)left;
+			s.next_in = (unsigned char *)src;
+			s.avail_in = (uInt)k;
+			src += k;
+			left -= k;
+		}
+		s.next_out = ob;
+		s.avail_out = (uInt)obn;
+		zr = inflate(&s, Z_NO_FLUSH);
+		if (zr != Z_OK && zr != Z_STREAM_END && !(zr == Z_BUF_ERROR && (s.avail_in || left))) {
+			r = fail(err, errlen, "member '%s': corrupt deflate data at byte %llu (%s)", e->name,
+			         (unsigned long long)(e->csize - left - s.avail_in),
+			         zr == Z_BUF_ERROR ? "data ends early" : s.msg ? s.msg : "inflate error");
+			break;
+		}
+		got = obn - s.avail_out;
+		if (got) {
+			out += got;
+			if (out > e->usize) {
+				r = fail(err, errlen, "member '%s' inflates to more than its recorded %llu bytes",
+				         e->name, (unsigned long long)e->usize);
+				break;
+			}
+			crc = crc32(crc, ob, (uInt)got);
+			if ((r = fn(ctx, ob, got)) != 0)
+				break;
+		}
+	}
+	free(ob);
+	inflateEnd(&s);
+	if (r)
+		return r;
+	if (out != e->usize)
+		return fail(err, errlen, "member '%s' inflates to %llu bytes, recorded %llu", e->name,
+		            (unsigned long long)out, (unsigned long long)e->usize);
+	if ((uint32_t)crc != e->crc)
+		return fail(err, errlen, "member '%s': CRC-32 mismatch (corrupt archive)", e->name);
+	return 0;
+}
+
+void
+zip_deflate(const void *p, size_t n, int level, struct buf *out, uint32_t *crc)
+{
+	z_stream s;
+	const unsigned char *src = p;
+	size_t left = n, k;
+	int flush, zr;
+
+	*crc = zip_crc(p, n);
+	memset(&s, 0, sizeof s);
+	if (deflateInit2(&s, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		die("zlib: cannot start deflate");
+	bufreset(out);
+	do {
+		k = left > (1u << 30) ? (1u << 30) : left;
+		s.next_in = (unsigned char *)src;
+		s.avail_in = (uInt)k;
+		src += k;
+		left -= k;
+		flush = left ? Z_NO_FLUSH : Z_FINISH;
+		do {
+			if (out->cap - out->len < 65536)
+				out->s = xgrow(out->s, &out->cap, out->len + (out->len >> 1) + 65536, 1);
+			s.next_out = (unsigned char *)out->s + out->len;
+			s.avail_out = (uInt)(out->cap - out->len > UINT_MAX ? UINT_MAX : out->cap - out->len);
+			k = s.avail_out;
+			zr = deflate(&s, flush);
+			if (zr == Z_STREAM_ERROR)
+				die("zlib: deflate failed");
+			out->len += k - s.avail_out;
+		} while (s.avail_out == 0 || (flush == Z_FINISH && zr != Z_STREAM_END));
+	} while (left);
+	deflateEnd(&s);
+}
+
+static void
+put16(unsigned char *p, unsigned v)
+{
+	p[0] = (unsigned char)v;
+	p[1] = (unsigned char)(v >> 8);
+}
+
+static void
+put32(unsigned char *p, uint32_t v)
+{
+	put16(p, v & 0xffff);
+	put16(p + 2, v >> 16);
+}
+
+static void
+put64(unsigned char *p, uint64_t v)
+{
+	put32(p, (uint32_t)v);
+	put32(p + 4, (uint32_t)(v >> 32));
+}
+
+void
+zipw_init(struct zipout *w, int fd)
+{
+	memset(w, 0, sizeof *w);
+	w->fd = fd;
+}
+
+static int
+emit(struct zipout *w, const void *p, size_t n)
+{
+	if (writeall(w->fd, p, n) < 0)
+		return -1;
+	w->off += n;
+	return 0;
+}
+
+int
+zipw_add(struct zipout *w, const struct zipcd *m, const void *data)
+{
+	unsigned char h[30 + 20];
+	size_t nl = strlen(m->name), hl = 30;
+	int z64 = m->usize >= MAX32 || m->csize >= MAX32;
+	struct zipcd *c;
+
+	if (nl > MAX16) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	w->cd = xgrow(w->cd, &w->cap, w->n + 1, sizeof *w->cd);
+	c = &w->cd[w->n];
+	*c = *m;
+	c->name = xstrdup(m->name);
+	c->flags &= (uint16_t)~8u;
+	c->lho = w->off;
+	w->n++;
+	put32(h, SIG_LOCAL);
+	put16(h + 4, z64 ? 45 : 20);
+	put16(h + 6, c->flags);
+	put16(h + 8, c->method);
+	put16(h + 10, c->mtime);
+	put16(h + 12, c->mdate);
+	put32(h + 14, c->crc);
+	put32(h + 18, z64 ? MAX32 : (uint32_t)c->csize);
+	put32(h + 22, z64 ? MAX32 : (uint32_t)c->usize);
+	put16(h + 26, (unsigned)nl);
+	put16(h + 28, z64 ? 20 : 0);
+	if (z64) {
+		/* 4.5.3: the local header's ZIP64 extra holds both sizes */
+		put16(h + 30, 1);
+		put16(h + 32, 16);
+		put64(h + 34, c->usize);
+		put64(h + 42, c->csize);
+		hl += 20;
+	}
+	if (emit(w, h, 30) < 0 || emit(w, m->name, nl) < 0 || emit(w, h + 30, hl - 30) < 0)
+		return -1;
+	return emit(w, data, (size_t)c->csize);
+}
+
+int
+zipw_finish(struct zipout *w)
+{
+	unsigned char h[46 + 28], x[56 + 20];
+	uint64_t cdoff = w->off, cdsize, e64;
+	size_t i, nl, xl;
+	struct zipcd *c;
+	int r = 0, z64;
+
+	for (i = 0; i < w->n && !r; i++) {
+		c = &w->cd[i];
+		nl = strlen(c->name);
+		xl = 0;
+		/* 4.5.3: the central ZIP64 extra holds only the fields that overflow, in order */
+		if (c->usize >= MAX32)
+			put64(h + 46 + 4 + 8 * (xl++), c->usize);
+		if (c->csize >= MAX32)
+			put64(h + 46 + 4 + 8 * (xl++), c->csize);
+		if (c->lho >= MAX32)
+			put64(h + 46 + 4 + 8 * (xl++), c->lho);
+		z64 = xl > 0;
+		put32(h, SIG_CENTRAL);
+		put16(h + 4, (unsigned)((c->madeby & 0xff00) | (z64 ? 45 : 20)));
+		put16(h + 6, z64 ? 45 : 20);
+		put16(h + 8, c->flags);
+		put16(h + 10, c->method);
+		put16(h + 12, c->mtime);
+		put16(h + 14, c->mdate);
+		put32(h + 16, c->crc);
+		put32(h + 20, c->csize >= MAX32 ? MAX32 : (uint32_t)c->csize);
+		put32(h + 24, c->usize >= MAX32 ? MAX32 : (uint32_t)c->usize);
+		put16(h + 28, (unsigned)nl);
+		put16(h + 30, z64 ? (unsigned)(4 + 8 * xl) : 0);
+		put16(h + 32, 0);
+		put16(h + 34, 0);
+		put16(h + 36, 0);
+		put32(h + 38, c->extattr);
+		put32(h + 42, c->lho >= MAX32 ? MAX32 : (uint32_t)c->lho);
+		if (z64) {
+			put16(h + 46, 1);
+			put16(h + 48, (unsigned)(8 * xl));
+		}
+		if (emit(w, h, 46) < 0 || emit(w, c->name, nl) < 0 ||
+		    (z64 && emit(w, h + 46, 4 + 8 * xl) < 0))
+			r = -1;
+	}
+	cdsize = w->off - cdoff;
+	if (!r && (w->n >= MAX16 || cdsize >= MAX32 || cdoff >= MAX32)) {
+		e64 = w->off;
+		put32(x, SIG_EOCD64);
+		put64(x + 4, 44);
+		put16(x + 12, 45);
+		put16(x + 14, 45);
+		put32(x + 16, 0);
+		put32(x + 20, 0);
+		put64(x + 24, w->n);
+		put64(x + 32, w->n);
+		put64(x + 40, cdsize);
+		put64(x + 48, cdoff);
+		put32(x + 56, SIG_LOC64);
+		put32(x + 60, 0);
+		put64(x + 64, e64);
+		put32(x + 72, 1);
+		r = emit(w, x, 76);
+	}
+	if (!r) {
+		put32(x, SIG_EOCD);
+		put16(x + 4, 0);
+		put16(x + 6, 0);
+		put16(x + 8, w->n >= MAX16 ? MAX16 : (unsigned)w->n);
+		put16(x + 10, w->n >= MAX16 ? MAX16 : (unsigned)w->n);
+		put32(x + 12, cdsize >= MAX32 ? MAX32 : (uint32_t)cdsize);
+		put32(x + 16, cdoff >= MAX32 ? MAX32 : (uint32_t)cdoff);
+		put16(x + 20, 0);
+		r = emit(w, x, 22);
+	}
+	zipw_free(w);
+	return r;
+}
+
+void
+zipw_free(struct zipout *w)
+{
+	size_t i;
+
+	for (i = 0; i < w->n; i++)
+		free(w->cd[i].name);
+	free(w->cd);
+	w->cd = NULL;
+	w->n = w->cap = 0;
+}
