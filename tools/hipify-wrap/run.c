@@ -1,0 +1,134 @@
+/* running the hipify command with its output in a log */
+#include "run.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "atomic.h"
+
+int
+run_logged(char *const argv[], char *const envp[], const char *cwd, int logfd, int progress)
+{
+	int p[2], st, dn;
+	pid_t pid;
+	char chunk[65536];
+	ssize_t n, k;
+	unsigned long lines = 0, shown = 0;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -1;
+	if ((pid = fork()) < 0) {
+		close(p[0]);
+		close(p[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		dn = open("/dev/null", O_RDONLY);
+		if (dn < 0 || dup2(dn, 0) < 0 || dup2(p[1], 1) < 0 || dup2(p[1], 2) < 0)
+			_exit(127);
+		if (cwd && chdir(cwd) < 0) {
+			dprintf(2, "%s: cannot enter %s: %s\n", argv0, cwd, strerror(errno));
+			_exit(127);
+		}
+		if (envp)
+			execvpe(argv[0], argv, envp);
+		else
+			execvp(argv[0], argv);
+		dprintf(2, "%s: cannot run %s: %s\n", argv0, argv[0], strerror(errno));
+		_exit(127);
+	}
+	close(p[1]);
+	for (;;) {
+		n = read(p[0], chunk, sizeof(chunk));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		if (writeall(logfd, chunk, (size_t)n) < 0)
+			warn("writing the log:");
+		for (k = 0; k < n; k++)
+			lines += chunk[k] == '\n';
+		if (progress && lines != shown) {
+			fprintf(stderr, "\r%s: running hipify, %lu lines of output", argv0, lines);
+			shown = lines;
+		}
+	}
+	close(p[0]);
+	if (progress && shown)
+		fprintf(stderr, "\r\033[K");
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	if (WIFSIGNALED(st))
+		return 128 + WTERMSIG(st);
+	return WEXITSTATUS(st);
+}
+
+void
+log_tail(const char *path, int n, const char *pfx, struct buf *b)
+{
+	struct buf f = {0};
+	size_t i, start;
+	int seen = 0;
+
+	if (readfile(path, &f, 0) < 0 || f.len == 0) {
+		buffree(&f);
+		return;
+	}
+	i = f.len;
+	if (f.s[i - 1] == '\n')
+		i--;
+	while (i > 0) {
+		if (f.s[i - 1] == '\n' && ++seen == n)
+			break;
+		i--;
+	}
+	start = i;
+	while (start < f.len) {
+		char *nl = memchr(f.s + start, '\n', f.len - start);
+		size_t e = nl ? (size_t)(nl - f.s) : f.len;
+		bufputs(b, pfx);
+		bufadd(b, f.s + start, e - start);
+		bufputc(b, '\n');
+		start = e + 1;
+	}
+	buffree(&f);
+}
+
+char *
+findprog(const char *name, const char *self)
+{
+	const char *path, *p, *q;
+	char *dir, *c;
+
+	if (self && (c = strrchr(self, '/'))) {
+		dir = xstrndup(self, (size_t)(c - self));
+		c = xasprintf("%s/%s", dir, name);
+		free(dir);
+		if (access(c, X_OK) == 0)
+			return c;
+		free(c);
+	}
+	if (!(path = getenv("PATH")))
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (p = path; ; p = q + 1) {
+		q = strchr(p, ':');
+		if (!q)
+			q = p + strlen(p);
+		if (q > p) {
+			c = xasprintf("%.*s/%s", (int)(q - p), p, name);
+			if (access(c, X_OK) == 0)
+				return c;
+			free(c);
+		}
+		if (!*q)
+			break;
+	}
+	return NULL;
+}

@@ -1,0 +1,391 @@
+/* listing, hashing and recording the files of a source tree */
+#include "tree.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <git2.h>
+
+#include "atomic.h"
+#include "hash.h"
+#include "mapfile.h"
+#include "util.h"
+
+struct fent *
+flist_add(struct flist *l, const char *path)
+{
+	struct fent *e;
+
+	l->v = xgrow(l->v, &l->cap, l->n + 1, sizeof(*l->v));
+	e = &l->v[l->n++];
+	memset(e, 0, sizeof(*e));
+	e->path = xstrdup(path);
+	e->kind = F_INPUT;
+	return e;
+}
+
+static int
+fentcmp(const void *a, const void *b)
+{
+	return strcmp(((const struct fent *)a)->path, ((const struct fent *)b)->path);
+}
+
+void
+flist_sort(struct flist *l)
+{
+	size_t i, j;
+
+	qsort(l->v, l->n, sizeof(*l->v), fentcmp);
+	for (i = j = 0; i < l->n; i++) {
+		if (j > 0 && strcmp(l->v[j - 1].path, l->v[i].path) == 0) {
+			free(l->v[i].path);
+			continue;
+		}
+		l->v[j++] = l->v[i];
+	}
+	l->n = j;
+}
+
+struct fent *
+flist_find(const struct flist *l, const char *path)
+{
+	struct fent key;
+
+	if (!l || l->n == 0)
+		return NULL;
+	key.path = (char *)path;
+	return bsearch(&key, l->v, l->n, sizeof(*l->v), fentcmp);
+}
+
+void
+flist_free(struct flist *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		free(l->v[i].path);
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
+
+/* is this folder name one the walk never enters (top: at the root) */
+static int
+skipname(const char *name, int top, const char *skipdir)
+{
+	if (strcmp(name, ".git") == 0 || strcmp(name, ".hg") == 0 ||
+	    strcmp(name, "__pycache__") == 0 || endswith(name, ".egg-info"))
+		return 1;
+	if (top && (strcmp(name, "build") == 0 || strcmp(name, "dist") == 0))
+		return 1;
+	return top && skipdir && strcmp(name, skipdir) == 0;
+}
+
+static int
+walkdir(int dfd, struct buf *rel, int top, const char *skipdir, struct flist *out, char **err)
+{
+	DIR *d;
+	struct dirent *de;
+	struct stat st;
+	size_t len = rel->len;
+	int fd, r = 0;
+
+	if (!(d = fdopendir(dfd))) {
+		*err = xasprintf("%s: cannot read folder: %s", rel->len ? rel->s : ".", strerror(errno));
+		close(dfd);
+		return -1;
+	}
+	while ((de = readdir(d))) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		rel->len = len;
+		if (len)
+			bufputc(rel, '/');
+		bufputs(rel, de->d_name);
+		if (strchr(de->d_name, '\n') || strchr(de->d_name, '\t')) {
+			*err = xasprintf("%s: file name has a tab or newline; hipify-wrap cannot record it", rel->s);
+			r = -1;
+			break;
+		}
+		if (de->d_type == DT_UNKNOWN || de->d_type == DT_LNK) {
+			if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+				continue;
+			if (S_ISDIR(st.st_mode))
+				de->d_type = DT_DIR;
+			else if (S_ISREG(st.st_mode))
+				de->d_type = DT_REG;
+			else
+				continue;
+		}
+		if (de->d_type == DT_DIR) {
+			if (skipname(de->d_name, top, skipdir))
+				continue;
+			fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (fd < 0) {
+				*err = xasprintf("%s: cannot open folder: %s", rel->s, strerror(errno));
+				r = -1;
+				break;
+			}
+			if ((r = walkdir(fd, rel, 0, skipdir, out, err)) < 0)
+				break;
+		} else if (de->d_type == DT_REG) {
+			flist_add(out, rel->s);
+		}
+	}
+	rel->len = len;
+	if (rel->s)
+		rel->s[len] = 0;
+	closedir(d);
+	return r;
+}
+
+int
+tree_walk(const char *root, const char *skipdir, struct flist *out, char **err)
+{
+	struct buf rel = {0};
+	int fd, r;
+
+	if ((fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+		*err = xasprintf("%s: %s", root, strerror(errno));
+		return -1;
+	}
+	r = walkdir(fd, &rel, 1, skipdir, out, err);
+	buffree(&rel);
+	flist_sort(out);
+	return r;
+}
+
+int
+tree_gitfiles(const char *root, struct flist *out, char **err)
+{
+	git_repository *repo = NULL;
+	git_index *idx = NULL;
+	const git_index_entry *ie;
+	const char *wd;
+	size_t i, n, rl;
+	int r = 0;
+	char *rp = NULL, *wp = NULL;
+
+	git_libgit2_init();
+	if (git_repository_open_ext(&repo, root, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0)
+		goto done;
+	if (!(wd = git_repository_workdir(repo)))
+		goto done;
+	rp = realpath(root, NULL);
+	wp = realpath(wd, NULL);
+	if (!rp || !wp || strcmp(rp, wp) != 0)
+		goto done;
+	if (git_repository_index(&idx, repo) < 0) {
+		*err = xasprintf("%s: cannot read the git index: %s", root, git_error_last()->message);
+		r = -1;
+		goto done;
+	}
+	n = git_index_entrycount(idx);
+	for (i = 0; i < n; i++) {
+		ie = git_index_get_byindex(idx, i);
+		if ((ie->mode & 0170000) != 0100000)
+			continue; /* submodules and symlinks are not hipify inputs */
+		rl = strlen(ie->path);
+		if (strchr(ie->path, '\n') || strchr(ie->path, '\t') || rl == 0)
+			continue;
+		flist_add(out, ie->path);
+	}
+	flist_sort(out);
+	r = 1;
+done:
+	free(rp);
+	free(wp);
+	git_index_free(idx);
+	git_repository_free(repo);
+	git_libgit2_shutdown();
+	return r;
+}
+
+static void
+setstat(struct fent *e, const struct stat *st)
+{
+	e->size = (uint64_t)st->st_size;
+	e->ino = (uint64_t)st->st_ino;
+	e->msec = st->st_mtim.tv_sec;
+	e->mnsec = st->st_mtim.tv_nsec;
+	e->mode = st->st_mode & 07777;
+}
+
+int
+fent_restat(const char *root, struct fent *e)
+{
+	struct stat st;
+	char *p = xasprintf("%s/%s", root, e->path);
+	int r = stat(p, &st);
+
+	free(p);
+	if (r == 0)
+		setstat(e, &st);
+	return r;
+}
+
+int
+tree_hash(const char *root, struct flist *l, const struct flist *cache, char **err)
+{
+	struct stat st;
+	struct mapfile m;
+	const struct fent *c;
+	struct fent *e;
+	struct buf p = {0};
+	size_t i, j, cl = strlen(HIPIFY_CRUMB);
+
+	for (i = j = 0; i < l->n; i++) {
+		e = &l->v[i];
+		bufreset(&p);
+		bufprintf(&p, "%s/%s", root, e->path);
+		if (stat(p.s, &st) < 0 || !S_ISREG(st.st_mode)) {
+			free(e->path);
+			continue;
+		}
+		setstat(e, &st);
+		c = cache ? flist_find(cache, e->path) : NULL;
+		if (c && c->hashed && c->size == e->size && c->ino == e->ino &&
+		    c->msec == e->msec && c->mnsec == e->mnsec) {
+			memcpy(e->hash, c->hash, 32);
+			e->crumb = c->crumb;
+		} else {
+			if (map_open(&m, p.s) < 0) {
+				*err = xasprintf("%s: %s", p.s, strerror(errno));
+				memmove(&l->v[j], &l->v[i], (l->n - i) * sizeof(*l->v));
+				l->n = j + (l->n - i);
+				buffree(&p);
+				return -1;
+			}
+			sha256_buf(m.p ? (const void *)m.p : "", m.n, e->hash);
+			e->crumb = m.n >= cl && memcmp(m.p, HIPIFY_CRUMB, cl) == 0;
+			map_close(&m);
+		}
+		e->hashed = 1;
+		l->v[j++] = *e;
+	}
+	l->n = j;
+	buffree(&p);
+	return 0;
+}
+
+void
+hex32(const unsigned char h[32], char out[65])
+{
+	static const char hx[] = "0123456789abcdef";
+	int i;
+
+	for (i = 0; i < 32; i++) {
+		out[2 * i] = hx[h[i] >> 4];
+		out[2 * i + 1] = hx[h[i] & 15];
+	}
+	out[64] = 0;
+}
+
+static int
+unhex32(const char *s, unsigned char h[32])
+{
+	int i, a, b;
+
+	for (i = 0; i < 32; i++) {
+		a = s[2 * i], b = s[2 * i + 1];
+#define HV(c) ((c) >= '0' && (c) <= '9' ? (c) - '0' : (c) >= 'a' && (c) <= 'f' ? (c) - 'a' + 10 : -1)
+		if (HV(a) < 0 || HV(b) < 0)
+			return -1;
+		h[i] = (unsigned char)(HV(a) << 4 | HV(b));
+#undef HV
+	}
+	return 0;
+}
+
+/* manifest line: KIND CRUMB HASH ORIG SIZE MSEC MNSEC INO MODE PATH, tab separated */
+int
+manifest_write(const char *path, const struct flist *l)
+{
+	struct buf b = {0};
+	const struct fent *e;
+	char h[65], o[65];
+	size_t i;
+	int r;
+
+	bufputs(&b, "# hipify-wrap manifest 1\n");
+	for (i = 0; i < l->n; i++) {
+		e = &l->v[i];
+		hex32(e->hash, h);
+		if (e->has_orig)
+			hex32(e->orig, o);
+		else
+			memset(o, '-', 64), o[64] = 0;
+		bufprintf(&b, "%c\t%d\t%s\t%s\t%llu\t%lld\t%lld\t%llu\t%o\t%s\n", e->kind, e->crumb, h, o,
+		          (unsigned long long)e->size, (long long)e->msec, (long long)e->mnsec,
+		          (unsigned long long)e->ino, (unsigned)e->mode, e->path);
+	}
+	r = writefile_atomic(path, b.s, b.len, 0644);
+	buffree(&b);
+	return r;
+}
+
+int
+manifest_read(const char *path, struct flist *l, char **err)
+{
+	struct buf b = {0};
+	struct fent *e;
+	char *line, *next, *f[10];
+	int k, lineno = 0;
+	unsigned long long size, ino;
+	long long ms, mns;
+	unsigned mode;
+
+	if (readfile(path, &b, 0) < 0) {
+		if (errno == ENOENT)
+			return 0;
+		*err = xasprintf("%s: %s", path, strerror(errno));
+		return -1;
+	}
+	for (line = b.s; line && *line; line = next) {
+		lineno++;
+		next = strchr(line, '\n');
+		if (!next)
+			goto bad;
+		*next++ = 0;
+		if (lineno == 1) {
+			if (strcmp(line, "# hipify-wrap manifest 1") != 0)
+				goto bad;
+			continue;
+		}
+		for (k = 0; k < 9; k++) {
+			f[k] = line;
+			if (!(line = strchr(line, '\t')))
+				goto bad;
+			*line++ = 0;
+		}
+		f[9] = line;
+		if (strlen(f[0]) != 1 || !strchr("imo", f[0][0]) || strlen(f[2]) != 64 || strlen(f[3]) != 64 || !*f[9])
+			goto bad;
+		if (sscanf(f[4], "%llu", &size) != 1 || sscanf(f[5], "%lld", &ms) != 1 ||
+		    sscanf(f[6], "%lld", &mns) != 1 || sscanf(f[7], "%llu", &ino) != 1 ||
+		    sscanf(f[8], "%o", &mode) != 1)
+			goto bad;
+		e = flist_add(l, f[9]);
+		e->kind = f[0][0];
+		e->crumb = f[1][0] == '1';
+		if (unhex32(f[2], e->hash) < 0)
+			goto bad;
+		e->has_orig = f[3][0] != '-';
+		if (e->has_orig && unhex32(f[3], e->orig) < 0)
+			goto bad;
+		e->size = size, e->ino = ino, e->msec = ms, e->mnsec = mns, e->mode = (int)mode;
+		e->hashed = 1;
+	}
+	buffree(&b);
+	flist_sort(l);
+	return 1;
+bad:
+	*err = xasprintf("%s:%d: not a hipify-wrap manifest line (remove the state folder or use --reset)", path, lineno);
+	buffree(&b);
+	return -1;
+}
