@@ -1,0 +1,565 @@
+/* GPU detection: AMD from the KFD topology in sysfs, NVIDIA from /proc/driver/nvidia
+   and, when present, libcuda.so.1 (opened at run time; no link-time CUDA dependency). */
+#include "gpucheck.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define FAIL(...) do { snprintf(err, errlen, __VA_ARGS__); return -1; } while (0)
+
+/* the families of AMD processors that share an ISA; members run each other's code only
+   by override, and their generic target covers them all */
+static const struct family families[] = {
+	{"gfx8", NULL, 64, "gfx801 gfx802 gfx803 gfx805 gfx810"},
+	{"gfx9", "gfx9-generic", 64, "gfx900 gfx902 gfx904 gfx906 gfx909 gfx90c"},
+	{"gfx908", NULL, 64, "gfx908"},
+	{"gfx90a", NULL, 64, "gfx90a"},
+	{"gfx9-4", "gfx9-4-generic", 64, "gfx940 gfx941 gfx942 gfx950"},
+	{"gfx10-1", "gfx10-1-generic", 32, "gfx1010 gfx1011 gfx1012 gfx1013"},
+	{"gfx10-3", "gfx10-3-generic", 32, "gfx1030 gfx1031 gfx1032 gfx1033 gfx1034 gfx1035 gfx1036"},
+	{"gfx11", "gfx11-generic", 32, "gfx1100 gfx1101 gfx1102 gfx1103 gfx1150 gfx1151 gfx1152 gfx1153"},
+	{"gfx12", "gfx12-generic", 32, "gfx1200 gfx1201"},
+};
+
+const struct family *
+family_of(const char *proc)
+{
+	size_t i, k = strlen(proc);
+	const char *m;
+
+	for (i = 0; i < sizeof families / sizeof families[0]; i++)
+		for (m = families[i].members; (m = strstr(m, proc)); m += k)
+			if ((m == families[i].members || m[-1] == ' ') && (m[k] == ' ' || m[k] == 0))
+				return &families[i];
+	return NULL;
+}
+
+const struct family *
+family_generic(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof families / sizeof families[0]; i++)
+		if (families[i].generic && strcmp(families[i].generic, name) == 0)
+			return &families[i];
+	return NULL;
+}
+
+/* PCI device ids for kernels whose KFD lacks gfx_target_version (before 2021), and
+   marketing names where the id names one product line */
+static const struct {
+	unsigned id;
+	const char *target, *name;
+} devids[] = {
+	{0x7300, "gfx803", "AMD Radeon R9 Fury / Nano"},
+	{0x67df, "gfx803", "AMD Radeon RX 470/480/570/580"},
+	{0x6fdf, "gfx803", "AMD Radeon RX 580 2048SP"},
+	{0x67ef, "gfx803", "AMD Radeon RX 460/560"},
+	{0x699f, "gfx803", "AMD Radeon RX 550"},
+	{0x6860, "gfx900", "AMD Radeon Instinct MI25"},
+	{0x687f, "gfx900", "AMD Radeon RX Vega 56/64"},
+	{0x15dd, "gfx902", "AMD Radeon Vega (Raven Ridge)"},
+	{0x66a1, "gfx906", "AMD Radeon Instinct MI50/MI60"},
+	{0x66af, "gfx906", "AMD Radeon VII"},
+	{0x1636, "gfx90c", "AMD Radeon Graphics (Renoir)"},
+	{0x1638, "gfx90c", "AMD Radeon Graphics (Cezanne)"},
+	{0x738c, "gfx908", "AMD Instinct MI100"},
+	{0x7408, "gfx90a", "AMD Instinct MI250X"},
+	{0x740c, "gfx90a", "AMD Instinct MI250/MI250X"},
+	{0x740f, "gfx90a", "AMD Instinct MI210"},
+	{0x74a1, "gfx942", "AMD Instinct MI300X"},
+	{0x731f, "gfx1010", "AMD Radeon RX 5600/5700"},
+	{0x73bf, "gfx1030", "AMD Radeon RX 6800/6900"},
+	{0x73df, "gfx1031", "AMD Radeon RX 6700/6750"},
+	{0x73ff, "gfx1032", "AMD Radeon RX 6600"},
+	{0x163f, "gfx1033", "AMD Custom GPU 0405 (Van Gogh)"},
+	{0x743f, "gfx1034", "AMD Radeon RX 6400/6500"},
+	{0x164d, "gfx1035", "AMD Radeon 680M (Rembrandt)"},
+	{0x164e, "gfx1036", "AMD Radeon Graphics (Raphael)"},
+	{0x744c, "gfx1100", "AMD Radeon RX 7900 XT/XTX"},
+	{0x7448, "gfx1100", "AMD Radeon PRO W7900"},
+	{0x747e, "gfx1101", "AMD Radeon RX 7700/7800"},
+	{0x7480, "gfx1102", "AMD Radeon RX 7600"},
+	{0x15bf, "gfx1103", "AMD Radeon 780M (Phoenix)"},
+	{0x150e, "gfx1150", "AMD Radeon 890M (Strix Point)"},
+	{0x1586, "gfx1151", "AMD Radeon 8060S (Strix Halo)"},
+	{0x7590, "gfx1200", "AMD Radeon RX 9060"},
+	{0x7550, "gfx1201", "AMD Radeon RX 9070"},
+};
+
+int
+devid_lookup(unsigned devid, const char **target, const char **name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof devids / sizeof devids[0]; i++)
+		if (devids[i].id == devid) {
+			*target = devids[i].target;
+			*name = devids[i].name;
+			return 0;
+		}
+	return -1;
+}
+
+void
+gfxname(unsigned major, unsigned minor, unsigned step, char *buf, size_t len)
+{
+	snprintf(buf, len, "gfx%u%x%x", major, minor & 0xff, step & 0xff);
+}
+
+int
+gfxversion(const char *proc, char *buf, size_t len)
+{
+	size_t k;
+	unsigned major;
+	char *end;
+
+	if (!startswith(proc, "gfx"))
+		return -1;
+	k = strlen(proc);
+	if (k < 6 || !isxdigit((unsigned char)proc[k - 1]) || !isxdigit((unsigned char)proc[k - 2]))
+		return -1;
+	errno = 0;
+	major = (unsigned)strtoul(proc + 3, &end, 10);
+	if (end != proc + k - 2 || major == 0)
+		return -1;
+	snprintf(buf, len, "%u.%u.%u", major,
+	         (unsigned)strtoul((char[]){proc[k - 2], 0}, NULL, 16),
+	         (unsigned)strtoul((char[]){proc[k - 1], 0}, NULL, 16));
+	return 0;
+}
+
+int
+parse_override(const char *v, char *target, size_t len)
+{
+	unsigned major, minor, step;
+	char dummy;
+
+	if (sscanf(v, "%u.%u.%u%c", &major, &minor, &step, &dummy) != 3)
+		return -1;
+	if (major > 63 || minor > 255 || step > 255)
+		return -1;
+	gfxname(major, minor, step, target, len);
+	return 0;
+}
+
+static void
+addgpu(struct gpulist *l, const struct gpu *g)
+{
+	l->g = xgrow(l->g, &l->cap, l->n + 1, sizeof *l->g);
+	l->g[l->n] = *g;
+	l->g[l->n].index = (int)l->n;
+	l->n++;
+}
+
+void
+gpulist_free(struct gpulist *l)
+{
+	free(l->g);
+	memset(l, 0, sizeof *l);
+}
+
+/* one KFD properties file: the keys we use */
+struct kfdprops {
+	uint64_t simd_count, simd_per_cu, gfx_target_version, device_id, vendor_id;
+	uint64_t wave_front_size, heap_type, size_in_bytes;
+	int has_gfxv, nlines;
+};
+
+/* Parse "key value" lines, skipping lines that are not that shape (as the thunk does).
+   Garbage (NUL or control bytes, numbers that overflow) is an error naming the offset. */
+static int
+kfdparse(const char *path, struct kfdprops *k, char *err, size_t errlen)
+{
+	struct buf b = {0};
+	size_t i, ls, ke, vs, ve;
+	uint64_t v;
+	const char *s;
+
+	memset(k, 0, sizeof *k);
+	if (readfile(path, &b, 1 << 20) < 0)
+		FAIL("%s: %s", path, strerror(errno));
+	s = b.s ? b.s : "";
+	for (i = 0; i < b.len; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c == 0 || (c < 32 && c != '\n' && c != '\t' && c != '\r') || c == 127) {
+			buffree(&b);
+			FAIL("%s: not a KFD properties file (byte 0x%02x at offset %zu)", path, c, i);
+		}
+	}
+	for (ls = 0; ls < b.len; ls = ve + 1) {
+		ve = ls;
+		while (ve < b.len && s[ve] != '\n')
+			ve++;
+		ke = ls;
+		while (ke < ve && (islower((unsigned char)s[ke]) || isdigit((unsigned char)s[ke]) || s[ke] == '_'))
+			ke++;
+		if (ke == ls || ke >= ve || s[ke] != ' ')
+			continue;
+		vs = ke + 1;
+		if (vs >= ve || !isdigit((unsigned char)s[vs]))
+			continue;
+		v = 0;
+		for (i = vs; i < ve && isdigit((unsigned char)s[i]); i++) {
+			if (v > (UINT64_MAX - (uint64_t)(s[i] - '0')) / 10) {
+				buffree(&b);
+				FAIL("%s: number too large at offset %zu", path, vs);
+			}
+			v = v * 10 + (uint64_t)(s[i] - '0');
+		}
+		if (i < ve && s[i] != '\r' && s[i] != ' ')
+			continue;
+		k->nlines++;
+#define KEY(name) (ke - ls == sizeof #name - 1 && memcmp(s + ls, #name, ke - ls) == 0)
+		if (KEY(simd_count))
+			k->simd_count = v;
+		else if (KEY(simd_per_cu))
+			k->simd_per_cu = v;
+		else if (KEY(gfx_target_version))
+			k->gfx_target_version = v, k->has_gfxv = 1;
+		else if (KEY(device_id))
+			k->device_id = v;
+		else if (KEY(vendor_id))
+			k->vendor_id = v;
+		else if (KEY(wave_front_size))
+			k->wave_front_size = v;
+		else if (KEY(heap_type))
+			k->heap_type = v;
+		else if (KEY(size_in_bytes))
+			k->size_in_bytes = v;
+#undef KEY
+	}
+	buffree(&b);
+	if (k->nlines == 0)
+		FAIL("%s: not a KFD properties file (no 'key value' line at offset 0)", path);
+	return 0;
+}
+
+static int
+numcmp(const void *a, const void *b)
+{
+	long x = *(const long *)a, y = *(const long *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* the node numbers in a folder, sorted */
+static long *
+numdirs(const char *dir, size_t *n)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	long *v = NULL;
+	size_t cap = 0;
+	char *end;
+
+	*n = 0;
+	if (!d)
+		return NULL;
+	while ((de = readdir(d))) {
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		long x = strtol(de->d_name, &end, 10);
+		if (*end)
+			continue;
+		v = xgrow(v, &cap, *n + 1, sizeof *v);
+		v[(*n)++] = x;
+	}
+	closedir(d);
+	if (*n)
+		qsort(v, *n, sizeof *v, numcmp);
+	return v;
+}
+
+static void
+trimnl(char *s)
+{
+	size_t k = strlen(s);
+
+	while (k && (s[k - 1] == '\n' || s[k - 1] == ' ' || s[k - 1] == '\t' || s[k - 1] == '\r'))
+		s[--k] = 0;
+}
+
+static int
+detect_amd(struct gpulist *l, const char *sysfs, char *err, size_t errlen)
+{
+	char *nodes = xasprintf("%s/class/kfd/kfd/topology/nodes", sysfs);
+	char *path, *bdir, drv[64] = "";
+	long *ids, *banks;
+	size_t n, nb, i, j;
+	struct kfdprops k, mk;
+	struct gpu g;
+	struct buf vb = {0};
+	const char *t, *nm, *ov;
+	char pn[48];
+
+	ids = numdirs(nodes, &n);
+	path = xasprintf("%s/module/amdgpu/version", sysfs);
+	if (readfile(path, &vb, 256) == 0 && vb.len) {
+		snprintf(drv, sizeof drv, "amdgpu %s", vb.s);
+		trimnl(drv);
+	}
+	free(path);
+	buffree(&vb);
+	for (i = 0; i < n; i++) {
+		path = xasprintf("%s/%ld/properties", nodes, ids[i]);
+		if (kfdparse(path, &k, err, errlen) < 0) {
+			free(path);
+			free(ids);
+			free(nodes);
+			return -1;
+		}
+		free(path);
+		if (k.simd_count == 0)
+			continue; /* a CPU node */
+		memset(&g, 0, sizeof g);
+		g.vendor = "amd";
+		g.node = (int)ids[i];
+		g.devid = (unsigned)k.device_id;
+		g.wave = (unsigned)k.wave_front_size;
+		if (k.simd_per_cu)
+			g.cus = (unsigned)(k.simd_count / k.simd_per_cu);
+		t = nm = NULL;
+		devid_lookup(g.devid, &t, &nm);
+		if (k.has_gfxv && k.gfx_target_version) {
+			uint64_t v = k.gfx_target_version;
+
+			gfxname((unsigned)(v / 10000), (unsigned)(v / 100 % 100), (unsigned)(v % 100),
+			        g.real, sizeof g.real);
+		} else if (t) {
+			snprintf(g.real, sizeof g.real, "%.*s", (int)sizeof g.real - 1, t);
+		}
+		if (nm)
+			snprintf(g.name, sizeof g.name, "%.*s", (int)sizeof g.name - 1, nm);
+		snprintf(g.driver, sizeof g.driver, "%.*s", (int)sizeof g.driver - 1, drv);
+		/* VRAM: the frame-buffer heaps (public 1, private 2) of the node's banks */
+		bdir = xasprintf("%s/%ld/mem_banks", nodes, ids[i]);
+		banks = numdirs(bdir, &nb);
+		for (j = 0; j < nb; j++) {
+			path = xasprintf("%s/%ld/properties", bdir, banks[j]);
+			if (kfdparse(path, &mk, err, errlen) < 0) {
+				free(path);
+				free(banks);
+				free(bdir);
+				free(ids);
+				free(nodes);
+				return -1;
+			}
+			free(path);
+			if (mk.heap_type == 1 || mk.heap_type == 2)
+				g.vram += mk.size_in_bytes;
+		}
+		free(banks);
+		free(bdir);
+		/* overrides, exactly as the thunk reads them: the per-node one first */
+		snprintf(pn, sizeof pn, "HSA_OVERRIDE_GFX_VERSION_%ld", ids[i]);
+		ov = getenv(pn);
+		if (!ov) {
+			snprintf(pn, sizeof pn, "HSA_OVERRIDE_GFX_VERSION");
+			ov = getenv(pn);
+		}
+		snprintf(g.target, sizeof g.target, "%.*s", (int)sizeof g.target - 1, g.real);
+		if (ov) {
+			snprintf(g.ovvar, sizeof g.ovvar, "%.*s", (int)sizeof g.ovvar - 1, pn);
+			snprintf(g.ovval, sizeof g.ovval, "%.*s", (int)sizeof g.ovval - 1, ov);
+			if (parse_override(ov, g.target, sizeof g.target) < 0) {
+				g.ovbad = 1;
+				snprintf(g.target, sizeof g.target, "%.*s", (int)sizeof g.target - 1, g.real);
+			}
+		}
+		addgpu(l, &g);
+	}
+	free(ids);
+	free(nodes);
+	return 0;
+}
+
+/* the text after "key:" on a line of an NVIDIA information file */
+static void
+infoval(const char *text, const char *key, char *out, size_t len)
+{
+	const char *s = text, *e;
+	size_t k = strlen(key);
+
+	out[0] = 0;
+	for (; s && *s; s = strchr(s, '\n'), s = s ? s + 1 : NULL) {
+		if (strncmp(s, key, k) != 0 || s[k] != ':')
+			continue;
+		s += k + 1;
+		while (*s == ' ' || *s == '\t')
+			s++;
+		e = strchr(s, '\n');
+		if (!e)
+			e = s + strlen(s);
+		snprintf(out, len, "%.*s", (int)(e - s), s);
+		trimnl(out);
+		return;
+	}
+}
+
+typedef int (*cuInit_t)(unsigned);
+typedef int (*cuDeviceGetCount_t)(int *);
+typedef int (*cuDeviceGet_t)(int *, int);
+typedef int (*cuDeviceGetAttribute_t)(int *, int, int);
+typedef int (*cuDeviceGetName_t)(char *, int, int);
+typedef int (*cuDeviceTotalMem_t)(size_t *, int);
+typedef int (*cuDeviceGetPCIBusId_t)(char *, int, int);
+
+/* fill compute capability, SMs, memory from libcuda, matching devices by PCI bus id;
+   devices CUDA sees that /proc did not list are added */
+static void
+cuda_fill(struct gpulist *l, size_t first)
+{
+	void *h;
+	cuInit_t init;
+	cuDeviceGetCount_t count;
+	cuDeviceGet_t get;
+	cuDeviceGetAttribute_t attr;
+	cuDeviceGetName_t name;
+	cuDeviceTotalMem_t mem;
+	cuDeviceGetPCIBusId_t bus;
+	int n = 0, i, dev, ma, mi, sm;
+	size_t j, tm;
+	char bid[32], nm[128];
+	struct gpu g, *p;
+
+	/* every device, whatever CUDA_VISIBLE_DEVICES hides (gpucheck env reports that) */
+	unsetenv("CUDA_VISIBLE_DEVICES");
+	h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!h)
+		return;
+	init = (cuInit_t)dlsym(h, "cuInit");
+	count = (cuDeviceGetCount_t)dlsym(h, "cuDeviceGetCount");
+	get = (cuDeviceGet_t)dlsym(h, "cuDeviceGet");
+	attr = (cuDeviceGetAttribute_t)dlsym(h, "cuDeviceGetAttribute");
+	name = (cuDeviceGetName_t)dlsym(h, "cuDeviceGetName");
+	mem = (cuDeviceTotalMem_t)dlsym(h, "cuDeviceTotalMem_v2");
+	bus = (cuDeviceGetPCIBusId_t)dlsym(h, "cuDeviceGetPCIBusId");
+	if (!init || !count || !get || !attr || init(0) != 0 || count(&n) != 0)
+		n = 0;
+	for (i = 0; i < n; i++) {
+		if (get(&dev, i) != 0 || attr(&ma, 75, dev) != 0 || attr(&mi, 76, dev) != 0)
+			continue;
+		bid[0] = 0;
+		if (bus && bus(bid, sizeof bid, dev) != 0)
+			bid[0] = 0;
+		p = NULL;
+		for (j = first; j < l->n; j++)
+			if (bid[0] && strcasecmp(l->g[j].bus, bid) == 0)
+				p = &l->g[j];
+		if (!p) {
+			memset(&g, 0, sizeof g);
+			g.vendor = "nvidia";
+			g.node = -1;
+			snprintf(g.bus, sizeof g.bus, "%.*s", (int)sizeof g.bus - 1, bid);
+			if (l->n > first)
+				snprintf(g.driver, sizeof g.driver, "%.*s", (int)sizeof g.driver - 1, l->g[first].driver);
+			addgpu(l, &g);
+			p = &l->g[l->n - 1];
+		}
+		snprintf(p->real, sizeof p->real, "sm_%d%d", ma, mi);
+		snprintf(p->target, sizeof p->target, "%.*s", (int)sizeof p->target - 1, p->real);
+		if (attr(&sm, 16, dev) == 0)
+			p->cus = (unsigned)sm;
+		if (mem && mem(&tm, dev) == 0)
+			p->vram = tm;
+		if (!p->name[0] && name && name(nm, sizeof nm, dev) == 0)
+			snprintf(p->name, sizeof p->name, "%.*s", (int)sizeof p->name - 1, nm);
+		p->wave = 32;
+	}
+	/* libcuda stays loaded: unloading a driver library is not safe */
+}
+
+static int
+detect_nvidia(struct gpulist *l, const char *procfs, int usecuda, char *err, size_t errlen)
+{
+	char *path, *gdir, drv[64] = "", minor[16];
+	struct buf b = {0};
+	DIR *d;
+	struct dirent *de;
+	struct gpu g;
+	size_t first = l->n;
+	const char *s;
+
+	path = xasprintf("%s/driver/nvidia/version", procfs);
+	if (readfile(path, &b, 1 << 16) < 0) {
+		free(path);
+		return 0; /* no NVIDIA driver */
+	}
+	s = b.s ? strstr(b.s, "Kernel Module") : NULL;
+	if (s) {
+		s += strlen("Kernel Module");
+		while (*s == ' ' || *s == '\t')
+			s++;
+		snprintf(drv, sizeof drv, "%.*s", (int)strcspn(s, " \t\n"), s);
+	} else if (b.s && (s = strstr(b.s, "NVRM version:"))) {
+		snprintf(err, errlen, "%s: no 'Kernel Module' version on its NVRM line (offset %zu)",
+		         path, (size_t)(s - b.s));
+		buffree(&b);
+		free(path);
+		return -1;
+	} else {
+		buffree(&b);
+		snprintf(err, errlen, "%s: not an NVIDIA driver version file (no 'NVRM version:' at offset 0)", path);
+		free(path);
+		return -1;
+	}
+	buffree(&b);
+	free(path);
+	gdir = xasprintf("%s/driver/nvidia/gpus", procfs);
+	d = opendir(gdir);
+	while (d && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		path = xasprintf("%s/%s/information", gdir, de->d_name);
+		if (readfile(path, &b, 1 << 16) < 0) {
+			free(path);
+			continue;
+		}
+		memset(&g, 0, sizeof g);
+		g.vendor = "nvidia";
+		infoval(b.s ? b.s : "", "Model", g.name, sizeof g.name);
+		infoval(b.s ? b.s : "", "Device Minor", minor, sizeof minor);
+		if (!g.name[0]) {
+			buffree(&b);
+			snprintf(err, errlen, "%s: no 'Model:' line (offset 0)", path);
+			free(path);
+			closedir(d);
+			free(gdir);
+			return -1;
+		}
+		g.node = minor[0] ? atoi(minor) : -1;
+		snprintf(g.bus, sizeof g.bus, "%.*s", (int)sizeof g.bus - 1, de->d_name);
+		snprintf(g.driver, sizeof g.driver, "%.*s", (int)sizeof g.driver - 1, drv);
+		addgpu(l, &g);
+		buffree(&b);
+		free(path);
+	}
+	if (d)
+		closedir(d);
+	free(gdir);
+	if (usecuda)
+		cuda_fill(l, first);
+	return 0;
+}
+
+int
+detect(struct gpulist *l, const struct detectopts *o, char *err, size_t errlen)
+{
+	size_t i;
+
+	if (detect_amd(l, o->sysfs, err, errlen) < 0)
+		return -1;
+	if (o->procfs && detect_nvidia(l, o->procfs, o->usecuda, err, errlen) < 0)
+		return -1;
+	for (i = 0; i < l->n; i++)
+		l->g[i].index = (int)i;
+	return 0;
+}

@@ -1,0 +1,362 @@
+/* gpucheck: which GPU is here, which GPU code a binary carries, will it run, and the fix */
+#include "gpucheck.h"
+#include "json.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void
+humansize(char *buf, size_t len, uint64_t n)
+{
+	if (n >= (uint64_t)1 << 30)
+		snprintf(buf, len, "%.1f GiB", (double)n / (double)((uint64_t)1 << 30));
+	else
+		snprintf(buf, len, "%.0f MiB", (double)n / (double)(1 << 20));
+}
+
+int
+cmd_detect(int argc, char **argv)
+{
+	int i, arch = 0, json = 0;
+	size_t k, j;
+	struct gpulist l = {0};
+	struct buf b = {0};
+	struct json js;
+	char sz[32];
+	struct gpu *g;
+
+	for (i = 1; i < argc; i++) {
+		if (gc_commonopt(argv[i]))
+			continue;
+		else if (strcmp(argv[i], "--arch") == 0)
+			arch = 1;
+		else if (strcmp(argv[i], "--json") == 0)
+			json = 1;
+		else
+			gc_usage("unknown option or verb '%s'", argv[i]);
+	}
+	detect_or_die(&l);
+	if (arch) {
+		/* the targets the runtime will look for, each once */
+		for (k = 0; k < l.n; k++) {
+			if (!l.g[k].target[0])
+				continue;
+			for (j = 0; j < k; j++)
+				if (strcmp(l.g[j].target, l.g[k].target) == 0)
+					break;
+			if (j < k)
+				continue;
+			bufprintf(&b, "%s%s", b.len ? ";" : "", l.g[k].target);
+		}
+		if (b.len)
+			printf("%s\n", b.s);
+	} else if (json) {
+		json_init(&js, &b);
+		json_obj(&js);
+		json_key(&js, "gpus");
+		json_arr(&js);
+		for (k = 0; k < l.n; k++) {
+			g = &l.g[k];
+			json_obj(&js);
+			json_kint(&js, "index", g->index);
+			json_kstr(&js, "vendor", g->vendor);
+			json_kint(&js, "node", g->node);
+			json_kstr(&js, "target", g->target[0] ? g->target : NULL);
+			json_kstr(&js, "real_target", g->real[0] ? g->real : NULL);
+			json_kstr(&js, "name", g->name[0] ? g->name : NULL);
+			json_kint(&js, "compute_units", g->cus);
+			json_key(&js, "vram_bytes");
+			json_uint(&js, g->vram);
+			json_kstr(&js, "driver", g->driver[0] ? g->driver : NULL);
+			json_kint(&js, "device_id", g->devid);
+			json_kint(&js, "wavefront_size", g->wave);
+			json_kstr(&js, "pci_bus", g->bus[0] ? g->bus : NULL);
+			json_key(&js, "override");
+			if (g->ovvar[0]) {
+				json_obj(&js);
+				json_kstr(&js, "variable", g->ovvar);
+				json_kstr(&js, "value", g->ovval);
+				json_kbool(&js, "valid", !g->ovbad);
+				json_end(&js);
+			} else {
+				json_null(&js);
+			}
+			json_end(&js);
+		}
+		json_end(&js);
+		json_end(&js);
+		printf("%s\n", b.s);
+	} else {
+		for (k = 0; k < l.n; k++) {
+			g = &l.g[k];
+			printf("%d  %-6s  %-8s", g->index, g->vendor, g->real[0] ? g->real : "unknown");
+			if (g->name[0])
+				printf("  %s", g->name);
+			if (g->cus)
+				printf(", %u %s", g->cus, strcmp(g->vendor, "amd") == 0 ? "CUs" : "SMs");
+			if (g->vram) {
+				humansize(sz, sizeof sz, g->vram);
+				printf(", %s", sz);
+			}
+			if (g->driver[0])
+				printf(", driver %s", g->driver);
+			if (!g->real[0] && g->devid)
+				printf(" (device id 0x%04x is not in gpucheck's table and the kernel gives no gfx_target_version)", g->devid);
+			printf("\n");
+			if (g->ovvar[0] && g->ovbad)
+				printf("   override: %s='%s' is malformed (want MAJOR.MINOR.STEPPING, e.g. 11.0.0); the runtime does not apply it\n",
+				       g->ovvar, g->ovval);
+			else if (g->ovvar[0])
+				printf("   override: %s=%s: the runtime loads %s code (the hardware is %s)\n",
+				       g->ovvar, g->ovval, g->target, g->real[0] ? g->real : "unknown");
+		}
+		if (l.n == 0)
+			fprintf(stderr, "%s: no GPU found (no KFD GPU node under %s/class/kfd, no NVIDIA driver in %s/driver/nvidia)\n",
+			        argv0, opt_sysfs, opt_procfs);
+	}
+	k = l.n;
+	buffree(&b);
+	gpulist_free(&l);
+	return k ? EXIT_OK : EXIT_PROBLEM;
+}
+
+/* --- targets --------------------------------------------------------------------------- */
+
+static const char *
+fmtname(enum offfmt f)
+{
+	switch (f) {
+	case OFFB_CLANG: return "clang";
+	case OFFB_CCOB: return "ccob";
+	case OFFB_RDC: return "rdc";
+	default: return "nvfatbin";
+	}
+}
+
+/* one line of a file's summary: a target of one kind and code object version */
+struct tsum {
+	const char *target;
+	enum offkind kind;
+	int cov;
+	size_t bundles;
+};
+
+static int
+tsumcmp(const void *a, const void *b)
+{
+	const struct tsum *x = a, *y = b;
+	int c = strcmp(x->target, y->target);
+
+	if (c)
+		return c;
+	if (x->kind != y->kind)
+		return (int)x->kind - (int)y->kind;
+	return x->cov - y->cov;
+}
+
+/* the distinct device targets of a file, with the number of bundles carrying each */
+static struct tsum *
+summarize(const struct offlist *l, size_t *n)
+{
+	struct tsum *t = NULL;
+	size_t cap = 0, i, j, k, m;
+	const struct offentry *e;
+
+	*n = 0;
+	for (i = 0; i < l->nb; i++) {
+		for (j = l->b[i].first; j < l->b[i].first + l->b[i].n; j++) {
+			e = &l->e[j];
+			if (e->kind == OFF_HOST)
+				continue;
+			for (k = 0; k < *n; k++)
+				if (strcmp(t[k].target, e->target) == 0 && t[k].kind == e->kind && t[k].cov == e->cov)
+					break;
+			if (k == *n) {
+				t = xgrow(t, &cap, *n + 1, sizeof *t);
+				t[k].target = e->target;
+				t[k].kind = e->kind;
+				t[k].cov = e->cov;
+				t[k].bundles = 0;
+				(*n)++;
+			}
+			/* count each bundle once per target */
+			for (m = l->b[i].first; m < j; m++)
+				if (strcmp(l->e[m].target, e->target) == 0 && l->e[m].kind == e->kind &&
+				    l->e[m].cov == e->cov)
+					break;
+			if (m == j)
+				t[k].bundles++;
+		}
+	}
+	if (*n)
+		qsort(t, *n, sizeof *t, tsumcmp);
+	return t;
+}
+
+static size_t
+nentries(const struct offlist *l)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < l->ne; i++)
+		n += l->e[i].kind != OFF_HOST;
+	return n;
+}
+
+int
+cmd_targets(int argc, char **argv)
+{
+	int i, json = 0, verbose = 0, nfiles = 0;
+	struct scanset s = {0};
+	struct buf b = {0};
+	struct json js;
+	struct tsum *t;
+	size_t nt, k, j, m;
+	const struct scanned *f;
+	const struct offbundle *bd;
+	const struct offentry *e;
+	char *end;
+
+	for (i = 1; i < argc; i++) {
+		if (gc_commonopt(argv[i]))
+			continue;
+		if (strcmp(argv[i], "--json") == 0)
+			json = 1;
+		else if (strcmp(argv[i], "-v") == 0 || strcmp(argv[i], "--verbose") == 0)
+			verbose = 1;
+		else if (startswith(argv[i], "--max-inflate=")) {
+			s.maxraw = strtoull(argv[i] + 14, &end, 10);
+			if (*end || !s.maxraw)
+				gc_usage("--max-inflate needs a positive number of bytes");
+		} else if (strcmp(argv[i], "--") == 0) {
+			i++;
+			break;
+		} else if (argv[i][0] == '-' && argv[i][1])
+			gc_usage("targets: unknown option '%s'", argv[i]);
+		else
+			break;
+	}
+	if (i >= argc)
+		gc_usage("targets: name at least one FILE, WHEEL or DIR");
+	for (; i < argc; i++, nfiles++)
+		scan_arg(&s, argv[i]);
+	if (json) {
+		json_init(&js, &b);
+		json_obj(&js);
+		json_key(&js, "files");
+		json_arr(&js);
+	}
+	for (k = 0; k < s.n; k++) {
+		f = &s.f[k];
+		t = summarize(&f->l, &nt);
+		if (json) {
+			json_obj(&js);
+			json_kstr(&js, "path", f->path);
+			json_kint(&js, "bundles", (int64_t)f->l.nb);
+			json_kint(&js, "entries", (int64_t)nentries(&f->l));
+			json_key(&js, "targets");
+			json_arr(&js);
+			for (j = 0; j < nt; j++) {
+				json_obj(&js);
+				json_kstr(&js, "target", t[j].target);
+				json_kstr(&js, "kind", off_kindname(t[j].kind));
+				json_kint(&js, "code_object_version", t[j].cov);
+				json_kint(&js, "bundles", (int64_t)t[j].bundles);
+				json_end(&js);
+			}
+			json_end(&js);
+			if (verbose) {
+				json_key(&js, "bundle_list");
+				json_arr(&js);
+				for (j = 0; j < f->l.nb; j++) {
+					bd = &f->l.b[j];
+					json_obj(&js);
+					json_key(&js, "offset");
+					json_uint(&js, bd->off);
+					json_key(&js, "size");
+					json_uint(&js, bd->size);
+					json_kstr(&js, "format", fmtname(bd->fmt));
+					json_kstr(&js, "section", bd->section);
+					if (bd->fmt == OFFB_CCOB) {
+						json_kint(&js, "ccob_version", bd->ccobver);
+						json_kstr(&js, "method", bd->method ? "zstd" : "zlib");
+						json_key(&js, "raw_size");
+						json_uint(&js, bd->rawsize);
+					}
+					json_key(&js, "entries");
+					json_arr(&js);
+					for (m = bd->first; m < bd->first + bd->n; m++) {
+						e = &f->l.e[m];
+						json_obj(&js);
+						json_kstr(&js, "id", e->id);
+						json_kstr(&js, "target", e->target);
+						json_kstr(&js, "kind", off_kindname(e->kind));
+						json_kint(&js, "code_object_version", e->cov);
+						json_key(&js, "size");
+						json_uint(&js, e->size);
+						json_end(&js);
+					}
+					json_end(&js);
+					json_end(&js);
+				}
+				json_end(&js);
+			}
+			json_end(&js);
+		} else if (f->l.nb == 0) {
+			if (nfiles == 1 && s.n == 1)
+				printf("%s: no GPU code\n", f->path);
+		} else {
+			printf("%s: %zu bundle%s, %zu entr%s\n", f->path, f->l.nb, f->l.nb == 1 ? "" : "s",
+			       nentries(&f->l), nentries(&f->l) == 1 ? "y" : "ies");
+			for (j = 0; j < nt; j++) {
+				char kv[32];
+
+				if (t[j].cov)
+					snprintf(kv, sizeof kv, "%s v%d", off_kindname(t[j].kind), t[j].cov);
+				else
+					snprintf(kv, sizeof kv, "%s", off_kindname(t[j].kind));
+				printf("  %-24s %-16s %zu bundle%s\n", t[j].target, kv, t[j].bundles,
+				       t[j].bundles == 1 ? "" : "s");
+			}
+			for (j = 0; verbose && j < f->l.nb; j++) {
+				bd = &f->l.b[j];
+				printf("  bundle %zu: offset %llu in %s, %s", j, (unsigned long long)bd->off,
+				       bd->section, fmtname(bd->fmt));
+				if (bd->fmt == OFFB_CCOB)
+					printf(" v%d %s, %llu bytes raw", bd->ccobver, bd->method ? "zstd" : "zlib",
+					       (unsigned long long)bd->rawsize);
+				printf("\n");
+				for (m = bd->first; m < bd->first + bd->n; m++)
+					printf("    %s\n", f->l.e[m].id);
+			}
+		}
+		free(t);
+	}
+	if (json) {
+		json_end(&js);
+		json_end(&js);
+		printf("%s\n", b.s);
+	}
+	buffree(&b);
+	k = (size_t)s.errors;
+	scanset_free(&s);
+	return k ? EXIT_USAGE : EXIT_OK;
+}
+
+int
+main(int argc, char **argv)
+{
+	setprogname(argv[0]);
+	if (argc > 1) {
+		if (strcmp(argv[1], "targets") == 0)
+			return cmd_targets(argc - 1, argv + 1);
+		if (strcmp(argv[1], "cover") == 0)
+			return cmd_cover(argc - 1, argv + 1);
+		if (strcmp(argv[1], "env") == 0)
+			return cmd_env(argc - 1, argv + 1);
+		if (strcmp(argv[1], "smoke") == 0)
+			return cmd_smoke(argc - 1, argv + 1);
+	}
+	return cmd_detect(argc, argv);
+}

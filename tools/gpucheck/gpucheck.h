@@ -1,0 +1,106 @@
+/* gpucheck: shared declarations of its modules */
+#ifndef GPUCHECK_H
+#define GPUCHECK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "offload.h"
+#include "util.h"
+
+/* one GPU found on this machine */
+struct gpu {
+	int index;            /* position in gpucheck's list */
+	int node;             /* KFD node number (AMD) or /proc minor (NVIDIA) */
+	const char *vendor;   /* "amd" or "nvidia" */
+	char real[32];        /* the target the hardware is: gfx1151, sm_90; "" if unknown */
+	char target[32];      /* the target the runtime uses (after an override) */
+	char ovvar[48];       /* the override variable in effect, "" if none */
+	char ovval[64];       /* its value */
+	int ovbad;            /* the override is set but malformed */
+	char name[128];       /* marketing name, "" if unknown */
+	unsigned cus;         /* compute units / SMs, 0 if unknown */
+	uint64_t vram;        /* bytes, 0 if unknown */
+	char driver[64];      /* driver version, "" if unknown */
+	unsigned devid;       /* PCI device id, 0 if unknown */
+	unsigned wave;        /* wavefront size, 0 if unknown */
+	char bus[32];         /* PCI bus id (NVIDIA), "" if unknown */
+};
+
+/* the GPUs found */
+struct gpulist {
+	struct gpu *g;
+	size_t n, cap;
+};
+
+/* where detection reads from */
+struct detectopts {
+	const char *sysfs;    /* /sys or a captured tree */
+	const char *procfs;   /* /proc or a captured tree; NULL to skip NVIDIA */
+	int usecuda;          /* ask libcuda.so.1 for compute capabilities */
+};
+
+/* Find AMD GPUs in KFD sysfs and NVIDIA GPUs in procfs (+ libcuda). Returns 0, or -1
+   with a message (file and offset) in err for unreadable or garbage files. */
+int detect(struct gpulist *l, const struct detectopts *o, char *err, size_t errlen);
+/* release the list */
+void gpulist_free(struct gpulist *l);
+/* Parse an override value exactly as ROCm's thunk does ("%u.%u.%u", nothing after,
+   major <= 63, minor and stepping <= 255) into the target name; returns 0 or -1. */
+int parse_override(const char *v, char *target, size_t len);
+/* the target name of gfx_target_version major.minor.stepping: gfx + major + hex + hex */
+void gfxname(unsigned major, unsigned minor, unsigned step, char *buf, size_t len);
+/* the HSA_OVERRIDE_GFX_VERSION value for an AMD processor name; returns 0 or -1 */
+int gfxversion(const char *proc, char *buf, size_t len);
+/* the device-id table: target and name for a PCI device id; returns 0 or -1 */
+int devid_lookup(unsigned devid, const char **target, const char **name);
+
+/* the ISA family of an AMD processor and its generic target */
+struct family {
+	const char *name;      /* "gfx11" */
+	const char *generic;   /* "gfx11-generic", or NULL */
+	unsigned wave;         /* default wavefront size */
+	const char *members;   /* space-separated processors */
+};
+/* the family of a processor, or NULL */
+const struct family *family_of(const char *proc);
+/* the family whose generic target is name, or NULL */
+const struct family *family_generic(const char *name);
+
+/* one scanned input (a file, or a wheel member) */
+struct scanned {
+	char *path;           /* "f.so" or "x.whl!pkg/lib/f.so" */
+	struct offlist l;
+};
+/* all scanned inputs */
+struct scanset {
+	struct scanned *f;
+	size_t n, cap;
+	uint64_t maxraw;
+	int errors;           /* inputs that could not be read */
+};
+/* Scan one argument: an ELF file, a raw offload bundle, a wheel, or a folder (every
+   ELF file and wheel under it, symlinks not followed). Errors are printed and counted.
+   Returns 0, or -1 if the argument could not be read at all. */
+int scan_arg(struct scanset *s, const char *arg);
+/* release everything */
+void scanset_free(struct scanset *s);
+
+/* the verbs */
+int cmd_detect(int argc, char **argv);
+int cmd_targets(int argc, char **argv);
+int cmd_cover(int argc, char **argv);
+int cmd_env(int argc, char **argv);
+int cmd_smoke(int argc, char **argv);
+
+/* shared option state: where detection reads, and whether those were given */
+extern const char *opt_sysfs, *opt_procfs;
+extern int procset, sysfsset;
+/* take --sysfs=, --proc= and --help from any verb's options; returns 1 if consumed */
+int gc_commonopt(const char *arg);
+/* print the error (if any) and the synopsis; exit 2 (0 without an error) */
+void gc_usage(const char *error, ...) __attribute__((noreturn, format(printf, 1, 2)));
+/* detect with the shared options; dies (exit 2) on garbage input */
+void detect_or_die(struct gpulist *l);
+
+#endif

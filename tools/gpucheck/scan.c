@@ -1,0 +1,222 @@
+/* scanning inputs for GPU code: ELF files, raw bundles, wheels (read as zip archives in
+   memory, never unpacked to disk) and folders */
+#include "gpucheck.h"
+#include "mapfile.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static struct scanned *
+addscanned(struct scanset *s, const char *path)
+{
+	struct scanned *f;
+
+	s->f = xgrow(s->f, &s->cap, s->n + 1, sizeof *s->f);
+	f = &s->f[s->n++];
+	memset(f, 0, sizeof *f);
+	f->path = xstrdup(path);
+	return f;
+}
+
+/* scan bytes already in memory; explicit: the user named it, so non-ELF is an error.
+   Returns 0, 1 if skipped (not GPU-capable input), -1 on error (printed). */
+static int
+scanbytes(struct scanset *s, const char *path, const unsigned char *p, size_t n, int explicit)
+{
+	struct elf e;
+	char err[512];
+	struct offopts o = {s->maxraw};
+	struct scanned *f;
+	int raw;
+
+	raw = (n >= 24 && memcmp(p, "__CLANG_OFFLOAD_BUNDLE__", 24) == 0) ||
+	      (n >= 4 && memcmp(p, "CCOB", 4) == 0);
+	if (!raw && !elf_is(p, n)) {
+		if (!explicit)
+			return 1;
+		warn("%s: not an ELF file, offload bundle or wheel (offset 0)", path);
+		s->errors++;
+		return -1;
+	}
+	f = addscanned(s, path);
+	if (raw) {
+		if (off_hipfatbin(p, n, 0, "bundle", &f->l, &o, err, sizeof err) < 0)
+			goto bad;
+		return 0;
+	}
+	if (elf_open(&e, p, n, err, sizeof err) < 0)
+		goto bad;
+	if (off_scanelf(&e, &f->l, &o, err, sizeof err) < 0) {
+		elf_close(&e);
+		goto bad;
+	}
+	elf_close(&e);
+	return 0;
+bad:
+	warn("%s: %s", path, err);
+	s->errors++;
+	off_free(&f->l);
+	free(f->path);
+	s->n--;
+	return -1;
+}
+
+static int
+scanwheel(struct scanset *s, const char *path)
+{
+	struct archive *a = archive_read_new();
+	struct archive_entry *ae;
+	unsigned char *buf = NULL;
+	size_t cap = 0, len;
+	la_ssize_t r;
+	int rc = 0, ar;
+	char *name;
+
+	archive_read_support_format_zip_seekable(a);
+	if (archive_read_open_filename(a, path, 1 << 16) != ARCHIVE_OK) {
+		warn("%s: not a readable wheel (%s)", path, archive_error_string(a));
+		archive_read_free(a);
+		s->errors++;
+		return -1;
+	}
+	while ((ar = archive_read_next_header(a, &ae)) == ARCHIVE_OK) {
+		if (archive_entry_filetype(ae) != AE_IFREG)
+			continue;
+		len = 0;
+		/* read 4 bytes first: most members are not ELF and are skipped undecompressed */
+		buf = xgrow(buf, &cap, 4, 1);
+		while (len < 4 && (r = archive_read_data(a, buf + len, 4 - len)) > 0)
+			len += (size_t)r;
+		if (len < 4 || memcmp(buf, "\177ELF", 4) != 0)
+			continue;
+		if (archive_entry_size_is_set(ae) && archive_entry_size(ae) > 4)
+			buf = xgrow(buf, &cap, (size_t)archive_entry_size(ae), 1);
+		for (;;) {
+			if (cap - len < 1 << 16)
+				buf = xgrow(buf, &cap, len + (1 << 16), 1);
+			r = archive_read_data(a, buf + len, cap - len);
+			if (r < 0) {
+				warn("%s: member %s: %s", path, archive_entry_pathname(ae),
+				     archive_error_string(a));
+				s->errors++;
+				rc = -1;
+				goto out;
+			}
+			if (r == 0)
+				break;
+			len += (size_t)r;
+		}
+		name = xasprintf("%s!%s", path, archive_entry_pathname(ae));
+		if (scanbytes(s, name, buf, len, 0) < 0)
+			rc = -1;
+		free(name);
+	}
+	if (ar != ARCHIVE_EOF) {
+		warn("%s: bad zip archive (%s)", path, archive_error_string(a));
+		s->errors++;
+		rc = -1;
+	}
+out:
+	free(buf);
+	archive_read_free(a);
+	return rc;
+}
+
+static int
+scanfile(struct scanset *s, const char *path, int explicit)
+{
+	struct mapfile m;
+	int rc;
+
+	if (endswith(path, ".whl"))
+		return scanwheel(s, path);
+	if (map_open(&m, path) < 0) {
+		warn("%s:", path);
+		s->errors++;
+		return -1;
+	}
+	rc = scanbytes(s, path, m.p ? m.p : (const unsigned char *)"", m.n, explicit);
+	map_close(&m);
+	return rc < 0 ? -1 : 0;
+}
+
+static int
+pathcmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int
+scandir_(struct scanset *s, const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	struct stat st;
+	char **names = NULL, *p;
+	size_t n = 0, cap = 0, i;
+	int rc = 0;
+
+	if (!d) {
+		warn("%s:", dir);
+		s->errors++;
+		return -1;
+	}
+	while ((de = readdir(d))) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		names = xgrow(names, &cap, n + 1, sizeof *names);
+		names[n++] = xasprintf("%s/%s", dir, de->d_name);
+	}
+	closedir(d);
+	if (n)
+		qsort(names, n, sizeof *names, pathcmp);
+	for (i = 0; i < n; i++) {
+		p = names[i];
+		if (lstat(p, &st) == 0) {
+			if (S_ISDIR(st.st_mode)) {
+				if (scandir_(s, p) < 0)
+					rc = -1;
+			} else if (S_ISREG(st.st_mode) && st.st_size >= 4) {
+				if (scanfile(s, p, 0) < 0)
+					rc = -1;
+			}
+		}
+		free(p);
+	}
+	free(names);
+	return rc;
+}
+
+int
+scan_arg(struct scanset *s, const char *arg)
+{
+	struct stat st;
+
+	if (stat(arg, &st) < 0) {
+		warn("%s:", arg);
+		s->errors++;
+		return -1;
+	}
+	if (S_ISDIR(st.st_mode))
+		return scandir_(s, arg);
+	return scanfile(s, arg, 1);
+}
+
+void
+scanset_free(struct scanset *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++) {
+		free(s->f[i].path);
+		off_free(&s->f[i].l);
+	}
+	free(s->f);
+	memset(s, 0, sizeof *s);
+}

@@ -1,0 +1,193 @@
+/* gpucheck smoke: run a short check of an installed torch in a fresh interpreter */
+#include "gpucheck.h"
+#include "json.h"
+#include "proc.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The check, run with python -c. Each result is one line: ok|fail|skip TAB name TAB text.
+   Lines are flushed as they are made, so a hang or crash still shows how far it got. */
+static const char script[] =
+"import sys, traceback\n"
+"def say(s, n, t):\n"
+"    t = ' '.join(str(t).split())[:400]\n"
+"    sys.stdout.write('%s\\t%s\\t%s\\n' % (s, n, t)); sys.stdout.flush()\n"
+"def err(e):\n"
+"    return '%s: %s' % (type(e).__name__, e)\n"
+"try:\n"
+"    import torch\n"
+"    say('ok', 'import', 'torch %s from %s' % (torch.__version__, torch.__file__))\n"
+"except BaseException as e:\n"
+"    say('fail', 'import', err(e)); sys.exit(0)\n"
+"hip = getattr(torch.version, 'hip', None); cuda = getattr(torch.version, 'cuda', None)\n"
+"if hip: say('ok', 'backend', 'ROCm/HIP %s' % hip)\n"
+"elif cuda: say('ok', 'backend', 'CUDA %s' % cuda)\n"
+"else: say('fail', 'backend', 'this torch is built for the CPU only (torch.version.hip and torch.version.cuda are None)')\n"
+"n = 0\n"
+"try:\n"
+"    n = torch.cuda.device_count() if torch.cuda.is_available() else 0\n"
+"except BaseException as e:\n"
+"    say('fail', 'devices', err(e))\n"
+"if n == 0:\n"
+"    say('fail', 'devices', 'torch sees no GPU')\n"
+"    sys.exit(0)\n"
+"archs = []\n"
+"for i in range(n):\n"
+"    p = torch.cuda.get_device_properties(i)\n"
+"    a = getattr(p, 'gcnArchName', '') if hip else 'sm_%d%d' % (p.major, p.minor)\n"
+"    archs.append(a)\n"
+"    say('ok', 'device %d' % i, '%s %s, %.1f GiB' % (p.name, a, p.total_memory / 2**30))\n"
+"try:\n"
+"    built = torch.cuda.get_arch_list()\n"
+"    for i, a in enumerate(archs):\n"
+"        base = a.split(':')[0]\n"
+"        if hip: hit = [b for b in built if b.split(':')[0] == base]\n"
+"        else:\n"
+"            mm = int(base[3:]) if base[3:].isdigit() else 0\n"
+"            hit = [b for b in built if b == base or (b.startswith('sm_') and b[3:].isdigit() and int(b[3:]) // 10 == mm // 10 and int(b[3:]) <= mm) or (b.startswith('compute_') and b[8:].isdigit() and int(b[8:]) <= mm)]\n"
+"        say('ok' if hit else 'fail', 'arch %d' % i, '%s is in the arch list %s' % (a, ' '.join(built)) if hit else 'torch was built for %s, not for %s' % (' '.join(built) or 'nothing', a))\n"
+"except BaseException as e:\n"
+"    say('fail', 'arch', err(e))\n"
+"try:\n"
+"    a = torch.randn(64, 64); b = torch.randn(64, 64)\n"
+"    c = (a.cuda() @ b.cuda()).cpu(); torch.cuda.synchronize()\n"
+"    ok = torch.allclose(c, a @ b, atol=1e-3, rtol=1e-3)\n"
+"    say('ok' if ok else 'fail', 'matmul', '64x64 float32 on the GPU agrees with the CPU' if ok else 'the GPU result differs from the CPU result')\n"
+"except BaseException as e:\n"
+"    say('fail', 'matmul', err(e))\n"
+"try:\n"
+"    import torch.nn.functional as F\n"
+"    q = torch.randn(1, 4, 128, 64, device='cuda', dtype=torch.float16)\n"
+"    try:\n"
+"        from torch.nn.attention import sdpa_kernel, SDPBackend\n"
+"        bk = [('flash', SDPBackend.FLASH_ATTENTION), ('mem_efficient', SDPBackend.EFFICIENT_ATTENTION), ('math', SDPBackend.MATH)]\n"
+"        ctx = lambda b: sdpa_kernel([b])\n"
+"    except ImportError:\n"
+"        kw = {'flash': dict(enable_flash=True, enable_mem_efficient=False, enable_math=False), 'mem_efficient': dict(enable_flash=False, enable_mem_efficient=True, enable_math=False), 'math': dict(enable_flash=False, enable_mem_efficient=False, enable_math=True)}\n"
+"        bk = [(k, k) for k in ('flash', 'mem_efficient', 'math')]\n"
+"        ctx = lambda b: torch.backends.cuda.sdp_kernel(**kw[b])\n"
+"    for name, b in bk:\n"
+"        try:\n"
+"            with ctx(b):\n"
+"                o = F.scaled_dot_product_attention(q, q, q)\n"
+"            torch.cuda.synchronize()\n"
+"            via = ' (AOTriton)' if hip and name != 'math' else ''\n"
+"            say('ok', 'sdpa ' + name, 'usable%s' % via)\n"
+"        except BaseException as e:\n"
+"            say('fail', 'sdpa ' + name, err(e))\n"
+"except BaseException as e:\n"
+"    say('fail', 'sdpa', err(e))\n";
+
+int
+cmd_smoke(int argc, char **argv)
+{
+	const char *python = NULL;
+	int i, json = 0, timeout = 120, fails = 0, lines = 0;
+	char *end, *line, *next, *t1, *t2;
+	struct buf out = {0}, errout = {0}, b = {0};
+	struct procres res;
+	struct json js;
+	char *cmd[6];
+
+	for (i = 1; i < argc; i++) {
+		if (gc_commonopt(argv[i]))
+			continue;
+		if (startswith(argv[i], "--python="))
+			python = argv[i] + 9;
+		else if (startswith(argv[i], "--timeout=")) {
+			timeout = (int)strtol(argv[i] + 10, &end, 10);
+			if (*end || timeout <= 0 || timeout > 86400)
+				gc_usage("smoke: --timeout needs seconds (1-86400)");
+		} else if (strcmp(argv[i], "--json") == 0)
+			json = 1;
+		else
+			gc_usage("smoke: unknown option '%s'", argv[i]);
+	}
+	if (!python || !*python)
+		gc_usage("smoke: name the interpreter with --python=PATH");
+	cmd[0] = (char *)python;
+	cmd[1] = "-X";
+	cmd[2] = "faulthandler";
+	cmd[3] = "-c";
+	cmd[4] = (char *)script;
+	cmd[5] = NULL;
+	if (proc_capture(cmd, NULL, &out, &errout, 1 << 20, timeout * 1000, &res) < 0)
+		die("smoke: cannot run %s:", python);
+	if (res.notfound) {
+		buffree(&out);
+		buffree(&errout);
+		die("smoke: --python=%s: cannot run it (%s)", python, strerror(res.err));
+	}
+	if (json) {
+		json_init(&js, &b);
+		json_obj(&js);
+		json_kstr(&js, "python", python);
+		json_key(&js, "checks");
+		json_arr(&js);
+	}
+	for (line = out.s; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = 0;
+		t1 = strchr(line, '\t');
+		t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
+		if (!t2 || (strncmp(line, "ok\t", 3) != 0 && strncmp(line, "fail\t", 5) != 0))
+			continue; /* something the import printed */
+		*t1++ = 0;
+		*t2++ = 0;
+		lines++;
+		fails += strcmp(line, "fail") == 0;
+		if (json) {
+			json_obj(&js);
+			json_kstr(&js, "name", t1);
+			json_kbool(&js, "ok", strcmp(line, "ok") == 0);
+			json_kstr(&js, "text", t2);
+			json_end(&js);
+		} else {
+			printf("%-4s  %-20s %s\n", line, t1, t2);
+		}
+	}
+	if (res.timedout || res.status != 0 || lines == 0) {
+		char why[160];
+		const char *tail = errout.s ? errout.s : "";
+		size_t tl = strlen(tail);
+
+		/* the last line of stderr says where it died */
+		while (tl && tail[tl - 1] == '\n')
+			tl--;
+		for (i = (int)tl; i > 0 && tail[i - 1] != '\n'; i--)
+			;
+		if (res.timedout)
+			snprintf(why, sizeof why, "timed out after %d s", timeout);
+		else if (res.status > 128)
+			snprintf(why, sizeof why, "the interpreter died of signal %d", res.status - 128);
+		else if (res.status)
+			snprintf(why, sizeof why, "the interpreter exited %d", res.status);
+		else
+			snprintf(why, sizeof why, "the interpreter printed no result");
+		fails++;
+		if (json) {
+			json_obj(&js);
+			json_kstr(&js, "name", "interpreter");
+			json_kbool(&js, "ok", 0);
+			json_kstr(&js, "text", why);
+			json_kstr(&js, "stderr", tail + i);
+			json_end(&js);
+		} else {
+			printf("fail  %-20s %s%s%.*s\n", "interpreter", why, tl > (size_t)i ? ": " : "",
+			       (int)(tl - (size_t)i), tail + i);
+		}
+	}
+	if (json) {
+		json_end(&js);
+		json_kbool(&js, "ok", fails == 0);
+		json_end(&js);
+		printf("%s\n", b.s);
+	}
+	buffree(&b);
+	buffree(&out);
+	buffree(&errout);
+	return fails ? EXIT_PROBLEM : EXIT_OK;
+}

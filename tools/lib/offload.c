@@ -1,0 +1,526 @@
+/* GPU code containers inside ELF files: clang offload bundles, CCOB, NVIDIA fatbins */
+#include "offload.h"
+#include "util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <zlib.h>
+#include <zstd.h>
+#include <zstd_errors.h>
+
+#define BUNDLE_MAGIC "__CLANG_OFFLOAD_BUNDLE__"
+#define BUNDLE_MAGICLEN 24
+#define NVFATBIN_MAGIC 0xBA55ED50u
+
+#define FAIL(...) do { snprintf(err, errlen, __VA_ARGS__); return -1; } while (0)
+
+typedef unsigned long long ull;
+
+/* true if [off, off+len) lies inside n bytes */
+static int
+fits(uint64_t off, uint64_t len, uint64_t n)
+{
+	return off <= n && len <= n - off;
+}
+
+const char *
+off_kindname(enum offkind k)
+{
+	switch (k) {
+	case OFF_HOST: return "host";
+	case OFF_AMDGCN: return "code-object";
+	case OFF_AMDGCN_BC: return "bitcode";
+	case OFF_NV_SASS: return "sass";
+	case OFF_NV_PTX: return "ptx";
+	default: return "other";
+	}
+}
+
+void
+off_processor(const char *target, char *buf, size_t len)
+{
+	size_t k = strcspn(target, ":");
+
+	if (k >= len)
+		k = len - 1;
+	memcpy(buf, target, k);
+	buf[k] = 0;
+}
+
+int
+off_feature(const char *target, const char *feature)
+{
+	const char *s = strchr(target, ':');
+	size_t fl = strlen(feature);
+
+	while (s) {
+		s++;
+		if (strncmp(s, feature, fl) == 0 && (s[fl] == '+' || s[fl] == '-'))
+			return s[fl];
+		s = strchr(s, ':');
+	}
+	return 0;
+}
+
+static struct offbundle *
+addbundle(struct offlist *l, enum offfmt fmt, const char *sec, uint64_t off)
+{
+	struct offbundle *b;
+
+	l->b = xgrow(l->b, &l->capb, l->nb + 1, sizeof *l->b);
+	b = &l->b[l->nb++];
+	memset(b, 0, sizeof *b);
+	b->fmt = fmt;
+	snprintf(b->section, sizeof b->section, "%.*s", (int)sizeof b->section - 1, sec);
+	b->off = off;
+	b->first = l->ne;
+	return b;
+}
+
+static struct offentry *
+addentry(struct offlist *l)
+{
+	struct offentry *e;
+
+	l->e = xgrow(l->e, &l->cape, l->ne + 1, sizeof *l->e);
+	e = &l->e[l->ne++];
+	memset(e, 0, sizeof *e);
+	return e;
+}
+
+/* fill kind, target and code object version of an entry from its id and payload */
+static void
+classify(struct offentry *e, const unsigned char *pay, uint64_t n)
+{
+	const char *t, *dash;
+
+	e->kind = OFF_OTHER;
+	dash = strchr(e->id, '-');
+	if (dash && (size_t)(dash - e->id) == 4 && strncmp(e->id, "host", 4) == 0) {
+		e->kind = OFF_HOST;
+		return;
+	}
+	t = strstr(e->id, "amdgcn-amd-amdhsa");
+	if (!t) {
+		snprintf(e->target, sizeof e->target, "%.*s", (int)sizeof e->target - 1, dash ? dash + 1 : e->id);
+		return;
+	}
+	t += strlen("amdgcn-amd-amdhsa");
+	while (*t == '-')
+		t++;
+	snprintf(e->target, sizeof e->target, "%.*s", (int)sizeof e->target - 1, t);
+	e->kind = OFF_AMDGCN;
+	if (n >= 4 && memcmp(pay, "BC\xc0\xde", 4) == 0) {
+		e->kind = OFF_AMDGCN_BC;
+	} else if (n >= 64 && elf_is(pay, n) && pay[4] == 2 && pay[7] == 64) {
+		/* ELFOSABI_AMDGPU_HSA: EI_ABIVERSION 0..4 is code object v2..v6 */
+		e->cov = pay[8] + 2;
+		if (e->cov >= 6)
+			e->genericver = (int)(rd32(pay + 48) >> 24);
+	}
+}
+
+/* off_bundle with a prefix for messages about decompressed bundles */
+static int
+bundle(const unsigned char *p, size_t n, uint64_t base, const char *what, const char *sec,
+       struct offlist *l, struct offbundle *b, uint64_t *end, char *err, size_t errlen)
+{
+	uint64_t count, i, pos, eoff, esize, idlen, last;
+	struct offentry *e;
+
+	if (n < BUNDLE_MAGICLEN + 8 || memcmp(p, BUNDLE_MAGIC, BUNDLE_MAGICLEN) != 0)
+		FAIL("%sno offload bundle at offset %llu", what, (ull)base);
+	count = rd64(p + BUNDLE_MAGICLEN);
+	pos = BUNDLE_MAGICLEN + 8;
+	if (count > (n - pos) / 24)
+		FAIL("%soffload bundle at offset %llu claims %llu entries; only %llu bytes follow",
+		     what, (ull)base, (ull)count, (ull)(n - pos));
+	last = pos;
+	for (i = 0; i < count; i++) {
+		if (!fits(pos, 24, n))
+			FAIL("%sbundle entry %llu at offset %llu is past the end of the bundle",
+			     what, (ull)i, (ull)(base + pos));
+		eoff = rd64(p + pos);
+		esize = rd64(p + pos + 8);
+		idlen = rd64(p + pos + 16);
+		pos += 24;
+		if (!fits(pos, idlen, n))
+			FAIL("%sbundle entry %llu id (%llu bytes at offset %llu) is past the end of the bundle",
+			     what, (ull)i, (ull)idlen, (ull)(base + pos));
+		if (!fits(eoff, esize, n))
+			FAIL("%sbundle entry %llu (offset %llu, %llu bytes) is past the end of the bundle at offset %llu",
+			     what, (ull)i, (ull)eoff, (ull)esize, (ull)(base + pos - 24));
+		e = addentry(l);
+		if (idlen >= sizeof e->id || memchr(p + pos, 0, idlen))
+			FAIL("%sbundle entry %llu has a bad id (%llu bytes at offset %llu)",
+			     what, (ull)i, (ull)idlen, (ull)(base + pos));
+		memcpy(e->id, p + pos, idlen);
+		e->id[idlen] = 0;
+		e->off = eoff;
+		e->size = esize;
+		classify(e, p + eoff, esize);
+		pos += idlen;
+		if (eoff + esize > last)
+			last = eoff + esize;
+	}
+	if (pos > last)
+		last = pos;
+	b->n = l->ne - b->first;
+	*end = last;
+	(void)sec;
+	return 0;
+}
+
+int
+off_bundle(const unsigned char *p, size_t n, uint64_t base, const char *sec,
+           struct offlist *l, uint64_t *end, char *err, size_t errlen)
+{
+	struct offbundle *b = addbundle(l, OFFB_CLANG, sec, base);
+	size_t bi = l->nb - 1;
+
+	if (bundle(p, n, base, "", sec, l, b, end, err, errlen) < 0)
+		return -1;
+	b = &l->b[bi];
+	b->size = *end;
+	return 0;
+}
+
+int
+off_ccobhdr(const unsigned char *p, size_t n, uint64_t base, struct ccobhdr *h,
+            char *err, size_t errlen)
+{
+	memset(h, 0, sizeof *h);
+	if (n < 8 || memcmp(p, "CCOB", 4) != 0)
+		FAIL("no compressed bundle (CCOB) at offset %llu", (ull)base);
+	h->version = rd16(p + 4);
+	h->method = rd16(p + 6);
+	switch (h->version) {
+	case 1:
+		h->hdrlen = 20;
+		break;
+	case 2:
+		h->hdrlen = 24;
+		break;
+	case 3:
+		h->hdrlen = 32;
+		break;
+	default:
+		FAIL("compressed bundle at offset %llu has unknown version %d (offset %llu)",
+		     (ull)base, h->version, (ull)(base + 4));
+	}
+	if (n < h->hdrlen)
+		FAIL("compressed bundle header at offset %llu is truncated (%zu of %zu bytes)",
+		     (ull)base, n, h->hdrlen);
+	if (h->method != 0 && h->method != 1)
+		FAIL("compressed bundle at offset %llu has unknown method %d (offset %llu; 0 zlib, 1 zstd)",
+		     (ull)base, h->method, (ull)(base + 6));
+	switch (h->version) {
+	case 1:
+		h->raw = rd32(p + 8);
+		h->hash = rd64(p + 12);
+		break;
+	case 2:
+		h->total = rd32(p + 8);
+		h->raw = rd32(p + 12);
+		h->hash = rd64(p + 16);
+		break;
+	case 3:
+		h->total = rd64(p + 8);
+		h->raw = rd64(p + 16);
+		h->hash = rd64(p + 24);
+		break;
+	}
+	if (h->version > 1 && h->total < h->hdrlen)
+		FAIL("compressed bundle at offset %llu says its total size is %llu bytes, less than its header (offset %llu)",
+		     (ull)base, (ull)h->total, (ull)(base + 8));
+	if (h->total > n)
+		FAIL("compressed bundle at offset %llu says it is %llu bytes but only %zu remain (offset %llu)",
+		     (ull)base, (ull)h->total, n, (ull)(base + 8));
+	return 0;
+}
+
+int
+off_ccobinflate(const unsigned char *p, size_t n, uint64_t base, const struct ccobhdr *h,
+                uint64_t maxraw, unsigned char **out, uint64_t *used, char *err, size_t errlen)
+{
+	const unsigned char *src = p + h->hdrlen;
+	size_t srcn, r;
+	unsigned char *dst;
+	uint64_t rawoff = base + (h->version == 3 ? 16 : h->version == 2 ? 12 : 8);
+
+	*out = NULL;
+	if (!maxraw)
+		maxraw = OFF_MAXRAW;
+	if (h->raw > maxraw || h->raw > SIZE_MAX - 1)
+		FAIL("compressed bundle at offset %llu would decompress to %llu bytes, over the %llu-byte cap (offset %llu)",
+		     (ull)base, (ull)h->raw, (ull)maxraw, (ull)rawoff);
+	srcn = (h->total ? h->total : n) - h->hdrlen;
+	dst = xmalloc(h->raw ? h->raw : 1);
+	if (h->method == 1) {
+		unsigned long long fsz;
+
+		if (h->version == 1) {
+			r = ZSTD_findFrameCompressedSize(src, srcn);
+			if (ZSTD_isError(r)) {
+				free(dst);
+				FAIL("compressed bundle at offset %llu: bad zstd stream at offset %llu (%s)",
+				     (ull)base, (ull)(base + h->hdrlen), ZSTD_getErrorName(r));
+			}
+			srcn = r;
+		}
+		fsz = ZSTD_getFrameContentSize(src, srcn);
+		if (fsz != ZSTD_CONTENTSIZE_UNKNOWN && fsz != ZSTD_CONTENTSIZE_ERROR && fsz != h->raw) {
+			free(dst);
+			FAIL("compressed bundle at offset %llu says %llu bytes decompressed but its zstd frame holds %llu (offset %llu)",
+			     (ull)base, (ull)h->raw, fsz, (ull)rawoff);
+		}
+		r = ZSTD_decompress(dst, h->raw, src, srcn);
+		if (ZSTD_isError(r)) {
+			free(dst);
+			if (ZSTD_getErrorCode(r) == ZSTD_error_dstSize_tooSmall)
+				FAIL("compressed bundle at offset %llu decompresses to more than the %llu bytes its header says (offset %llu)",
+				     (ull)base, (ull)h->raw, (ull)rawoff);
+			FAIL("compressed bundle at offset %llu: bad zstd stream at offset %llu (%s)",
+			     (ull)base, (ull)(base + h->hdrlen), ZSTD_getErrorName(r));
+		}
+	} else {
+		z_stream z;
+		int zr;
+		unsigned char extra;
+
+		memset(&z, 0, sizeof z);
+		if (inflateInit(&z) != Z_OK) {
+			free(dst);
+			FAIL("compressed bundle at offset %llu: zlib cannot start", (ull)base);
+		}
+		z.next_in = (unsigned char *)src;
+		z.next_out = dst;
+		r = 0;
+		zr = Z_OK;
+		/* feed in chunks zlib's 32-bit counters can take */
+		while (zr == Z_OK) {
+			size_t inleft = srcn - (size_t)(z.next_in - src);
+			size_t outleft = h->raw - (size_t)(z.next_out - dst);
+
+			z.avail_in = inleft > 0x40000000 ? 0x40000000 : (uInt)inleft;
+			z.avail_out = outleft > 0x40000000 ? 0x40000000 : (uInt)outleft;
+			if (outleft == 0) {
+				/* any further output means the header lied */
+				z.next_out = &extra;
+				z.avail_out = 1;
+			}
+			zr = inflate(&z, Z_NO_FLUSH);
+			if (outleft == 0 && z.avail_out == 0) {
+				zr = Z_BUF_ERROR;
+				r = 1;
+				break;
+			}
+			if (zr == Z_BUF_ERROR && z.avail_in == 0)
+				break;
+			if (zr == Z_OK && z.avail_in == 0 && inleft == 0)
+				break;
+		}
+		srcn = (size_t)(z.next_in - src);
+		inflateEnd(&z);
+		if (r) {
+			free(dst);
+			FAIL("compressed bundle at offset %llu decompresses to more than the %llu bytes its header says (offset %llu)",
+			     (ull)base, (ull)h->raw, (ull)rawoff);
+		}
+		if (zr != Z_STREAM_END) {
+			free(dst);
+			FAIL("compressed bundle at offset %llu: bad or truncated zlib stream at offset %llu (%s)",
+			     (ull)base, (ull)(base + h->hdrlen + srcn), z.msg ? z.msg : "ends early");
+		}
+		r = z.total_out;
+	}
+	if (r != h->raw) {
+		free(dst);
+		FAIL("compressed bundle at offset %llu decompresses to %zu bytes, not the %llu its header says (offset %llu)",
+		     (ull)base, r, (ull)h->raw, (ull)rawoff);
+	}
+	*out = dst;
+	*used = h->total ? h->total : h->hdrlen + srcn;
+	return 0;
+}
+
+/* the next offset at or after pos that starts a bundle; n if none; -1 on stray bytes */
+static int64_t
+nextbundle(const unsigned char *p, size_t n, size_t pos)
+{
+	while (pos < n && p[pos] == 0)
+		pos++;
+	if (pos >= n)
+		return (int64_t)n;
+	if (fits(pos, BUNDLE_MAGICLEN, n) && memcmp(p + pos, BUNDLE_MAGIC, BUNDLE_MAGICLEN) == 0)
+		return (int64_t)pos;
+	if (fits(pos, 4, n) && memcmp(p + pos, "CCOB", 4) == 0)
+		return (int64_t)pos;
+	return -1 - (int64_t)pos;
+}
+
+int
+off_hipfatbin(const unsigned char *p, size_t n, uint64_t base, const char *sec,
+              struct offlist *l, const struct offopts *o, char *err, size_t errlen)
+{
+	size_t pos = 0;
+	int64_t nx;
+	uint64_t end, used;
+	struct offbundle *b;
+	struct ccobhdr h;
+	unsigned char *raw;
+	char what[96];
+
+	for (;;) {
+		nx = nextbundle(p, n, pos);
+		if (nx < 0)
+			FAIL("%s: bytes at offset %llu are neither a bundle nor padding",
+			     sec, (ull)(base + (uint64_t)(-1 - nx)));
+		pos = (size_t)nx;
+		if (pos >= n)
+			return 0;
+		if (p[pos] == 'C') {
+			if (off_ccobhdr(p + pos, n - pos, base + pos, &h, err, errlen) < 0)
+				return -1;
+			if (off_ccobinflate(p + pos, n - pos, base + pos, &h, o ? o->maxraw : 0,
+			                    &raw, &used, err, errlen) < 0)
+				return -1;
+			b = addbundle(l, OFFB_CCOB, sec, base + pos);
+			b->ccobver = h.version;
+			b->method = h.method;
+			b->rawsize = h.raw;
+			b->size = used;
+			snprintf(what, sizeof what, "bundle decompressed from offset %llu: ", (ull)(base + pos));
+			if (bundle(raw, h.raw, 0, what, sec, l, b, &end, err, errlen) < 0) {
+				free(raw);
+				return -1;
+			}
+			free(raw);
+		} else {
+			if (off_bundle(p + pos, n - pos, base + pos, sec, l, &end, err, errlen) < 0)
+				return -1;
+			used = end;
+		}
+		pos += used;
+	}
+}
+
+int
+off_nvfatbin(const unsigned char *p, size_t n, uint64_t base, const char *sec,
+             struct offlist *l, char *err, size_t errlen)
+{
+	size_t pos = 0, epos, cend;
+	uint64_t fatsize, esz, pay;
+	uint32_t hs, kind, arch;
+	struct offbundle *b;
+	struct offentry *e;
+
+	for (;;) {
+		while (pos < n && p[pos] == 0)
+			pos++;
+		if (pos >= n)
+			return 0;
+		if (!fits(pos, 16, n) || rd32(p + pos) != NVFATBIN_MAGIC)
+			FAIL("%s: bytes at offset %llu are not an NVIDIA fatbin (magic 0xba55ed50)",
+			     sec, (ull)(base + pos));
+		hs = rd16(p + pos + 6);
+		fatsize = rd64(p + pos + 8);
+		if (hs < 16 || !fits(pos, hs, n) || !fits(pos + hs, fatsize, n))
+			FAIL("%s: fatbin at offset %llu says %u + %llu bytes but only %llu remain (offset %llu)",
+			     sec, (ull)(base + pos), hs, (ull)fatsize, (ull)(n - pos), (ull)(base + pos + 8));
+		b = addbundle(l, OFFB_NVFATBIN, sec, base + pos);
+		b->size = hs + fatsize;
+		cend = pos + hs + (size_t)fatsize;
+		epos = pos + hs;
+		while (epos + 64 <= cend) {
+			kind = rd16(p + epos);
+			esz = rd32(p + epos + 4);
+			pay = rd64(p + epos + 8);
+			arch = rd32(p + epos + 28);
+			if (esz == 0)
+				break;
+			if (esz < 64 || !fits(epos, esz, cend) || !fits(epos + esz, pay, cend))
+				FAIL("%s: fatbin entry at offset %llu (header %llu, payload %llu bytes) is past the end of its fatbin",
+				     sec, (ull)(base + epos), (ull)esz, (ull)pay);
+			e = addentry(l);
+			e->off = base + epos + esz;
+			e->size = pay;
+			if (kind == 1) {
+				e->kind = OFF_NV_PTX;
+				snprintf(e->target, sizeof e->target, "compute_%u", arch);
+			} else if (kind == 2 || kind == 0x10) {
+				e->kind = OFF_NV_SASS;
+				snprintf(e->target, sizeof e->target, "sm_%u", arch);
+			} else {
+				e->kind = OFF_OTHER;
+				snprintf(e->target, sizeof e->target, "kind%u_%u", kind, arch);
+			}
+			memcpy(e->id, e->target, sizeof e->target);
+			epos += esz + pay;
+		}
+		b = &l->b[l->nb - 1];
+		b->n = l->ne - b->first;
+		pos = cend;
+	}
+}
+
+int
+off_scanelf(const struct elf *e, struct offlist *l, const struct offopts *o,
+            char *err, size_t errlen)
+{
+	size_t i;
+	const struct elfsec *s;
+	const unsigned char *d;
+	struct offbundle *b = NULL;
+	struct offentry *en;
+	int pass;
+
+	/* pass 0: fatbin sections; pass 1: the -fgpu-rdc sections, one per entry, which
+	   together make one bundle */
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0; i < e->nsec; i++) {
+			s = &e->sec[i];
+			if (s->type == 8 /* SHT_NOBITS */ || s->size == 0)
+				continue;
+			if (pass == 1 && !startswith(s->name, BUNDLE_MAGIC))
+				continue;
+			if (pass == 0 && strcmp(s->name, ".hip_fatbin") != 0 &&
+			    strcmp(s->name, ".nv_fatbin") != 0 && strcmp(s->name, "__nv_relfatbin") != 0)
+				continue;
+			d = elf_secdata(e, s);
+			if (!d)
+				FAIL("section %s (offset %llu, %llu bytes) is past the end of the file (%zu bytes)",
+				     s->name, (ull)s->off, (ull)s->size, e->n);
+			if (pass == 1) {
+				if (!b) {
+					b = addbundle(l, OFFB_RDC, s->name, s->off);
+				}
+				en = addentry(l);
+				snprintf(en->id, sizeof en->id, "%.*s", (int)sizeof en->id - 1, s->name + BUNDLE_MAGICLEN);
+				en->off = s->off;
+				en->size = s->size;
+				classify(en, d, s->size);
+				b = &l->b[l->nb - 1];
+				b->n++;
+				if (s->off + s->size > b->off + b->size)
+					b->size = s->off + s->size - b->off;
+			} else if (strcmp(s->name, ".hip_fatbin") == 0) {
+				if (off_hipfatbin(d, s->size, s->off, s->name, l, o, err, errlen) < 0)
+					return -1;
+			} else if (off_nvfatbin(d, s->size, s->off, s->name, l, err, errlen) < 0) {
+				return -1;
+			}
+		}
+	}
+	return 0;
+}
+
+void
+off_free(struct offlist *l)
+{
+	free(l->b);
+	free(l->e);
+	memset(l, 0, sizeof *l);
+}

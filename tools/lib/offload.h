@@ -1,0 +1,117 @@
+/* GPU code containers inside ELF files: clang offload bundles (plain and compressed CCOB
+   v1-v3), -fgpu-rdc bundle sections, and NVIDIA fatbins. Read-only and bounds-checked:
+   every size and offset is checked against the bytes given; errors name the offset. */
+#ifndef KILN_OFFLOAD_H
+#define KILN_OFFLOAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "elffile.h"
+
+/* what one entry carries */
+enum offkind {
+	OFF_HOST,      /* the host part of a bundle (usually empty) */
+	OFF_AMDGCN,    /* an AMDGPU code object (ELF) */
+	OFF_AMDGCN_BC, /* AMDGPU LLVM bitcode (-fgpu-rdc objects) */
+	OFF_NV_SASS,   /* an NVIDIA cubin for one sm */
+	OFF_NV_PTX,    /* NVIDIA PTX that the driver can JIT */
+	OFF_OTHER      /* another triple or kind, kept by its id */
+};
+
+/* how a bundle is stored */
+enum offfmt {
+	OFFB_CLANG,    /* __CLANG_OFFLOAD_BUNDLE__ in .hip_fatbin (or a raw bundle file) */
+	OFFB_CCOB,     /* compressed bundle (CCOB) in .hip_fatbin */
+	OFFB_RDC,      /* __CLANG_OFFLOAD_BUNDLE__<id> sections of an -fgpu-rdc object */
+	OFFB_NVFATBIN  /* an NVIDIA fatbin container in .nv_fatbin / __nv_relfatbin */
+};
+
+/* one entry of a bundle */
+struct offentry {
+	enum offkind kind;
+	char id[160];     /* the bundle entry id as stored, or "sm_90"/"compute_90" for NVIDIA */
+	char target[96];  /* processor and features: "gfx90a:xnack-", "gfx11-generic", "sm_90" */
+	int cov;          /* AMDGPU code object version (2-6) from the code object, 0 unknown */
+	int genericver;   /* AMDGPU generic version of a v6 generic code object, 0 none */
+	uint64_t off;     /* payload offset: in the file, or in the decompressed bundle */
+	uint64_t size;    /* payload size */
+};
+
+/* one bundle or fatbin container */
+struct offbundle {
+	enum offfmt fmt;
+	char section[64];     /* the ELF section it was found in (truncated if longer) */
+	uint64_t off, size;   /* where it lies in the file */
+	int ccobver, method;  /* CCOB version (1-3) and method (0 zlib, 1 zstd); 0 otherwise */
+	uint64_t rawsize;     /* decompressed size of a CCOB */
+	size_t first, n;      /* its entries: l->e[first .. first+n) */
+};
+
+/* everything found in one file */
+struct offlist {
+	struct offbundle *b;
+	size_t nb, capb;
+	struct offentry *e;
+	size_t ne, cape;
+};
+
+/* limits the parser keeps */
+struct offopts {
+	uint64_t maxraw;   /* largest decompressed CCOB accepted (0 = OFF_MAXRAW) */
+};
+#define OFF_MAXRAW ((uint64_t)4 << 30)
+
+/* Parse an uncompressed clang offload bundle at p[0..n) and append it and its entries
+   to l. base is p's offset in the file (for messages and recorded offsets), sec the
+   section name. *end receives the bundle's length (end of its last entry). Returns 0,
+   or -1 with a message naming the offset in err. */
+int off_bundle(const unsigned char *p, size_t n, uint64_t base, const char *sec,
+               struct offlist *l, uint64_t *end, char *err, size_t errlen);
+
+/* the fields of a CCOB header */
+struct ccobhdr {
+	int version, method;
+	uint64_t total;    /* whole CCOB incl. header; 0 for v1 (not recorded) */
+	uint64_t raw;      /* decompressed size */
+	uint64_t hash;
+	size_t hdrlen;
+};
+/* Read a CCOB header at p[0..n); returns 0, or -1 with err set */
+int off_ccobhdr(const unsigned char *p, size_t n, uint64_t base, struct ccobhdr *h,
+                char *err, size_t errlen);
+/* Decompress the CCOB at p[0..n) (n = its total size, or the bytes available for v1)
+   into a fresh buffer *out of exactly h->raw bytes, refusing more than maxraw bytes or a
+   stream whose size differs from the header. *used receives the CCOB's length (header
+   + compressed stream). Returns 0, or -1 with err set. */
+int off_ccobinflate(const unsigned char *p, size_t n, uint64_t base, const struct ccobhdr *h,
+                    uint64_t maxraw, unsigned char **out, uint64_t *used,
+                    char *err, size_t errlen);
+
+/* Walk a .hip_fatbin section: bundles and CCOBs one after another, each starting on a
+   4096-byte boundary, zero padded. Returns 0, or -1 with err set. */
+int off_hipfatbin(const unsigned char *p, size_t n, uint64_t base, const char *sec,
+                  struct offlist *l, const struct offopts *o, char *err, size_t errlen);
+
+/* Walk NVIDIA fatbin containers (magic 0xBA55ED50) laid one after another in p[0..n).
+   Returns 0, or -1 with err set. */
+int off_nvfatbin(const unsigned char *p, size_t n, uint64_t base, const char *sec,
+                 struct offlist *l, char *err, size_t errlen);
+
+/* Find every GPU code container of an ELF file (.hip_fatbin, __CLANG_OFFLOAD_BUNDLE__*
+   sections, .nv_fatbin, __nv_relfatbin) and append them to l. Returns 0 (nothing found
+   is not an error), or -1 with err set. */
+int off_scanelf(const struct elf *e, struct offlist *l, const struct offopts *o,
+                char *err, size_t errlen);
+
+/* release the list's arrays and zero it */
+void off_free(struct offlist *l);
+
+/* the AMDGPU processor of a target id ("gfx90a" from "gfx90a:xnack-") into buf */
+void off_processor(const char *target, char *buf, size_t len);
+/* the setting of a feature in a target id: '+', '-', or 0 when not given */
+int off_feature(const char *target, const char *feature);
+/* a readable name of an entry kind */
+const char *off_kindname(enum offkind k);
+
+#endif
