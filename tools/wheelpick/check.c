@@ -1,0 +1,439 @@
+/* --check: verify a wheel against its name and its RECORD (see check.h) */
+#include <archive.h>
+#include <archive_entry.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "hash.h"
+
+#define MAXMETA (16u << 20) /* largest WHEEL / METADATA / RECORD read into memory */
+
+/* one member of the zip */
+struct member {
+	char *name;
+	char *b64;      /* urlsafe base64 SHA-256 of the content, no padding */
+	uint64_t size;
+	int listed;     /* named by a RECORD row */
+};
+
+static int
+bymember(const void *a, const void *b)
+{
+	return strcmp(((const struct member *)a)->name, ((const struct member *)b)->name);
+}
+
+static struct member *
+findmember(struct member *m, size_t n, const char *name)
+{
+	struct member key = { 0 };
+
+	key.name = (char *)name;
+	return bsearch(&key, m, n, sizeof *m, bymember);
+}
+
+/* the value of header key in an email-style text (first occurrence, before the body) */
+static char *
+header(const char *text, const char *key)
+{
+	size_t kl = strlen(key);
+	const char *p = text;
+
+	while (p && *p && *p != '\n' && !(*p == '\r' && p[1] == '\n')) {
+		const char *e = strchr(p, '\n');
+		size_t ll = e ? (size_t)(e - p) : strlen(p);
+		if (ll > kl && !strncasecmp(p, key, kl) && p[kl] == ':') {
+			const char *v = p + kl + 1;
+			size_t vl = ll - kl - 1;
+			while (vl && (*v == ' ' || *v == '\t')) {
+				v++;
+				vl--;
+			}
+			while (vl && (v[vl - 1] == '\r' || v[vl - 1] == ' ' || v[vl - 1] == '\t'))
+				vl--;
+			return xstrndup(v, vl);
+		}
+		p = e ? e + 1 : NULL;
+	}
+	return NULL;
+}
+
+/* read one CSV field at *p (RFC 4180 quoting); returns it, *p past the separator */
+static char *
+csvfield(const char **p, int *eol)
+{
+	struct buf b = { 0 };
+	const char *s = *p;
+
+	bufputs(&b, "");
+	if (*s == '"') {
+		s++;
+		while (*s) {
+			if (*s == '"' && s[1] == '"') {
+				bufputc(&b, '"');
+				s += 2;
+			} else if (*s == '"') {
+				s++;
+				break;
+			} else {
+				bufputc(&b, *s++);
+			}
+		}
+	}
+	while (*s && *s != ',' && *s != '\n' && *s != '\r')
+		bufputc(&b, *s++);
+	if (*s == '\r')
+		s++;
+	*eol = *s != ',';
+	if (*s)
+		s++;
+	*p = s;
+	return bufdetach(&b);
+}
+
+/* check RECORD against the members; returns 0 or 1 with *err */
+static int
+checkrecord(const char *rec, const char *recname, struct member *m, size_t nm, char **err)
+{
+	const char *p = rec;
+	int line = 0;
+	size_t k;
+
+	while (*p) {
+		char *f[3] = { NULL, NULL, NULL }, *end;
+		int eol = 0, nf = 0, bad = 0;
+		struct member *mb;
+
+		line++;
+		while (!eol && *p) {
+			char *x = csvfield(&p, &eol);
+			if (nf < 3)
+				f[nf] = x;
+			else
+				free(x);
+			nf++;
+		}
+		if (nf == 1 && !*f[0]) {
+			free(f[0]);
+			continue;
+		}
+		if (nf != 3) {
+			*err = xasprintf("%s line %d: want 3 fields (path,hash,size), found %d", recname,
+			                 line, nf);
+			bad = 1;
+		} else if (!(mb = findmember(m, nm, f[0]))) {
+			*err = xasprintf("%s line %d: lists %s, which is not in the wheel", recname, line,
+			                 f[0]);
+			bad = 1;
+		} else {
+			mb->listed = 1;
+			if (!*f[1] && !*f[2] &&
+			    (!strcmp(f[0], recname) || endswith(f[0], ".jws") || endswith(f[0], ".p7s"))) {
+				/* RECORD and its signatures carry no hash */
+			} else if (!startswith(f[1], "sha256=")) {
+				*err = xasprintf("%s line %d: %s: hash '%s' is not sha256=...", recname, line,
+				                 f[0], f[1]);
+				bad = 1;
+			} else if (strcmp(f[1] + 7, mb->b64)) {
+				*err = xasprintf("%s: sha256 mismatch (RECORD says %s, the content hashes to %s)",
+				                 f[0], f[1] + 7, mb->b64);
+				bad = 1;
+			} else {
+				errno = 0;
+				unsigned long long sz = strtoull(f[2], &end, 10);
+				if (!*f[2] || *end || errno) {
+					*err = xasprintf("%s line %d: %s: size '%s' is not a number", recname, line,
+					                 f[0], f[2]);
+					bad = 1;
+				} else if (sz != mb->size) {
+					*err = xasprintf("%s: size mismatch (RECORD says %llu, the member has %llu bytes)",
+					                 f[0], sz, (unsigned long long)mb->size);
+					bad = 1;
+				}
+			}
+		}
+		free(f[0]);
+		free(f[1]);
+		free(f[2]);
+		if (bad)
+			return 1;
+	}
+	for (k = 0; k < nm; k++)
+		if (!m[k].listed) {
+			*err = xasprintf("%s is in the wheel but not listed in %s", m[k].name, recname);
+			return 1;
+		}
+	return 0;
+}
+
+/* compare the WHEEL file's tags and build with the file name */
+static int
+checkwheelfile(const char *text, const char *dist, const struct wheelname *w, char **err)
+{
+	const char *p = text;
+	char *wv = header(text, "Wheel-Version"), *build = header(text, "Build");
+	struct strset { char **v; size_t n, cap; } got = { 0 };
+	size_t k, j;
+	int r = 0;
+
+	if (!wv) {
+		*err = xasprintf("%s/WHEEL has no Wheel-Version", dist);
+		r = 1;
+		goto out;
+	}
+	while (p && *p) {
+		const char *e = strchr(p, '\n');
+		size_t ll = e ? (size_t)(e - p) : strlen(p);
+		if (ll > 4 && !strncasecmp(p, "Tag:", 4)) {
+			char *v = header(p, "Tag"), *mem;
+			struct wheeltag *t;
+			size_t nt;
+			const char *why;
+			if (v && wheeltags_parse(v, 0, &t, &nt, &mem, &why) == 0) {
+				for (k = 0; k < nt; k++) {
+					got.v = xgrow(got.v, &got.cap, got.n + 1, sizeof *got.v);
+					got.v[got.n++] = xasprintf("%s-%s-%s", t[k].py, t[k].abi, t[k].plat);
+				}
+				free(t);
+				free(mem);
+			} else {
+				*err = xasprintf("%s/WHEEL: bad Tag '%s': %s", dist, v ? v : "", why);
+				free(v);
+				r = 1;
+				goto out;
+			}
+			free(v);
+		}
+		p = e ? e + 1 : NULL;
+	}
+	/* every tag of the name is in WHEEL and every WHEEL tag is in the name */
+	for (k = 0; k < w->ntags && !r; k++) {
+		char *s = xasprintf("%s-%s-%s", w->tags[k].py, w->tags[k].abi, w->tags[k].plat);
+		for (j = 0; j < got.n && strcmp(got.v[j], s); j++)
+			;
+		if (j == got.n) {
+			*err = xasprintf("%s/WHEEL does not list the tag %s of the file name", dist, s);
+			r = 1;
+		}
+		free(s);
+	}
+	for (j = 0; j < got.n && !r; j++) {
+		for (k = 0; k < w->ntags; k++) {
+			char *s = xasprintf("%s-%s-%s", w->tags[k].py, w->tags[k].abi, w->tags[k].plat);
+			int same = !strcmp(got.v[j], s);
+			free(s);
+			if (same)
+				break;
+		}
+		if (k == w->ntags) {
+			*err = xasprintf("%s/WHEEL has the tag %s, which the file name lacks", dist,
+			                 got.v[j]);
+			r = 1;
+		}
+	}
+	if (!r && (build || w->hasbuild)) {
+		char *want = w->hasbuild ? xasprintf("%llu%s", (unsigned long long)w->buildnum,
+		                                     w->buildrest) : xstrdup("");
+		if (!build || strcmp(build, want)) {
+			*err = xasprintf("%s/WHEEL Build '%s' differs from the file name's build tag '%s'",
+			                 dist, build ? build : "", want);
+			r = 1;
+		}
+		free(want);
+	}
+out:
+	for (k = 0; k < got.n; k++)
+		free(got.v[k]);
+	free(got.v);
+	free(wv);
+	free(build);
+	return r;
+}
+
+int
+wheel_check(const char *path, const struct wheelname *w, char **err)
+{
+	struct archive *a = archive_read_new();
+	struct archive_entry *e;
+	struct member *m = NULL;
+	size_t nm = 0, cap = 0, k;
+	char *dist = NULL, *wheel = NULL, *meta = NULL, *rec = NULL;
+	int ndist = 0, r = 1, st, fd;
+	struct buf hb = { 0 };
+
+	*err = NULL;
+	/* a file that cannot be opened is an input error, not a bad wheel */
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+		*err = xasprintf("cannot open: %s", strerror(errno));
+		archive_read_free(a);
+		return 2;
+	}
+	close(fd);
+	archive_read_support_format_zip_seekable(a);
+	if (archive_read_open_filename(a, path, 1 << 16) != ARCHIVE_OK) {
+		*err = xasprintf("not a valid zip: %s", archive_error_string(a));
+		goto out;
+	}
+	while ((st = archive_read_next_header(a, &e)) == ARCHIVE_OK || st == ARCHIVE_WARN) {
+		const char *name = archive_entry_pathname(e), *slash;
+		struct sha256 h;
+		unsigned char d[32];
+		const void *buf;
+		size_t len;
+		la_int64_t off;
+		uint64_t size = 0;
+		struct buf content = { 0 };
+		int keep = 0, dr;
+
+		if (!name) {
+			*err = xasprintf("a member has no name");
+			goto out;
+		}
+		if ((slash = strchr(name, '/')) && (size_t)(slash - name) > 10 &&
+		    !strncmp(slash - 10, ".dist-info", 10)) {
+			char *top = xstrndup(name, (size_t)(slash - name));
+			if (!dist) {
+				dist = top;
+				ndist = 1;
+			} else if (strcmp(dist, top)) {
+				*err = xasprintf("more than one .dist-info folder (%s, %s)", dist, top);
+				free(top);
+				goto out;
+			} else {
+				free(top);
+			}
+			keep = !strcmp(slash + 1, "WHEEL") || !strcmp(slash + 1, "METADATA") ||
+			       !strcmp(slash + 1, "RECORD");
+		}
+		if (archive_entry_filetype(e) == AE_IFDIR || endswith(name, "/"))
+			continue;
+		sha256_init(&h);
+		while ((dr = archive_read_data_block(a, &buf, &len, &off)) == ARCHIVE_OK) {
+			sha256_update(&h, buf, len);
+			size += len;
+			if (keep && content.len + len <= MAXMETA)
+				bufadd(&content, buf, len);
+		}
+		sha256_final(&h, d);
+		if (dr != ARCHIVE_EOF) {
+			*err = xasprintf("member %s cannot be read: %s", name, archive_error_string(a));
+			buffree(&content);
+			goto out;
+		}
+		if (keep) {
+			bufputs(&content, "");
+			if (endswith(name, "/WHEEL")) {
+				free(wheel);
+				wheel = bufdetach(&content);
+			} else if (endswith(name, "/METADATA")) {
+				free(meta);
+				meta = bufdetach(&content);
+			} else {
+				free(rec);
+				rec = bufdetach(&content);
+			}
+		}
+		buffree(&content);
+		m = xgrow(m, &cap, nm + 1, sizeof *m);
+		m[nm].name = xstrdup(name);
+		bufreset(&hb);
+		b64url(&hb, d, 32);
+		m[nm].b64 = xstrdup(hb.s);
+		m[nm].size = size;
+		m[nm].listed = 0;
+		nm++;
+	}
+	if (st != ARCHIVE_EOF) {
+		*err = xasprintf("not a valid zip: %s", archive_error_string(a));
+		goto out;
+	}
+	if (!ndist) {
+		*err = xasprintf("no .dist-info folder");
+		goto out;
+	}
+	qsort(m, nm, sizeof *m, bymember);
+	for (k = 1; k < nm; k++)
+		if (!strcmp(m[k - 1].name, m[k].name)) {
+			*err = xasprintf("the member %s is in the zip twice", m[k].name);
+			goto out;
+		}
+	{
+		/* NAME-VERSION.dist-info agrees with the file name */
+		const char *dash = strrchr(dist, '-');
+		struct buf cn = { 0 };
+		struct pep440 v;
+		size_t dl = strlen(dist) - 10;
+		int ok = 0;
+		if (dash) {
+			canonname(&cn, dist, (size_t)(dash - dist));
+			if (!strcmp(cn.s, w->name) && pep440_parse(&v, dash + 1, dl - (size_t)(dash + 1 - dist)) == 0) {
+				ok = pep440_cmp(&v, &w->ver) == 0;
+				pep440_free(&v);
+			}
+		}
+		buffree(&cn);
+		if (!ok) {
+			*err = xasprintf("%s does not match the file name (%s %s)", dist, w->name, w->verstr);
+			goto out;
+		}
+	}
+	if (!wheel || !meta || !rec) {
+		*err = xasprintf("%s has no %s", dist, !wheel ? "WHEEL" : !meta ? "METADATA" : "RECORD");
+		goto out;
+	}
+	if (checkwheelfile(wheel, dist, w, err))
+		goto out;
+	{
+		char *name = header(meta, "Name"), *ver = header(meta, "Version");
+		struct buf cn = { 0 };
+		struct pep440 v;
+		int ok = 1;
+		if (!name || !ver) {
+			*err = xasprintf("%s/METADATA has no %s", dist, !name ? "Name" : "Version");
+			ok = 0;
+		} else {
+			canonname(&cn, name, strlen(name));
+			if (strcmp(cn.s, w->name)) {
+				*err = xasprintf("%s/METADATA Name '%s' differs from the file name's '%s'", dist,
+				                 name, w->rawname);
+				ok = 0;
+			} else if (pep440_parses(&v, ver) < 0) {
+				*err = xasprintf("%s/METADATA Version '%s' is not a valid version", dist, ver);
+				ok = 0;
+			} else {
+				if (pep440_cmp(&v, &w->ver)) {
+					*err = xasprintf("%s/METADATA Version '%s' differs from the file name's '%s'",
+					                 dist, ver, w->verstr);
+					ok = 0;
+				}
+				pep440_free(&v);
+			}
+		}
+		buffree(&cn);
+		free(name);
+		free(ver);
+		if (!ok)
+			goto out;
+	}
+	{
+		char *recname = xasprintf("%s/RECORD", dist);
+		r = checkrecord(rec, recname, m, nm, err);
+		free(recname);
+	}
+out:
+	archive_read_free(a);
+	for (k = 0; k < nm; k++) {
+		free(m[k].name);
+		free(m[k].b64);
+	}
+	free(m);
+	free(dist);
+	free(wheel);
+	free(meta);
+	free(rec);
+	buffree(&hb);
+	return r;
+}

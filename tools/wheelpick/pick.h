@@ -1,0 +1,58 @@
+/* choosing one wheel among candidates, as pip's finder ranks them, with the reasons */
+#ifndef WHEELPICK_PICK_H
+#define WHEELPICK_PICK_H
+
+#include <stdint.h>
+
+#include "pep440.h"
+#include "target.h"
+#include "wheelname.h"
+
+/* what became of a candidate */
+enum { C_INVALID, C_SKIPPED, C_LOST, C_CHOSEN };
+
+/* one file looked at */
+struct cand {
+	char *path;          /* absolute path */
+	const char *base;    /* its file name (points into path) */
+	struct wheelname w;  /* valid unless state == C_INVALID */
+	const char *bad;     /* why the name is invalid */
+	long rank;           /* best tag rank (0 = best), -1 if no tag is supported */
+	const struct wheeltag *best;
+	int state;
+	char *reason;        /* why it was skipped or lost (NULL for the chosen one) */
+	int64_t mtime;       /* ns; read only to break ties */
+	int hasmtime;
+};
+
+/* the filters of a choice */
+struct pickopts {
+	const char *name;              /* canonical project name, or NULL */
+	struct pep440_specset spec;    /* --require clauses */
+	const char *spectext;          /* as written, for messages */
+	int pre;                       /* --pre */
+	struct pep440 local;           /* --local label parsed as 0+LABEL (nloc 0: none) */
+	const char *localtext;
+	const char *who;               /* names the target in reasons ("python3 (cp311)") */
+};
+
+/* all candidates of one run */
+struct pickset {
+	struct cand *c;
+	size_t n, cap;
+	struct strv warnings;  /* PEP 440 traps and other notes, one line each */
+	long chosen;           /* index of the chosen one, -1 if none */
+	char *names;           /* "a, b" when several projects are present and none was named */
+};
+
+/* Add the wheel files of a path: a folder's *.whl entries (not recursive), or the file
+   itself. Returns 0, or -1 with errno set (the path cannot be read). */
+int pick_add(struct pickset *ps, const char *path);
+/* Parse, filter and rank every candidate against t and o, choosing one (ps->chosen).
+   Returns 0 (check ps->chosen), or 2 when several projects are present and o->name is
+   NULL (ps->names lists them). */
+int pick_run(struct pickset *ps, const struct target *t, const struct pickopts *o);
+/* release everything */
+void pick_free(struct pickset *ps);
+
+#endif

@@ -1,0 +1,438 @@
+/* wheelpick: choose the wheel a Python interpreter would install out of a folder of
+   wheels, as pip ranks them, say why, print the exact pip command, verify the wheel */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "json.h"
+#include "pick.h"
+#include "target.h"
+
+static void
+usage(const char *err)
+{
+	if (err)
+		fprintf(stderr, "%s: %s\n", argv0, err);
+	fprintf(err ? stderr : stdout,
+	        "usage: wheelpick [--python=PATH] [--python-version=X.Y] [--abi=ABI[,ABI]]\n"
+	        "                 [--platform=PLAT]... [--tag-order=pip|packaging] [--name NAME]\n"
+	        "                 [--require SPEC] [--pre] [--local LABEL] [--pip] [--json] [-v]\n"
+	        "                 [--check] [--no-cache] DIR|WHEEL...\n"
+	        "Prints the absolute path of the wheel the interpreter would install (exit 0),\n"
+	        "or why none fits (exit 1); 2 for usage or unreadable input. See wheelpick(1).\n");
+	exit(err ? EXIT_USAGE : EXIT_OK);
+}
+
+/* match --opt=VALUE or --opt VALUE at argv[*i]; returns the value or NULL */
+static const char *
+optval(char **argv, int argc, int *i, const char *opt)
+{
+	size_t l = strlen(opt);
+	const char *a = argv[*i];
+
+	if (strncmp(a, opt, l))
+		return NULL;
+	if (a[l] == '=')
+		return a + l + 1;
+	if (a[l])
+		return NULL;
+	if (*i + 1 >= argc) {
+		char *m = xasprintf("%s needs a value", opt);
+		usage(m);
+	}
+	return argv[++*i];
+}
+
+/* split a requirement "name[extras] SPEC" into the name (canonical, or NULL) and SPEC */
+static void
+splitreq(const char *req, char **name, const char **spec)
+{
+	const char *p = req, *st;
+
+	while (*p == ' ' || *p == '\t')
+		p++;
+	st = p;
+	while ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+	       *p == '.' || *p == '_' || *p == '-')
+		p++;
+	*name = NULL;
+	if (p > st) {
+		char *raw = xstrndup(st, (size_t)(p - st));
+		struct buf b = { 0 };
+		if (!name_valid(raw))
+			dien(EXIT_USAGE, "--require '%s': '%s' is not a valid project name", req, raw);
+		canonname(&b, raw, strlen(raw));
+		*name = bufdetach(&b);
+		free(raw);
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p == '[') {
+			p = strchr(p, ']');
+			if (!p)
+				dien(EXIT_USAGE, "--require '%s': unclosed '['", req);
+			p++;
+		}
+	}
+	if (strchr(p, ';'))
+		dien(EXIT_USAGE, "--require '%s': environment markers (;) are not supported", req);
+	if (strchr(p, '@'))
+		dien(EXIT_USAGE, "--require '%s': direct references (@ URL) are not supported", req);
+	*spec = p;
+}
+
+static const char *const statename[] = { "invalid", "skipped", "lost", "chosen" };
+
+/* order near misses: valid names first, newest version first */
+static int
+bymiss(const void *a, const void *b)
+{
+	const struct cand *x = *(const struct cand *const *)a, *y = *(const struct cand *const *)b;
+
+	if ((x->state == C_INVALID) != (y->state == C_INVALID))
+		return x->state == C_INVALID ? 1 : -1;
+	if (x->state == C_INVALID)
+		return strcmp(x->base, y->base);
+	return -pep440_cmp(&x->w.ver, &y->w.ver);
+}
+
+static void
+pipcmd(struct buf *b, const struct target *t, const char *wheel)
+{
+	shquote(b, t->python ? t->python : "python3");
+	bufputs(b, " -m pip install --no-deps --force-reinstall ");
+	shquote(b, wheel);
+}
+
+static void
+writejson(const struct pickset *ps, const struct target *t, const char *checkerr, int checked)
+{
+	struct buf b = { 0 }, v = { 0 };
+	struct json j;
+	size_t k;
+
+	json_init(&j, &b);
+	json_obj(&j);
+	json_kstr(&j, "chosen", ps->chosen >= 0 ? ps->c[ps->chosen].path : NULL);
+	if (ps->chosen >= 0) {
+		pipcmd(&v, t, ps->c[ps->chosen].path);
+		json_kstr(&j, "pip_command", v.s);
+	} else {
+		json_kstr(&j, "pip_command", NULL);
+	}
+	if (checked) {
+		json_key(&j, "check");
+		json_obj(&j);
+		json_kbool(&j, "ok", !checkerr);
+		json_kstr(&j, "error", checkerr);
+		json_end(&j);
+	}
+	json_key(&j, "target");
+	json_obj(&j);
+	json_kstr(&j, "python", t->python);
+	json_kstr(&j, "executable", t->executable);
+	json_kstr(&j, "implementation", t->impl);
+	bufreset(&v);
+	bufprintf(&v, "%d.%d", t->major, t->minor);
+	json_kstr(&j, "python_version", v.s);
+	json_kstr(&j, "libc", t->libc);
+	json_kbool(&j, "free_threaded", t->threaded);
+	json_kstr(&j, "tag_order", t->order == ORDER_PIP ? "pip" : "packaging");
+	json_key(&j, "abis");
+	json_arr(&j);
+	for (k = 0; k < t->abis.n; k++)
+		json_str(&j, t->abis.v[k]);
+	json_end(&j);
+	json_key(&j, "platforms");
+	json_arr(&j);
+	for (k = 0; k < t->plats.n; k++)
+		json_str(&j, t->plats.v[k]);
+	json_end(&j);
+	json_kint(&j, "tags", (int64_t)t->tags.n);
+	json_end(&j);
+	json_key(&j, "candidates");
+	json_arr(&j);
+	for (k = 0; k < ps->n; k++) {
+		const struct cand *c = &ps->c[k];
+		json_obj(&j);
+		json_kstr(&j, "file", c->path);
+		json_kstr(&j, "status", statename[c->state]);
+		if (c->state != C_INVALID) {
+			json_kstr(&j, "name", c->w.name);
+			bufreset(&v);
+			pep440_str(&v, &c->w.ver);
+			json_kstr(&j, "version", v.s);
+			bufreset(&v);
+			if (c->w.hasbuild)
+				bufprintf(&v, "%llu%s", (unsigned long long)c->w.buildnum, c->w.buildrest);
+			json_kstr(&j, "build", c->w.hasbuild ? v.s : NULL);
+			json_kstr(&j, "tags", c->w.tagstr);
+			if (c->best) {
+				bufreset(&v);
+				bufprintf(&v, "%s-%s-%s", c->best->py, c->best->abi, c->best->plat);
+				json_kstr(&j, "best_tag", v.s);
+				json_kint(&j, "tag_rank", c->rank);
+			} else {
+				json_kstr(&j, "best_tag", NULL);
+				json_key(&j, "tag_rank");
+				json_null(&j);
+			}
+		}
+		json_kstr(&j, "reason", c->reason);
+		json_end(&j);
+	}
+	json_end(&j);
+	json_key(&j, "warnings");
+	json_arr(&j);
+	for (k = 0; k < ps->warnings.n; k++)
+		json_str(&j, ps->warnings.v[k]);
+	json_end(&j);
+	json_end(&j);
+	bufputc(&b, '\n');
+	fwrite(b.s, 1, b.len, stdout);
+	buffree(&b);
+	buffree(&v);
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *python = NULL, *pyver = NULL, *abi = NULL, *name = NULL, *req = NULL;
+	const char *local = NULL, *val, *why, *spec = "";
+	struct strv plats = { 0 }, paths = { 0 };
+	int pre = 0, pip = 0, json = 0, verbose = 0, check = 0, nocache = 0, i, rc = EXIT_OK;
+	int ended = 0, checked = 0;
+	enum tagorder order = ORDER_PIP;
+	struct target t = { 0 };
+	struct pickopts o = { 0 };
+	struct pickset ps = { 0 };
+	struct buf b = { 0 };
+	char *err = NULL, *reqname = NULL, *canon = NULL, *who, *checkerr = NULL;
+	size_t k, at;
+
+	setprogname(argv[0]);
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (ended || a[0] != '-' || !a[1]) {
+			strv_add(&paths, a, 0);
+		} else if (!strcmp(a, "--")) {
+			ended = 1;
+		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			usage(NULL);
+		} else if ((val = optval(argv, argc, &i, "--python"))) {
+			python = val;
+		} else if ((val = optval(argv, argc, &i, "--python-version"))) {
+			pyver = val;
+		} else if ((val = optval(argv, argc, &i, "--abi"))) {
+			abi = val;
+		} else if ((val = optval(argv, argc, &i, "--platform"))) {
+			strv_add(&plats, val, 1);
+		} else if ((val = optval(argv, argc, &i, "--tag-order"))) {
+			if (!strcmp(val, "pip"))
+				order = ORDER_PIP;
+			else if (!strcmp(val, "packaging"))
+				order = ORDER_PACKAGING;
+			else
+				usage("--tag-order must be pip or packaging");
+		} else if ((val = optval(argv, argc, &i, "--name"))) {
+			name = val;
+		} else if ((val = optval(argv, argc, &i, "--require"))) {
+			req = val;
+		} else if ((val = optval(argv, argc, &i, "--local"))) {
+			local = val;
+		} else if (!strcmp(a, "--pre")) {
+			pre = 1;
+		} else if (!strcmp(a, "--pip")) {
+			pip = 1;
+		} else if (!strcmp(a, "--json")) {
+			json = 1;
+		} else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
+			verbose = 1;
+		} else if (!strcmp(a, "--check")) {
+			check = 1;
+		} else if (!strcmp(a, "--no-cache")) {
+			nocache = 1;
+		} else {
+			char *m = xasprintf("unknown option '%s'", a);
+			usage(m);
+		}
+	}
+	if (!paths.n)
+		usage("name at least one folder or wheel file");
+
+	/* the filters */
+	if (name) {
+		if (!name_valid(name))
+			dien(EXIT_USAGE, "--name '%s' is not a valid project name", name);
+		canonname(&b, name, strlen(name));
+		canon = bufdetach(&b);
+	}
+	if (req) {
+		splitreq(req, &reqname, &spec);
+		if (reqname && canon && strcmp(reqname, canon))
+			dien(EXIT_USAGE, "--require names %s but --name names %s", reqname, canon);
+		if (reqname && !canon)
+			canon = xstrdup(reqname);
+		if (pep440_specset_parse(&o.spec, spec, &why, &at) < 0)
+			dien(EXIT_USAGE, "--require '%s': %s (at '%s')", req, why, spec + at);
+	}
+	o.name = canon;
+	o.spectext = req;
+	o.pre = pre;
+	if (local) {
+		char *s = xasprintf("0+%s", startswith(local, "+") ? local + 1 : local);
+		if (pep440_parses(&o.local, s) < 0 || !o.local.nloc)
+			dien(EXIT_USAGE, "--local '%s' is not a valid local label (letters, digits, '.')",
+			     local);
+		free(s);
+		o.localtext = local;
+	}
+
+	/* the target */
+	t.order = order;
+	if (python || (!pyver && !abi)) {
+		if (target_query(&t, python ? python : "python3", nocache, &err) < 0)
+			dien(EXIT_USAGE, "%s", err);
+	} else {
+		t.impl = xstrdup("cp");
+		target_localplats(&t);
+	}
+	if (pyver) {
+		int ma, mi, n = 0;
+		if (sscanf(pyver, "%d.%d%n", &ma, &mi, &n) == 2 && !pyver[n] && ma > 0 && mi >= 0) {
+			t.major = ma;
+			t.minor = mi;
+		} else if (sscanf(pyver, "%d%n", &ma, &n) == 1 && !pyver[n] && n >= 2) {
+			t.major = pyver[0] - '0';
+			t.minor = atoi(pyver + 1);
+		} else {
+			dien(EXIT_USAGE, "--python-version '%s': want MAJOR.MINOR, e.g. 3.13", pyver);
+		}
+		free(t.nodot);
+		t.nodot = xasprintf("%d%d", t.major, t.minor);
+		if (!abi && !python) {
+			char *d = xasprintf("cp%d%d", t.major, t.minor);
+			target_setabis(&t, d);
+			free(d);
+		}
+	}
+	if (abi) {
+		target_setabis(&t, abi);
+		if (!t.abis.n)
+			dien(EXIT_USAGE, "--abi '%s' names no ABI", abi);
+		if (!pyver && !python) {
+			int ma, mi;
+			if (sscanf(t.abis.v[0], "cp%1d%d", &ma, &mi) != 2)
+				dien(EXIT_USAGE, "--abi '%s': give --python-version too (the version is "
+				     "not in the ABI name)", abi);
+			t.major = ma;
+			t.minor = mi;
+			t.nodot = xasprintf("%d%d", ma, mi);
+		}
+	}
+	if (plats.n) {
+		strv_free(&t.plats);
+		for (k = 0; k < plats.n; k++)
+			plats_expand(&t.plats, plats.v[k]);
+	}
+	target_tags(&t);
+	who = t.python ? xstrdup(t.python) :
+	      xasprintf("the target %s (%s)", t.abis.n ? t.abis.v[0] : t.nodot,
+	                t.plats.n ? t.plats.v[0] : "any");
+	o.who = who;
+
+	/* the candidates */
+	for (k = 0; k < paths.n; k++)
+		if (pick_add(&ps, paths.v[k]) < 0)
+			dien(EXIT_USAGE, "%s:", paths.v[k]);
+	if (pick_run(&ps, &t, &o) == 2)
+		dien(EXIT_USAGE, "several projects in the input (%s): name one with --name", ps.names);
+	for (k = 0; k < ps.warnings.n; k++)
+		fprintf(stderr, "%s: warning: %s\n", argv0, ps.warnings.v[k]);
+	if (verbose) {
+		for (k = 0; k < ps.n; k++) {
+			const struct cand *c = &ps.c[k];
+			if (c->state == C_CHOSEN)
+				fprintf(stderr, "%s: chose %s: best tag %s-%s-%s (rank %ld of %zu)\n", argv0,
+				        c->base, c->best->py, c->best->abi, c->best->plat, c->rank, t.tags.n);
+			else
+				fprintf(stderr, "%s: %s %s: %s\n", argv0, statename[c->state], c->base,
+				        c->reason);
+		}
+	}
+	if (ps.chosen < 0) {
+		if (json)
+			writejson(&ps, &t, NULL, 0);
+		if (!ps.n) {
+			fprintf(stderr, "%s: no wheel files (*.whl) in", argv0);
+			for (k = 0; k < paths.n; k++)
+				fprintf(stderr, " %s", paths.v[k]);
+			fprintf(stderr, "\n");
+		} else {
+			const struct cand **m = xcalloc(ps.n, sizeof *m);
+			size_t nm = 0;
+			for (k = 0; k < ps.n; k++)
+				m[nm++] = &ps.c[k];
+			qsort(m, nm, sizeof *m, bymiss);
+			fprintf(stderr, "%s: no suitable wheel for %s among %zu file%s; near misses:\n",
+			        argv0, who, ps.n, ps.n == 1 ? "" : "s");
+			for (k = 0; k < nm && k < 10; k++)
+				fprintf(stderr, "  %s: %s\n", m[k]->base, m[k]->reason);
+			if (nm > 10)
+				fprintf(stderr, "  ... and %zu more (-v lists them all)\n", nm - 10);
+			free(m);
+		}
+		rc = EXIT_PROBLEM;
+		goto out;
+	}
+	{
+		const struct cand *c = &ps.c[ps.chosen];
+		int fd = open(c->path, O_RDONLY | O_CLOEXEC);
+		struct stat st;
+		if (fd < 0)
+			dien(EXIT_USAGE, "%s: cannot read the chosen wheel:", c->path);
+		if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+			dien(EXIT_USAGE, "%s: the chosen wheel is not a regular file", c->path);
+		close(fd);
+		if (check) {
+			int r = wheel_check(c->path, &c->w, &checkerr);
+			checked = 1;
+			if (r == 2)
+				dien(EXIT_USAGE, "%s: %s", c->path, checkerr);
+			if (r) {
+				fprintf(stderr, "%s: %s: check failed: %s\n", argv0, c->path, checkerr);
+				rc = EXIT_PROBLEM;
+			}
+		}
+		if (json) {
+			writejson(&ps, &t, checkerr, checked);
+		} else if (rc == EXIT_OK) {
+			bufreset(&b);
+			if (pip)
+				pipcmd(&b, &t, c->path);
+			else
+				bufputs(&b, c->path);
+			printf("%s\n", b.s);
+		}
+	}
+out:
+	if (fflush(stdout) == EOF || ferror(stdout))
+		dien(EXIT_USAGE, "writing to stdout:");
+	free(checkerr);
+	free(err);
+	free(reqname);
+	free(canon);
+	free(who);
+	buffree(&b);
+	strv_free(&plats);
+	strv_free(&paths);
+	pep440_specset_free(&o.spec);
+	pep440_free(&o.local);
+	pick_free(&ps);
+	target_free(&t);
+	return rc;
+}
