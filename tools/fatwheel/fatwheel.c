@@ -628,13 +628,14 @@ resolveobj(const struct elfinfo *ei, const char *wheelname, const char *diskpath
 		n = ei->needed[i];
 		if (policy_system(n) || excluded(n) || findlib(n))
 			continue;
+		bufreset(&search_skipped);
 		if (ownpath(ei, wheelname, diskpath, n, &path))
 			continue;
 		if (!path)
 			path = search_find(&opt.sp, n, ei);
 		if (!path) {
-			bufprintf(&errors, "fatwheel: %s: %s needed by %s not found (add --lib-path DIR or --exclude '%s')\n",
-			          opt.in, n, by, n);
+			bufprintf(&errors, "fatwheel: %s: %s needed by %s not found (add --lib-path DIR or --exclude '%s')%s\n",
+			          opt.in, n, by, n, search_skipped.len ? search_skipped.s : "");
 			continue;
 		}
 		if (excluded(path)) {
@@ -1301,6 +1302,7 @@ freeall(void)
 	free(opt.include);
 	free(opt.exused);
 	buffree(&errors);
+	buffree(&search_skipped);
 }
 
 int

@@ -71,6 +71,8 @@ void search_add(struct searchpath *s, const char *dir);
 void search_addlist(struct searchpath *s, const char *list);
 /* add ld.so.cache's folders (from ldconfig -p) and the default system folders */
 void search_addsystem(struct searchpath *s);
+/* files search_in passed over, as "; skipped PATH: why" (reset by the caller) */
+extern struct buf search_skipped;
 /* Find name in dir: it must be an ELF file of the same class and machine as want.
    Returns the path (fresh string) or NULL. */
 char *search_in(const char *dir, const char *name, const struct elfinfo *want);

@@ -92,14 +92,21 @@ elfmatch(const char *path, const struct elfinfo *want)
 	return (h[4] == 2) == (want->is64 != 0) && rd16(h + 18) == want->machine;
 }
 
+struct buf search_skipped;
+
 char *
 search_in(const char *dir, const char *name, const struct elfinfo *want)
 {
 	char *p = xasprintf("%s/%s", dir, name);
 	struct stat st;
 
-	if (stat(p, &st) == 0 && S_ISREG(st.st_mode) && elfmatch(p, want))
-		return p;
+	if (stat(p, &st) == 0 && S_ISREG(st.st_mode)) {
+		if (elfmatch(p, want))
+			return p;
+		/* ld.so skips it too; say so if nothing else is found */
+		bufprintf(&search_skipped, "; skipped %s: %s", p,
+		          elfmatch(p, NULL) ? "wrong ELF class or machine" : "not an ELF file");
+	}
 	free(p);
 	return NULL;
 }
