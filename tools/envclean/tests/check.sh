@@ -1,0 +1,137 @@
+# envclean against the real failure: a package whose native part refuses to initialise
+# a type twice in one process (tests/dupdemo, built with pip offline and installed in a
+# venv) meets a second copy through PYTHONPATH, the working folder, the user site, a .pth
+# line or hook, and an older core library through LD_LIBRARY_PATH. Each time: the plain
+# import breaks, envclean runs it clean where it can, and --check names both copies.
+. "$KILN_SRC/tests/lib.sh"
+need cc
+PY=${KILN_TEST_PYTHON:-/usr/bin/python3}
+[ -x "$PY" ] || PY=$(command -v python3) || skip_all "needs python3"
+"$PY" -c 'import os, sysconfig, setuptools, wheel, pip, venv
+assert os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h"))' 2>/dev/null ||
+	skip_all "needs $PY with pip, setuptools, wheel, venv and its headers (python3-dev)"
+export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1 PIP_ROOT_USER_ACTION=ignore
+unset PYTHONPATH PYTHONHOME PYTHONSAFEPATH LD_LIBRARY_PATH PYTHONNOUSERSITE VIRTUAL_ENV
+FIX=$KILN_SRC/tools/envclean/tests/dupdemo
+S=$T/src V=$T/venv
+
+# --- build the package: the core library, a wheel, an in-place build in the source tree
+cp -R "$FIX" "$S" && mkdir -p "$S/dupdemo/lib" "$T/oldlib" "$T/home" || exit 2
+cc -shared -fPIC -O2 -Wl,-soname,libdupcore.so -o "$S/dupdemo/lib/libdupcore.so" "$S/core/dupcore.c" &&
+cc -shared -fPIC -DDUPCORE_OLD -Wl,-soname,libdupcore.so -o "$T/oldlib/libdupcore.so" "$S/core/dupcore.c" ||
+	{ notok "build libdupcore.so"; exit 1; }
+check "pip builds the dupdemo wheel offline" \
+	sh -c "cd '$S' && '$PY' -m pip wheel -q --no-build-isolation --no-deps --no-index -w '$T/dist' ."
+WHL=$(ls "$T"/dist/dupdemo-1.0-*.whl 2>/dev/null)
+[ -f "$WHL" ] || { notok "no wheel in $T/dist"; exit 1; }
+check "setup.py build_ext --inplace builds the source tree's copy" \
+	sh -c "cd '$S' && '$PY' setup.py -q build_ext --inplace"
+"$PY" -m venv --without-pip "$V" || exit 2
+check "pip installs the wheel into a venv" \
+	"$PY" -m pip -q --python "$V/bin/python" install --no-index --no-deps "$WHL"
+SP=$("$V/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+cd "$T" || exit 2
+
+check "the installed package imports alone" "$V/bin/python" -c 'import dupdemo'
+exits "clean venv: --check finds nothing" 0 envclean --check --python="$V" --module=dupdemo
+same "clean venv: --check prints nothing" "" "$(cat "$T/.out")"
+
+# --- a second copy on PYTHONPATH
+export PYTHONPATH=$S
+exits "PYTHONPATH copy: the plain import breaks" 1 "$V/bin/python" -c 'import dupdemo'
+has "PYTHONPATH copy: with the pybind11-style message" "$T/.err" 'generic_type: cannot initialize type "Widget"'
+check "PYTHONPATH copy: envclean -- python -c 'import dupdemo' works" \
+	envclean -- "$V/bin/python" -c 'import dupdemo; print(dupdemo.__file__, dupdemo.widget())'
+has "PYTHONPATH copy: envclean imports the installed copy" "$T/.out" "$SP/dupdemo/__init__.py widget from libdupcore ABI 2"
+check "PYTHONPATH copy: envclean --prepend-path VENV/bin -- python works" \
+	envclean --prepend-path "$V/bin" -- python -c 'import dupdemo, os; print(os.environ["VIRTUAL_ENV"])'
+same "PYTHONPATH copy: --prepend-path of a venv sets VIRTUAL_ENV" "$V" "$(cat "$T/.out")"
+exits "PYTHONPATH copy: --check exits 1" 1 envclean --check --python="$V/bin/python" --module=dupdemo
+has "PYTHONPATH copy: --check names the source tree copy" "$T/.out" "$S/dupdemo (PYTHONPATH; source tree with setup.py"
+has "PYTHONPATH copy: --check names the installed copy" "$T/.out" "shadows $SP/dupdemo (site-packages; metadata dupdemo 1.0)"
+has "PYTHONPATH copy: --check gives the fix" "$T/.out" "fix: unset PYTHONPATH or drop $S from it"
+same "PYTHONPATH copy: one line per finding" 1 "$(lines "$T/.out")"
+exits "PYTHONPATH copy: --check --json exits 1" 1 envclean --check --python="$V" --module=dupdemo --json
+cp "$T/.out" "$T/check.json"
+check "PYTHONPATH copy: --json holds the finding with both paths" "$PY" -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+f = [x for x in d["findings"] if x["level"] == "problem"]
+assert len(f) == 1 and f[0]["kind"] == "copies" and f[0]["module"] == "dupdemo", f
+assert f[0]["paths"] == [sys.argv[2] + "/dupdemo", sys.argv[3] + "/dupdemo"], f[0]["paths"]
+assert [p["origin"] for p in d["sys_path"] if p["path"] == sys.argv[2]] == ["PYTHONPATH"]
+' "$T/check.json" "$S" "$SP"
+exits "PYTHONPATH copy: --check run under envclean is clean" 0 \
+	envclean -- envclean --check --python="$V" --module=dupdemo
+unset PYTHONPATH
+
+# --- stale metadata: a copy half removed, its dist-info left behind
+"$PY" -m pip -q install --no-index --no-deps --target "$T/stale" "$WHL" && rm -r "$T/stale/dupdemo"
+exits "stale dist-info on PYTHONPATH: --check exits 1" 1 \
+	env PYTHONPATH="$T/stale" envclean --check --python="$V" --module=dupdemo
+has "stale dist-info: --check names the metadata and the imported copy" "$T/.out" \
+	"$T/stale/dupdemo-1.0.dist-info says dupdemo 1.0 is installed in $T/stale, but that folder holds no dupdemo; Python imports $SP/dupdemo"
+
+# --- a source checkout in the working folder
+exits "source tree in cwd: the plain import breaks" 1 sh -c "cd '$S' && '$V/bin/python' -c 'import dupdemo'"
+exits "source tree in cwd: --check --cwd exits 1" 1 envclean --check --python="$V" --module=dupdemo --cwd="$S"
+has "source tree in cwd: --check names the working folder's copy" "$T/.out" "$S/dupdemo (the working folder; source tree with setup.py"
+has "source tree in cwd: --check names the installed copy" "$T/.out" "shadows $SP/dupdemo"
+has "source tree in cwd: --check says to run elsewhere" "$T/.out" "fix: run from another folder than $S"
+exits "source tree in cwd, not on sys.path (PYTHONSAFEPATH): --check still exits 1" 1 \
+	env PYTHONSAFEPATH=1 envclean --check --python="$V" --module=dupdemo --cwd="$S"
+has "source tree in cwd, not on sys.path: a script run there would import it" "$T/.out" \
+	"a script run there (python setup.py) imports it before $SP/dupdemo"
+
+# --- a .pth path line and a .pth import hook in the venv
+echo "$S" >"$SP/zz_devpath.pth"
+exits ".pth path line: the plain import breaks" 1 "$V/bin/python" -c 'import dupdemo'
+exits ".pth path line: --check exits 1" 1 envclean --check --python="$V" --module=dupdemo
+has ".pth path line: --check names the file and line" "$T/.out" "$S/dupdemo (added by line 1 of $SP/zz_devpath.pth"
+has ".pth path line: --check says to remove it" "$T/.out" "fix: remove line 1 of $SP/zz_devpath.pth"
+rm "$SP/zz_devpath.pth"
+printf '# a develop hook\nimport sys; sys.path.insert(0, "%s")\n' "$S" >"$SP/zz_devhook.pth"
+exits ".pth import hook: the plain import breaks" 1 "$V/bin/python" -c 'import dupdemo'
+exits ".pth import hook: envclean cannot undo a hook inside the venv" 1 envclean -- "$V/bin/python" -c 'import dupdemo'
+exits ".pth import hook: --check exits 1" 1 envclean --check --python="$V" --module=dupdemo
+has ".pth import hook: --check names the hook as the origin of the copy" "$T/.out" "$S/dupdemo (added by the import hook on line 2 of $SP/zz_devhook.pth"
+has ".pth import hook: --check flags the hook itself" "$T/.out" "$SP/zz_devhook.pth:2: import hook runs at every interpreter start and changes what gets imported"
+rm "$SP/zz_devhook.pth"
+echo "import dupdemo" >"$SP/zz_preload.pth"
+exits "module imported by a startup hook: --check exits 1" 1 envclean --check --python="$V" --module=dupdemo
+has "module imported by a startup hook: --check names the file imported" "$T/.out" "dupdemo: imported at interpreter startup (by a .pth hook or sitecustomize) from $SP/dupdemo/__init__.py"
+rm "$SP/zz_preload.pth"
+exits "hooks removed: --check is clean again" 0 envclean --check --python="$V" --module=dupdemo
+
+# --- LD_LIBRARY_PATH reaching an older core library
+export LD_LIBRARY_PATH=$T/oldlib
+exits "LD_LIBRARY_PATH: the plain import breaks" 1 "$V/bin/python" -c 'import dupdemo'
+has "LD_LIBRARY_PATH: with the loader's message" "$T/.err" "undefined symbol: dupcore_register_v2"
+check "LD_LIBRARY_PATH: envclean -- python -c 'import dupdemo' works" envclean -- "$V/bin/python" -c 'import dupdemo'
+exits "LD_LIBRARY_PATH: envclean --keep LD_LIBRARY_PATH keeps the breakage" 1 \
+	envclean --keep LD_LIBRARY_PATH -- "$V/bin/python" -c 'import dupdemo'
+exits "LD_LIBRARY_PATH: --check exits 1" 1 envclean --check --python="$V" --module=dupdemo
+has "LD_LIBRARY_PATH: --check names both libraries" "$T/.out" \
+	"LD_LIBRARY_PATH reaches $T/oldlib/libdupcore.so, another copy of libdupcore.so than the one dupdemo ships ($SP/dupdemo/lib/libdupcore.so)"
+exits "LD_LIBRARY_PATH to the shipped folder itself: --check is clean" 0 \
+	env LD_LIBRARY_PATH="$SP/dupdemo/lib" envclean --check --python="$V" --module=dupdemo
+unset LD_LIBRARY_PATH
+
+# --- the user site (HOME in scratch), enabled in a venv that sees system packages
+SV=$T/sysvenv
+"$PY" -m venv --without-pip --system-site-packages "$SV" &&
+	"$PY" -m pip -q --python "$SV/bin/python" install --no-index --no-deps "$WHL" || exit 2
+US=$(HOME=$T/home "$SV/bin/python" -c 'import site; print(site.getusersitepackages())')
+case "$US" in "$T/home/"*) ;; *) notok "user site $US is not under the scratch HOME"; exit 1 ;; esac
+"$PY" -m pip -q install --no-index --no-deps --target "$US" "$WHL" || exit 2
+export HOME=$T/home
+exits "user site copy: the plain import breaks" 1 "$SV/bin/python" -c 'import dupdemo'
+has "user site copy: with the pybind11-style message" "$T/.err" 'generic_type: cannot initialize type "Widget"'
+check "user site copy: envclean -- python -c 'import dupdemo' works" envclean -- "$SV/bin/python" -c 'import dupdemo'
+exits "user site copy: --check exits 1" 1 envclean --check --python="$SV" --module=dupdemo
+has "user site copy: --check names the user site copy" "$T/.out" "$US/dupdemo (user site;"
+has "user site copy: --check names the venv copy" "$T/.out" "$SV/lib/"
+has "user site copy: --check gives the fix" "$T/.out" "fix: pip uninstall --user dupdemo, or set PYTHONNOUSERSITE=1"
+exits "user site copy, PYTHONNOUSERSITE=1: --check exits 0" 0 \
+	env PYTHONNOUSERSITE=1 envclean --check --python="$SV" --module=dupdemo -v
+has "user site copy, PYTHONNOUSERSITE=1: -v notes the disabled copy" "$T/.out" "note: dupdemo: the user site $US holds a copy"
