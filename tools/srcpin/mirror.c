@@ -1,0 +1,886 @@
+/* bare mirrors in the cache: where they live, fetching only what is missing, refs */
+#include "srcpin.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hash.h"
+
+const char *
+gitmsg(void)
+{
+	const git_error *e = git_error_last();
+
+	return e && e->message ? e->message : "unknown error";
+}
+
+static int
+rmone(const char *p, const struct stat *st, int type, struct FTW *f)
+{
+	(void)st; (void)f;
+	if (type == FTW_DP)
+		return rmdir(p) < 0 && errno != ENOENT ? -1 : 0;
+	return unlink(p) < 0 && errno != ENOENT ? -1 : 0;
+}
+
+int
+rmtree(const char *path)
+{
+	struct stat st;
+
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT ? 0 : -1;
+	if (!S_ISDIR(st.st_mode))
+		return unlink(path);
+	/* make read-only folders writable first, as git's pack folders can be */
+	return nftw(path, rmone, 32, FTW_DEPTH | FTW_PHYS);
+}
+
+int
+mkdirs(const char *path)
+{
+	char *p = xstrdup(path), *s;
+
+	for (s = p + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = 0;
+		if (mkdir(p, 0777) < 0 && errno != EEXIST) {
+			free(p);
+			return -1;
+		}
+		*s = '/';
+	}
+	if (mkdir(p, 0777) < 0 && errno != EEXIST) {
+		free(p);
+		return -1;
+	}
+	free(p);
+	return 0;
+}
+
+char *
+abspath(const char *path)
+{
+	char cwd[4096];
+
+	if (path[0] == '/')
+		return xstrdup(path);
+	if (!getcwd(cwd, sizeof cwd))
+		die("cannot read the current folder:");
+	if (strcmp(path, ".") == 0)
+		return xstrdup(cwd);
+	return xasprintf("%s/%s", cwd, path[0] == '.' && path[1] == '/' ? path + 2 : path);
+}
+
+char *
+mirror_path(const struct spopts *o, const char *name)
+{
+	return xasprintf("%s/%s.git", o->cache, name);
+}
+
+/* the last path component of a URL, without .git (e.g. "vision") */
+static char *
+urlbase(const char *url)
+{
+	size_t n = strlen(url);
+	const char *b;
+
+	while (n && url[n - 1] == '/')
+		n--;
+	if (n > 4 && strncmp(url + n - 4, ".git", 4) == 0)
+		n -= 4;
+	for (b = url + n; b > url && b[-1] != '/' && b[-1] != ':'; b--)
+		;
+	return xstrndup(b, (size_t)(url + n - b));
+}
+
+char *
+mirror_path_url(const struct spopts *o, const char *url)
+{
+	unsigned char d[32];
+	struct buf h = {0};
+	char *base = urlbase(url), *p, *s;
+
+	for (s = base; *s; s++)
+		if (!(*s == '-' || *s == '_' || *s == '.' || (*s >= '0' && *s <= '9') ||
+		      (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z')))
+			*s = '_';
+	sha256_buf(url, strlen(url), d);
+	hexenc(&h, d, 4);
+	p = xasprintf("%s/modules/%s-%s.git", o->cache, *base ? base : "repo", h.s);
+	buffree(&h);
+	free(base);
+	return p;
+}
+
+static int
+isdir(const char *p)
+{
+	struct stat st;
+
+	return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+char *
+fetch_url(const struct spopts *o, const char *label, const char *url)
+{
+	const char *best = NULL, *rest, *path;
+	size_t bestn = 0, i, n;
+	char *u, *hostpath, *base, *cand[6], *found = NULL;
+	struct buf tried = {0};
+
+	for (i = 0; i < o->nrewrite; i++) {
+		const char *eq = strchr(o->rewrite[i], '=');
+		n = (size_t)(eq - o->rewrite[i]);
+		if (n >= bestn && strncmp(url, o->rewrite[i], n) == 0) {
+			best = o->rewrite[i];
+			bestn = n;
+		}
+	}
+	u = best ? xasprintf("%s%s", strchr(best, '=') + 1, url + bestn) : xstrdup(url);
+	if (!o->mirror)
+		return u;
+
+	/* host/owner/repo from scheme://[user@]host[:port]/owner/repo[.git] or user@host:path */
+	rest = strstr(u, "://");
+	rest = rest ? rest + 3 : u;
+	if ((path = strchr(rest, '@')) && path < strchr(rest, '/'))
+		rest = path + 1;
+	hostpath = xstrdup(rest);
+	for (char *c = hostpath; *c && *c != '/'; c++)
+		if (*c == ':') { /* scp-like user@host:path, or host:port/ */
+			char *sl = strchr(c, '/');
+			if (c[1] >= '0' && c[1] <= '9' && sl)
+				memmove(c, sl, strlen(sl) + 1);
+			else
+				*c = '/';
+			break;
+		}
+	n = strlen(hostpath);
+	while (n && hostpath[n - 1] == '/')
+		hostpath[--n] = 0;
+	if (n > 4 && strcmp(hostpath + n - 4, ".git") == 0)
+		hostpath[n -= 4] = 0;
+	base = urlbase(hostpath);
+	path = strchr(hostpath, '/');
+	path = path ? path + 1 : hostpath;
+	cand[0] = xasprintf("%s/%s.git", o->mirror, hostpath);
+	cand[1] = xasprintf("%s/%s", o->mirror, hostpath);
+	cand[2] = xasprintf("%s/%s.git", o->mirror, path);
+	cand[3] = xasprintf("%s/%s", o->mirror, path);
+	cand[4] = xasprintf("%s/%s.git", o->mirror, base);
+	cand[5] = xasprintf("%s/%s", o->mirror, base);
+	for (i = 0; i < 6; i++) {
+		if (!found && isdir(cand[i]))
+			found = abspath(cand[i]);
+		if (i == 0 || strcmp(cand[i], cand[i - 1]) != 0)
+			bufprintf(&tried, "%s%s", i ? ", " : "", cand[i]);
+	}
+	if (!found)
+		die("%s: %s: no mirror in %s (looked for %s)", label, url, o->mirror, tried.s);
+	for (i = 0; i < 6; i++)
+		free(cand[i]);
+	buffree(&tried);
+	free(base);
+	free(hostpath);
+	free(u);
+	return found;
+}
+
+git_repository *
+mirror_open(const char *dir)
+{
+	git_repository *r;
+
+	if (git_repository_open_ext(&r, dir, GIT_REPOSITORY_OPEN_NO_SEARCH | GIT_REPOSITORY_OPEN_BARE,
+	                            NULL) < 0)
+		return NULL;
+	return r;
+}
+
+char *
+mirror_url(git_repository *r)
+{
+	git_config *c;
+	git_buf b = {0};
+	char *u = NULL;
+
+	if (git_repository_config_snapshot(&c, r) < 0)
+		return NULL;
+	if (git_config_get_string_buf(&b, c, "srcpin.url") == 0)
+		u = xstrdup(b.ptr);
+	git_buf_dispose(&b);
+	git_config_free(c);
+	return u;
+}
+
+static int
+ishex(const char *s, size_t min, size_t max)
+{
+	size_t n = 0;
+
+	for (; s[n]; n++)
+		if (!((s[n] >= '0' && s[n] <= '9') || (s[n] >= 'a' && s[n] <= 'f') ||
+		      (s[n] >= 'A' && s[n] <= 'F')))
+			return 0;
+	return n >= min && n <= max;
+}
+
+/* peel a reference name to a commit */
+static int
+peelref(git_repository *r, const char *name, git_oid *out)
+{
+	git_reference *ref;
+	git_object *obj;
+	int e;
+
+	if ((e = git_reference_lookup(&ref, r, name)) < 0)
+		return e;
+	e = git_reference_peel(&obj, ref, GIT_OBJECT_COMMIT);
+	git_reference_free(ref);
+	if (e < 0)
+		return GIT_ERROR;   /* the ref is there but its objects are not: a damaged mirror */
+	git_oid_cpy(out, git_object_id(obj));
+	git_object_free(obj);
+	return 0;
+}
+
+int
+resolve_ref(git_repository *r, const char *ref, git_oid *out, int *kind)
+{
+	char name[1024];
+	git_object *obj;
+	git_odb *odb;
+	int e, have;
+
+	*kind = 's';
+	if (ishex(ref, GIT_OID_HEXSZ, GIT_OID_HEXSZ)) {
+		if (git_oid_fromstr(out, ref) < 0 || git_repository_odb(&odb, r) < 0)
+			return -1;
+		have = git_odb_exists(odb, out);
+		git_odb_free(odb);
+		return have ? 0 : GIT_ENOTFOUND;
+	}
+	if (strlen(ref) < sizeof name - 16) {
+		snprintf(name, sizeof name, "refs/tags/%s", ref);
+		*kind = 't';
+		if ((e = peelref(r, name, out)) != GIT_ENOTFOUND)
+			return e;
+		snprintf(name, sizeof name, "refs/heads/%s", ref);
+		*kind = 'b';
+		if ((e = peelref(r, name, out)) != GIT_ENOTFOUND)
+			return e;
+		*kind = 'r';
+		if (startswith(ref, "refs/") && (e = peelref(r, ref, out)) != GIT_ENOTFOUND)
+			return e;
+	}
+	if (ishex(ref, 4, GIT_OID_HEXSZ - 1)) {
+		git_oid p;
+		*kind = 's';
+		if (git_oid_fromstrn(&p, ref, strlen(ref)) < 0)
+			return -1;
+		e = git_object_lookup_prefix(&obj, r, &p, strlen(ref), GIT_OBJECT_ANY);
+		if (e < 0)
+			return e;
+		if (git_object_type(obj) != GIT_OBJECT_COMMIT) {
+			git_object *c;
+			e = git_object_peel(&c, obj, GIT_OBJECT_COMMIT);
+			git_object_free(obj);
+			if (e < 0)
+				return GIT_ENOTFOUND;
+			obj = c;
+		}
+		git_oid_cpy(out, git_object_id(obj));
+		git_object_free(obj);
+		return 0;
+	}
+	return GIT_ENOTFOUND;
+}
+
+size_t
+editdist(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), i, j, *d, r;
+
+	d = xcalloc(lb + 1, sizeof *d);
+	for (j = 0; j <= lb; j++)
+		d[j] = j;
+	for (i = 1; i <= la; i++) {
+		size_t diag = d[0];
+		d[0] = i;
+		for (j = 1; j <= lb; j++) {
+			size_t up = d[j], best = diag + (a[i - 1] != b[j - 1]);
+			if (up + 1 < best)
+				best = up + 1;
+			if (d[j - 1] + 1 < best)
+				best = d[j - 1] + 1;
+			diag = up;
+			d[j] = best;
+		}
+	}
+	r = d[lb];
+	free(d);
+	return r;
+}
+
+struct cand {
+	char *name;
+	size_t dist;
+};
+
+static int
+candcmp(const void *a, const void *b)
+{
+	const struct cand *x = a, *y = b;
+
+	if (x->dist != y->dist)
+		return x->dist < y->dist ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+char *
+close_refs(git_repository *r, const char *ref)
+{
+	git_strarray names = {0};
+	struct cand *c = NULL;
+	size_t n = 0, cap = 0, i, limit = strlen(ref) / 3 + 2;
+	struct buf b = {0};
+
+	bufputs(&b, "");
+	if (git_reference_list(&names, r) < 0)
+		return bufdetach(&b);
+	for (i = 0; i < names.count; i++) {
+		const char *s = names.strings[i];
+		size_t d;
+		if (startswith(s, "refs/tags/"))
+			s += 10;
+		else if (startswith(s, "refs/heads/"))
+			s += 11;
+		else
+			continue;
+		d = editdist(ref, s);
+		if (d > limit && !strstr(s, ref))
+			continue;
+		c = xgrow(c, &cap, n + 1, sizeof *c);
+		c[n].name = xstrdup(s);
+		c[n++].dist = d;
+	}
+	if (n)
+		qsort(c, n, sizeof *c, candcmp);
+	for (i = 0; i < n; i++) {
+		if (i < 5)
+			bufprintf(&b, "%s%s", i ? ", " : "", c[i].name);
+		free(c[i].name);
+	}
+	free(c);
+	git_strarray_dispose(&names);
+	return bufdetach(&b);
+}
+
+/* fetch progress on a terminal: objects, bytes, rate */
+struct prog {
+	const char *label;
+	struct timespec t0, last;
+	int shown;
+};
+
+static double
+since(const struct timespec *a, const struct timespec *b)
+{
+	return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) / 1e9;
+}
+
+static int
+progress_cb(const git_indexer_progress *st, void *payload)
+{
+	struct prog *p = payload;
+	struct timespec now;
+	double mib = (double)st->received_bytes / (1024.0 * 1024.0), t;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (p->shown && since(&p->last, &now) < 0.1 && st->received_objects != st->total_objects)
+		return 0;
+	p->last = now;
+	t = since(&p->t0, &now);
+	fprintf(stderr, "\r%s: %u/%u objects, %.1f MiB, %.1f MiB/s   ", p->label,
+	        st->received_objects, st->total_objects, mib, t > 0 ? mib / t : 0.0);
+	p->shown = 1;
+	return 0;
+}
+
+static int
+net_error(void)
+{
+	const git_error *e = git_error_last();
+
+	return e && (e->klass == GIT_ERROR_NET || e->klass == GIT_ERROR_SSL ||
+	             e->klass == GIT_ERROR_HTTP || e->klass == GIT_ERROR_SSH);
+}
+
+/* a fetch URL that names a repository on this machine: its path, or NULL */
+static char *
+localpath(const char *u)
+{
+	if (startswith(u, "file://"))
+		return xstrdup(u + 7);
+	if (u[0] == '/' || (!strstr(u, "://") && isdir(u)))
+		return abspath(u);
+	return NULL;
+}
+
+/* the pack stream from git_packbuilder_foreach into the mirror's object store */
+struct packsink {
+	git_odb_writepack *wp;
+	git_indexer_progress st;
+	struct prog *p;
+};
+
+static int
+packsink_cb(void *buf, size_t size, void *payload)
+{
+	struct packsink *k = payload;
+
+	return k->wp->append(k->wp, buf, size, &k->st);
+}
+
+/* true if the ref is one a mirror keeps */
+static int
+keptref(const char *name)
+{
+	return (startswith(name, "refs/heads/") || startswith(name, "refs/tags/")) &&
+	       !endswith(name, "^{}");
+}
+
+/* Fetch from a repository on this machine without a transport: pack exactly the objects
+   the mirror lacks (history behind the mirror's refs is hidden), then set the refs as the
+   source has them (pruning the rest). extra: a commit id to fetch besides the refs. */
+static int
+fetch_local(const struct spopts *o, const char *label, git_repository *r, const char *path,
+            const char *extra)
+{
+	git_repository *src;
+	git_reference_iterator *it;
+	git_reference *ref;
+	git_revwalk *w = NULL;
+	git_packbuilder *pb = NULL;
+	git_odb *dodb = NULL, *sodb = NULL;
+	struct prog p = {label, {0, 0}, {0, 0}, 0};
+	struct packsink k = {0};
+	char **names = NULL;
+	git_oid *ids = NULL;
+	size_t n = 0, cap = 0, cap2 = 0, i;
+	int e;
+
+	if ((e = git_repository_open_ext(&src, path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL)) < 0) {
+		char *m = xasprintf("no git repository at %s: %s", path, gitmsg());
+		git_error_set_str(GIT_ERROR_NET, m);   /* unreachable, as a network error would be */
+		free(m);
+		return e;
+	}
+	if ((e = git_repository_odb(&dodb, r)) < 0 || (e = git_repository_odb(&sodb, src)) < 0 ||
+	    (e = git_revwalk_new(&w, src)) < 0 || (e = git_packbuilder_new(&pb, src)) < 0)
+		goto out;
+	git_packbuilder_set_threads(pb, 0);
+	/* what the source has */
+	if ((e = git_reference_iterator_new(&it, src)) < 0)
+		goto out;
+	while (git_reference_next(&ref, it) == 0) {
+		const char *nm = git_reference_name(ref);
+		if (keptref(nm) && git_reference_type(ref) == GIT_REFERENCE_DIRECT) {
+			names = xgrow(names, &cap, n + 1, sizeof *names);
+			ids = xgrow(ids, &cap2, n + 1, sizeof *ids);
+			names[n] = xstrdup(nm);
+			git_oid_cpy(&ids[n], git_reference_target(ref));
+			n++;
+		}
+		git_reference_free(ref);
+	}
+	git_reference_iterator_free(it);
+	/* hide what the mirror already has */
+	if ((e = git_reference_iterator_new(&it, r)) < 0)
+		goto out;
+	while (git_reference_next(&ref, it) == 0) {
+		git_object *c;
+		if (git_reference_peel(&c, ref, GIT_OBJECT_COMMIT) == 0) {
+			if (git_odb_exists(sodb, git_object_id(c)))
+				git_revwalk_hide(w, git_object_id(c));
+			git_object_free(c);
+		}
+		git_reference_free(ref);
+	}
+	git_reference_iterator_free(it);
+	/* want what it lacks */
+	for (i = 0; i <= n; i++) {
+		git_oid id;
+		git_object *obj, *c;
+		if (i < n)
+			git_oid_cpy(&id, &ids[i]);
+		else if (!extra || git_oid_fromstr(&id, extra) < 0)
+			break;
+		if (git_odb_exists(dodb, &id) || git_object_lookup(&obj, src, &id, GIT_OBJECT_ANY) < 0)
+			continue;
+		while (git_object_type(obj) == GIT_OBJECT_TAG) {
+			git_object *t;
+			git_packbuilder_insert(pb, git_object_id(obj), NULL);
+			if (git_tag_target(&t, (git_tag *)obj) < 0)
+				break;
+			git_object_free(obj);
+			obj = t;
+		}
+		if (git_object_type(obj) == GIT_OBJECT_COMMIT) {
+			if (!git_odb_exists(dodb, git_object_id(obj)))
+				git_revwalk_push(w, git_object_id(obj));
+		} else if (git_object_peel(&c, obj, GIT_OBJECT_TREE) == 0 ||
+		           git_object_peel(&c, obj, GIT_OBJECT_BLOB) == 0) {
+			git_packbuilder_insert_recur(pb, git_object_id(c), NULL);
+			git_object_free(c);
+		}
+		git_object_free(obj);
+	}
+	if ((e = git_packbuilder_insert_walk(pb, w)) < 0)
+		goto out;
+	if (git_packbuilder_object_count(pb)) {
+		if (o->progress)
+			clock_gettime(CLOCK_MONOTONIC, &p.t0);
+		if ((e = git_odb_write_pack(&k.wp, dodb, o->progress ? progress_cb : NULL, &p)) < 0)
+			goto out;
+		e = git_packbuilder_foreach(pb, packsink_cb, &k);
+		if (e == 0)
+			e = k.wp->commit(k.wp, &k.st);
+		k.wp->free(k.wp);
+		if (p.shown)
+			fputc('\n', stderr);
+		if (e < 0)
+			goto out;
+	}
+	/* the refs as the source has them */
+	for (i = 0; i < n; i++) {
+		git_reference *nr;
+		if ((e = git_reference_create(&nr, r, names[i], &ids[i], 1, "srcpin fetch")) < 0)
+			goto out;
+		git_reference_free(nr);
+	}
+	if (extra) {
+		git_oid id;
+		char *nm = xasprintf("refs/srcpin/%s", extra);
+		git_reference *nr;
+		if (git_oid_fromstr(&id, extra) == 0 && git_odb_exists(dodb, &id) &&
+		    git_reference_create(&nr, r, nm, &id, 1, "srcpin fetch") == 0)
+			git_reference_free(nr);
+		free(nm);
+	}
+	if ((e = git_reference_iterator_new(&it, r)) < 0)
+		goto out;
+	while (git_reference_next(&ref, it) == 0) {
+		const char *nm = git_reference_name(ref);
+		int keep = !keptref(nm);
+		for (i = 0; !keep && i < n; i++)
+			keep = strcmp(nm, names[i]) == 0;
+		if (!keep)
+			git_reference_delete(ref);
+		git_reference_free(ref);
+	}
+	git_reference_iterator_free(it);
+	e = 0;
+out:
+	for (i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	free(ids);
+	git_packbuilder_free(pb);
+	git_revwalk_free(w);
+	git_odb_free(dodb);
+	git_odb_free(sodb);
+	git_repository_free(src);
+	return e;
+}
+
+/* fetch heads and tags (and extra refspecs) from url into r; returns 0 or a libgit2 error */
+static int
+fetch_into(const struct spopts *o, const char *label, git_repository *r, const char *url,
+           const char *extra)
+{
+	char *from = fetch_url(o, label, url);
+	char *specs[3] = {"+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*", NULL};
+	git_strarray sa = {specs, 2};
+	git_fetch_options fo;
+	git_fetch_options_init(&fo, GIT_FETCH_OPTIONS_VERSION);
+	git_remote *rem;
+	git_config *cfg;
+	struct prog p = {label, {0, 0}, {0, 0}, 0};
+	char *x = NULL;
+	int e;
+
+	if ((x = localpath(from))) {
+		e = fetch_local(o, label, r, x, extra);
+		free(x);
+		x = NULL;
+		goto setcfg;
+	}
+	if (extra) {
+		x = xasprintf("%s:refs/srcpin/%s", extra, extra);
+		specs[0] = x;
+		sa.count = 1;
+	}
+	if ((e = git_remote_create_anonymous(&rem, r, from)) < 0)
+		goto out;
+	fo.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_NONE;
+	fo.prune = extra ? GIT_FETCH_NO_PRUNE : GIT_FETCH_PRUNE;
+	fo.update_fetchhead = 0;
+	if (o->progress) {
+		clock_gettime(CLOCK_MONOTONIC, &p.t0);
+		fo.callbacks.transfer_progress = progress_cb;
+		fo.callbacks.payload = &p;
+	}
+	e = git_remote_fetch(rem, &sa, &fo, NULL);
+	if (p.shown)
+		fputc('\n', stderr);
+	git_remote_free(rem);
+setcfg:
+	if (e == 0 && git_repository_config(&cfg, r) == 0) {
+		e = git_config_set_string(cfg, "srcpin.url", url);
+		git_config_free(cfg);
+	}
+out:
+	free(x);
+	free(from);
+	return e;
+}
+
+/* remove what killed earlier runs left beside the mirror: dir.tmp-* and dir.old-* */
+static void
+sweep(const char *dir)
+{
+	char *parent = xstrdup(dir), *slash = strrchr(parent, '/');
+	const char *base = slash ? slash + 1 : parent;
+	size_t bn = strlen(base);
+	DIR *d;
+	struct dirent *de;
+
+	if (slash)
+		*slash = 0;
+	if (!(d = opendir(slash ? parent : "."))) {
+		free(parent);
+		return;
+	}
+	while ((de = readdir(d))) {
+		if (strncmp(de->d_name, base, bn) == 0 &&
+		    (startswith(de->d_name + bn, ".tmp-") || startswith(de->d_name + bn, ".old-"))) {
+			char *p = xasprintf("%s/%s", slash ? parent : ".", de->d_name);
+			rmtree(p);
+			free(p);
+		}
+	}
+	closedir(d);
+	free(parent);
+}
+
+/* Build a mirror afresh in dir.tmp-PID from url and rename it over dir. Returns 0, or -1
+   with the libgit2 error left for gitmsg (nothing at dir changes then). */
+static int
+fresh_mirror(const struct spopts *o, const char *label, const char *dir, const char *url)
+{
+	char *tmp = xasprintf("%s.tmp-%ld", dir, (long)getpid());
+	char *old = xasprintf("%s.old-%ld", dir, (long)getpid());
+	git_repository *r;
+	int e;
+
+	rmtree(tmp);
+	if ((e = git_repository_init(&r, tmp, 1)) < 0)
+		goto fail;
+	e = fetch_into(o, label, r, url, NULL);
+	git_repository_free(r);
+	if (e < 0)
+		goto fail;
+	if (rename(dir, old) < 0 && errno != ENOENT) {
+		git_error_set_str(GIT_ERROR_OS, strerror(errno));
+		e = -1;
+		goto fail;
+	}
+	if (rename(tmp, dir) < 0) {
+		git_error_set_str(GIT_ERROR_OS, strerror(errno));
+		rename(old, dir);
+		e = -1;
+		goto fail;
+	}
+	rmtree(old);
+	free(tmp);
+	free(old);
+	return 0;
+fail:
+	{
+		/* keep the message across the cleanup */
+		char *m = xstrdup(gitmsg());
+		rmtree(tmp);
+		git_error_set_str(GIT_ERROR_NET, m);
+		free(m);
+	}
+	free(tmp);
+	free(old);
+	return e < 0 ? e : -1;
+}
+
+/* take the cache lock of a mirror (released at exit); dies on I/O error */
+static int
+lockmirror(const char *dir)
+{
+	char *lk = xasprintf("%s.lock", dir), *parent = xstrdup(dir), *s = strrchr(parent, '/');
+	int fd;
+
+	if (s) {
+		*s = 0;
+		if (mkdirs(parent) < 0)
+			die("%s: cannot create the cache folder:", parent);
+	}
+	if ((fd = open(lk, O_RDWR | O_CREAT | O_CLOEXEC, 0666)) < 0)
+		die("%s:", lk);
+	if (flock(fd, LOCK_EX) < 0)
+		die("%s: cannot lock:", lk);
+	free(lk);
+	free(parent);
+	return fd;
+}
+
+/* the commit and its tree can be read (the mirror is not corrupt where it matters) */
+static int
+readable(git_repository *r, const git_oid *id)
+{
+	git_commit *c;
+	git_tree *t;
+	int e;
+
+	if (git_commit_lookup(&c, r, id) < 0)
+		return 0;
+	e = git_commit_tree(&t, c);
+	git_commit_free(c);
+	if (e < 0)
+		return 0;
+	git_tree_free(t);
+	return 1;
+}
+
+/* refresh dir from url: incremental fetch, or a fresh mirror when it is missing or broken */
+static void
+refresh(const struct spopts *o, const char *label, const char *dir, const char *url,
+        const char *ref, int broken)
+{
+	git_repository *r = broken ? NULL : mirror_open(dir);
+	int e = -1;
+
+	if (o->offline)
+		dien(EXIT_USAGE, "%s: %s: ref '%s' is not in the mirror %s and --offline forbids fetching",
+		     label, url, ref, dir);
+	if (r) {
+		e = fetch_into(o, label, r, url, NULL);
+		git_repository_free(r);
+		if (e == 0)
+			return;
+		if (net_error())
+			die("%s: %s: cannot fetch: %s", label, url, gitmsg());
+		warn("%s: %s: mirror %s is damaged (%s); fetching it again", label, url, dir, gitmsg());
+	} else if (broken || isdir(dir)) {
+		warn("%s: %s: mirror %s is damaged; fetching it again", label, url, dir);
+	}
+	if (fresh_mirror(o, label, dir, url) < 0)
+		die("%s: %s: cannot fetch: %s", label, url, gitmsg());
+}
+
+void
+mirror_fetch(const struct spopts *o, const char *label, const char *dir, const char *url,
+             const char *ref, git_oid *out)
+{
+	git_repository *r;
+	char *had;
+	int kind = 0, e, fetched = 0, broken = 0, fd, present = 0;
+
+	fd = lockmirror(dir);
+	sweep(dir);
+	r = mirror_open(dir);
+	if (r) {
+		present = 1;
+		had = mirror_url(r);
+		e = resolve_ref(r, ref, out, &kind);
+		if (e == 0 && !readable(r, out))
+			broken = 1;
+		else if (e == 0 && kind != 'b' && !o->update && had && strcmp(had, url) == 0) {
+			free(had);
+			git_repository_free(r);
+			close(fd);
+			return;
+		} else if (e < 0 && e != GIT_ENOTFOUND && e != GIT_EAMBIGUOUS)
+			broken = 1;
+		free(had);
+		git_repository_free(r);
+	} else if (isdir(dir))
+		broken = 1;
+	if (!(o->offline && !broken && present && kind == 'b')) {
+		refresh(o, label, dir, url, ref, broken);
+		fetched = 1;
+	}
+	if (!(r = mirror_open(dir)))
+		die("%s: %s: mirror %s cannot be opened: %s", label, url, dir, gitmsg());
+	e = resolve_ref(r, ref, out, &kind);
+	if (e == GIT_ENOTFOUND && kind == 's' && strlen(ref) == GIT_OID_HEXSZ && fetched &&
+	    !o->offline) {
+		/* a commit no branch or tag holds: ask for it by id */
+		if (fetch_into(o, label, r, url, ref) == 0)
+			e = resolve_ref(r, ref, out, &kind);
+		else
+			e = GIT_ENOTFOUND;
+	}
+	if (e == GIT_EAMBIGUOUS)
+		die("%s: %s: ref '%s' is ambiguous in %s; give more digits", label, url, ref, dir);
+	if (e < 0) {
+		char *near = close_refs(r, ref);
+		if (*near)
+			die("%s: %s: ref '%s' not found; close matches: %s", label, url, ref, near);
+		die("%s: %s: ref '%s' not found in %s", label, url, ref, dir);
+	}
+	if (!readable(r, out)) {
+		git_repository_free(r);
+		refresh(o, label, dir, url, ref, 1);
+		if (!(r = mirror_open(dir)) || resolve_ref(r, ref, out, &kind) < 0 || !readable(r, out))
+			die("%s: %s: ref '%s': commit cannot be read from %s: %s", label, url, ref, dir,
+			    gitmsg());
+	}
+	git_repository_free(r);
+	close(fd);
+}
+
+void
+mirror_need(const struct spopts *o, const char *label, const char *dir, const char *url,
+            const git_oid *id)
+{
+	char hex[GIT_OID_HEXSZ + 1];
+
+	git_oid_tostr(hex, sizeof hex, id);
+	{
+		git_repository *r = mirror_open(dir);
+		git_oid got;
+		int kind;
+		if (r && resolve_ref(r, hex, &got, &kind) == 0 && readable(r, &got)) {
+			git_repository_free(r);
+			return;
+		}
+		git_repository_free(r);
+	}
+	if (!url)
+		die("%s: commit %s is not in the mirror %s, which records no URL; run srcpin fetch first",
+		    label, hex, dir);
+	{
+		struct spopts o2 = *o;
+		git_oid got;
+		o2.update = 1;
+		mirror_fetch(&o2, label, dir, url, hex, &got);
+	}
+}

@@ -1,0 +1,430 @@
+/* srcpin: pinned sources on libgit2: a bare mirror per repository, pristine checkouts with
+   submodules, patch series checked before they are applied, lock files of resolved pins */
+#include "srcpin.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "atomic.h"
+#include "json.h"
+#include "kv.h"
+
+static void
+usage(const char *err)
+{
+	if (err)
+		fprintf(stderr, "%s: %s\n", argv0, err);
+	fprintf(err ? stderr : stdout,
+	        "usage: srcpin fetch NAME URL REF [--expect=SHA] [--cache=DIR] [--mirror=DIR]\n"
+	        "       srcpin checkout NAME --commit SHA --into DIR [--submodules] [--force]\n"
+	        "                       [--cache=DIR] [--mirror=DIR]\n"
+	        "       srcpin patch DIR SERIESFILE\n"
+	        "       srcpin state [--json] [--check] [-v] DIR\n"
+	        "       srcpin lock --pins FILE --out LOCKFILE [--cache=DIR] [--mirror=DIR]\n"
+	        "options for every verb that fetches: [--rewrite=FROM=TO]... [--offline] [--update]\n"
+	        "exit: 0 ok, 1 verification failed (sha mismatch, patch does not apply,\n"
+	        "      state --check not pristine), 2 usage or I/O error\n");
+	exit(err ? EXIT_USAGE : EXIT_OK);
+}
+
+/* parsed command line */
+struct args {
+	struct spopts o;
+	char *pos[4];
+	size_t npos;
+	const char *commit, *into, *expect, *pins, *out;
+	int submodules, force, json, check, verbose;
+};
+
+/* the value of --opt=V or --opt V */
+static const char *
+optval(int argc, char **argv, int *i, const char *name)
+{
+	size_t n = strlen(name);
+
+	if (strncmp(argv[*i], name, n) == 0 && argv[*i][n] == '=')
+		return argv[*i] + n + 1;
+	if (strcmp(argv[*i], name) == 0) {
+		if (*i + 1 >= argc)
+			usage(xasprintf("%s needs a value", name));
+		return argv[++*i];
+	}
+	return NULL;
+}
+
+static void
+parse(struct args *a, int argc, char **argv)
+{
+	const char *v;
+	int dashdash = 0;
+
+	for (int i = 2; i < argc; i++) {
+		const char *s = argv[i];
+		if (dashdash || s[0] != '-' || !s[1]) {
+			if (a->npos == 4)
+				usage(xasprintf("unexpected argument '%s'", s));
+			a->pos[a->npos++] = argv[i];
+		} else if (strcmp(s, "--") == 0)
+			dashdash = 1;
+		else if ((v = optval(argc, argv, &i, "--cache")))
+			a->o.cache = v;
+		else if ((v = optval(argc, argv, &i, "--mirror")))
+			a->o.mirror = v;
+		else if ((v = optval(argc, argv, &i, "--rewrite"))) {
+			if (!strchr(v, '=') || v[0] == '=')
+				usage(xasprintf("--rewrite=%s: want FROM=TO (a URL prefix and its replacement)", v));
+			a->o.rewrite = xrealloc(a->o.rewrite, (a->o.nrewrite + 1) * sizeof *a->o.rewrite);
+			a->o.rewrite[a->o.nrewrite++] = (char *)v;
+		} else if ((v = optval(argc, argv, &i, "--commit")))
+			a->commit = v;
+		else if ((v = optval(argc, argv, &i, "--into")))
+			a->into = v;
+		else if ((v = optval(argc, argv, &i, "--expect")))
+			a->expect = v;
+		else if ((v = optval(argc, argv, &i, "--pins")))
+			a->pins = v;
+		else if ((v = optval(argc, argv, &i, "--out")))
+			a->out = v;
+		else if (strcmp(s, "--offline") == 0)
+			a->o.offline = 1;
+		else if (strcmp(s, "--update") == 0)
+			a->o.update = 1;
+		else if (strcmp(s, "--submodules") == 0)
+			a->submodules = 1;
+		else if (strcmp(s, "--force") == 0)
+			a->force = 1;
+		else if (strcmp(s, "--json") == 0)
+			a->json = 1;
+		else if (strcmp(s, "--check") == 0)
+			a->check = 1;
+		else if (strcmp(s, "-v") == 0 || strcmp(s, "--verbose") == 0)
+			a->verbose = 1;
+		else if (strcmp(s, "-q") == 0 || strcmp(s, "--quiet") == 0)
+			a->o.progress = 0;
+		else if (strcmp(s, "-h") == 0 || strcmp(s, "--help") == 0)
+			usage(NULL);
+		else
+			usage(xasprintf("unknown option '%s'", s));
+	}
+}
+
+/* a NAME is a plain file name: it names the mirror folder */
+static void
+checkname(const char *name)
+{
+	if (!*name || strchr(name, '/') || name[0] == '.' || strlen(name) > 100)
+		usage(xasprintf("'%s': NAME must be a plain name like torch or vision", name));
+}
+
+static int
+vfetch(struct args *a)
+{
+	git_oid id;
+	char *dir;
+
+	if (a->npos != 3)
+		usage("fetch needs NAME URL REF");
+	checkname(a->pos[0]);
+	dir = mirror_path(&a->o, a->pos[0]);
+	mirror_fetch(&a->o, a->pos[0], dir, a->pos[1], a->pos[2], &id);
+	free(dir);
+	if (a->expect && strncasecmp(git_oid_tostr_s(&id), a->expect, strlen(a->expect)) != 0)
+		dien(EXIT_PROBLEM, "%s: %s: ref '%s' resolves to %s, not the expected %s", a->pos[0],
+		     a->pos[1], a->pos[2], git_oid_tostr_s(&id), a->expect);
+	printf("%s\n", git_oid_tostr_s(&id));
+	return EXIT_OK;
+}
+
+/* a checkout's cache: the recorded one unless --cache was given */
+static void
+usecache(struct args *a, int given, const struct spstate *s)
+{
+	if (!given && s->cache && *s->cache) {
+		free((char *)a->o.cache);
+		a->o.cache = xstrdup(s->cache);
+	}
+}
+
+static int
+vcheckout(struct args *a, int cachegiven)
+{
+	git_repository *m;
+	git_oid id;
+	char *dir, *url, *into;
+	int kind, e;
+
+	if (a->npos != 1 || !a->commit || !a->into)
+		usage("checkout needs NAME --commit SHA --into DIR");
+	checkname(a->pos[0]);
+	if (!cachegiven) {
+		/* an existing checkout remembers its cache */
+		git_repository *r;
+		struct spstate s;
+		if (git_repository_open_ext(&r, a->into, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) == 0) {
+			if (state_load(r, &s) == 0) {
+				usecache(a, 0, &s);
+				state_free(&s);
+			}
+			git_repository_free(r);
+		}
+	}
+	dir = mirror_path(&a->o, a->pos[0]);
+	if (!(m = mirror_open(dir)))
+		die("%s: no mirror at %s; run srcpin fetch %s URL REF first", a->pos[0], dir, a->pos[0]);
+	url = mirror_url(m);
+	e = resolve_ref(m, a->commit, &id, &kind);
+	git_repository_free(m);
+	if (e == GIT_EAMBIGUOUS)
+		die("%s: commit '%s' is ambiguous in %s; give more digits", a->pos[0], a->commit, dir);
+	if (e < 0 && kind == 's' && strlen(a->commit) == GIT_OID_HEXSZ) {
+		git_oid_fromstr(&id, a->commit);
+		mirror_need(&a->o, a->pos[0], dir, url, &id);
+	} else if (e < 0)
+		die("%s: %s: commit '%s' is not in the mirror %s; run srcpin fetch first", a->pos[0],
+		    url ? url : "?", a->commit, dir);
+	into = abspath(a->into);
+	{
+		char *mabs = abspath(dir);
+		tree_checkout(&a->o, a->pos[0], url ? url : "", mabs, &id, into, a->submodules, a->force);
+		free(mabs);
+	}
+	free(into);
+	free(url);
+	free(dir);
+	return EXIT_OK;
+}
+
+static int
+vpatch(struct args *a, int cachegiven)
+{
+	struct series ser;
+	struct spstate s;
+	struct spplan plan;
+	git_repository *r;
+	char *err = NULL, *dir;
+	git_oid id;
+
+	if (a->npos != 2)
+		usage("patch needs DIR SERIESFILE");
+	if (series_load(&ser, a->pos[1], &err) < 0)
+		die("%s", err);
+	dir = abspath(a->pos[0]);
+	r = tree_open(dir, &s);
+	usecache(a, cachegiven, &s);
+	if (strcmp(s.series_digest, ser.digest) == 0 && tree_pristine(r, &s, NULL)) {
+		/* exactly this series on a pristine tree: nothing to do */
+		state_free(&s);
+		git_repository_free(r);
+		series_free(&ser);
+		free(dir);
+		return EXIT_OK;
+	}
+	if (!*s.commit)
+		die("%s: the last checkout did not finish; run srcpin checkout again", dir);
+	/* every patch is checked in memory first: a failure leaves the tree as it is */
+	series_check(r, &s, &ser, &plan);
+	if (*s.series_digest || !tree_pristine(r, &s, NULL)) {
+		/* another series, an edited patch, or a touched tree: back to the pinned commit */
+		if (git_oid_fromstr(&id, s.commit) < 0)
+			die("%s: bad COMMIT in its srcpin state", dir);
+		git_repository_free(r);
+		tree_checkout(&a->o, s.name, s.url, s.mirror, &id, dir, s.submodules, 0);
+	} else
+		git_repository_free(r);
+	series_write(dir, &plan, &ser);
+	plan_free(&plan);
+	state_free(&s);
+	series_free(&ser);
+	free(dir);
+	return EXIT_OK;
+}
+
+static int
+vstate(struct args *a)
+{
+	struct spstate s;
+	struct buf why = {0};
+	git_repository *r;
+	int pristine;
+
+	if (a->npos != 1)
+		usage("state needs DIR");
+	r = tree_open(a->pos[0], &s);
+	pristine = tree_pristine(r, &s, &why);
+	if (a->json) {
+		struct buf b = {0};
+		struct json j;
+		json_init(&j, &b);
+		json_obj(&j);
+		json_kstr(&j, "name", s.name);
+		json_kstr(&j, "url", s.url);
+		json_kstr(&j, "commit", s.commit);
+		json_kstr(&j, "tree", s.tree);
+		json_kstr(&j, "series", s.series);
+		json_kstr(&j, "series_digest", s.series_digest);
+		json_kbool(&j, "submodules", s.submodules);
+		json_kbool(&j, "pristine", pristine);
+		json_kstr(&j, "difference", pristine ? NULL : why.s);
+		json_kstr(&j, "cache", s.cache);
+		json_kstr(&j, "mirror", s.mirror);
+		json_end(&j);
+		printf("%s\n", b.s);
+		buffree(&b);
+	} else {
+		printf("NAME=%s\nURL=%s\nCOMMIT=%s\nSERIES_DIGEST=%s\nPRISTINE=%s\n", s.name, s.url,
+		       s.commit, s.series_digest, pristine ? "yes" : "no");
+	}
+	if (!pristine && a->verbose && why.s)
+		warn("%s: not pristine: %s", a->pos[0], why.s);
+	buffree(&why);
+	state_free(&s);
+	git_repository_free(r);
+	return a->check && !pristine ? EXIT_PROBLEM : EXIT_OK;
+}
+
+/* one pin of a pins file */
+struct pin {
+	char *name, *key, *url, *ref, *expect;
+};
+
+static int
+vlock(struct args *a)
+{
+	struct kvfile f = {0};
+	struct pin *p = NULL;
+	size_t n = 0, cap = 0, bad = 0;
+	struct buf out = {0};
+	char *err = NULL;
+
+	if (a->npos || !a->pins || !a->out)
+		usage("lock needs --pins FILE --out LOCKFILE");
+	if (kv_load(&f, a->pins, &err) < 0)
+		die("%s", err);
+	for (size_t i = 0; i < f.n; i++) {
+		const char *k = f.v[i].key, *url = f.v[i].value, *ref;
+		size_t kl = strlen(k);
+		char *pre, *name;
+		if (kl <= 4 || strcmp(k + kl - 4, "_URL") != 0)
+			continue;
+		pre = xstrndup(k, kl - 4);
+		{
+			char *rk = xasprintf("%s_REF", pre), *sk = xasprintf("%s_SHA", pre);
+			char *ck = xasprintf("%s_COMMIT", pre);
+			ref = kv_get(&f, rk);
+			if (!*url || startswith(url, "wheel:") || strcmp(url, "system") == 0 ||
+			    (ref && (startswith(ref, "wheel:") || strcmp(ref, "system") == 0))) {
+				free(rk), free(sk), free(ck), free(pre);
+				continue;   /* a prebuilt wheel or the system's copy: nothing to fetch */
+			}
+			if (!ref || !*ref)
+				die("%s:%d: %s has no %s (the tag, branch or commit to pin)", a->pins,
+				    f.v[i].line, k, rk);
+			p = xgrow(p, &cap, n + 1, sizeof *p);
+			p[n].key = pre;
+			p[n].url = xstrdup(url);
+			p[n].ref = xstrdup(ref);
+			p[n].expect = kv_get(&f, ck) ? xstrdup(kv_get(&f, ck)) :
+			              kv_get(&f, sk) ? xstrdup(kv_get(&f, sk)) : NULL;
+			if (p[n].expect && !*p[n].expect) {
+				free(p[n].expect);
+				p[n].expect = NULL;
+			}
+			name = xstrdup(pre);
+			for (char *c = name; *c; c++)
+				*c = (char)tolower((unsigned char)*c);
+			p[n].name = name;
+			n++;
+			free(rk), free(sk), free(ck);
+		}
+	}
+	if (!n)
+		die("%s: no pins in it (want NAME_URL=... and NAME_REF=... lines)", a->pins);
+	bufprintf(&out, "# srcpin lock of %s: the commit each pin resolved to\n", a->pins);
+	for (size_t i = 0; i < n; i++) {
+		char *dir = mirror_path(&a->o, p[i].name);
+		git_oid id;
+		mirror_fetch(&a->o, p[i].name, dir, p[i].url, p[i].ref, &id);
+		if (p[i].expect &&
+		    (strlen(p[i].expect) < 7 ||
+		     strncasecmp(git_oid_tostr_s(&id), p[i].expect, strlen(p[i].expect)) != 0)) {
+			warn("%s: %s: ref '%s' resolves to %s, not the expected %s", p[i].name, p[i].url,
+			     p[i].ref, git_oid_tostr_s(&id), p[i].expect);
+			bad++;
+		}
+		bufprintf(&out, "%s_URL=", p[i].key);
+		shquote(&out, p[i].url);
+		bufprintf(&out, "\n%s_REF=", p[i].key);
+		shquote(&out, p[i].ref);
+		bufprintf(&out, "\n%s_COMMIT=%s\n", p[i].key, git_oid_tostr_s(&id));
+		free(dir);
+	}
+	if (bad)
+		dien(EXIT_PROBLEM, "%s: %zu pin%s did not match the expected commit; %s not written",
+		     a->pins, bad, bad > 1 ? "s" : "", a->out);
+	if (writefile_ifchanged(a->out, out.s, out.len, 0644) < 0)
+		die("%s: cannot write:", a->out);
+	for (size_t i = 0; i < n; i++) {
+		free(p[i].name);
+		free(p[i].key);
+		free(p[i].url);
+		free(p[i].ref);
+		free(p[i].expect);
+	}
+	free(p);
+	buffree(&out);
+	kv_free(&f);
+	return EXIT_OK;
+}
+
+int
+main(int argc, char **argv)
+{
+	static struct args a;   /* static: what it holds stays reachable when a verb exits */
+	const char *verb;
+	int cachegiven, rc;
+
+	setprogname(argv[0]);
+	if (argc < 2)
+		usage("a verb is needed: fetch, checkout, patch, state or lock");
+	verb = argv[1];
+	if (!strcmp(verb, "-h") || !strcmp(verb, "--help") || !strcmp(verb, "help"))
+		usage(NULL);
+	a.o.progress = isatty(2);
+	parse(&a, argc, argv);
+	cachegiven = a.o.cache != NULL;
+	if (!a.o.cache)
+		a.o.cache = getenv("SRCPIN_CACHE");
+	if (!a.o.cache || !*a.o.cache)
+		a.o.cache = "build/git";
+	if (!a.o.mirror && getenv("SRCPIN_MIRROR") && *getenv("SRCPIN_MIRROR"))
+		a.o.mirror = getenv("SRCPIN_MIRROR");
+	if (a.o.mirror && access(a.o.mirror, F_OK) < 0)
+		die("--mirror=%s:", a.o.mirror);
+	{
+		char *c = abspath(a.o.cache);
+		a.o.cache = c;   /* kept for the process' life */
+	}
+	git_libgit2_init();
+	if (!strcmp(verb, "fetch"))
+		rc = vfetch(&a);
+	else if (!strcmp(verb, "checkout"))
+		rc = vcheckout(&a, cachegiven);
+	else if (!strcmp(verb, "patch"))
+		rc = vpatch(&a, cachegiven);
+	else if (!strcmp(verb, "state"))
+		rc = vstate(&a);
+	else if (!strcmp(verb, "lock"))
+		rc = vlock(&a);
+	else
+		usage(xasprintf("unknown verb '%s' (fetch, checkout, patch, state, lock)", verb));
+	git_libgit2_shutdown();
+	free((char *)a.o.cache);
+	free(a.o.rewrite);
+	if (fflush(stdout) == EOF)
+		die("stdout:");
+	return rc;
+}

@@ -1,0 +1,136 @@
+/* srcpin's modules: mirrors (mirror.c), checkouts and their state (tree.c),
+   patch series (series.c) */
+#ifndef KILN_SRCPIN_H
+#define KILN_SRCPIN_H
+
+#include <git2.h>
+
+#include "util.h"
+
+/* exit statuses beyond util.h's: verification failed is EXIT_PROBLEM (1) */
+
+/* options shared by the verbs */
+struct spopts {
+	const char *cache;     /* mirror cache folder (default build/git) */
+	const char *mirror;    /* --mirror=DIR: fetch every URL from local mirrors here */
+	char **rewrite;        /* --rewrite=FROM=TO rules, "FROM=TO" each */
+	size_t nrewrite;
+	int offline;           /* never contact a remote */
+	int update;            /* fetch even when a tag or sha is already present */
+	int progress;          /* print fetch progress (stderr is a terminal) */
+};
+
+/* ---- mirror.c ---- */
+
+/* the folder of NAME's bare mirror in the cache (caller frees) */
+char *mirror_path(const struct spopts *o, const char *name);
+/* the folder of a submodule URL's bare mirror in the cache (caller frees) */
+char *mirror_path_url(const struct spopts *o, const char *url);
+/* the URL srcpin really fetches from for url: --rewrite rules (longest FROM wins),
+   then --mirror=DIR candidates; dies (exit 2) naming label and url when --mirror has
+   no copy. Caller frees. */
+char *fetch_url(const struct spopts *o, const char *label, const char *url);
+/* Make the mirror at dir hold ref of url (fetching only when the ref is a branch, is
+   missing, or o->update), and resolve ref to a commit. A missing or broken mirror is
+   built afresh beside it and renamed into place only when complete. Dies with exit 2
+   naming label, url and ref when the ref does not exist (listing close matches) or the
+   fetch fails. */
+void mirror_fetch(const struct spopts *o, const char *label, const char *dir, const char *url,
+                  const char *ref, git_oid *out);
+/* Make sure commit id is in the mirror at dir (fetching url if it is not). Dies with exit 2
+   if it cannot be had. */
+void mirror_need(const struct spopts *o, const char *label, const char *dir, const char *url,
+                 const git_oid *id);
+/* open a mirror; returns NULL if dir is not a readable bare repository */
+git_repository *mirror_open(const char *dir);
+/* the URL recorded in a mirror (srcpin.url), or NULL; caller frees */
+char *mirror_url(git_repository *r);
+/* Resolve ref (40-hex sha, tag, branch, refs/..., short sha) in r. Returns 0 and the commit,
+   GIT_ENOTFOUND, GIT_EAMBIGUOUS, or another libgit2 error. *kind is set to 's' for a sha,
+   't' for a tag, 'b' for a branch, 'r' for another ref. */
+int resolve_ref(git_repository *r, const char *ref, git_oid *out, int *kind);
+/* the refs of r (short names) closest to ref, ", "-separated, or "" (caller frees) */
+char *close_refs(git_repository *r, const char *ref);
+/* edit distance of two strings (for did-you-mean) */
+size_t editdist(const char *a, const char *b);
+/* the last libgit2 error message, or "unknown error" */
+const char *gitmsg(void);
+/* remove a file tree (no symlinks followed); returns 0 or -1 */
+int rmtree(const char *path);
+/* make a folder and its parents; returns 0 or -1 with errno set */
+int mkdirs(const char *path);
+/* an absolute form of path (need not exist); caller frees */
+char *abspath(const char *path);
+
+/* ---- tree.c ---- */
+
+/* what srcpin records about a checkout, in GITDIR/srcpin */
+struct spstate {
+	char *name, *url, *commit, *cache, *mirror, *tree, *series, *series_digest;
+	int submodules;
+};
+/* read the state of the repository r (or of dir); returns 0, or -1 if it has none */
+int state_load(git_repository *r, struct spstate *s);
+/* write it atomically; dies on I/O error */
+void state_save(git_repository *r, const struct spstate *s);
+/* release its strings */
+void state_free(struct spstate *s);
+/* open dir as a srcpin checkout (dies with exit 2 when it is not one) */
+git_repository *tree_open(const char *dir, struct spstate *s);
+/* Make dir exactly the tree of commit id of the mirror at mirror (submodules too when asked).
+   Refuses a non-empty dir that srcpin did not make unless force. Returns 1 if anything was
+   done, 0 if dir already was that pristine commit. */
+int tree_checkout(const struct spopts *o, const char *name, const char *url, const char *mirror,
+                  const git_oid *id, const char *dir, int submodules, int force);
+/* 1 if the checkout r (and its submodules, recursively, when recorded) is exactly its
+   recorded tree: HEAD, index and files, nothing untracked or ignored; why gets the first
+   difference when not NULL */
+int tree_pristine(git_repository *r, const struct spstate *s, struct buf *why);
+
+/* ---- series.c ---- */
+
+/* one patch of a series */
+struct patchfile {
+	char *path;        /* as found on disk */
+	char *name;        /* as written in the series */
+	int line;          /* its line in the series */
+	struct buf text;   /* its content */
+};
+struct series {
+	char *path;
+	struct patchfile *p;
+	size_t n;
+	char digest[65];   /* sha256 hex of the series and every patch */
+};
+/* Read a series file and every patch it names (relative to its folder). Returns 0, or -1
+   with a one-line message in err (caller frees): "series:line: what is wrong". */
+int series_load(struct series *s, const char *path, char **err);
+void series_free(struct series *s);
+/* a path from a patch is safe inside a tree: relative, no '..' or '.git' component */
+int patchpath_ok(const char *p);
+/* Split the diff text of one patch into sections per repository: for each "diff --git"
+   section, the longest prefix in subs[0..nsub) (folder paths, no trailing '/') that holds
+   its path chooses the repository (index nsub = the top one) and is stripped from the
+   section's header paths. out[k] receives the text for repository k (nsub+1 bufs).
+   Returns 0, or -1 with a message in err (caller frees) for a path escaping the tree. */
+int patch_split(const char *text, size_t len, char *const *subs, size_t nsub, struct buf *out,
+                char **err);
+/* what a series makes of a checkout: per repository (the top first), its folder below the
+   checkout ("" for the top), the tree it gets and whether the series changes it */
+struct spplan {
+	char **prefix;
+	char (*tree)[GIT_OID_HEXSZ + 1];
+	int *changed;
+	size_t n;
+};
+/* Apply every patch of the series, in order, in memory to the pinned commits of the checkout
+   r (state s) and its submodules; nothing on disk changes. Dies with exit 1 naming the
+   patch, file and hunk that does not apply, exit 2 for a path escaping the tree. */
+void series_check(git_repository *r, struct spstate *s, const struct series *ser,
+                  struct spplan *plan);
+/* write the plan into the checkout at dir (which must be its pristine commit) and record
+   the series in its state, submodules first and the top state last */
+void series_write(const char *dir, const struct spplan *plan, const struct series *ser);
+void plan_free(struct spplan *p);
+
+#endif

@@ -1,0 +1,258 @@
+# srcpin on real git repositories made here: a superproject with nested submodules, tags,
+# a moved branch, patch series, mirrors, damaged and interrupted fetches, bad input.
+. "$KILN_SRC/tests/lib.sh"
+need git
+# Debian's libgit2 1.5.1 leaks pcre2 match data when it reads url.*.insteadOf (not ours)
+export LSAN_OPTIONS="suppressions=$KILN_SRC/tools/srcpin/tests/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+export HOME="$T/home" GIT_CONFIG_NOSYSTEM=1 GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@example.org \
+	GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@example.org
+mkdir -p "$HOME"
+git config --global protocol.file.allow always
+git config --global init.defaultBranch main
+git config --global advice.detachedHead false
+u=$T/up      # upstream repositories
+c=$T/cache   # srcpin's cache
+mkdir -p "$u"
+# digest of a work tree's files (no .git), for "untouched" and "identical" checks
+treesum () { (cd "$1" && find . -path '*/.git' -prune -o -type f -print | LC_ALL=C sort | xargs -d '\n' sha256sum | sha256sum | cut -c1-64); }
+# digest of what git archive gives for a commit of a repository (no submodules)
+archsum () { rm -rf "$T/arch" && mkdir "$T/arch" && git -C "$1" archive "$2" | tar -x -C "$T/arch" && treesum "$T/arch"; }
+
+git init -q "$u/leaf" && (cd "$u/leaf" && echo leaf1 >l.txt && git add . && git commit -qm l1)
+git init -q "$u/mid" && (cd "$u/mid" && echo mid >m.txt && git add m.txt &&
+	git submodule -q add ../leaf deep/leaf && git commit -qm m1)
+git init -q "$u/top" && (cd "$u/top" && printf 'a\nb\nc\n' >a.txt && printf 'build/\n*.o\n' >.gitignore &&
+	printf '__global__ void k() {}\n' >k.cu && git add . && git commit -qm t1 &&
+	git submodule -q add ../mid third_party/mid && git commit -qm t2 && git tag v1 &&
+	git tag -a -m annotated v1.0-ann && git branch dev)
+v1=$(git -C "$u/top" rev-parse v1)
+
+# --- fetch: first fetch, tags, short sha, no contact when present -------------------------
+check "fetch by tag" srcpin fetch top "file://$u/top" v1 --cache="$c"
+same "fetch prints the tag's commit" "$v1" "$(cat "$T/.out")"
+check "the mirror is a bare repository" git --git-dir="$c/top.git" rev-parse --is-bare-repository
+check "annotated tag resolves" srcpin fetch top "file://$u/top" v1.0-ann --cache="$c"
+same "annotated tag peels to the commit" "$v1" "$(cat "$T/.out")"
+check "short sha" srcpin fetch top "file://$u/top" "$(echo "$v1" | cut -c1-8)" --cache="$c"
+same "short sha resolves to the full commit" "$v1" "$(cat "$T/.out")"
+mv "$u/top" "$u/top.away"
+check "a tag already in the mirror needs no contact" srcpin fetch top "file://$u/top" v1 --cache="$c"
+same "offline tag resolves" "$v1" "$(cat "$T/.out")"
+exits "a branch must be fetched: unreachable upstream is an error" 2 srcpin fetch top "file://$u/top" dev --cache="$c"
+has "the error names the repository and URL" "$T/.err" "top: file://$u/top"
+check "--offline uses the mirror's branch" srcpin fetch top "file://$u/top" dev --cache="$c" --offline
+mv "$u/top.away" "$u/top"
+
+# --- bump: only new objects are fetched ---------------------------------------------------
+inpack () { git --git-dir="$1" count-objects -v | awk '/^in-pack:/ {print $2}'; }
+before=$(inpack "$c/top.git")
+(cd "$u/top" && echo d >d.txt && git add d.txt && git commit -qm t3 && git tag v2)
+v2=$(git -C "$u/top" rev-parse v2)
+new=$(git -C "$u/top" rev-list --objects v1..v2 | wc -l)
+check "bump to a new tag" srcpin fetch top "file://$u/top" v2 --cache="$c"
+same "new tag resolves" "$v2" "$(cat "$T/.out")"
+same "only the new objects were fetched" "$((before + new))" "$(inpack "$c/top.git")"
+
+# --- moved branch, expected sha -------------------------------------------------------------
+check "branch" srcpin fetch top "file://$u/top" dev --cache="$c"
+same "branch resolves" "$v1" "$(cat "$T/.out")"
+git -C "$u/top" branch -f dev v2
+check "moved branch" srcpin fetch top "file://$u/top" dev --cache="$c"
+same "a moved branch is followed" "$v2" "$(cat "$T/.out")"
+exits "expected sha mismatch is a verification failure" 1 srcpin fetch top "file://$u/top" v1 --cache="$c" --expect="$v2"
+has "mismatch names ref and both commits" "$T/.err" "ref 'v1' resolves to $v1, not the expected $v2"
+check "expected sha that matches" srcpin fetch top "file://$u/top" v1 --cache="$c" --expect="$v1"
+
+# --- bad refs and URLs ----------------------------------------------------------------------
+exits "missing ref" 2 srcpin fetch top "file://$u/top" v3 --cache="$c"
+has "missing ref lists close matches" "$T/.err" "ref 'v3' not found; close matches: v1, v2"
+exits "unreachable URL" 2 srcpin fetch gone "file://$u/nowhere" v1 --cache="$c"
+has "unreachable URL: one line naming it" "$T/.err" "gone: file://$u/nowhere: cannot fetch"
+same "no partial mirror is left" "" "$(ls -d "$c"/gone.git* 2>/dev/null | grep -v '\.lock$')"
+exits "usage error" 2 srcpin fetch top
+exits "bad NAME" 2 srcpin fetch ../x "file://$u/top" v1 --cache="$c"
+
+# --- checkout with nested submodules --------------------------------------------------------
+w=$T/w
+check "checkout with submodules" srcpin checkout top --commit "$v1" --into "$w" --submodules --cache="$c"
+has "submodule file" "$w/third_party/mid/m.txt" "mid"
+has "nested submodule file" "$w/third_party/mid/deep/leaf/l.txt" "leaf1"
+check "state" srcpin state "$w"
+has "state NAME" "$T/.out" "NAME=top"
+has "state URL" "$T/.out" "URL=file://$u/top"
+has "state COMMIT" "$T/.out" "COMMIT=$v1"
+has "state PRISTINE" "$T/.out" "PRISTINE=yes"
+has "state SERIES_DIGEST empty" "$T/.out" "SERIES_DIGEST="
+same "state prints exactly the contract's keys" "NAME URL COMMIT SERIES_DIGEST PRISTINE" "$(cut -d= -f1 "$T/.out" | tr '\n' ' ' | sed 's/ $//')"
+# compare every file with git's own recursive clone at the same commit
+git clone -q --recurse-submodules "$u/top" "$T/gitclone" 2>/dev/null && git -C "$T/gitclone" checkout -q --recurse-submodules "$v1" 2>/dev/null
+same "identical to git clone --recurse-submodules" "$(treesum "$T/gitclone")" "$(treesum "$w")"
+check "checkout again: no-op" srcpin checkout top --commit "$v1" --into "$w" --submodules --cache="$c"
+exits "state of a folder that is not a checkout" 2 srcpin state "$T"
+check "checkout without --submodules" srcpin checkout top --commit v2 --into "$T/w2" --cache="$c"
+same "submodule folder left empty" "" "$(ls -A "$T/w2/third_party/mid")"
+
+# --- a dirty, hipified tree is made pristine again ------------------------------------------
+mkdir -p "$w/build" && echo obj >"$w/build/x.o" && echo o >"$w/k.o"
+mv "$w/k.cu" "$w/k.hip" && echo changed >>"$w/a.txt" && echo dirty >>"$w/third_party/mid/deep/leaf/l.txt"
+check "state of a dirty tree" srcpin state "$w"
+has "dirty tree is not pristine" "$T/.out" "PRISTINE=no"
+exits "state --check fails on a dirty tree" 1 srcpin state --check "$w"
+check "checkout makes it pristine" srcpin checkout top --commit "$v1" --into "$w" --submodules --cache="$c"
+same "pristine again: identical to git's clone" "$(treesum "$T/gitclone")" "$(treesum "$w")"
+check "state after reset" srcpin state --check "$w"
+# checkout remembers its cache when --cache is not given (hipify-wrap --reset relies on it)
+echo dirty >>"$w/a.txt"
+check "checkout finds the cache of an existing checkout" sh -c "cd '$T' && srcpin checkout top --commit '$v1' --into '$w' --submodules"
+same "and resets it" "$(treesum "$T/gitclone")" "$(treesum "$w")"
+
+# --- refusing folders that are not srcpin's -------------------------------------------------
+mkdir -p "$T/mine" && echo precious >"$T/mine/notes.txt"
+exits "refuses a folder srcpin did not make" 2 srcpin checkout top --commit "$v1" --into "$T/mine" --cache="$c"
+has "its file is untouched" "$T/mine/notes.txt" "precious"
+check "--force replaces it" srcpin checkout top --commit "$v1" --into "$T/mine" --cache="$c"  --force
+same "forced checkout is exact" "$(archsum "$u/top" v1)" "$(treesum "$T/mine")"
+
+# --- patch series -------------------------------------------------------------------------
+# real format-patch files: one on the top repository, one inside the nested submodule
+git clone -q --recurse-submodules "$u/top" "$T/dev" 2>/dev/null
+(cd "$T/dev" && git checkout -q "$v1" && git submodule -q update --init --recursive &&
+	sed -i 's/^b$/B/' a.txt && git commit -qam 'a: b is B' &&
+	git format-patch -q -1 -o "$T/p" --start-number 1 &&
+	cd third_party/mid/deep/leaf && echo leaf-patched >l.txt && git commit -qam 'leaf: patched' &&
+	git format-patch -q -1 --stdout --src-prefix=a/third_party/mid/deep/leaf/ \
+		--dst-prefix=b/third_party/mid/deep/leaf/ >"$T/p/0002-leaf.patch")
+mkdir -p "$T/series"
+cp "$T/p/0001-"*.patch "$T/series/0001-a.patch"
+cp "$T/p/0002-leaf.patch" "$T/series/"
+printf '# our fixes\n0001-a.patch\n0002-leaf.patch  # inside a nested submodule\n' >"$T/series/series"
+check "apply a series" srcpin patch "$w" "$T/series/series"
+has "top file patched" "$w/a.txt" "B"
+has "nested submodule file patched" "$w/third_party/mid/deep/leaf/l.txt" "leaf-patched"
+srcpin state "$w" >"$T/st"
+has "patched tree is pristine (commit + series)" "$T/st" "PRISTINE=yes"
+grep -q '^SERIES_DIGEST=[0-9a-f]' "$T/st" && ok "series digest recorded" || notok "series digest recorded"
+d1=$(sed -n 's/^SERIES_DIGEST=//p' "$T/st")
+same "digest is sha256 hex" 64 "${#d1}"
+t0=$(stat -c %Y.%i "$w/a.txt")
+sleep 1
+check "same series again" srcpin patch "$w" "$T/series/series"
+same "same series again is a no-op (file not rewritten)" "$t0" "$(stat -c %Y.%i "$w/a.txt")"
+# a patch edited in place is noticed: the tree is reset and the new series applied once
+sed -i 's/^+B$/+BB/' "$T/series/0001-a.patch"
+check "edited patch" srcpin patch "$w" "$T/series/series"
+same "edited patch applied to a fresh tree, not on top" "a BB c" "$(cat "$w/a.txt" | tr '\n' ' ' | sed 's/ $//')"
+d2=$(srcpin state "$w" | sed -n 's/^SERIES_DIGEST=//p')
+[ "$d1" != "$d2" ] && ok "edited patch changes the digest" || notok "edited patch changes the digest"
+# a patch that does not apply: nothing is written
+cat >"$T/series/0003-bad.patch" <<'EOF'
+From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001
+From: t <t@example.org>
+Subject: [PATCH] does not apply
+
+---
+diff --git a/k.cu b/k.cu
+--- a/k.cu
++++ b/k.cu
+@@ -1 +1,2 @@
+ __global__ void k() {}
++// fine
+diff --git a/a.txt b/a.txt
+--- a/a.txt
++++ b/a.txt
+@@ -1,3 +1,3 @@
+ x
+-y
++z
+ c
+EOF
+printf '0001-a.patch\n0002-leaf.patch\n0003-bad.patch\n' >"$T/series/bad"
+before=$(treesum "$w")
+exits "a patch that does not apply" 1 srcpin patch "$w" "$T/series/bad"
+has "error names the patch" "$T/.err" "0003-bad.patch"
+has "error names the file and hunk" "$T/.err" "a.txt: hunk 1 (@@ -1,3 +1,3 @@) does not apply"
+same "tree untouched after a failed series" "$before" "$(treesum "$w")"
+same "state untouched after a failed series" "$d2" "$(srcpin state "$w" | sed -n 's/^SERIES_DIGEST=//p')"
+# escaping paths and missing files
+cat >"$T/series/0004-evil.patch" <<'EOF'
+diff --git a/../evil.txt b/../evil.txt
+new file mode 100644
+--- /dev/null
++++ b/../evil.txt
+@@ -0,0 +1 @@
++owned
+EOF
+printf '0004-evil.patch\n' >"$T/series/evil"
+exits "a patch path escaping the tree" 2 srcpin patch "$w" "$T/series/evil"
+has "escape refused with the path" "$T/.err" "../evil.txt: path escapes the source tree"
+[ ! -e "$T/evil.txt" ] && ok "nothing written outside" || notok "nothing written outside"
+printf '0001-a.patch\n0009-missing.patch\n' >"$T/series/missing"
+exits "series naming a missing file" 2 srcpin patch "$w" "$T/series/missing"
+has "missing file: series and line named" "$T/.err" "series/missing:2:"
+printf '../x.patch\n' >"$T/series/outside"
+exits "series naming a file outside its folder" 2 srcpin patch "$w" "$T/series/outside"
+exits "patch on a folder that is not a checkout" 2 srcpin patch "$T/series" "$T/series/series"
+# checkout after patch: back to the commit, digest empty
+check "checkout drops the series" srcpin checkout top --commit "$v1" --into "$w" --submodules --cache="$c"
+same "unpatched again" "$(treesum "$T/gitclone")" "$(treesum "$w")"
+srcpin state "$w" | grep -qx 'SERIES_DIGEST=' && ok "state shows no series" || notok "state shows no series"
+
+# --- offline: --mirror and --rewrite --------------------------------------------------------
+m=$T/mirrors
+mkdir -p "$m/org"
+for r in top mid leaf; do git clone -q --bare "$u/$r" "$m/org/$r.git"; done
+c2=$T/cache2
+check "fetch through --mirror" srcpin fetch top https://example.invalid/org/top.git v2 --cache="$c2" --mirror="$m"
+same "mirror fetch resolves" "$v2" "$(cat "$T/.out")"
+check "checkout through --mirror (relative submodule URLs)" srcpin checkout top --commit v1 --into "$T/w3" --submodules --cache="$c2" --mirror="$m"
+same "mirror checkout identical" "$(treesum "$T/gitclone")" "$(treesum "$T/w3")"
+check "fetch through --rewrite" srcpin fetch top2 https://example.invalid/org/top.git v1 --cache="$c2" --rewrite="https://example.invalid/org/=file://$m/org/"
+same "rewrite fetch resolves" "$v1" "$(cat "$T/.out")"
+exits "--mirror without a copy" 2 srcpin fetch other https://example.invalid/org/other.git v1 --cache="$c2" --mirror="$m"
+has "names the places looked at" "$T/.err" "no mirror in $m"
+
+# --- damaged and interrupted fetches --------------------------------------------------------
+for p in "$c/top.git"/objects/pack/*.pack; do chmod u+w "$p"; head -c 100 "$p" >"$p.tmp" && mv "$p.tmp" "$p"; done
+check "a corrupt mirror is detected and fetched again" srcpin fetch top "file://$u/top" v1 --cache="$c"
+same "after repair the tag resolves" "$v1" "$(cat "$T/.out")"
+has "the repair is reported" "$T/.err" "damaged"
+check "checkout from the repaired mirror" srcpin checkout top --commit "$v1" --into "$w" --submodules --cache="$c"
+same "repaired checkout exact" "$(treesum "$T/gitclone")" "$(treesum "$w")"
+# a bigger upstream, fetched and killed at some moment; the next fetch must succeed
+git init -q "$u/big" && (cd "$u/big" && i=0 && while [ $i -lt 40 ]; do
+	head -c 100000 /dev/urandom >"f$i" && i=$((i + 1)); done && git add . && git commit -qm big && git tag b1)
+b1=$(git -C "$u/big" rev-parse b1)
+for delay in 0.02 0.1 0.3; do
+	srcpin fetch big "file://$u/big" b1 --cache="$c" >/dev/null 2>&1 &
+	pid=$!
+	sleep $delay
+	kill -9 $pid 2>/dev/null
+	wait $pid 2>/dev/null
+	check "fetch after a kill at ${delay}s" srcpin fetch big "file://$u/big" b1 --cache="$c"
+	same "resolves after the kill at ${delay}s" "$b1" "$(cat "$T/.out")"
+	rm -rf "$c/big.git"
+done
+same "no temporary mirrors left" "" "$(ls -d "$c"/*.tmp-* 2>/dev/null)"
+
+# --- lock -----------------------------------------------------------------------------------
+cat >"$T/pins.env" <<EOF
+# pins
+TOP_URL=file://$u/top
+TOP_REF=v1
+TOP_SHA=$v1
+LEAF_URL=file://$u/leaf
+LEAF_REF=main
+AUDIO_URL=wheel:/nowhere/audio.whl
+EOF
+check "lock" srcpin lock --pins "$T/pins.env" --out "$T/versions.lock" --cache="$c"
+has "lock holds the commit" "$T/versions.lock" "TOP_COMMIT=$v1"
+has "lock holds the branch's commit" "$T/versions.lock" "LEAF_COMMIT=$(git -C "$u/leaf" rev-parse main)"
+lacks "a wheel pin is not fetched" "$T/versions.lock" "AUDIO"
+check "the lock file is itself a pins file" srcpin lock --pins "$T/versions.lock" --out "$T/again.lock" --cache="$c"
+sed -i "s/^TOP_SHA=.*/TOP_SHA=$v2/" "$T/pins.env"
+rm -f "$T/versions.lock"
+exits "lock with a wrong expected sha" 1 srcpin lock --pins "$T/pins.env" --out "$T/versions.lock" --cache="$c"
+has "lock mismatch named" "$T/.err" "top: file://$u/top: ref 'v1' resolves to $v1, not the expected $v2"
+[ ! -e "$T/versions.lock" ] && ok "no lock written on mismatch" || notok "no lock written on mismatch"
+check "--help" srcpin --help
+exits "unknown verb" 2 srcpin frobnicate

@@ -1,0 +1,605 @@
+/* checkouts: a work tree whose .git borrows the mirror's objects (alternates), its state
+   file, pristine checks and submodules in their own mirrors */
+#include "srcpin.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "atomic.h"
+#include "kv.h"
+
+static const char *
+nz(const char *s)
+{
+	return s ? s : "";
+}
+
+static char *
+statepath(git_repository *r)
+{
+	return xasprintf("%ssrcpin", git_repository_path(r));
+}
+
+int
+state_load(git_repository *r, struct spstate *s)
+{
+	struct kvfile f = {0};
+	char *p = statepath(r), *err = NULL;
+	const char *v;
+	int e;
+
+	memset(s, 0, sizeof *s);
+	e = kv_load(&f, p, &err);
+	free(p);
+	free(err);
+	if (e < 0)
+		return -1;
+#define GET(field, key) s->field = xstrdup(nz(kv_get(&f, key)))
+	GET(name, "NAME");
+	GET(url, "URL");
+	GET(commit, "COMMIT");
+	GET(cache, "CACHE");
+	GET(mirror, "MIRROR");
+	GET(tree, "TREE");
+	GET(series, "SERIES");
+	GET(series_digest, "SERIES_DIGEST");
+#undef GET
+	v = kv_get(&f, "SUBMODULES");
+	s->submodules = v && strcmp(v, "yes") == 0;
+	kv_free(&f);
+	return 0;
+}
+
+/* KEY='value' with the value quoted for kv.h */
+static void
+putkv(struct buf *b, const char *k, const char *v)
+{
+	bufprintf(b, "%s=", k);
+	shquote(b, nz(v));
+	bufputc(b, '\n');
+}
+
+void
+state_save(git_repository *r, const struct spstate *s)
+{
+	struct buf b = {0};
+	char *p = statepath(r);
+
+	bufputs(&b, "# srcpin checkout state; written by srcpin, read by 'srcpin state'\n");
+	putkv(&b, "NAME", s->name);
+	putkv(&b, "URL", s->url);
+	putkv(&b, "COMMIT", s->commit);
+	putkv(&b, "CACHE", s->cache);
+	putkv(&b, "MIRROR", s->mirror);
+	putkv(&b, "TREE", s->tree);
+	putkv(&b, "SERIES", s->series);
+	putkv(&b, "SERIES_DIGEST", s->series_digest);
+	putkv(&b, "SUBMODULES", s->submodules ? "yes" : "no");
+	if (writefile_atomic(p, b.s, b.len, 0644) < 0)
+		die("%s: cannot write:", p);
+	buffree(&b);
+	free(p);
+}
+
+void
+state_free(struct spstate *s)
+{
+	free(s->name);
+	free(s->url);
+	free(s->commit);
+	free(s->cache);
+	free(s->mirror);
+	free(s->tree);
+	free(s->series);
+	free(s->series_digest);
+	memset(s, 0, sizeof *s);
+}
+
+static void
+setstr(char **field, const char *v)
+{
+	free(*field);
+	*field = xstrdup(nz(v));
+}
+
+git_repository *
+tree_open(const char *dir, struct spstate *s)
+{
+	git_repository *r;
+	struct stat st;
+
+	if (stat(dir, &st) < 0)
+		die("%s:", dir);
+	if (git_repository_open_ext(&r, dir, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0)
+		die("%s: not a srcpin checkout (no git folder)", dir);
+	if (git_repository_is_bare(r) || state_load(r, s) < 0) {
+		git_repository_free(r);
+		die("%s: not a srcpin checkout (no srcpin state)", dir);
+	}
+	return r;
+}
+
+/* true if the folder has no entries */
+static int
+emptydir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int empty = 1;
+
+	if (!d)
+		die("%s:", dir);
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
+			empty = 0;
+			break;
+		}
+	closedir(d);
+	return empty;
+}
+
+/* remove every entry of a folder, keeping the folder */
+static void
+cleardir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+
+	if (!d)
+		die("%s:", dir);
+	while ((de = readdir(d))) {
+		char *p;
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		p = xasprintf("%s/%s", dir, de->d_name);
+		if (rmtree(p) < 0)
+			die("%s: cannot remove:", p);
+		free(p);
+	}
+	closedir(d);
+}
+
+/* point gitdir's object store at the mirror's (written only when it changes) */
+static void
+alternates(const char *gitdir, const char *mirror)
+{
+	char *info = xasprintf("%s/objects/info", gitdir);
+	char *alt = xasprintf("%s/alternates", info);
+	char *line = xasprintf("%s/objects\n", mirror);
+
+	if (mkdirs(info) < 0)
+		die("%s:", info);
+	if (writefile_ifchanged(alt, line, strlen(line), 0644) < 0)
+		die("%s: cannot write:", alt);
+	free(info);
+	free(alt);
+	free(line);
+}
+
+/* Open (creating when needed) the work tree dir with its git folder gitdir (NULL: dir/.git),
+   borrowing objects from mirror. Dies when dir is not srcpin's and not empty, unless force. */
+static git_repository *
+prepare(const char *dir, const char *gitdir, const char *mirror, int force, int *fresh)
+{
+	git_repository_init_options io;
+	git_repository_init_options_init(&io, GIT_REPOSITORY_INIT_OPTIONS_VERSION);
+	git_repository *r;
+	struct stat st;
+	char *gd = gitdir ? xstrdup(gitdir) : xasprintf("%s/.git", dir);
+	char *sp = xasprintf("%s/srcpin", gd);
+	int ours;
+
+	*fresh = 0;
+	if (stat(dir, &st) < 0) {
+		if (errno != ENOENT || mkdirs(dir) < 0)
+			die("%s: cannot create:", dir);
+	} else if (!S_ISDIR(st.st_mode))
+		die("%s: not a folder", dir);
+	ours = access(sp, F_OK) == 0;
+	if (gitdir && !ours) {
+		/* a submodule: srcpin's own when its gitdir is under srcpin's superproject */
+		rmtree(gd);
+		cleardir(dir);
+	} else if (!ours && !emptydir(dir)) {
+		if (!force)
+			die("%s: not a srcpin checkout and not empty; refusing to touch it "
+			    "(--force replaces its contents)", dir);
+		cleardir(dir);
+	}
+	if (!ours) {
+		io.flags = GIT_REPOSITORY_INIT_MKPATH | GIT_REPOSITORY_INIT_NO_DOTGIT_DIR;
+		io.workdir_path = dir;
+		if (git_repository_init_ext(&r, gd, &io) < 0)
+			die("%s: cannot create a git folder: %s", dir, gitmsg());
+		git_repository_free(r);
+		*fresh = 1;
+	}
+	if (gitdir) {
+		/* the work tree's .git file names its git folder */
+		char *link = xasprintf("%s/.git", dir), *txt = xasprintf("gitdir: %s\n", gd);
+		if (writefile_ifchanged(link, txt, strlen(txt), 0644) < 0)
+			die("%s: cannot write:", link);
+		free(link);
+		free(txt);
+	}
+	alternates(gd, mirror);
+	if (git_repository_open_ext(&r, dir, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0)
+		die("%s: cannot open its git folder %s: %s", dir, gd, gitmsg());
+	free(gd);
+	free(sp);
+	return r;
+}
+
+/* one gitlink of a tree */
+struct link {
+	char *path;
+	git_oid id;
+};
+struct links {
+	struct link *v;
+	size_t n, cap;
+};
+
+static int
+linkcb(const char *root, const git_tree_entry *e, void *payload)
+{
+	struct links *l = payload;
+
+	if (git_tree_entry_filemode(e) != GIT_FILEMODE_COMMIT)
+		return 0;
+	l->v = xgrow(l->v, &l->cap, l->n + 1, sizeof *l->v);
+	l->v[l->n].path = xasprintf("%s%s", root, git_tree_entry_name(e));
+	git_oid_cpy(&l->v[l->n].id, git_tree_entry_id(e));
+	l->n++;
+	return 0;
+}
+
+/* the gitlinks (submodule commits) of tree */
+static void
+getlinks(git_tree *t, struct links *l)
+{
+	memset(l, 0, sizeof *l);
+	if (git_tree_walk(t, GIT_TREEWALK_PRE, linkcb, l) < 0)
+		die("cannot walk tree: %s", gitmsg());
+}
+
+static void
+freelinks(struct links *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i].path);
+	free(l->v);
+}
+
+/* a submodule URL as .gitmodules writes it, made absolute against the superproject's */
+static char *
+suburl(const char *parent, const char *u)
+{
+	char *b;
+	size_t n;
+
+	if (!startswith(u, "./") && !startswith(u, "../"))
+		return xstrdup(u);
+	b = xstrdup(parent);
+	n = strlen(b);
+	while (n && b[n - 1] == '/')
+		b[--n] = 0;
+	for (;;) {
+		if (startswith(u, "./")) {
+			u += 2;
+		} else if (startswith(u, "../")) {
+			char *s = strrchr(b, '/');
+			char *c = strrchr(b, ':');
+			if (c && (!s || c > s) && !strstr(b, "://"))
+				s = c;
+			if (s)
+				*s = 0;
+			u += 3;
+		} else
+			break;
+	}
+	{
+		char *r = xasprintf("%s/%s", b, u);
+		free(b);
+		return r;
+	}
+}
+
+/* the URL .gitmodules (in tree) gives the submodule at path, or NULL */
+static char *
+modurl(git_repository *r, git_tree *t, const char *path)
+{
+	git_tree_entry *e;
+	git_blob *b;
+	git_config *c;
+	git_config_iterator *it;
+	git_config_entry *ce;
+	char *tmp, *name = NULL, *url = NULL;
+
+	if (git_tree_entry_bypath(&e, t, ".gitmodules") < 0)
+		return NULL;
+	if (git_blob_lookup(&b, r, git_tree_entry_id(e)) < 0) {
+		git_tree_entry_free(e);
+		return NULL;
+	}
+	git_tree_entry_free(e);
+	tmp = xasprintf("%ssrcpin-gitmodules", git_repository_path(r));
+	if (writefile_atomic(tmp, git_blob_rawcontent(b), (size_t)git_blob_rawsize(b), 0644) < 0)
+		die("%s: cannot write:", tmp);
+	git_blob_free(b);
+	if (git_config_open_ondisk(&c, tmp) < 0)
+		die("%s: .gitmodules cannot be read: %s", git_repository_workdir(r), gitmsg());
+	if (git_config_iterator_glob_new(&it, c, "^submodule\\..*\\.path$") == 0) {
+		while (git_config_next(&ce, it) == 0)
+			if (strcmp(ce->value, path) == 0 && !name)
+				name = xstrndup(ce->name + 10, strlen(ce->name) - 10 - 5);
+		git_config_iterator_free(it);
+	}
+	if (name) {
+		char *k = xasprintf("submodule.%s.url", name);
+		git_buf v = {0};
+		if (git_config_get_string_buf(&v, c, k) == 0)
+			url = xstrdup(v.ptr);
+		git_buf_dispose(&v);
+		free(k);
+	}
+	git_config_free(c);
+	unlink(tmp);
+	free(tmp);
+	free(name);
+	return url;
+}
+
+/* checkout progress on a terminal */
+static void
+coprog(const char *path, size_t done, size_t total, void *payload)
+{
+	(void)path;
+	if (total > 200 && (done % 256 == 0 || done == total))
+		fprintf(stderr, "\r%s: checkout %zu/%zu files%s", (const char *)payload, done, total,
+		        done == total ? "\n" : "");
+}
+
+/* write tree t of commit id into r's work tree and index, HEAD detached at id */
+static void
+writetree(const struct spopts *o, git_repository *r, const char *label, git_object *target,
+          const git_oid *head)
+{
+	git_checkout_options co;
+	git_checkout_options_init(&co, GIT_CHECKOUT_OPTIONS_VERSION);
+
+	co.checkout_strategy = GIT_CHECKOUT_FORCE | GIT_CHECKOUT_REMOVE_UNTRACKED |
+	                       GIT_CHECKOUT_REMOVE_IGNORED;
+	if (o->progress) {
+		co.progress_cb = coprog;
+		co.progress_payload = (void *)label;
+	}
+	if (git_checkout_tree(r, target, &co) < 0)
+		die("%s: %s: checkout failed: %s", label, git_repository_workdir(r), gitmsg());
+	if (head && git_repository_set_head_detached(r, head) < 0)
+		die("%s: %s: cannot set HEAD: %s", label, git_repository_workdir(r), gitmsg());
+}
+
+/* empty the folders of submodules that are not wanted */
+static void
+emptylinks(git_repository *r, const struct links *l)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		char *p = xasprintf("%s%s", git_repository_workdir(r), l->v[i].path);
+		struct stat st;
+		if (stat(p, &st) == 0 && S_ISDIR(st.st_mode))
+			cleardir(p);
+		free(p);
+	}
+}
+
+static void checkout_repo(const struct spopts *o, const char *label, git_repository *r,
+                          const git_oid *id, int submodules, struct spstate *s);
+
+/* check out every gitlink of tree t (of repository r, fetched from url) */
+static void
+checkout_subs(const struct spopts *o, const char *label, git_repository *r, const char *url,
+              git_tree *t)
+{
+	struct links l;
+
+	getlinks(t, &l);
+	for (size_t i = 0; i < l.n; i++) {
+		char *mu = modurl(r, t, l.v[i].path), *u, *mdir, *sub, *gd, *sl;
+		char hex[GIT_OID_HEXSZ + 1];
+		git_repository *sr;
+		struct spstate ss = {0};
+		int fresh;
+
+		git_oid_tostr(hex, sizeof hex, &l.v[i].id);
+		sl = xasprintf("%s/%s", label, l.v[i].path);
+		if (!mu)
+			die("%s: commit %s: .gitmodules has no URL for submodule path %s", label, hex,
+			    l.v[i].path);
+		u = suburl(url, mu);
+		mdir = mirror_path_url(o, u);
+		mirror_need(o, sl, mdir, u, &l.v[i].id);
+		sub = xasprintf("%s%s", git_repository_workdir(r), l.v[i].path);
+		gd = xasprintf("%smodules/%s", git_repository_path(r), l.v[i].path);
+		sr = prepare(sub, gd, mdir, 1, &fresh);
+		if (fresh || state_load(sr, &ss) < 0)
+			memset(&ss, 0, sizeof ss);
+		setstr(&ss.name, sl);
+		setstr(&ss.url, u);
+		setstr(&ss.cache, o->cache);
+		setstr(&ss.mirror, mdir);
+		checkout_repo(o, sl, sr, &l.v[i].id, 1, &ss);
+		state_save(sr, &ss);
+		state_free(&ss);
+		git_repository_free(sr);
+		free(mu);
+		free(u);
+		free(mdir);
+		free(sub);
+		free(gd);
+		free(sl);
+	}
+	freelinks(&l);
+}
+
+/* make r's work tree exactly commit id, then its submodules (or empty their folders) */
+static void
+checkout_repo(const struct spopts *o, const char *label, git_repository *r, const git_oid *id,
+              int submodules, struct spstate *s)
+{
+	char hex[GIT_OID_HEXSZ + 1], thex[GIT_OID_HEXSZ + 1];
+	git_commit *c;
+	git_tree *t;
+
+	git_oid_tostr(hex, sizeof hex, id);
+	if (git_commit_lookup(&c, r, id) < 0 || git_commit_tree(&t, c) < 0)
+		die("%s: commit %s cannot be read from the mirror %s: %s", label, hex, s->mirror,
+		    gitmsg());
+	/* mark the checkout as in progress: not pristine until this finishes */
+	setstr(&s->commit, "");
+	setstr(&s->series, "");
+	setstr(&s->series_digest, "");
+	state_save(r, s);
+	writetree(o, r, label, (git_object *)c, id);
+	git_oid_tostr(thex, sizeof thex, git_tree_id(t));
+	if (submodules)
+		checkout_subs(o, label, r, s->url, t);
+	else {
+		struct links l;
+		getlinks(t, &l);
+		emptylinks(r, &l);
+		freelinks(&l);
+	}
+	setstr(&s->commit, hex);
+	setstr(&s->tree, thex);
+	s->submodules = submodules;
+	git_tree_free(t);
+	git_commit_free(c);
+}
+
+int
+tree_checkout(const struct spopts *o, const char *name, const char *url, const char *mirror,
+              const git_oid *id, const char *dir, int submodules, int force)
+{
+	git_repository *r;
+	struct spstate s = {0};
+	char hex[GIT_OID_HEXSZ + 1];
+	int fresh;
+
+	git_oid_tostr(hex, sizeof hex, id);
+	r = prepare(dir, NULL, mirror, force, &fresh);
+	if (!fresh && state_load(r, &s) == 0 && strcmp(s.commit, hex) == 0 && !*s.series_digest &&
+	    s.submodules == submodules && strcmp(s.mirror, mirror) == 0 && tree_pristine(r, &s, NULL)) {
+		state_free(&s);
+		git_repository_free(r);
+		return 0;
+	}
+	state_free(&s);
+	memset(&s, 0, sizeof s);
+	setstr(&s.name, name);
+	setstr(&s.url, url);
+	setstr(&s.cache, o->cache);
+	setstr(&s.mirror, mirror);
+	checkout_repo(o, name, r, id, submodules, &s);
+	state_save(r, &s);
+	state_free(&s);
+	git_repository_free(r);
+	return 1;
+}
+
+static const char *
+deltaword(git_delta_t t)
+{
+	switch (t) {
+	case GIT_DELTA_ADDED: return "missing";
+	case GIT_DELTA_DELETED: return "not in the tree";
+	case GIT_DELTA_MODIFIED: return "modified";
+	case GIT_DELTA_RENAMED: return "renamed";
+	case GIT_DELTA_TYPECHANGE: return "changed type";
+	case GIT_DELTA_UNTRACKED: return "untracked";
+	case GIT_DELTA_IGNORED: return "ignored";
+	default: return "differs";
+	}
+}
+
+int
+tree_pristine(git_repository *r, const struct spstate *s, struct buf *why)
+{
+	git_diff_options dopt;
+	git_diff_options_init(&dopt, GIT_DIFF_OPTIONS_VERSION);
+	git_oid head, tid;
+	git_tree *t;
+	git_diff *d;
+	size_t n;
+	int ok = 1;
+
+	if (!*s->commit) {
+		if (why)
+			bufprintf(why, "%s: checkout did not finish", s->name);
+		return 0;
+	}
+	if (git_reference_name_to_id(&head, r, "HEAD") < 0 || strcmp(git_oid_tostr_s(&head), s->commit)) {
+		if (why)
+			bufprintf(why, "%s: HEAD is not %s", s->name, s->commit);
+		return 0;
+	}
+	if (git_oid_fromstr(&tid, s->tree) < 0 || git_tree_lookup(&t, r, &tid) < 0) {
+		if (why)
+			bufprintf(why, "%s: tree %s cannot be read", s->name, s->tree);
+		return 0;
+	}
+	/* the tree against index + files: what git diff TREE and git status would both show */
+	dopt.flags = GIT_DIFF_INCLUDE_UNTRACKED | GIT_DIFF_INCLUDE_IGNORED |
+	             GIT_DIFF_INCLUDE_TYPECHANGE;
+	dopt.ignore_submodules = GIT_SUBMODULE_IGNORE_ALL;
+	if (git_diff_tree_to_workdir_with_index(&d, r, t, &dopt) < 0) {
+		if (why)
+			bufprintf(why, "%s: cannot compare: %s", s->name, gitmsg());
+		git_tree_free(t);
+		return 0;
+	}
+	n = git_diff_num_deltas(d);
+	if (n) {
+		const git_diff_delta *dl = git_diff_get_delta(d, 0);
+		if (why) {
+			bufprintf(why, "%s: %s %s", s->name, dl->new_file.path, deltaword(dl->status));
+			if (n > 1)
+				bufprintf(why, " (and %zu more)", n - 1);
+		}
+		ok = 0;
+	}
+	git_diff_free(d);
+	if (ok && s->submodules) {
+		struct links l;
+		getlinks(t, &l);
+		for (size_t i = 0; ok && i < l.n; i++) {
+			char *sub = xasprintf("%s%s", git_repository_workdir(r), l.v[i].path);
+			git_repository *sr;
+			struct spstate ss;
+			if (git_repository_open_ext(&sr, sub, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0) {
+				if (why)
+					bufprintf(why, "%s: submodule %s is not checked out", s->name, l.v[i].path);
+				ok = 0;
+			} else {
+				if (state_load(sr, &ss) < 0 || strcmp(ss.commit, git_oid_tostr_s(&l.v[i].id))) {
+					if (why)
+						bufprintf(why, "%s: submodule %s is not at %s", s->name, l.v[i].path,
+						          git_oid_tostr_s(&l.v[i].id));
+					ok = 0;
+				} else
+					ok = tree_pristine(sr, &ss, why);
+				state_free(&ss);
+				git_repository_free(sr);
+			}
+			free(sub);
+		}
+		freelinks(&l);
+	}
+	git_tree_free(t);
+	return ok;
+}
