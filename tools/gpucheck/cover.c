@@ -50,9 +50,9 @@ entry_covers(const struct offentry *e, const char *dev, int xnack)
 			return COV_NONE;
 		if (e->kind == OFF_NV_SASS) {
 			/* a cubin runs on its major with an equal or newer minor; arch-specific
-			   ("a") cubins only on their own sm */
-			if (es == 'a' || ds == 'a')
-				return en == dn && es == ds ? COV_NATIVE : COV_NONE;
+			   ("sm_90a") cubins only on exactly that compute capability */
+			if (es == 'a')
+				return en == dn ? COV_NATIVE : COV_NONE;
 			return en / 10 == dn / 10 && en <= dn ? COV_NATIVE : COV_NONE;
 		}
 		if (e->kind == OFF_NV_PTX)

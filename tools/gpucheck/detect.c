@@ -116,22 +116,24 @@ gfxname(unsigned major, unsigned minor, unsigned step, char *buf, size_t len)
 int
 gfxversion(const char *proc, char *buf, size_t len)
 {
-	size_t k;
-	unsigned major;
-	char *end;
+	size_t k, i;
+	unsigned major = 0;
+	char mn[2] = {0}, st[2] = {0};
 
 	if (!startswith(proc, "gfx"))
 		return -1;
 	k = strlen(proc);
-	if (k < 6 || !isxdigit((unsigned char)proc[k - 1]) || !isxdigit((unsigned char)proc[k - 2]))
+	if (k < 6 || k > 8 || !isxdigit((unsigned char)proc[k - 1]) || !isxdigit((unsigned char)proc[k - 2]))
 		return -1;
-	errno = 0;
-	major = (unsigned)strtoul(proc + 3, &end, 10);
-	if (end != proc + k - 2 || major == 0)
-		return -1;
-	snprintf(buf, len, "%u.%u.%u", major,
-	         (unsigned)strtoul((char[]){proc[k - 2], 0}, NULL, 16),
-	         (unsigned)strtoul((char[]){proc[k - 1], 0}, NULL, 16));
+	/* gfx + decimal major + one hex digit minor + one hex digit stepping */
+	for (i = 3; i < k - 2; i++) {
+		if (!isdigit((unsigned char)proc[i]))
+			return -1;
+		major = major * 10 + (unsigned)(proc[i] - '0');
+	}
+	mn[0] = proc[k - 2];
+	st[0] = proc[k - 1];
+	snprintf(buf, len, "%u.%lu.%lu", major, strtoul(mn, NULL, 16), strtoul(st, NULL, 16));
 	return 0;
 }
 
@@ -493,21 +495,27 @@ detect_nvidia(struct gpulist *l, const char *procfs, int usecuda, char *err, siz
 		free(path);
 		return 0; /* no NVIDIA driver */
 	}
-	s = b.s ? strstr(b.s, "Kernel Module") : NULL;
-	if (s) {
-		s += strlen("Kernel Module");
-		while (*s == ' ' || *s == '\t')
-			s++;
-		snprintf(drv, sizeof drv, "%.*s", (int)strcspn(s, " \t\n"), s);
-	} else if (b.s && (s = strstr(b.s, "NVRM version:"))) {
-		snprintf(err, errlen, "%s: no 'Kernel Module' version on its NVRM line (offset %zu)",
-		         path, (size_t)(s - b.s));
+	/* "NVRM version: NVIDIA UNIX [Open ]Kernel Module [for x86_64]  580.159.04  ...":
+	   the version is the first word of digits and dots on that line */
+	s = b.s ? strstr(b.s, "NVRM version:") : NULL;
+	if (!s) {
+		snprintf(err, errlen, "%s: not an NVIDIA driver version file (no 'NVRM version:' at offset 0)", path);
 		buffree(&b);
 		free(path);
 		return -1;
-	} else {
+	}
+	for (s += 13; *s && *s != '\n'; s += strcspn(s, " \t\n")) {
+		s += strspn(s, " \t");
+		if (isdigit((unsigned char)s[0]) && strchr(s, '.') && strspn(s, "0123456789.") > 2 &&
+		    strspn(s, "0123456789.") == strcspn(s, " \t\n")) {
+			snprintf(drv, sizeof drv, "%.*s", (int)strcspn(s, " \t\n"), s);
+			break;
+		}
+	}
+	if (!drv[0]) {
+		snprintf(err, errlen, "%s: no version number on its NVRM line (offset %zu)", path,
+		         (size_t)(strstr(b.s, "NVRM version:") - b.s));
 		buffree(&b);
-		snprintf(err, errlen, "%s: not an NVIDIA driver version file (no 'NVRM version:' at offset 0)", path);
 		free(path);
 		return -1;
 	}

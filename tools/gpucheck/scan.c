@@ -3,8 +3,10 @@
 #include "gpucheck.h"
 #include "mapfile.h"
 
+#ifndef GPUCHECK_NO_LIBARCHIVE
 #include <archive.h>
 #include <archive_entry.h>
+#endif
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -67,6 +69,16 @@ bad:
 	return -1;
 }
 
+#ifdef GPUCHECK_NO_LIBARCHIVE
+/* a build without libarchive (a bare machine): wheels cannot be read */
+static int
+scanwheel(struct scanset *s, const char *path)
+{
+	warn("%s: this gpucheck was built without libarchive and cannot read wheels", path);
+	s->errors++;
+	return -1;
+}
+#else
 static int
 scanwheel(struct scanset *s, const char *path)
 {
@@ -127,6 +139,7 @@ out:
 	archive_read_free(a);
 	return rc;
 }
+#endif
 
 static int
 scanfile(struct scanset *s, const char *path, int explicit)

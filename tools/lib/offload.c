@@ -7,8 +7,10 @@
 #include <string.h>
 
 #include <zlib.h>
+#ifndef OFFLOAD_NO_ZSTD
 #include <zstd.h>
 #include <zstd_errors.h>
+#endif
 
 #define BUNDLE_MAGIC "__CLANG_OFFLOAD_BUNDLE__"
 #define BUNDLE_MAGICLEN 24
@@ -259,6 +261,10 @@ off_ccobinflate(const unsigned char *p, size_t n, uint64_t base, const struct cc
 	srcn = (h->total ? h->total : n) - h->hdrlen;
 	dst = xmalloc(h->raw ? h->raw : 1);
 	if (h->method == 1) {
+#ifdef OFFLOAD_NO_ZSTD
+		free(dst);
+		FAIL("compressed bundle at offset %llu is zstd, and this build has no zstd", (ull)base);
+#else
 		unsigned long long fsz;
 
 		if (h->version == 1) {
@@ -285,6 +291,7 @@ off_ccobinflate(const unsigned char *p, size_t n, uint64_t base, const struct cc
 			FAIL("compressed bundle at offset %llu: bad zstd stream at offset %llu (%s)",
 			     (ull)base, (ull)(base + h->hdrlen), ZSTD_getErrorName(r));
 		}
+#endif
 	} else {
 		z_stream z;
 		int zr;
@@ -414,6 +421,7 @@ off_nvfatbin(const unsigned char *p, size_t n, uint64_t base, const char *sec,
 	size_t pos = 0, epos, cend;
 	uint64_t fatsize, esz, pay;
 	uint32_t hs, kind, arch;
+	const char *asfx;
 	struct offbundle *b;
 	struct offentry *e;
 
@@ -439,6 +447,9 @@ off_nvfatbin(const unsigned char *p, size_t n, uint64_t base, const char *sec,
 			esz = rd32(p + epos + 4);
 			pay = rd64(p + epos + 8);
 			arch = rd32(p + epos + 28);
+			/* bit 20 of the flags marks arch-specific code (sm_90a): checked against
+			   cuobjdump --list-elf on libtorch_cuda.so (CUDA 13) */
+			asfx = rd32(p + epos + 40) & 0x100000 ? "a" : "";
 			if (esz == 0)
 				break;
 			if (esz < 64 || !fits(epos, esz, cend) || !fits(epos + esz, pay, cend))
@@ -449,10 +460,10 @@ off_nvfatbin(const unsigned char *p, size_t n, uint64_t base, const char *sec,
 			e->size = pay;
 			if (kind == 1) {
 				e->kind = OFF_NV_PTX;
-				snprintf(e->target, sizeof e->target, "compute_%u", arch);
+				snprintf(e->target, sizeof e->target, "compute_%u%s", arch, asfx);
 			} else if (kind == 2 || kind == 0x10) {
 				e->kind = OFF_NV_SASS;
-				snprintf(e->target, sizeof e->target, "sm_%u", arch);
+				snprintf(e->target, sizeof e->target, "sm_%u%s", arch, asfx);
 			} else {
 				e->kind = OFF_OTHER;
 				snprintf(e->target, sizeof e->target, "kind%u_%u", kind, arch);
