@@ -175,6 +175,17 @@ push(char ***v, size_t *n, const char *s)
 	(*v)[(*n)++] = xstrdup(s);
 }
 
+/* a failed parse: release the pair and triple lists while their counts are raw */
+static int
+probefail(struct probe *pr)
+{
+	freelist(pr->loaded, pr->nloaded);
+	freelist(pr->editable, pr->nedit);
+	pr->loaded = pr->editable = NULL;
+	pr->nloaded = pr->nedit = 0;
+	return -1;
+}
+
 int
 probe_parse(struct probe *pr, const char *s, size_t n)
 {
@@ -186,14 +197,14 @@ probe_parse(struct probe *pr, const char *s, size_t n)
 		k = s;
 		s = memchr(s, 0, (size_t)(end - s));
 		if (!s)
-			return -1;
+			return probefail(pr);
 		v = ++s;
 		s = memchr(s, 0, (size_t)(end - s));
 		if (!s)
-			return -1;
+			return probefail(pr);
 		s++;
 		if (done)
-			return -1;
+			return probefail(pr);
 #define ONE(name) else if (strcmp(k, #name) == 0) { free(pr->name); pr->name = xstrdup(v); }
 		if (strcmp(k, "end") == 0)
 			done = 1;
@@ -214,7 +225,7 @@ probe_parse(struct probe *pr, const char *s, size_t n)
 #undef ONE
 	}
 	if (!done || !pr->version || !pr->cwd || !pr->stdlib || pr->nloaded % 2 || pr->nedit % 3)
-		return -1;
+		return probefail(pr);
 	pr->nloaded /= 2;
 	pr->nedit /= 3;
 	return 0;

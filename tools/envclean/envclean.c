@@ -14,27 +14,41 @@
 
 extern char **environ;
 
+static const char synopsis[] =
+	"usage: envclean [-i] [--profile FILE]... [--set NAME=VALUE]... [--keep NAME]...\n"
+	"                [--unset NAME]... [--prepend-path DIR]... [-n|--explain [--json]]\n"
+	"                [--] COMMAND [ARG]...\n"
+	"       envclean --check [--python=PATH] [--module=NAME]... [--cwd=DIR] [--json] [-v]\n";
+
+/* print the error (if any) and the synopsis; exit 2 on error, 0 for --help */
 static void
 usage(const char *error)
 {
-	if (error)
-		fprintf(stderr, "envclean: %s\n", error);
-	fprintf(error ? stderr : stdout,
-	        "usage: envclean [-i] [--profile FILE]... [--set NAME=VALUE]... [--keep NAME]...\n"
-	        "                [--unset NAME]... [--prepend-path DIR]... [-n|--explain [--json]]\n"
-	        "                [--] COMMAND [ARG]...\n"
-	        "       envclean --check [--python=PATH] [--module=NAME]... [--cwd=DIR] [--json] [-v]\n"
-	        "\n"
-	        "Runs COMMAND (exec, no shell) without PYTHONPATH, PYTHONHOME, LD_LIBRARY_PATH,\n"
-	        "LD_PRELOAD, build-changing PIP_*, a foreign VIRTUAL_ENV or CONDA_*, with\n"
-	        "PYTHONNOUSERSITE=1 and a UTF-8 locale. Its exit status is COMMAND's; 127 if it\n"
-	        "is not found, 126 if it cannot run. -n prints the decisions instead.\n"
-	        "--check asks a Python for its sys.path and finds, without importing them, several\n"
-	        "copies of a module (default torch), .pth import hooks, a source tree in the\n"
-	        "working folder or on PYTHONPATH, the user site, LD_LIBRARY_PATH copies of the\n"
-	        "libraries the module ships. Exit 0 clean, 1 findings, 2 usage or input error.\n"
-	        "See envclean(1).\n");
-	exit(error ? EXIT_USAGE : EXIT_OK);
+	if (error) {
+		fprintf(stderr, "envclean: %s\n%s(see envclean --help)\n", error, synopsis);
+		exit(EXIT_USAGE);
+	}
+	printf("%s\n"
+	       "Runs COMMAND (exec, no shell) without PYTHONPATH, PYTHONHOME, LD_LIBRARY_PATH,\n"
+	       "LD_PRELOAD, build-changing PIP_*, a foreign VIRTUAL_ENV or CONDA_*, with\n"
+	       "PYTHONNOUSERSITE=1 and a UTF-8 locale. Its exit status is COMMAND's; 127 if it\n"
+	       "is not found, 126 if it cannot run. -n prints the decisions instead.\n"
+	       "\n"
+	       "  -i                  start empty, copy only PATH, HOME, USER, TERM, LANG, LC_*,\n"
+	       "                      TZ, TMPDIR, SSL_CERT_*, proxies ...\n"
+	       "  --profile FILE      apply KEY=VALUE lines (env/arch/gfx1151.env)\n"
+	       "  --set NAME=VALUE    set a variable        --unset NAME   remove one (NAME* too)\n"
+	       "  --keep NAME         exempt from the default removals (NAME* too)\n"
+	       "  --prepend-path DIR  put DIR first on PATH (a venv's bin also sets VIRTUAL_ENV)\n"
+	       "  -n, --explain       print what would be removed, set and kept; --json for data\n"
+	       "\n"
+	       "--check asks a Python (default python3) once for its sys.path and finds, without\n"
+	       "importing them, several copies of each --module (default torch), stale metadata,\n"
+	       ".pth import hooks, a source tree in the working folder or on PYTHONPATH, the user\n"
+	       "site, LD_LIBRARY_PATH copies of the libraries the module ships. One line per\n"
+	       "finding with the fix; -v adds notes. Exit 0 clean, 1 findings, 2 usage or input\n"
+	       "error. See envclean(1).\n", synopsis);
+	exit(EXIT_OK);
 }
 
 /* the value of an option given as --opt=VALUE or --opt VALUE; advances *i for the latter */
@@ -245,10 +259,19 @@ main(int argc, char **argv)
 	p.cmd = i < argc ? argv[i] : NULL;
 	if (policy_apply(&p, environ, &r, &err) < 0) {
 		fprintf(stderr, "envclean: %s\n", err);
+		free(err);
+		envres_free(&r);
+		free(p.keep);
+		free(p.ops);
+		free(p.prepend);
 		return EXIT_USAGE;
 	}
 	if (dry) {
 		explain(&r, i < argc ? argv + i : NULL, json);
+		envres_free(&r);
+		free(p.keep);
+		free(p.ops);
+		free(p.prepend);
 		return EXIT_OK;
 	}
 	if (!r.cmdpath) {
