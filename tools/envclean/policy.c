@@ -552,7 +552,7 @@ foreign(const struct policy *p, struct envres *r)
 }
 
 int
-policy_apply(const struct policy *p, char *const *environ, struct envres *r, char **err)
+policy_apply(const struct policy *p, char *const *envp, struct envres *r, char **err)
 {
 	struct envv orig = {0};
 	const char *ctype, *v;
@@ -561,7 +561,7 @@ policy_apply(const struct policy *p, char *const *environ, struct envres *r, cha
 
 	memset(r, 0, sizeof *r);
 	*err = NULL;
-	env_copy(&orig, environ);
+	env_copy(&orig, envp);
 	env_copy(&r->env, NULL);
 
 	/* the base: everything, or the allow-list with -i */

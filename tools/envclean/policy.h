@@ -61,10 +61,10 @@ struct envres {
 	char *target;             /* the Python env (venv or conda prefix) the command runs in */
 };
 
-/* Apply the policy to environ. Returns 0, or -1 with a one-line message in *err (caller
+/* Apply the policy to envp. Returns 0, or -1 with a one-line message in *err (caller
    frees) for input errors: an unreadable or malformed profile (file:line), a bad --set,
    a --prepend-path that is not a folder. */
-int policy_apply(const struct policy *p, char *const *environ, struct envres *r, char **err);
+int policy_apply(const struct policy *p, char *const *envp, struct envres *r, char **err);
 /* release what policy_apply filled in */
 void envres_free(struct envres *r);
 
