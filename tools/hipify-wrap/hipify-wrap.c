@@ -2,6 +2,7 @@
    in a fresh interpreter, keeping the mtime of every file whose bytes did not change */
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -311,32 +312,20 @@ out:
 	return r;
 }
 
-/* remove a folder and everything in it (our own state folders only) */
+static int
+rmone(const char *p, const struct stat *st, int type, struct FTW *f)
+{
+	(void)st, (void)type, (void)f;
+	if (remove(p) < 0 && errno != ENOENT)
+		warn("cannot remove %s:", p);
+	return 0;
+}
+
+/* remove a folder and everything in it (hipify-wrap's own state folders only) */
 static void
 rmtree(const char *p)
 {
-	struct flist l = {0};
-	char *err = NULL, *f;
-	size_t i;
-
-	if (access(p, F_OK) < 0)
-		return;
-	if (tree_walk(p, NULL, &l, &err) == 0)
-		for (i = 0; i < l.n; i++) {
-			f = xasprintf("%s/%s", p, l.v[i].path);
-			unlink(f);
-			free(f);
-		}
-	free(err);
-	flist_free(&l);
-	/* the walk lists files; remove the folders bottom-up with a second pass */
-	{
-		char *cmd[] = {"rm", "-rf", (char *)p, NULL};
-		struct procres r;
-		struct buf o = {0};
-		proc_capture(cmd, NULL, &o, NULL, 0, 0, &r);
-		buffree(&o);
-	}
+	nftw(p, rmone, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 /* would the journal keep a copy of this file (sources, headers, build files, Python) */
@@ -963,9 +952,11 @@ main(int argc, char **argv)
 	if (access(p, F_OK) == 0) {
 		char *pw = spath("pending.walk"), *jd = spath("orig.new");
 		struct flist pw_l = {0};
-		if (!g.reset)
+		if (!g.reset) {
+			free(p), free(pw), free(jd);
 			dien(EXIT_PROBLEM, "%s: an earlier hipify run did not finish, the tree may be half hipified; "
 			     "run again with --reset to restore it from hipify-wrap's journal", g.srcdir);
+		}
 		if (manifest_read(p, &g.pre, &err) < 0 || manifest_read(pw, &pw_l, &err) < 0)
 			dien(EXIT_PROBLEM, "%s", err);
 		if (rollback(&g.pre, &pw_l, jd) < 0)
@@ -974,16 +965,17 @@ main(int argc, char **argv)
 		flist_free(&g.pre);
 		flist_free(&pw_l);
 		unlink(pw);
+		rmtree(jd);
+		unlink(p);
 		free(pw);
+		free(jd);
+		free(p);
 		p = spath("manifest"), unlink(p), free(p);
 		p = spath("stamp"), unlink(p), free(p);
 		p = spath("stash"), rmtree(p), free(p);
-		rmtree(jd);
-		free(jd);
-		p = spath("pending");
-		unlink(p);
+	} else {
+		free(p);
 	}
-	free(p);
 
 	p = spath("stamp");
 	if (access(p, F_OK) == 0) {
@@ -1114,6 +1106,7 @@ main(int argc, char **argv)
 			rmtree(journal);
 		}
 		p = spath("stash"), rmtree(p), free(p);
+		free(journal);
 		return EXIT_PROBLEM;
 	}
 

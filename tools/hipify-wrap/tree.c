@@ -41,6 +41,8 @@ flist_sort(struct flist *l)
 {
 	size_t i, j;
 
+	if (l->n == 0)
+		return;
 	qsort(l->v, l->n, sizeof(*l->v), fentcmp);
 	for (i = j = 0; i < l->n; i++) {
 		if (j > 0 && strcmp(l->v[j - 1].path, l->v[i].path) == 0) {
