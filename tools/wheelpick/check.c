@@ -362,19 +362,20 @@ wheel_check(const char *path, const struct wheelname *w, char **err)
 		}
 	{
 		/* NAME-VERSION.dist-info agrees with the file name */
-		const char *dash = strrchr(dist, '-');
+		char *stem = xstrndup(dist, strlen(dist) - 10);
+		const char *dash = strrchr(stem, '-');
 		struct buf cn = { 0 };
 		struct pep440 v;
-		size_t dl = strlen(dist) - 10;
 		int ok = 0;
 		if (dash) {
-			canonname(&cn, dist, (size_t)(dash - dist));
-			if (!strcmp(cn.s, w->name) && pep440_parse(&v, dash + 1, dl - (size_t)(dash + 1 - dist)) == 0) {
+			canonname(&cn, stem, (size_t)(dash - stem));
+			if (!strcmp(cn.s, w->name) && pep440_parses(&v, dash + 1) == 0) {
 				ok = pep440_cmp(&v, &w->ver) == 0;
 				pep440_free(&v);
 			}
 		}
 		buffree(&cn);
+		free(stem);
 		if (!ok) {
 			*err = xasprintf("%s does not match the file name (%s %s)", dist, w->name, w->verstr);
 			goto out;

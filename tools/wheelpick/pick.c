@@ -259,6 +259,12 @@ traps(struct pickset *ps, const struct cand *ch)
 }
 
 static int
+bystr(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int
 samelocal(const struct pep440 *a, const struct pep440 *b)
 {
 	size_t k;
@@ -297,6 +303,7 @@ pick_run(struct pickset *ps, const struct target *t, const struct pickopts *o)
 	}
 	if (!name && names.n > 1) {
 		struct buf b = { 0 };
+		qsort(names.v, names.n, sizeof *names.v, bystr);
 		for (k = 0; k < names.n; k++)
 			bufprintf(&b, "%s%s", k ? ", " : "", names.v[k]);
 		ps->names = bufdetach(&b);

@@ -1,0 +1,279 @@
+# wheelpick regress: real wheels built offline with pip; every choice is compared with
+# what pip itself would install (pip install --dry-run --report); bad input of each kind.
+. "$KILN_SRC/tests/lib.sh"
+
+# a Python with pip >= 22.2 (--dry-run --report), setuptools and wheel
+PY=
+for p in python3 /usr/bin/python3; do
+	command -v "$p" >/dev/null 2>&1 || continue
+	"$p" -c 'import setuptools, wheel, pip, sys
+v = tuple(int(x) for x in pip.__version__.split(".")[:2])
+sys.exit(v < (22, 2))' >/dev/null 2>&1 && { PY=$(command -v "$p"); break; }
+done
+[ -n "$PY" ] || skip_all "needs a python3 with pip >= 22.2, setuptools and wheel (python3-pip python3-setuptools python3-wheel)"
+export XDG_CACHE_HOME=$T/cache
+cp=$("$PY" -c 'import sys; print("cp%d%d" % sys.version_info[:2])')
+arch=$(uname -m)
+
+# the package: version, tag and build number come from the environment
+mkdir -p "$T/src"
+cat >"$T/src/setup.py" <<'EOF'
+import os
+from setuptools import setup
+from wheel.bdist_wheel import bdist_wheel
+class B(bdist_wheel):
+    def finalize_options(self):
+        super().finalize_options()
+        if os.environ.get("WP_BUILD"):
+            self.build_number = os.environ["WP_BUILD"]
+    def get_tag(self):
+        t = os.environ.get("WP_TAG")
+        return tuple(t.split("-")) if t else super().get_tag()
+setup(name=os.environ.get("WP_NAME", "kilnwp"), version=os.environ["WP_VERSION"],
+      py_modules=["kilnwp"], cmdclass={"bdist_wheel": B})
+EOF
+echo 'VALUE = 1' >"$T/src/kilnwp.py"
+
+# build NAME VERSION TAG BUILD: one wheel into $pool (a source copy each, so builds
+# can run side by side)
+cat >"$T/build.sh" <<'EOF'
+set -e
+d=$T/b.$1.$2.$3.$4; rm -rf "$d"; cp -r "$T/src" "$d"
+[ "$3" = - ] && tag= || tag=$3
+[ "$4" = - ] && bn= || bn=$4
+WP_NAME=$1 WP_VERSION=$2 WP_TAG=$tag WP_BUILD=$bn "$PY" -m pip wheel -q --no-deps \
+	--no-build-isolation --no-index -w "$pool" "$d" >"$d.log" 2>&1 || { cat "$d.log"; exit 1; }
+EOF
+cat >"$T/list" <<EOF
+kilnwp 1.0 - -
+kilnwp 1.10 - -
+kilnwp 1.2 - -
+kilnwp 2.0+rocm6.3 - -
+kilnwp 2.0+rocm6.4 - -
+kilnwp 2.0+rocm10.0 - -
+kilnwp 2.0+rocmsdk20251015 - -
+kilnwp 3.0 - -
+kilnwp 3.0 $cp-$cp-linux_$arch -
+kilnwp 3.0 $cp-$cp-manylinux_2_17_$arch -
+kilnwp 3.0 $cp-abi3-manylinux_2_17_$arch -
+kilnwp 9.0 cp99-cp99-linux_$arch -
+kilnwp 4.0rc1 - -
+kilnwp 5.0 $cp-$cp-linux_$arch 1
+kilnwp 5.0 $cp-$cp-linux_$arch 2
+other 1.0 - -
+EOF
+# the pip questions: ID CASE REQUIREMENT [PIP OPTIONS]
+cat >"$T/queries" <<'EOF'
+ver1 ver kilnwp
+ver2 ver kilnwp<1.10
+ver3 ver kilnwp~=1.0,!=1.2.*
+loc1 local kilnwp
+loc2 local kilnwp==2.0+rocm10.0
+sdk1 sdk kilnwp
+tag1 tag kilnwp
+pre1 pre kilnwp
+pre2 pre kilnwp --pre
+pre3 pre kilnwp>=4.0rc1
+pre4 onlypre kilnwp
+bld1 build kilnwp
+two1 two other
+EOF
+# what pip would install: query.sh ID CASE REQ [OPTS] writes the file name to $ans/ID
+cat >"$T/query.sh" <<'EOF'
+id=$1 dir=$T/case.$2 req=$3; shift 3
+if "$PY" -m pip install -q --dry-run --ignore-installed --no-index --no-deps --find-links "$dir" \
+	--report "$ans/$id.json" "$@" "$req" >"$ans/$id.log" 2>&1; then
+	"$PY" -c 'import json, os, sys, urllib.parse
+r = json.load(open(sys.argv[1]))
+u = r["install"][0]["download_info"]["url"] if r["install"] else "none"
+print(os.path.basename(urllib.parse.unquote(u)))' "$ans/$id.json" >"$ans/$id"
+else
+	echo "pip-failed: $(tail -n 1 "$ans/$id.log")" >"$ans/$id"
+fi
+EOF
+# case NAME GLOB...: a folder holding the pool's wheels that match the globs
+case_dir () {
+	c=$T/case.$1; shift; mkdir -p "$c"
+	for g; do for f in "$pool"/$g; do [ -f "$f" ] && cp -p "$f" "$c/"; done; done
+}
+mkcases () {
+	case_dir ver 'kilnwp-1.*'
+	case_dir local 'kilnwp-2.0+rocm6.*' 'kilnwp-2.0+rocm10.0-*'
+	case_dir sdk 'kilnwp-2.0+rocmsdk*' 'kilnwp-2.0+rocm6.4-*'
+	case_dir tag 'kilnwp-3.0-*' 'kilnwp-9.0-*'
+	case_dir pre 'kilnwp-4.0rc1-*' 'kilnwp-3.0-py3-*'
+	case_dir onlypre 'kilnwp-4.0rc1-*'
+	case_dir build 'kilnwp-5.0-*' 'kilnwp-3.0-py3-*'
+	case_dir two 'kilnwp-1.0-*' 'other-1.0-*'
+}
+
+# Wheels and pip's answers are kept in the build folder, keyed by everything they come
+# from, so a rerun compares against them in seconds (KILN_TEST_FRESH=1 rebuilds).
+pipver=$("$PY" -c 'import pip; print(pip.__version__)')
+key=$({ cat "$T/src/setup.py" "$T/build.sh" "$T/list" "$T/queries" "$T/query.sh"
+	echo "$PY $pipver $cp $arch"; } | sha256sum | cut -c1-16)
+cache=$KILN_BUILD/test-cache/wheelpick.$key
+export T PY
+if [ -f "$cache/done" ] && [ -z "${KILN_TEST_FRESH:-}" ]; then
+	pool=$cache/pool ans=$cache/answers
+	echo "# using the wheels and pip answers cached in $cache"
+	mkcases
+else
+	pool=$T/pool ans=$T/answers
+	mkdir -p "$pool" "$ans"
+	export pool ans
+	if ! xargs -P 4 -L 1 sh "$T/build.sh" <"$T/list" >"$T/build.out" 2>&1; then
+		notok "pip wheel builds the test wheels"; sed 's/^/#   /' "$T/build.out" | tail -20; exit 1
+	fi
+	mkcases
+	xargs -P 4 -L 1 sh "$T/query.sh" <"$T/queries"
+	mkdir -p "$KILN_BUILD/test-cache" && rm -rf "$cache.tmp" && mkdir "$cache.tmp" &&
+		cp -rp "$pool" "$ans" "$cache.tmp/" && : >"$cache.tmp/done" && rm -rf "$cache" &&
+		mv "$cache.tmp" "$cache"
+fi
+same "pip built 16 wheels" 16 "$(ls "$pool" | wc -l | tr -d ' ')"
+
+# compare ID DESC: wheelpick, given the query's requirement and options, names the file
+# pip named
+compare () {
+	desc=$2
+	set -f
+	set -- $(grep "^$1 " "$T/queries")
+	set +f
+	id=$1 dir=$T/case.$2 req=$3; shift 3
+	pipwant=$(cat "$ans/$id")
+	run wheelpick --python="$PY" --require "$req" "$@" "$dir"
+	same "$desc: wheelpick agrees with pip ($pipwant)" "$pipwant" "$(basename "$(cat "$T/.out")" 2>/dev/null)"
+}
+
+compare ver1 "release numbers compare as numbers (1.10 > 1.2)"
+compare ver2 "--require <1.10"
+compare ver3 "--require ~=1.0 with a != wildcard"
+compare loc1 "local labels: +rocm6.4 beats +rocm10.0 and +rocm6.3"
+has "the +rocm10.0 trap is warned about" "$T/.err" "+rocm10.0 sorts below +rocm6.4"
+compare loc2 "--require ==2.0+rocm10.0 takes the label pip would not prefer"
+run wheelpick --python="$PY" --local rocm10.0 "$T/case.local"
+has "--local rocm10.0 chooses it" "$T/.out" "kilnwp-2.0+rocm10.0-py3-none-any.whl"
+compare sdk1 "+rocmsdkDATE beats +rocm6.4"
+has "the +rocmsdk trap is warned about" "$T/.err" "+rocmsdk20251015 sorts above +rocm6.4"
+compare tag1 "tags: pip ranks manylinux above linux_$arch, $cp above abi3 and py3; cp99 skipped"
+has "which is the manylinux one" "$T/.out" "kilnwp-3.0-$cp-$cp-manylinux_2_17_$arch.whl"
+run wheelpick --python="$PY" --tag-order=packaging "$T/case.tag"
+has "--tag-order=packaging ranks linux_$arch first" "$T/.out" "kilnwp-3.0-$cp-$cp-linux_$arch.whl"
+run wheelpick -v --python="$PY" "$T/case.tag"
+has "-v says why cp99 was skipped" "$T/.err" "skipped kilnwp-9.0-cp99-cp99-linux_$arch.whl: python tag cp99 not supported by $PY"
+has "-v says why py3 lost" "$T/.err" "lost kilnwp-3.0-py3-none-any.whl: same version; its best tag"
+run wheelpick --python-version=9.9 --platform=linux_"$arch" "$T/case.tag"
+has "cross-pick --python-version=9.9 takes the cp99 wheel" "$T/.out" "kilnwp-9.0-cp99-cp99-linux_$arch.whl"
+run wheelpick --python-version=3.6 --abi=cp36m --platform=manylinux2014_"$arch" "$T/case.tag"
+has "cross-pick cp36 on manylinux2014 takes the py3 wheel" "$T/.out" "kilnwp-3.0-py3-none-any.whl"
+compare pre1 "a pre-release is skipped unless asked"
+compare pre2 "--pre takes it"
+compare pre3 "a clause naming a pre-release allows it"
+compare pre4 "a pre-release is taken when it is all there is"
+compare bld1 "the higher build tag wins"
+exits "two projects without --name is a usage error" 2 wheelpick --python="$PY" "$T/case.two"
+has "and says which" "$T/.err" "several projects in the input (kilnwp, other)"
+compare two1 "naming one of two projects"
+
+# output forms
+w=$T/case.tag
+run wheelpick --python="$PY" --pip "$w"
+same "--pip prints the shell-quoted command" \
+	"'$PY' -m pip install --no-deps --force-reinstall '$w/kilnwp-3.0-$cp-$cp-manylinux_2_17_$arch.whl'" "$(cat "$T/.out")"
+run wheelpick --python="$PY" --json "$w"
+"$PY" -c 'import json, sys
+j = json.load(open(sys.argv[1]))
+st = {c["file"].rsplit("/", 1)[1]: c["status"] for c in j["candidates"]}
+assert j["chosen"].endswith("-%s-manylinux_2_17_%s.whl" % (sys.argv[3], sys.argv[2])), j["chosen"]
+assert st["kilnwp-9.0-cp99-cp99-linux_" + sys.argv[2] + ".whl"] == "skipped", st
+assert st["kilnwp-3.0-py3-none-any.whl"] == "lost", st
+assert j["target"]["tag_order"] == "pip" and j["pip_command"].startswith("'"'"'")
+' "$T/.out" "$arch" "$cp" 2>"$T/json.err" && ok "--json lists the choice and every candidate with its status" ||
+	{ notok "--json lists the choice and every candidate"; sed 's/^/#   /' "$T/json.err"; }
+
+# bad names are skipped with a warning, never fatal
+case_dir bad 'kilnwp-1.0-*'
+w=$T/case.bad
+: >"$w/notawheel.whl"; : >"$w/kilnwp-1.x-py3-none-any.whl"; : >"$w/README.txt"
+exits "bad names are skipped" 0 wheelpick --python="$PY" "$w"
+has "a name with too few parts is warned about" "$T/.err" "$w/notawheel.whl: skipped: not a valid wheel file name: wrong number of parts"
+has "an invalid version is warned about" "$T/.err" "kilnwp-1.x-py3-none-any.whl: skipped: not a valid wheel file name: the version is not a valid PEP 440 version"
+lacks "files that are not .whl are ignored" "$T/.err" "README.txt"
+has "the valid wheel is still chosen" "$T/.out" "kilnwp-1.0-py3-none-any.whl"
+
+# empty folder, nothing suitable, missing input
+mkdir -p "$T/empty"
+exits "an empty folder finds nothing" 1 wheelpick --python="$PY" "$T/empty"
+has "and says so" "$T/.err" "no wheel files (*.whl) in $T/empty"
+w=$T/case.ver
+exits "nothing matches --require" 1 wheelpick --python="$PY" --require 'kilnwp>7' "$w"
+has "near misses are listed with the reason" "$T/.err" "kilnwp-1.10-py3-none-any.whl: version 1.10 does not match kilnwp>7"
+exits "a missing folder is a usage error" 2 wheelpick --python="$PY" "$T/nonesuch"
+has "naming it" "$T/.err" "$T/nonesuch: No such file or directory"
+exits "a bad specifier is a usage error" 2 wheelpick --python="$PY" --require 'kilnwp>=1.0+local' "$w"
+has "with the reason" "$T/.err" "a local label (+...) is only allowed with == and !="
+exits "a Python that does not run is a usage error" 2 wheelpick --python="$T/nonesuch-python" "$w"
+
+# unreadable wheels
+case_dir unread 'kilnwp-1.0-*'
+w=$T/case.unread
+ln -s "$T/nowhere.whl" "$w/kilnwp-9.0-py3-none-any.whl"
+exits "a chosen wheel that cannot be read is an input error" 2 wheelpick --python="$PY" "$w"
+has "naming the file" "$T/.err" "$w/kilnwp-9.0-py3-none-any.whl: cannot read the chosen wheel: No such file or directory"
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1; then
+	case_dir perm 'kilnwp-1.0-*'
+	w=$T/case.perm
+	chmod 000 "$w/kilnwp-1.0-py3-none-any.whl"
+	chmod 755 "$T" "$w"
+	exits "a wheel without read permission is an input error" 2 \
+		setpriv --reuid=65534 --regid=65534 --clear-groups env HOME=/nonexistent \
+		"$KILN_BIN/wheelpick" --python-version=3.11 "$w"
+	has "with the reason" "$T/.err" "cannot read the chosen wheel: Permission denied"
+	chmod 700 "$T"
+else
+	echo "skip permission test: needs root and setpriv to run as another user"
+fi
+
+# --check on real and corrupt wheels
+good=$pool/kilnwp-1.0-py3-none-any.whl
+exits "--check passes a wheel pip built" 0 wheelpick --python="$PY" --check "$good"
+exits "--check passes a wheel with a build tag" 0 wheelpick --python="$PY" --check "$T/case.build"
+w=$T/trunc; mkdir -p "$w"; head -c 300 "$good" >"$w/kilnwp-1.0-py3-none-any.whl"
+exits "--check fails a truncated zip" 1 wheelpick --python="$PY" --check "$w"
+has "saying it is not a valid zip" "$T/.err" "check failed: not a valid zip"
+lacks "and prints no path" "$T/.out" ".whl"
+w=$T/record; mkdir -p "$w"
+"$PY" - "$good" "$w/kilnwp-1.0-py3-none-any.whl" <<'PYEOF'
+import sys, zipfile
+src, dst = sys.argv[1], sys.argv[2]
+with zipfile.ZipFile(src) as zi, zipfile.ZipFile(dst, "w", zipfile.ZIP_DEFLATED) as zo:
+    for i in zi.infolist():
+        data = zi.read(i.filename)
+        if i.filename == "kilnwp.py":
+            data = b"VALUE = 2\n"
+        zo.writestr(i, data)
+PYEOF
+exits "--check fails a RECORD hash mismatch" 1 wheelpick --python="$PY" --check "$w"
+has "naming the member" "$T/.err" "check failed: kilnwp.py: sha256 mismatch (RECORD says"
+w=$T/rename; mkdir -p "$w"; cp "$good" "$w/kilnwp-1.1-py3-none-any.whl"
+exits "--check fails a wheel renamed to another version" 1 wheelpick --python="$PY" --check "$w"
+has "naming the .dist-info" "$T/.err" "kilnwp-1.0.dist-info does not match the file name (kilnwp 1.1)"
+w=$T/retag; mkdir -p "$w"; cp "$good" "$w/kilnwp-1.0-py2.py3-none-any.whl"
+exits "--check fails tags the WHEEL file lacks" 1 wheelpick --python="$PY" --check "$w"
+has "naming the tag" "$T/.err" "WHEEL does not list the tag py2-none-any of the file name"
+exits "--check --json reports the failure" 1 wheelpick --python="$PY" --check --json "$w"
+has "in the JSON" "$T/.out" '"check":{"ok":false,"error":"kilnwp-1.0.dist-info/WHEEL does not list'
+
+# the interpreter is asked once, then its answer is cached by file
+run wheelpick --python="$PY" "$T/case.ver"
+if ls "$XDG_CACHE_HOME"/kiln/wheelpick-python-* >/dev/null 2>&1; then
+	ok "the interpreter's answer is cached under XDG_CACHE_HOME"
+elif head -c 4 "$(readlink -f "$PY")" | grep -q ELF; then
+	notok "the interpreter's answer is cached under XDG_CACHE_HOME"
+else
+	echo "skip cache test: $PY is a script, which is never cached"
+fi
+exits "--help exits 0" 0 wheelpick --help
+has "--help shows the synopsis" "$T/.out" "usage: wheelpick"
+exits "an unknown option is a usage error" 2 wheelpick --bogus "$T/case.ver"
