@@ -1,0 +1,139 @@
+#!/bin/sh
+# stack-steps.sh STEP COMPONENT SETTINGS: the work of one stack stage. kiln-stage runs it
+# (with KILN_STAGE, KILN_STAGE_OUT, the log as stdout and stderr) only when the stage's key
+# changed. SETTINGS is $builddir/stack.env; the stage's key file holds its inputs. Each
+# step_NAME function is hashed into its own stages' keys: editing one reruns only those.
+set -eu
+step=$1 c=$2
+# shellcheck disable=SC1090
+. "$3"
+# shellcheck disable=SC1090
+. "$B/keys/$KILN_STAGE"
+PATH=$KBIN:$PATH
+export PATH
+src=$B/src/$c
+say () { printf 'kiln: %s\n' "$*" >&2; }
+die () { say "$KILN_STAGE: $*"; exit 1; }
+mirror () { [ -n "$MIRROR" ] && printf '%s\n' "--mirror=$MIRROR"; return 0; }
+
+step_src () {
+	commit=$(srcpin fetch "$c" "$URL" "$REF" --cache="$B/git" $(mirror)) ||
+		die "srcpin could not fetch $REF from $URL"
+	if [ -n "$SHA" ] && [ "$commit" != "$SHA" ]; then
+		die "$REF of $URL is $commit, but the pin expects $SHA (update ${c}_SHA, or pin the commit)"
+	fi
+	srcpin checkout "$c" --commit "$commit" --into "$src" --submodules --force --cache="$B/git" $(mirror)
+	printf '%s %s\n' "$URL" "$commit" >"$B/src/$c.id"
+}
+
+step_patch () {
+	# back to the pinned commit, pristine, then the series: an edited patch is never
+	# applied over its older self
+	commit=$(srcpin state "$src" | sed -n 's/^COMMIT=//p')
+	[ -n "$commit" ] || die "$src is not a srcpin checkout; run ninja $c.src"
+	if ! srcpin state "$src" | grep -qx 'PRISTINE=yes'; then
+		srcpin checkout "$c" --commit "$commit" --into "$src" --submodules --force --cache="$B/git" $(mirror)
+	fi
+	if [ "$SERIES" != none ]; then
+		srcpin patch "$src" "$SERIES_FILE"
+	fi
+	srcpin state "$src" | grep -E '^(URL|COMMIT|SERIES_DIGEST)=' | tr '\n' ' ' >"$B/src/$c.id"
+	echo >>"$B/src/$c.id"
+}
+
+step_hipify () {
+	hipify-wrap --project="$PROJECT" --python="$PY" --log "$B/logs/$c.hipify.files" "$src${SUBDIR:+/$SUBDIR}"
+}
+
+step_wheel () {
+	out=$KILN_STAGE_OUT
+	dir=$src${SUBDIR:+/$SUBDIR}
+	mods=
+	for m in $MODULES; do mods="$mods --module=$m"; done
+	# the target Python must import what this build compiles against, and nothing else
+	envclean --check --python="$PY" --cwd="$B" $mods ||
+		die "envclean --check found problems with $PY (above); fix them, then run ninja again"
+	set -- --prepend-path "$(dirname "$PY")"
+	for p in $PROFILES; do set -- "$@" --profile "$p"; done
+	set -- "$@" --set MAX_JOBS="$JOBS" --set CMAKE_POLICY_VERSION_MINIMUM=3.5
+	case "$BACKEND" in
+	gfx) set -- "$@" --set PYTORCH_ROCM_ARCH="$ARCH" --set ROCM_PATH="$ROCM_PATH" --set ROCM_HOME="$ROCM_PATH" \
+		--set USE_FLASH_ATTENTION="$FLASH" --set GPU_TARGETS="$ARCH" ;;
+	cuda) set -- "$@" --set TORCH_CUDA_ARCH_LIST="$(echo "$ARCH" | tr ';' '\n' | sed 's/^sm_\([0-9]*\)\([0-9]\)\(a*\)$/\1.\2\3/' | tr '\n' ';' | sed 's/;$//')" ;;
+	esac
+	case "$CACHE" in
+	ccache|sccache) set -- "$@" --set CMAKE_C_COMPILER_LAUNCHER="$CACHE" --set CMAKE_CXX_COMPILER_LAUNCHER="$CACHE" \
+		--set CMAKE_HIP_COMPILER_LAUNCHER="$CACHE" --set HIP_CLANG_LAUNCHER="$CACHE" ;;
+	esac
+	for e in $ENV; do set -- "$@" --set "$e"; done
+	cd "$dir"
+	build=$BUILD
+	if [ -z "$build" ]; then
+		if [ -f setup.py ]; then build=setup; else build=build; fi
+	fi
+	case "$build" in
+	setup) envclean "$@" -- "$PY" setup.py bdist_wheel -d "$out" ;;
+	build) envclean "$@" -- "$PY" -m build --wheel --no-isolation --outdir "$out" . ;;
+	pip) envclean "$@" -- "$PY" -m pip wheel --no-deps --no-build-isolation --no-index -w "$out" . ;;
+	*) die "${c}_BUILD=$build: use setup, build or pip" ;;
+	esac
+}
+
+step_pick () {
+	if [ -n "${WHEEL:-}" ]; then from=$WHEEL; else from=$B/wheels/$c; fi
+	w=$(wheelpick --python="$PY" --name "$DIST" "$from") ||
+		die "no wheel in $from fits $PY (wheelpick -v --python=$PY $from says why)"
+	printf '%s\n' "$w" >"$B/wheels/$c.picked.tmp"
+	mv -f "$B/wheels/$c.picked.tmp" "$B/wheels/$c.picked"
+	echo "picked $w"
+}
+
+step_install () {
+	w=$(cat "$B/wheels/$c.picked")
+	"$PY" -m pip install --no-deps --force-reinstall --no-index --disable-pip-version-check "$w"
+	record "$w"
+}
+
+step_system () {
+	"$PY" -c "import $IMPORT" || die "--pin $c=system, but $PY cannot import $IMPORT"
+	record ""
+}
+
+# record W: this component's build-info record, then build-info.json
+record () {
+	mkdir -p "$B/info"
+	{
+		echo "COMPONENT=$c"
+		[ -d "$src" ] && srcpin state "$src" 2>/dev/null | grep -E '^(URL|COMMIT|SERIES_DIGEST)='
+		[ -n "${REF:-}" ] && echo "REF=$REF"
+		if [ -n "$1" ]; then
+			n=${1##*/}
+			echo "WHEEL=$n"
+			echo "VERSION=$(echo "$n" | cut -d- -f2)"
+			echo "WHEEL_SHA256=$(sha256sum "$1" | cut -c1-64)"
+		else
+			echo "VERSION=$("$PY" -c "import importlib.metadata as m; print(m.version('$DIST'))" 2>/dev/null || echo system)"
+		fi
+		echo "ARCH=$(echo "$ARCH_LIST" | tr ' ' ,)"
+		echo "PYTHON=$PY"
+		echo "PY_ABI=\"$PY_ABI\""
+	} | sed 's/^\([A-Z_]*\)=\([^"].* .*\)$/\1="\2"/' >"$B/info/$c.info.tmp"
+	mv -f "$B/info/$c.info.tmp" "$B/info/$c.info"
+	kiln-stage info -o "$B/build-info.json" "$B/info"
+}
+
+step_smoke () {
+	for m in $IMPORTS; do
+		"$PY" -c "import $m; print('$m', getattr($m, '__version__', ''), $m.__file__)" ||
+			die "$PY cannot import $m"
+	done
+	if [ "$BACKEND" != cpu ] && [ "$COVER" != no ]; then
+		site=$("$PY" -c 'import torch, os; print(os.path.dirname(torch.__file__))')
+		for a in $(echo "$ARCH" | tr ';' ' '); do
+			gpucheck cover --target="$a" "$site" || die "torch's GPU code does not cover $a (above)"
+		done
+		if gpucheck --arch >/dev/null 2>&1; then gpucheck smoke --python="$PY"; fi
+	fi
+}
+
+"step_$step"

@@ -1,0 +1,129 @@
+#!/bin/sh
+# graph: the stack's build graph end to end on a toy stack (tests/regress/graph-toy.inc):
+# a first build installs everything, a second does nothing, each kind of change reruns
+# exactly the stages it must, a killed build resumes, a failing stage leaves no stamp and
+# shows its log, and a second build folder restores every wheel from the stage cache.
+. "$KILN_SRC/tests/lib.sh"
+. "$KILN_SRC/tests/regress/graph-toy.inc"
+
+toy_venv "$T/venv"
+b=$T/b
+mkdir -p "$b"
+cd "$b" || exit 2
+conf () {
+	"$KSRC/configure" --python="$T/venv/bin/python" --pins="$T/pins.env" --mirror="$T/mirror" \
+		--rocm-path="$T/rocm" --stage-cache="$T/stagecache" --jobs=2 KILN_BIN="$KILN_BIN" "$@"
+}
+# build NAME: run ninja, keep its output in $T/NAME.log, the rebuilt stages in $got
+build () { ninja >"$T/$1.log" 2>&1; brc=$?; got=$(rebuilt "$T/$1.log"); }
+imp () { "$T/venv/bin/python" -c "$1" 2>&1; }
+
+check "configure --arch=gfx1100 with the toy pins" conf --arch=gfx1100
+has "the graph names the stages" "$b/build/stack.ninja" "build vision.wheel: phony"
+build first
+same "first ninja succeeds" 0 "$brc"
+[ "$brc" = 0 ] || sed -n '1,80s/^/#   /p' "$T/first.log"
+all="audio.install audio.patch audio.pick audio.src audio.wheel stack.smoke torch.install torch.patch torch.pick torch.src torch.wheel vision.install vision.patch vision.pick vision.src vision.wheel"
+same "first ninja runs every stage once" "$all" "$got"
+same "the stack imports: vision's C extension calls torch's library (patched: +100)" "30 110 33 gfx1100" \
+	"$(imp 'import torch, torchvision, torchaudio; print(torch.scale(3), torchvision.op(1), torchaudio.op(3), torch.ARCH)')"
+has "a finished stage says rebuilt and its time" "$T/first.log" "torch.wheel: rebuilt in "
+check "the stage log is kept" test -s "$b/build/logs/torch.wheel.log"
+has "build-info.json records vision's commit" "$b/build/build-info.json" "\"commit\":\"$(git -C "$T/mirror/vision" rev-parse v1)\""
+has "build-info.json records the patch series digest" "$b/build/build-info.json" "\"series_digest\":\""
+check "labels for podman/docker" kiln-stage labels "$b/build/info"
+has "OCI revision label is torch's commit" "$T/.out" "--label org.opencontainers.image.revision=$(git -C "$T/mirror/torch" rev-parse v1)"
+
+build second
+same "second ninja: no work to do" "ninja: no work to do." "$(cat "$T/second.log")"
+
+# bump vision: exactly vision's stages (and the stack's smoke test)
+toy_commit vision v2 5
+check "configure --pin vision=v2" conf --arch=gfx1100 --pin vision=v2
+build bump-vision
+same "bump vision: only vision's stages rerun" \
+	"stack.smoke vision.install vision.patch vision.pick vision.src vision.wheel" "$got"
+same "bump vision: the new vision is installed (patch still applied)" 115 "$(imp 'import torchvision; print(torchvision.op(1))')"
+
+# bump torch: torch and everything built against it; not vision's or audio's sources
+toy_commit torch v2 20
+check "configure --pin torch=v2" conf --arch=gfx1100 --pin vision=v2 --pin torch=v2
+build bump-torch
+same "bump torch: torch and its dependents rerun" \
+	"audio.install audio.pick audio.wheel stack.smoke torch.install torch.patch torch.pick torch.src torch.wheel vision.install vision.pick vision.wheel" "$got"
+same "bump torch: dependents use the new torch" "60 125 63" \
+	"$(imp 'import torch, torchvision, torchaudio; print(torch.scale(3), torchvision.op(1), torchaudio.op(3))')"
+
+# edit a patch in place: its component from patch on
+sed -i 's/^+#define ADD 100/+#define ADD 200/' "$T/patches/vision/0001-add.patch"
+build edit-patch
+same "edited patch: vision reruns from patch (build.ninja regenerated)" \
+	"stack.smoke vision.install vision.patch vision.pick vision.wheel" "$got"
+same "edited patch: the new patch is in the installed vision" 225 "$(imp 'import torchvision; print(torchvision.op(1))')"
+
+# change --arch: the stages whose environment holds the arch
+check "configure --arch=gfx1151" conf --arch=gfx1151 --pin vision=v2 --pin torch=v2
+build arch
+same "arch change: the wheel stages and what follows them rerun" \
+	"audio.install audio.pick audio.wheel stack.smoke torch.install torch.pick torch.wheel vision.install vision.pick vision.wheel" "$got"
+same "arch change: torch was built for the new arch" gfx1151 "$(imp 'import torch; print(torch.ARCH)')"
+
+# the same configure arguments again: nothing reruns
+check "configure again with the same arguments" conf --arch=gfx1151 --pin vision=v2 --pin torch=v2
+build same-args
+same "same configure arguments: no work to do" "ninja: no work to do." "$(cat "$T/same-args.log")"
+check "the stamps agree with the keys" kiln-stage run -n --key="$b/build/keys/torch.wheel" \
+	--stamp="$b/build/stamp/torch.wheel" --parent="$b/build/stamp/torch.patch" torch.wheel
+
+# SIGKILL in the middle of torch.wheel: the next ninja resumes at torch.wheel
+toy_commit torch v3 30
+check "configure --pin torch=v3" conf --arch=gfx1151 --pin vision=v2 --pin torch=v3
+: >"$T/slow"
+setsid ninja >"$T/killed.log" 2>&1 &
+npid=$!
+i=0
+while [ ! -f "$T/started" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+check "torch.wheel started" test -f "$T/started"
+# the whole build dies at once (ninja, kiln-stage and the compiler: its session)
+pkill -KILL -s "$npid"
+wait "$npid" 2>/dev/null
+rm -f "$T/slow"
+check "killed: torch.src finished and kept its stamp" test -f "$b/build/stamp/torch.src"
+exits "killed: no stamp for torch.wheel" 1 test -f "$b/build/stamp/torch.wheel"
+build resume
+same "resume: from torch.wheel on, torch's sources not fetched again" \
+	"audio.install audio.pick audio.wheel stack.smoke torch.install torch.pick torch.wheel vision.install vision.pick vision.wheel" "$got"
+same "resume: the stack works" "90 235" "$(imp 'import torch, torchvision; print(torch.scale(3), torchvision.op(1))')"
+
+# a failing stage: no stamp, the log's tail and its path
+(cd "$T/mirror/audio" && printf 'this is not C\n' >>csrc/ops.c && git commit -qam broken && git tag broken) || exit 2
+check "configure --pin audio=broken" conf --arch=gfx1151 --pin vision=v2 --pin torch=v3 --pin audio=broken
+build fail
+same "failing stage: ninja fails" 1 "$brc"
+has "failing stage: named with its exit" "$T/fail.log" "kiln: audio.wheel failed (exit 1) after"
+has "failing stage: the log tail shows the compiler's error" "$T/fail.log" "this is not C"
+has "failing stage: the log's path" "$T/fail.log" "full log: $b/build/logs/audio.wheel.log"
+exits "failing stage: no stamp" 1 test -f "$b/build/stamp/audio.wheel"
+build fail-again
+same "failing stage: still failing, nothing else reran" "" "$got"
+has "failing stage: it ran again (no stamp)" "$T/fail-again.log" "audio.wheel failed"
+check "back to the good audio" conf --arch=gfx1151 --pin vision=v2 --pin torch=v3
+build fixed
+same "fixed: audio's sources again; its wheel comes back from the cache, so nothing after it reruns" \
+	"audio.patch audio.src audio.wheel" "$got"
+has "fixed: audio.wheel restored" "$T/fixed.log" "audio.wheel: restored from the stage cache"
+
+# a second build folder with the same pins: every wheel stage restored from the cache
+toy_venv "$T/venv2"
+mkdir -p "$T/b2" && cd "$T/b2" || exit 2
+check "configure a second build folder" "$KSRC/configure" --python="$T/venv2/bin/python" \
+	--pins="$T/pins.env" --mirror="$T/mirror" --rocm-path="$T/rocm" --stage-cache="$T/stagecache" \
+	KILN_BIN="$KILN_BIN" --arch=gfx1151 --pin vision=v2 --pin torch=v3
+build b2
+same "second folder succeeds" 0 "$brc"
+for c in torch vision audio; do
+	has "second folder: $c.wheel restored" "$T/b2.log" "$c.wheel: restored from the stage cache"
+done
+lacks "second folder: no wheel was built" "$T/b2.log" ".wheel: rebuilt"
+same "second folder: the restored stack works in its own venv" "90 235 93" \
+	"$("$T/venv2/bin/python" -c 'import torch, torchvision, torchaudio; print(torch.scale(3), torchvision.op(1), torchaudio.op(3))' 2>&1)"

@@ -1,0 +1,161 @@
+/* build-info.json and OCI labels from the per-component records */
+#include "info.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+#include "kv.h"
+
+struct rec {
+	char *name;
+	struct kvfile kv;
+};
+
+static int
+cmprec(const void *a, const void *b)
+{
+	return strcmp(((const struct rec *)a)->name, ((const struct rec *)b)->name);
+}
+
+static void
+freerecs(struct rec *r, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		free(r[i].name);
+		kv_free(&r[i].kv);
+	}
+	free(r);
+}
+
+/* load the DIR/NAME.info records sorted by name; returns the count, or -1 with *err */
+static long
+loadrecs(const char *dir, struct rec **out, char **err)
+{
+	struct rec *r = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *e;
+	DIR *d;
+	char *p;
+
+	*out = NULL;
+	if (!(d = opendir(dir))) {
+		*err = xasprintf("%s: %s", dir, strerror(errno));
+		return -1;
+	}
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.' || !endswith(e->d_name, ".info"))
+			continue;
+		r = xgrow(r, &cap, n + 1, sizeof *r);
+		p = xasprintf("%s/%s", dir, e->d_name);
+		if (kv_load(&r[n].kv, p, err) < 0) {
+			free(p);
+			closedir(d);
+			freerecs(r, n);
+			return -1;
+		}
+		free(p);
+		r[n].name = xstrndup(e->d_name, strlen(e->d_name) - 5);
+		n++;
+	}
+	closedir(d);
+	if (n)
+		qsort(r, n, sizeof *r, cmprec);
+	*out = r;
+	return (long)n;
+}
+
+int
+info_json(const char *dir, struct buf *out, char **err)
+{
+	struct rec *r;
+	struct json j;
+	long n, i;
+	size_t k;
+	char *lk, *c;
+
+	if ((n = loadrecs(dir, &r, err)) < 0)
+		return -1;
+	json_init(&j, out);
+	json_obj(&j);
+	json_kint(&j, "kiln_build_info", 1);
+	json_key(&j, "components");
+	json_obj(&j);
+	for (i = 0; i < n; i++) {
+		json_key(&j, r[i].name);
+		json_obj(&j);
+		for (k = 0; k < r[i].kv.n; k++) {
+			lk = xstrdup(r[i].kv.v[k].key);
+			for (c = lk; *c; c++)
+				*c = (char)tolower((unsigned char)*c);
+			json_kstr(&j, lk, r[i].kv.v[k].value);
+			free(lk);
+		}
+		json_end(&j);
+	}
+	json_end(&j);
+	json_end(&j);
+	bufputc(out, '\n');
+	freerecs(r, (size_t)n);
+	return 0;
+}
+
+static void
+label(struct buf *out, const char *k1, const char *k2, const char *k3, const char *v)
+{
+	struct buf a = {0};
+
+	if (!v || !*v)
+		return;
+	bufprintf(&a, "%s%s%s=%s", k1, k2, k3, v);
+	bufputs(out, "--label ");
+	if (a.s[strspn(a.s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.,:/=+@-")])
+		shquote(out, a.s);
+	else
+		bufputs(out, a.s);
+	bufputc(out, '\n');
+	buffree(&a);
+}
+
+int
+info_labels(const char *dir, struct buf *out, char **err)
+{
+	static const char *facts[][2] = {
+		{"URL", "url"}, {"REF", "ref"}, {"COMMIT", "commit"},
+		{"SERIES_DIGEST", "series_digest"}, {"VERSION", "version"},
+		{"WHEEL_SHA256", "wheel_sha256"},
+	};
+	struct rec *r, *base;
+	long n, i;
+	size_t f;
+	char *pre;
+
+	if ((n = loadrecs(dir, &r, err)) < 0)
+		return -1;
+	if (n == 0) {
+		*err = xasprintf("%s: no component records (*.info) yet; build the stack first", dir);
+		free(r);
+		return -1;
+	}
+	base = &r[0];
+	for (i = 0; i < n; i++)
+		if (strcmp(r[i].name, "torch") == 0)
+			base = &r[i];
+	label(out, "org.opencontainers.image.source", "", "", kv_get(&base->kv, "URL"));
+	label(out, "org.opencontainers.image.revision", "", "", kv_get(&base->kv, "COMMIT"));
+	label(out, "org.opencontainers.image.version", "", "", kv_get(&base->kv, "VERSION"));
+	label(out, "kiln.arch", "", "", kv_get(&base->kv, "ARCH"));
+	for (i = 0; i < n; i++) {
+		pre = xasprintf("kiln.%s.", r[i].name);
+		for (f = 0; f < sizeof facts / sizeof facts[0]; f++)
+			label(out, pre, facts[f][1], "", kv_get(&r[i].kv, facts[f][0]));
+		free(pre);
+	}
+	freerecs(r, (size_t)n);
+	return 0;
+}

@@ -1,0 +1,426 @@
+/* kiln-stage: run one stage of kiln's build graph: compare its stamp to its key, run
+   the command with a log, store or restore its outputs by key, write the stamp last. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "atomic.h"
+#include "info.h"
+#include "stage.h"
+#include "util.h"
+
+static volatile sig_atomic_t gotsig;
+static volatile pid_t child;
+
+static void
+usage(const char *error)
+{
+	if (error)
+		fprintf(stderr, "kiln-stage: %s\n", error);
+	fprintf(error ? stderr : stdout,
+	        "usage: kiln-stage run --key=FILE --stamp=FILE [--parent=STAMP]... [--logdir=DIR]\n"
+	        "                      [--out=DIR] [--stage-cache=DIR] [--id-file=FILE] [--id-keys=LIST]\n"
+	        "                      [-n] STAGE -- CMD [ARG...]\n"
+	        "       kiln-stage info [-o FILE] DIR\n"
+	        "       kiln-stage labels DIR\n");
+	exit(error ? EXIT_USAGE : EXIT_OK);
+}
+
+static double
+now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* "4.2s", "2m05s", "1h02m" */
+static char *
+fmtdur(double s)
+{
+	long t = (long)(s + 0.5);
+
+	if (s < 60)
+		return xasprintf("%.1fs", s);
+	if (t < 3600)
+		return xasprintf("%ldm%02lds", t / 60, t % 60);
+	return xasprintf("%ldh%02ldm", t / 3600, (t / 60) % 60);
+}
+
+static void
+onsig(int sig)
+{
+	gotsig = sig;
+	if (child > 0)
+		kill(-child, sig);
+}
+
+/* print the last n lines of path to stderr */
+static void
+tail(const char *path, int n)
+{
+	struct buf b = {0};
+	size_t i;
+	int seen = 0;
+
+	if (readfile(path, &b, 0) < 0 || b.len == 0) {
+		buffree(&b);
+		return;
+	}
+	i = b.len;
+	if (b.s[i - 1] == '\n')
+		i--;
+	while (i > 0) {
+		if (b.s[i - 1] == '\n' && ++seen == n)
+			break;
+		i--;
+	}
+	fwrite(b.s + i, 1, b.len - i, stderr);
+	if (b.s[b.len - 1] != '\n')
+		fputc('\n', stderr);
+	buffree(&b);
+}
+
+/* the stage's output identity from an id file: its content without trailing space */
+static char *
+readid(const char *path)
+{
+	struct buf b = {0};
+
+	if (readfile(path, &b, 1 << 16) < 0) {
+		buffree(&b);
+		return NULL;
+	}
+	while (b.len && strchr(" \t\r\n", b.s[b.len - 1]))
+		b.s[--b.len] = 0;
+	if (b.len == 0 || memchr(b.s, '\n', b.len)) {
+		buffree(&b);
+		errno = EINVAL;
+		return NULL;
+	}
+	return bufdetach(&b);
+}
+
+/* run argv with stdout and stderr into logfd, in its own process group; returns the
+   wait status, or -1 if it could not start */
+static int
+spawn(char **argv, int logfd, const struct stage *s, const char *logpath, const char *out)
+{
+	int status, devnull;
+	char *abs;
+	pid_t pid;
+
+	fflush(NULL);
+	if ((pid = fork()) < 0)
+		return -1;
+	if (pid == 0) {
+		setpgid(0, 0);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
+		if ((devnull = open("/dev/null", O_RDONLY)) >= 0)
+			dup2(devnull, 0);
+		dup2(logfd, 1);
+		dup2(logfd, 2);
+		setenv("KILN_STAGE", s->name, 1);
+		setenv("KILN_STAGE_KEY", s->key, 1);
+		setenv("KILN_STAGE_LOG", logpath, 1);
+		if (out && (abs = realpath(out, NULL)))
+			setenv("KILN_STAGE_OUT", abs, 1);
+		else if (out)
+			setenv("KILN_STAGE_OUT", out, 1);
+		execvp(argv[0], argv);
+		dprintf(2, "kiln-stage: %s: %s\n", argv[0], strerror(errno));
+		_exit(errno == ENOENT ? 127 : 126);
+	}
+	child = pid;
+	setpgid(pid, pid);
+	if (gotsig)
+		kill(-pid, gotsig);
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	child = 0;
+	return status;
+}
+
+static int
+cmdrun(int argc, char **argv)
+{
+	const char *key = NULL, *stampf = NULL, *logdir = "build/logs", *out = NULL;
+	const char *cache = NULL, *idfile = NULL, *idkeys = NULL, *name;
+	char **parents = NULL, *err = NULL, *why, *id = NULL, *logpath, *dur, *abs = NULL;
+	size_t np = 0, cap = 0;
+	struct stage s;
+	struct stamp st;
+	struct buf b = {0};
+	struct sigaction sa;
+	int i, r, dry = 0, explain, logfd, status, lockfd;
+	char *lock;
+	double t0;
+
+	for (i = 1; i < argc; i++) {
+		char *a = argv[i];
+		if (strcmp(a, "--") == 0 || a[0] != '-')
+			break;
+		if (startswith(a, "--key="))
+			key = a + 6;
+		else if (startswith(a, "--stamp="))
+			stampf = a + 8;
+		else if (startswith(a, "--parent=")) {
+			parents = xgrow(parents, &cap, np + 1, sizeof *parents);
+			parents[np++] = a + 9;
+		} else if (startswith(a, "--logdir="))
+			logdir = a + 9;
+		else if (startswith(a, "--out="))
+			out = a + 6;
+		else if (startswith(a, "--stage-cache="))
+			cache = a[14] ? a + 14 : NULL;
+		else if (startswith(a, "--id-file="))
+			idfile = a + 10;
+		else if (startswith(a, "--id-keys="))
+			idkeys = a + 10;
+		else if (strcmp(a, "-n") == 0 || strcmp(a, "--dry-run") == 0)
+			dry = 1;
+		else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0)
+			usage(NULL);
+		else {
+			free(parents);
+			usage(xasprintf("run: unknown option '%s'", a));
+		}
+	}
+	if (i >= argc || strcmp(argv[i], "--") == 0)
+		usage("run: no STAGE name");
+	name = argv[i++];
+	if (!key || !stampf)
+		usage("run: --key=FILE and --stamp=FILE are required");
+	if (!dry && (i >= argc || strcmp(argv[i], "--") != 0 || i + 1 >= argc))
+		usage("run: no command after --");
+	i++;
+	if (idfile && idkeys)
+		usage("run: --id-file and --id-keys exclude each other");
+
+	/* the stage's parent died (ninja killed): stop too, leaving no stamp */
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = onsig;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+
+	/* one run of a stage at a time (a build started while an older one still runs) */
+	lock = xasprintf("%s.lock", stampf);
+	if (dry)
+		;
+	else if ((lockfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644)) < 0)
+		dien(EXIT_USAGE, "%s:", lock);
+	else if (flock(lockfd, LOCK_EX | LOCK_NB) < 0) {
+		fprintf(stderr, "kiln: %s: waiting for another run of this stage to finish\n", name);
+		while (flock(lockfd, LOCK_EX) < 0)
+			if (errno != EINTR || gotsig)
+				dien(EXIT_USAGE, "%s:", lock);
+	}
+	free(lock);
+	if (stage_load(&s, name, key, parents, np, &err) < 0)
+		dien(EXIT_USAGE, "%s: %s", name, err);
+	free(parents);
+	r = stamp_read(&st, stampf, &err);
+	if (r < 0) {
+		warn("%s (rebuilding)", err);
+		free(err);
+		err = NULL;
+		r = 0;
+	}
+	explain = getenv("KILN_EXPLAIN") && *getenv("KILN_EXPLAIN") && strcmp(getenv("KILN_EXPLAIN"), "0");
+	if (r == 1 && strcmp(st.key, s.key) == 0 && (!out || dir_count(out) > 0)) {
+		if (explain || dry)
+			fprintf(stderr, "kiln: %s: up to date\n", name);
+		stamp_free(&st);
+		stage_free(&s);
+		return EXIT_OK;
+	}
+	if (r == 1 && strcmp(st.key, s.key) == 0)
+		why = xasprintf("its outputs in %s are missing", out);
+	else
+		why = stage_explain(&s, r == 1 ? &st : NULL, 6);
+	if (explain || dry)
+		fprintf(stderr, "kiln: %s: %s: %s\n", name, dry ? "would run" : "running", why);
+	free(why);
+	if (r == 1)
+		stamp_free(&st);
+	if (dry) {
+		stage_free(&s);
+		return EXIT_PROBLEM;
+	}
+
+	/* from here until the stamp is written, the stage is not done */
+	if (unlink(stampf) < 0 && errno != ENOENT)
+		dien(EXIT_USAGE, "%s: cannot remove the old stamp:", stampf);
+	t0 = now();
+	if (cache && out) {
+		r = cache_restore(cache, s.key, out, &id, &err);
+		if (r < 0) {
+			warn("%s: %s (building instead)", name, err);
+			free(err);
+			err = NULL;
+		} else if (r == 1) {
+			goto done;
+		}
+	}
+	if (out && dir_empty(out, &err) < 0)
+		dien(EXIT_USAGE, "%s: %s", name, err);
+	if (mkdirs(logdir) < 0)
+		dien(EXIT_USAGE, "%s: cannot create:", logdir);
+	if ((abs = realpath(logdir, NULL)))
+		logdir = abs;
+	logpath = xasprintf("%s/%s.log", logdir, name);
+	if ((logfd = open(logpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0)
+		dien(EXIT_USAGE, "%s:", logpath);
+	bufprintf(&b, "# kiln-stage %s (key %.16s)\n# $", name, s.key);
+	for (r = i; r < argc; r++) {
+		bufputc(&b, ' ');
+		shquote(&b, argv[r]);
+	}
+	bufputc(&b, '\n');
+	writeall(logfd, b.s, b.len);
+	bufreset(&b);
+	status = spawn(argv + i, logfd, &s, logpath, out);
+	close(logfd);
+	dur = fmtdur(now() - t0);
+	if (status < 0)
+		dien(EXIT_PROBLEM, "%s: cannot run %s:", name, argv[i]);
+	if (gotsig) {
+		warn("%s: interrupted after %s; no stamp written (the next run starts it again)", name, dur);
+		exit(128 + gotsig);
+	}
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		if (WIFSIGNALED(status))
+			fprintf(stderr, "kiln: %s failed (killed by signal %d) after %s; last 30 lines of %s:\n",
+			        name, WTERMSIG(status), dur, logpath);
+		else
+			fprintf(stderr, "kiln: %s failed (exit %d) after %s; last 30 lines of %s:\n",
+			        name, WEXITSTATUS(status), dur, logpath);
+		tail(logpath, 30);
+		fprintf(stderr, "kiln: %s failed; full log: %s\n", name, logpath);
+		return EXIT_PROBLEM;
+	}
+	free(dur);
+	free(logpath);
+	free(abs);
+	if (out && dir_count(out) == 0)
+		dien(EXIT_PROBLEM, "%s: the command succeeded but left no files in %s; no stamp written",
+		     name, out);
+	if (idfile) {
+		if (!(id = readid(idfile)))
+			dien(EXIT_PROBLEM, "%s: %s: the command did not write its identity (one line):",
+			     name, idfile);
+	} else if (idkeys) {
+		id = stage_idfrom(&s, idkeys);
+	} else {
+		id = xstrdup(s.key);
+	}
+	if (cache && out && cache_store(cache, s.key, out, id, &err) < 0) {
+		warn("%s: stage cache: %s (the stage itself succeeded)", name, err);
+		free(err);
+		err = NULL;
+	}
+	r = 0;
+done:
+	stamp_format(&b, &s, id);
+	if (writefile_atomic(stampf, b.s, b.len, 0644) < 0)
+		dien(EXIT_PROBLEM, "%s: cannot write the stamp %s:", name, stampf);
+	dur = fmtdur(now() - t0);
+	printf("%s: %s in %s\n", name, r == 1 ? "restored from the stage cache" : "rebuilt", dur);
+	free(dur);
+	free(id);
+	buffree(&b);
+	stage_free(&s);
+	return EXIT_OK;
+}
+
+static int
+cmdinfo(int argc, char **argv)
+{
+	const char *outf = NULL, *dir = NULL;
+	struct buf b = {0};
+	char *err = NULL, *lock;
+	int i, fd = -1;
+
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "-o") == 0 && i + 1 < argc)
+			outf = argv[++i];
+		else if (startswith(argv[i], "-o") && argv[i][2])
+			outf = argv[i] + 2;
+		else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
+			usage(NULL);
+		else if (argv[i][0] == '-' || dir)
+			usage(xasprintf("info: unexpected argument '%s'", argv[i]));
+		else
+			dir = argv[i];
+	}
+	if (!dir)
+		usage("info: no record folder");
+	if (outf) {
+		/* installs may finish together: one writer at a time, each reading all records */
+		lock = xasprintf("%s.lock", outf);
+		if ((fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644)) < 0 || flock(fd, LOCK_EX) < 0)
+			dien(EXIT_USAGE, "%s:", lock);
+		free(lock);
+	}
+	if (info_json(dir, &b, &err) < 0)
+		dien(EXIT_USAGE, "%s", err);
+	if (outf) {
+		if (writefile_ifchanged(outf, b.s, b.len, 0644) < 0)
+			dien(EXIT_USAGE, "%s:", outf);
+		close(fd);
+	} else {
+		fwrite(b.s, 1, b.len, stdout);
+	}
+	buffree(&b);
+	return EXIT_OK;
+}
+
+static int
+cmdlabels(int argc, char **argv)
+{
+	struct buf b = {0};
+	char *err = NULL;
+
+	if (argc == 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0))
+		usage(NULL);
+	if (argc != 2 || argv[1][0] == '-')
+		usage("labels: give one record folder (build/info)");
+	if (info_labels(argv[1], &b, &err) < 0)
+		dien(EXIT_USAGE, "%s", err);
+	fwrite(b.s, 1, b.len, stdout);
+	buffree(&b);
+	return EXIT_OK;
+}
+
+int
+main(int argc, char **argv)
+{
+	setprogname(argv[0]);
+	if (argc < 2)
+		usage("no verb (run, info or labels)");
+	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)
+		usage(NULL);
+	if (strcmp(argv[1], "run") == 0)
+		return cmdrun(argc - 1, argv + 1);
+	if (strcmp(argv[1], "info") == 0)
+		return cmdinfo(argc - 1, argv + 1);
+	if (strcmp(argv[1], "labels") == 0)
+		return cmdlabels(argc - 1, argv + 1);
+	usage(xasprintf("unknown verb '%s' (run, info or labels)", argv[1]));
+	return EXIT_USAGE;
+}
