@@ -70,7 +70,7 @@ H=$P/torchvision/csrc/ops/hip
 
 # 1. the first run hipifies, with hipify's own counts
 check "first run hipifies" $HW --project=vision --python="$T/py" "$P"
-has "summary counts hipify's results" "$T/.out" "3 hipified, 1 unchanged, 0 skipped, 0 failed"
+has "summary counts hipify's results" "$T/.out" "hipify: 3 hipified, 1 unchanged, 0 skipped, 0 failed;"
 check "add kernel hipified" test -f "$H/add_kernel.hip"
 check "mul kernel hipified" test -f "$H/mul_kernel.hip"
 check "helper header hipified" test -f "$H/hip_helpers.h"
@@ -132,7 +132,7 @@ G=$T/gen
 mkproj "$G"
 hip="from torch.utils.hipify.hipify_python import hipify; hipify(project_directory='.', output_directory='.', includes=['*'], is_pytorch_extension=True)"
 check "generic runs the command" $HW "$G" -- "$PY" -c "$hip"
-has "generic counts hipify's lines" "$T/.out" "3 hipified, 1 unchanged, 0 skipped, 0 failed"
+has "generic counts hipify's lines" "$T/.out" "hipify: 3 hipified, 1 unchanged, 0 skipped, 0 failed;"
 check "generic made the outputs" test -f "$G/torchvision/csrc/ops/hip/add_kernel.hip"
 check "generic: same command is up to date" $HW "$G" -- "$PY" -c "$hip"
 has "generic up to date" "$T/.out" "hipify: up to date"
@@ -201,3 +201,61 @@ if command -v git >/dev/null 2>&1; then
 else
 	echo "skip git tree: needs git"
 fi
+
+# 12. --project=torch: tools/amd_build/build_amd.py of a pytorch-shaped tree, with the
+# tree's own torch/utils/hipify (copied from the installed torch), HIP_PATH/.hipInfo keyed
+Z=$T/pytorch
+hipsrc=$("$PY" -c 'import os, importlib.util as u; print(os.path.join(os.path.dirname(u.find_spec("torch").origin), "utils", "hipify"))')
+mkdir -p "$Z/tools/amd_build" "$Z/torch/utils" "$Z/aten/src/ATen/native/cuda" "$Z/third_party/gloo/cmake"
+cp -R "$hipsrc" "$Z/torch/utils/hipify"
+rm -rf "$Z/torch/utils/hipify/__pycache__"
+cat >"$Z/tools/amd_build/build_amd.py" <<'PY'
+import os, sys
+sys.path.append(os.path.realpath(os.path.join(__file__, os.path.pardir, os.path.pardir, os.path.pardir, "torch", "utils")))
+from hipify import hipify_python
+proj_dir = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+def is_hip_clang():
+    try:
+        with open(os.getenv("HIP_PATH", "/opt/rocm/hip") + "/lib/.hipInfo") as f:
+            return "HIP_COMPILER=clang" in f.read()
+    except OSError:
+        return False
+# like build_amd.py's hip_platform_files: an in-place rewrite
+f = "third_party/gloo/cmake/Hip.cmake"
+s = open(f).read()
+open(f, "w").write(s.replace("HIP_PLATFORM_HCC", "HIP_PLATFORM_AMD"))
+hipify_python.hipify(project_directory=proj_dir, output_directory=proj_dir,
+                     includes=[os.path.join(proj_dir, "aten/src/ATen/native/cuda/*")],
+                     ignores=[os.path.join(proj_dir, "*/hip/*")], hip_clang_launch=is_hip_clang())
+PY
+cat >"$Z/aten/src/ATen/native/cuda/Scale.cu" <<'CU'
+#include <ATen/cuda/CUDAContext.h>
+__global__ void scale(float* x, float s, int n) { int i = threadIdx.x; if (i < n) x[i] *= s; }
+void scale_cuda(float* x, float s, int n) {
+  cudaStream_t st = at::cuda::getCurrentCUDAStream();
+  scale<<<1, 128, 0, st>>>(x, s, n);
+}
+CU
+printf 'add_definitions(-D__HIP_PLATFORM_HCC__)\n' >"$Z/third_party/gloo/cmake/Hip.cmake"
+(cd "$Z" && git init -q && git add -A && git -c user.name=t -c user.email=t@t commit -qm init) 2>/dev/null
+exits "torch preset needs build_amd.py" 2 $HW --project=torch --python="$T/py" "$T/pristine"
+has "torch preset says what is missing" "$T/.err" "tools/amd_build/build_amd.py"
+unset HIP_PATH
+export HIP_PATH=$T/nohip
+check "torch preset hipifies" $HW --project=torch --python="$T/py" "$Z"
+has "torch preset reads HIPIFY_FINAL_RESULT" "$T/.out" "hipify: 1 hipified,"
+has "torch preset counts the in-place rewrite" "$T/.out" "1 rewritten in place"
+has "torch output: kernel launch rewritten without hip-clang" "$Z/aten/src/ATen/native/hip/Scale.hip" "hipLaunchKernelGGL"
+has "in-place rewrite done" "$Z/third_party/gloo/cmake/Hip.cmake" "HIP_PLATFORM_AMD"
+check "torch preset no-op" $HW --project=torch --python="$T/py" "$Z"
+has "torch preset up to date" "$T/.out" "hipify: up to date"
+mkdir -p "$T/rocm/lib"
+echo 'HIP_COMPILER=clang' >"$T/rocm/lib/.hipInfo"
+export HIP_PATH=$T/rocm
+check "hip-clang in .hipInfo changes the key" $HW --project=torch --python="$T/py" "$Z"
+lacks "hip-clang output keeps <<<>>> launches" "$Z/aten/src/ATen/native/hip/Scale.hip" "hipLaunchKernelGGL"
+has "hip-clang output" "$Z/aten/src/ATen/native/hip/Scale.hip" "scale<<<"
+has "the stamp records hip-clang" "$Z/.git/kiln-hipify/stamp" "# HIP_CLANG=yes"
+check "hip-clang no-op" $HW --project=torch --python="$T/py" "$Z"
+has "hip-clang up to date" "$T/.out" "hipify: up to date"
+unset HIP_PATH
