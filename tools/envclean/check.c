@@ -772,8 +772,10 @@ describe(const struct state *st, const struct copy *c)
 	char *o = origintext(st, c), *s;
 	int tree = c->kind != K_EDIT && st->e[c->entry].srctree;
 
-	s = xasprintf("%s (%s%s%s%s%s%s; %s%s)", c->path, o, c->kind == K_PKG ? "" : "; ",
-	              c->kind == K_PKG ? "" : kindname[c->kind], tree ? "; source tree with " : "",
+	int plain = c->kind == K_PKG || c->kind == K_EDIT;
+
+	s = xasprintf("%s (%s%s%s%s%s%s; %s%s)", c->path, o, plain ? "" : "; ",
+	              plain ? "" : kindname[c->kind], tree ? "; source tree with " : "",
 	              tree ? srcmark(st->e[c->entry].path) : "", "", c->meta ? "metadata " : "no metadata",
 	              c->meta ? c->meta : "");
 	free(o);
@@ -851,6 +853,21 @@ checkmod(struct state *st, const char *mod)
 		}
 		freelist(desc, nmeta);
 		freelist(where, nmeta);
+	}
+
+	/* an editable copy's metadata lives beside its finder */
+	for (i = 0; i < nc; i++) {
+		char *d, *slash;
+
+		if (c[i].kind != K_EDIT || !(slash = strrchr(c[i].editfile, '/')))
+			continue;
+		d = xstrndup(c[i].editfile, (size_t)(slash - c[i].editfile));
+		metadata(d, mod, &desc, &where, &nmeta);
+		if (nmeta)
+			c[i].meta = xstrdup(desc[0]);
+		freelist(desc, nmeta);
+		freelist(where, nmeta);
+		free(d);
 	}
 
 	/* several regular copies: the first one wins, the others wait to be mixed in */

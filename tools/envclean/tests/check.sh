@@ -135,3 +135,25 @@ has "user site copy: --check gives the fix" "$T/.out" "fix: pip uninstall --user
 exits "user site copy, PYTHONNOUSERSITE=1: --check exits 0" 0 \
 	env PYTHONNOUSERSITE=1 envclean --check --python="$SV" --module=dupdemo -v
 has "user site copy, PYTHONNOUSERSITE=1: -v notes the disabled copy" "$T/.out" "note: dupdemo: the user site $US holds a copy"
+
+# --- a PEP 660 editable install (setuptools' __editable__ finder) against a PYTHONPATH copy
+ED=$T/ed EV=$T/edvenv
+export HOME=$T/edhome  # a user site without dupdemo
+mkdir -p "$ED/impl" && cp -R "$FIX/dupdemo" "$ED/impl/dupdemo_impl" || exit 2
+cat >"$ED/setup.py" <<'PYEOF'
+# a pure-Python dupdemo 2.0 whose package folder has another name: setuptools maps it
+# with an __editable__ finder on sys.meta_path instead of a sys.path entry
+from setuptools import setup
+setup(name="dupdemo", version="2.0", packages=["dupdemo"],
+      package_dir={"dupdemo": "impl/dupdemo_impl"})
+PYEOF
+printf '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n' >"$ED/pyproject.toml"
+"$PY" -m venv --without-pip --system-site-packages "$EV" || exit 2
+check "pip install -e makes an editable install with a finder" \
+	sh -c "cd '$ED' && '$PY' -m pip -q --python '$EV/bin/python' install --no-index --no-deps --no-build-isolation -e ."
+exits "editable install alone: --check is clean" 0 envclean --check --python="$EV" --module=dupdemo
+exits "editable install + PYTHONPATH copy: --check exits 1" 1 \
+	env PYTHONPATH="$S" envclean --check --python="$EV" --module=dupdemo
+has "editable install + PYTHONPATH copy: --check names the editable copy, its finder and metadata" "$T/.out" \
+	"shadows $ED/impl/dupdemo_impl (editable install, finder $EV/lib/"
+has "editable install + PYTHONPATH copy: with the editable's metadata" "$T/.out" "metadata dupdemo 2.0)"
