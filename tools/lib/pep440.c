@@ -115,8 +115,12 @@ pep440_preletter(const char *s, size_t n)
 static size_t
 alt(const char *s, size_t n, size_t i, const char *const *ws)
 {
+	int c = i < n ? lower((unsigned char)s[i]) : 0;
+
+	if (!(c >= 'a' && c <= 'z'))
+		return 0;
 	for (; *ws; ws++)
-		if (word(s, n, i, *ws))
+		if ((*ws)[0] == c && word(s, n, i, *ws))
 			return strlen(*ws);
 	return 0;
 }

@@ -88,140 +88,132 @@ isident(const char *s, size_t n)
 	return 1;
 }
 
-/* split s[0..n) on '.', into parts (pointers into s); returns the count, -1 if a part is
-   empty; with strict, -2 if the parts are not sorted */
-static long
-splitdots(const char *s, size_t n, const char ***parts, size_t **lens, int strict)
+/* sorted order of PEP 425: each part of a compressed set not below the one before */
+static int
+sortedparts(const char *const *v, size_t n)
 {
-	size_t i, st = 0, cnt = 0, cap = 0, lcap = 0;
+	size_t k;
 
-	*parts = NULL;
-	*lens = NULL;
-	for (i = 0; i <= n; i++) {
-		if (i < n && s[i] != '.')
-			continue;
-		if (i == st)
-			return -1;
-		*parts = xgrow(*parts, &cap, cnt + 1, sizeof **parts);
-		*lens = xgrow(*lens, &lcap, cnt + 1, sizeof **lens);
-		(*parts)[cnt] = s + st;
-		(*lens)[cnt] = i - st;
-		if (strict && cnt) {
-			size_t pl = (*lens)[cnt - 1], l = i - st, m = pl < l ? pl : l;
-			int c = memcmp((*parts)[cnt - 1], s + st, m);
-			if (c > 0 || (c == 0 && pl > l))
-				return -2;
-		}
-		cnt++;
-		st = i + 1;
-	}
-	return (long)cnt;
+	for (k = 1; k < n; k++)
+		if (strcmp(v[k - 1], v[k]) > 0)
+			return 0;
+	return 1;
 }
 
 int
 wheeltags_parse(const char *s, int strict, struct wheeltag **tags, size_t *ntags, char **mem,
                 const char **why)
 {
-	const char **p[3] = { 0 };
-	size_t *l[3] = { 0 }, n[3] = { 0 }, i, a, b, c, total;
-	const char *comp[3];
-	size_t compn[3];
-	const char *d1, *d2;
+	size_t n = strlen(s), i, k, np[3] = { 0, 0, 0 }, a, b, c, t;
+	const char **part[3];
+	const char **ptrs;
 	char *m;
-	long r;
-	int k, ret = -1;
+	int comp = 0;
 
 	*tags = NULL;
 	*ntags = 0;
 	*mem = NULL;
-	d1 = strchr(s, '-');
-	d2 = d1 ? strchr(d1 + 1, '-') : NULL;
-	if (!d1 || !d2 || strchr(d2 + 1, '-')) {
+	/* count the parts of each component */
+	np[0] = 1;
+	for (i = 0; i < n; i++) {
+		if (s[i] == '-') {
+			if (++comp > 2)
+				break;
+			np[comp] = 1;
+		} else if (s[i] == '.') {
+			np[comp]++;
+		}
+	}
+	if (comp != 2) {
 		*why = "the tag must have exactly three parts (python-abi-platform)";
 		return -1;
 	}
-	comp[0] = s; compn[0] = (size_t)(d1 - s);
-	comp[1] = d1 + 1; compn[1] = (size_t)(d2 - d1 - 1);
-	comp[2] = d2 + 1; compn[2] = strlen(d2 + 1);
-	for (k = 0; k < 3; k++) {
-		r = splitdots(comp[k], compn[k], &p[k], &l[k], strict);
-		if (r == -1) {
+	/* one block: the parts' pointers, then the string split in place */
+	ptrs = xmalloc((np[0] + np[1] + np[2]) * sizeof *ptrs + n + 1);
+	m = (char *)(ptrs + np[0] + np[1] + np[2]);
+	memcpy(m, s, n + 1);
+	part[0] = ptrs;
+	part[1] = ptrs + np[0];
+	part[2] = ptrs + np[0] + np[1];
+	comp = 0;
+	k = 0;
+	part[0][0] = m;
+	for (i = 0; i <= n; i++) {
+		if (i < n && m[i] != '-' && m[i] != '.')
+			continue;
+		if (m + i == part[comp][k]) {
 			*why = "a tag part is empty";
-			goto out;
+			goto bad;
 		}
-		if (r == -2) {
-			*why = "compressed tag set parts are not in sorted order (PEP 425)";
-			goto out;
+		if (i == n)
+			break;
+		if (m[i] == '-') {
+			comp++;
+			k = 0;
+		} else {
+			k++;
 		}
-		n[k] = (size_t)r;
+		m[i] = 0;
+		part[comp][k] = m + i + 1;
 	}
-	for (i = 0; i < n[0]; i++)
-		if (!isident(p[0][i], l[0][i])) {
+	for (k = 0; k < np[0]; k++)
+		if (!isident(part[0][k], strlen(part[0][k]))) {
 			*why = "the python tag is not an identifier";
-			goto out;
+			goto bad;
 		}
-	*ntags = n[0] * n[1] * n[2];
-	*tags = xcalloc(*ntags, sizeof **tags);
-	total = 0;
-	for (k = 0; k < 3; k++)
-		for (i = 0; i < n[k]; i++)
-			total += l[k][i] + 1;
-	*mem = m = xmalloc(total);
-	{
-		const char **st[3];
-		for (k = 0; k < 3; k++) {
-			st[k] = xcalloc(n[k], sizeof *st[k]);
-			for (i = 0; i < n[k]; i++) {
-				memcpy(m, p[k][i], l[k][i]);
-				m[l[k][i]] = 0;
-				st[k][i] = m;
-				m += l[k][i] + 1;
+	if (strict)
+		for (c = 0; c < 3; c++)
+			if (!sortedparts(part[c], np[c])) {
+				*why = "compressed tag set parts are not in sorted order (PEP 425)";
+				goto bad;
 			}
-		}
-		i = 0;
-		for (a = 0; a < n[0]; a++)
-			for (b = 0; b < n[1]; b++)
-				for (c = 0; c < n[2]; c++) {
-					(*tags)[i].py = st[0][a];
-					(*tags)[i].abi = st[1][b];
-					(*tags)[i].plat = st[2][c];
-					i++;
-				}
-		for (k = 0; k < 3; k++)
-			free(st[k]);
-	}
-	ret = 0;
-out:
-	for (k = 0; k < 3; k++) {
-		free(p[k]);
-		free(l[k]);
-	}
-	if (ret < 0)
-		*ntags = 0;
-	return ret;
+	*ntags = np[0] * np[1] * np[2];
+	*tags = xmalloc(*ntags * sizeof **tags);
+	t = 0;
+	for (a = 0; a < np[0]; a++)
+		for (b = 0; b < np[1]; b++)
+			for (c = 0; c < np[2]; c++) {
+				(*tags)[t].py = part[0][a];
+				(*tags)[t].abi = part[1][b];
+				(*tags)[t].plat = part[2][c];
+				t++;
+			}
+	*mem = (char *)ptrs; /* the strings live inside this block */
+	return 0;
+bad:
+	free(ptrs);
+	*ntags = 0;
+	return -1;
 }
 
 void
 wheelname_free(struct wheelname *w)
 {
-	free(w->name);
-	free(w->rawname);
-	free(w->verstr);
-	free(w->buildrest);
-	free(w->tagstr);
+	free(w->arena);
 	free(w->tags);
 	free(w->mem);
 	pep440_free(&w->ver);
 	memset(w, 0, sizeof *w);
 }
 
+/* copy n bytes of s to *m as a NUL-terminated string; returns it */
+static char *
+carve(char **m, const char *s, size_t n)
+{
+	char *r = *m;
+
+	memcpy(r, s, n);
+	r[n] = 0;
+	*m += n + 1;
+	return r;
+}
+
 int
 wheelname_parse(struct wheelname *w, const char *file, int strict, const char **why)
 {
-	size_t n = strlen(file), i, dashes = 0, d[5], nd = 0;
+	size_t n = strlen(file), i, dashes = 0, d[5], nd = 0, k;
 	const char *bs;
-	struct buf b = { 0 };
-	int dots_only = 1;
+	char *m;
 
 	memset(w, 0, sizeof *w);
 	if (n < 4 || strcmp(file + n - 4, ".whl") != 0) {
@@ -254,29 +246,45 @@ wheelname_parse(struct wheelname *w, const char *file, int strict, const char **
 			*why = "the project name has '__'";
 			return -1;
 		}
-		dots_only &= c == '.' || c == '_';
 	}
-	(void)dots_only;
-	w->rawname = xstrndup(file, d[0]);
-	canonname(&b, file, d[0]);
-	w->name = bufdetach(&b);
-	w->verstr = xstrndup(file + d[0] + 1, d[1] - d[0] - 1);
-	if (pep440_parses(&w->ver, w->verstr) < 0) {
+	/* every string of the name lives in one block: raw name, canonical name, version,
+	   build rest, tag string (each at most n bytes) */
+	w->arena = m = xmalloc(2 * n + 8);
+	w->rawname = carve(&m, file, d[0]);
+	w->name = m;
+	{
+		int dash = 0;
+		for (i = 0; i < d[0]; i++) {
+			int c = (unsigned char)file[i];
+			if (c == '-' || c == '_' || c == '.') {
+				dash = 1;
+				continue;
+			}
+			if (dash)
+				*m++ = '-';
+			dash = 0;
+			*m++ = (char)(c >= 'A' && c <= 'Z' ? c + 32 : c);
+		}
+		if (dash)
+			*m++ = '-';
+		*m++ = 0;
+	}
+	w->verstr = carve(&m, file + d[0] + 1, d[1] - d[0] - 1);
+	if (pep440_parse(&w->ver, w->verstr, d[1] - d[0] - 1) < 0) {
 		*why = "the version is not a valid PEP 440 version";
 		goto bad;
 	}
 	if (dashes == 5) {
 		const char *bt = file + d[1] + 1;
-		size_t bl = d[2] - d[1] - 1, k = 0;
+		size_t bl = d[2] - d[1] - 1;
 		uint64_t v = 0;
-		while (k < bl && isdig(bt[k])) {
+		for (k = 0; k < bl && isdig(bt[k]); k++) {
 			unsigned dg = (unsigned)(bt[k] - '0');
 			if (v > (UINT64_MAX - dg) / 10) {
 				*why = "the build number is too large";
 				goto bad;
 			}
 			v = v * 10 + dg;
-			k++;
 		}
 		if (k == 0) {
 			*why = "the build tag does not start with a digit";
@@ -284,13 +292,13 @@ wheelname_parse(struct wheelname *w, const char *file, int strict, const char **
 		}
 		w->hasbuild = 1;
 		w->buildnum = v;
-		w->buildrest = xstrndup(bt + k, bl - k);
+		w->buildrest = carve(&m, bt + k, bl - k);
 		bs = file + d[2] + 1;
 	} else {
-		w->buildrest = xstrdup("");
+		w->buildrest = carve(&m, "", 0);
 		bs = file + d[1] + 1;
 	}
-	w->tagstr = xstrndup(bs, (size_t)(file + n - bs));
+	w->tagstr = carve(&m, bs, (size_t)(file + n - bs));
 	if (wheeltags_parse(w->tagstr, strict, &w->tags, &w->ntags, &w->mem, why) < 0)
 		goto bad;
 	return 0;

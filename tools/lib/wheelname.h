@@ -27,6 +27,7 @@ struct wheelname {
 	struct wheeltag *tags; /* the expanded set, in the order the name lists them */
 	size_t ntags;
 	char *mem;         /* storage for the tag strings */
+	char *arena;       /* storage for the name, version, build and tag strings */
 };
 
 /* Parse a wheel file name (the base name, "x-1.0-py3-none-any.whl"). With strict, the

@@ -23,6 +23,20 @@ addcand(struct pickset *ps, char *path)
 	c->rank = -1;
 }
 
+/* folder + "/" + name in one allocation */
+static char *
+joinpath(const char *dir, size_t dl, const char *name, size_t nl)
+{
+	char *p = xmalloc(dl + nl + 2);
+
+	memcpy(p, dir, dl);
+	if (dl && dir[dl - 1] == '/')
+		dl--;
+	p[dl] = '/';
+	memcpy(p + dl + 1, name, nl + 1);
+	return p;
+}
+
 int
 pick_add(struct pickset *ps, const char *path)
 {
@@ -30,17 +44,19 @@ pick_add(struct pickset *ps, const char *path)
 	struct stat st;
 	DIR *d;
 	struct dirent *e;
+	size_t rl;
 
 	if (stat(path, &st) < 0)
 		return -1;
 	if (S_ISDIR(st.st_mode)) {
 		if (!realpath(path, real) || !(d = opendir(path)))
 			return -1;
+		rl = strlen(real);
 		while ((e = readdir(d))) {
 			size_t l = strlen(e->d_name);
 			if (l < 4 || strcmp(e->d_name + l - 4, ".whl") || e->d_type == DT_DIR)
 				continue;
-			addcand(ps, xasprintf("%s%s%s", real, strcmp(real, "/") ? "/" : "", e->d_name));
+			addcand(ps, joinpath(real, rl, e->d_name, l));
 		}
 		closedir(d);
 		return 0;
@@ -109,11 +125,10 @@ cmpcand(struct cand *a, struct cand *b)
 }
 
 static void
-mark(struct cand *c, int state, char *reason)
+mark(struct cand *c, int state, int why)
 {
 	c->state = state;
-	free(c->reason);
-	c->reason = reason;
+	c->why = why;
 }
 
 /* the distinct values of one part (0 py, 1 abi, 2 plat) of the target's tags */
@@ -166,13 +181,6 @@ tagwhy(const struct cand *c, const struct strv sets[3], const char *who)
 	}
 	return xasprintf("no tag of %s is supported by %s (each part is, not together)",
 	                 c->w.tagstr, who);
-}
-
-static void
-verstr(struct buf *b, const struct pep440 *v)
-{
-	bufreset(b);
-	pep440_str(b, v);
 }
 
 /* the local label's first segment split into letters and a number ("rocm10" ->
@@ -280,19 +288,18 @@ samelocal(const struct pep440 *a, const struct pep440 *b)
 int
 pick_run(struct pickset *ps, const struct target *t, const struct pickopts *o)
 {
-	struct strv names = { 0 }, sets[3] = { { 0 } };
-	struct buf v1 = { 0 }, v2 = { 0 };
+	struct strv names = { 0 };
 	const char *name = o->name;
 	size_t k;
 	long best = -1;
-	int allowpre, anyfinal = 0, anylocal = 0, part;
+	int allowpre, anyfinal = 0, anylocal = 0;
 
 	ps->chosen = -1;
 	for (k = 0; k < ps->n; k++) {
 		struct cand *c = &ps->c[k];
 		if (wheelname_parse(&c->w, c->base, 0, &c->bad) < 0) {
 			char *m = xasprintf("%s: skipped: not a valid wheel file name: %s", c->path, c->bad);
-			mark(c, C_INVALID, xasprintf("not a valid wheel file name: %s", c->bad));
+			mark(c, C_INVALID, W_BADNAME);
 			strv_add(&ps->warnings, m, 0);
 			free(m);
 			continue;
@@ -312,15 +319,14 @@ pick_run(struct pickset *ps, const struct target *t, const struct pickopts *o)
 	}
 	if (!name && names.n == 1)
 		name = names.v[0];
-	for (part = 0; part < 3; part++)
-		partset(t, part, &sets[part]);
+	ps->name = name ? xstrdup(name) : NULL;
 	for (k = 0; k < ps->n; k++) {
 		struct cand *c = &ps->c[k];
 		size_t j;
 		if (c->state != C_CHOSEN)
 			continue;
 		if (name && strcmp(c->w.name, name)) {
-			mark(c, C_SKIPPED, xasprintf("project %s, not %s", c->w.name, name));
+			mark(c, C_SKIPPED, W_NAME);
 			continue;
 		}
 		for (j = 0; j < c->w.ntags; j++) {
@@ -331,12 +337,11 @@ pick_run(struct pickset *ps, const struct target *t, const struct pickopts *o)
 			}
 		}
 		if (c->rank < 0) {
-			mark(c, C_SKIPPED, tagwhy(c, sets, o->who));
+			mark(c, C_SKIPPED, W_TAG);
 			continue;
 		}
 		if (!pep440_specset_contains(&o->spec, &c->w.ver, c->w.verstr)) {
-			verstr(&v1, &c->w.ver);
-			mark(c, C_SKIPPED, xasprintf("version %s does not match %s", v1.s, o->spectext));
+			mark(c, C_SKIPPED, W_SPEC);
 			continue;
 		}
 		if (!pep440_isprerelease(&c->w.ver))
@@ -348,9 +353,7 @@ pick_run(struct pickset *ps, const struct target *t, const struct pickopts *o)
 	for (k = 0; k < ps->n && !allowpre; k++) {
 		struct cand *c = &ps->c[k];
 		if (c->state == C_CHOSEN && pep440_isprerelease(&c->w.ver)) {
-			verstr(&v1, &c->w.ver);
-			mark(c, C_SKIPPED, xasprintf("%s is a pre-release (pass --pre, or name one in "
-			                                 "--require)", v1.s));
+			mark(c, C_SKIPPED, W_PRE);
 		}
 	}
 	if (o->local.nloc) {
@@ -362,11 +365,7 @@ pick_run(struct pickset *ps, const struct target *t, const struct pickopts *o)
 				struct cand *c = &ps->c[k];
 				if (c->state != C_CHOSEN || samelocal(&c->w.ver, &o->local))
 					continue;
-				bufreset(&v1);
-				pep440_local(&v1, &c->w.ver);
-				mark(c, C_SKIPPED, c->w.ver.nloc ?
-				         xasprintf("local label %s, not %s (--local)", v1.s, o->localtext) :
-				         xasprintf("no local label, not %s (--local)", o->localtext));
+				mark(c, C_SKIPPED, W_LOCAL);
 			}
 		} else {
 			char *m = xasprintf("no suitable wheel has the local label %s; choosing among all",
@@ -379,35 +378,79 @@ pick_run(struct pickset *ps, const struct target *t, const struct pickopts *o)
 		if (ps->c[k].state == C_CHOSEN && (best < 0 || cmpcand(&ps->c[k], &ps->c[best]) > 0))
 			best = (long)k;
 	ps->chosen = best;
-	for (k = 0; k < ps->n && best >= 0; k++) {
-		struct cand *c = &ps->c[k], *ch = &ps->c[best];
-		if (c->state != C_CHOSEN || (long)k == best)
-			continue;
-		verstr(&v1, &c->w.ver);
-		verstr(&v2, &ch->w.ver);
-		if (pep440_cmp(&c->w.ver, &ch->w.ver))
-			mark(c, C_LOST, xasprintf("version %s is below %s", v1.s, v2.s));
-		else if (c->rank != ch->rank)
-			mark(c, C_LOST, xasprintf("same version; its best tag %s-%s-%s ranks %ld, "
-			                              "the chosen %s-%s-%s ranks %ld", c->best->py,
-			                              c->best->abi, c->best->plat, c->rank, ch->best->py,
-			                              ch->best->abi, ch->best->plat, ch->rank));
-		else if (cmpbuild(c, ch))
-			mark(c, C_LOST, xasprintf("same version and tag; lower build tag"));
-		else if (mtimeof(c) != mtimeof(ch))
-			mark(c, C_LOST, xasprintf("same version, tag and build; older file"));
-		else
-			mark(c, C_LOST, xasprintf("same version, tag, build and mtime; file name "
-			                              "sorts after"));
-	}
+	for (k = 0; k < ps->n && best >= 0; k++)
+		if (ps->c[k].state == C_CHOSEN && (long)k != best)
+			mark(&ps->c[k], C_LOST, W_LOST);
 	if (best >= 0)
 		traps(ps, &ps->c[best]);
+	strv_free(&names);
+	return 0;
+}
+
+void
+pick_explain(struct pickset *ps, const struct target *t, const struct pickopts *o)
+{
+	struct strv sets[3] = { { 0 } };
+	struct buf v1 = { 0 }, v2 = { 0 };
+	struct cand *ch = ps->chosen >= 0 ? &ps->c[ps->chosen] : NULL;
+	size_t k;
+	int part;
+
+	for (part = 0; part < 3; part++)
+		partset(t, part, &sets[part]);
+	for (k = 0; k < ps->n; k++) {
+		struct cand *c = &ps->c[k];
+		char *r = NULL;
+		if (c->reason || c == ch)
+			continue;
+		bufreset(&v1);
+		if (c->state != C_INVALID)
+			pep440_str(&v1, &c->w.ver);
+		switch (c->why) {
+		case W_BADNAME:
+			r = xasprintf("not a valid wheel file name: %s", c->bad);
+			break;
+		case W_NAME:
+			r = xasprintf("project %s, not %s", c->w.name, ps->name);
+			break;
+		case W_TAG:
+			r = tagwhy(c, sets, o->who);
+			break;
+		case W_SPEC:
+			r = xasprintf("version %s does not match %s", v1.s, o->spectext);
+			break;
+		case W_PRE:
+			r = xasprintf("%s is a pre-release (pass --pre, or name one in --require)", v1.s);
+			break;
+		case W_LOCAL:
+			bufreset(&v2);
+			pep440_local(&v2, &c->w.ver);
+			r = c->w.ver.nloc ? xasprintf("local label %s, not %s (--local)", v2.s, o->localtext) :
+			    xasprintf("no local label, not %s (--local)", o->localtext);
+			break;
+		case W_LOST:
+			bufreset(&v2);
+			pep440_str(&v2, &ch->w.ver);
+			if (pep440_cmp(&c->w.ver, &ch->w.ver))
+				r = xasprintf("version %s is below %s", v1.s, v2.s);
+			else if (c->rank != ch->rank)
+				r = xasprintf("same version; its best tag %s-%s-%s ranks %ld, the chosen "
+				              "%s-%s-%s ranks %ld", c->best->py, c->best->abi, c->best->plat,
+				              c->rank, ch->best->py, ch->best->abi, ch->best->plat, ch->rank);
+			else if (cmpbuild(c, ch))
+				r = xasprintf("same version and tag; lower build tag");
+			else if (mtimeof(c) != mtimeof(ch))
+				r = xasprintf("same version, tag and build; older file");
+			else
+				r = xasprintf("same version, tag, build and mtime; file name sorts after");
+			break;
+		}
+		c->reason = r;
+	}
 	for (part = 0; part < 3; part++)
 		strv_free(&sets[part]);
-	strv_free(&names);
 	buffree(&v1);
 	buffree(&v2);
-	return 0;
 }
 
 void
@@ -422,6 +465,7 @@ pick_free(struct pickset *ps)
 	}
 	free(ps->c);
 	free(ps->names);
+	free(ps->name);
 	strv_free(&ps->warnings);
 	memset(ps, 0, sizeof *ps);
 }

@@ -10,6 +10,8 @@
 
 /* what became of a candidate */
 enum { C_INVALID, C_SKIPPED, C_LOST, C_CHOSEN };
+/* why it was left out */
+enum { W_NONE, W_BADNAME, W_NAME, W_TAG, W_SPEC, W_PRE, W_LOCAL, W_LOST };
 
 /* one file looked at */
 struct cand {
@@ -20,7 +22,8 @@ struct cand {
 	long rank;           /* best tag rank (0 = best), -1 if no tag is supported */
 	const struct wheeltag *best;
 	int state;
-	char *reason;        /* why it was skipped or lost (NULL for the chosen one) */
+	int why;             /* W_... */
+	char *reason;        /* why, in words: filled by pick_explain */
 	int64_t mtime;       /* ns; read only to break ties */
 	int hasmtime;
 };
@@ -43,6 +46,7 @@ struct pickset {
 	struct strv warnings;  /* PEP 440 traps and other notes, one line each */
 	long chosen;           /* index of the chosen one, -1 if none */
 	char *names;           /* "a, b" when several projects are present and none was named */
+	char *name;            /* the project chosen among (canonical), or NULL */
 };
 
 /* Add the wheel files of a path: a folder's *.whl entries (not recursive), or the file
@@ -52,6 +56,9 @@ int pick_add(struct pickset *ps, const char *path);
    Returns 0 (check ps->chosen), or 2 when several projects are present and o->name is
    NULL (ps->names lists them). */
 int pick_run(struct pickset *ps, const struct target *t, const struct pickopts *o);
+/* fill every left-out candidate's reason (after pick_run; only -v, --json and the near
+   misses need them, so the common path does not format 10,000 strings) */
+void pick_explain(struct pickset *ps, const struct target *t, const struct pickopts *o);
 /* release everything */
 void pick_free(struct pickset *ps);
 

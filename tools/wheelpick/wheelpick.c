@@ -353,6 +353,8 @@ main(int argc, char **argv)
 		dien(EXIT_USAGE, "several projects in the input (%s): name one with --name", ps.names);
 	for (k = 0; k < ps.warnings.n; k++)
 		fprintf(stderr, "%s: warning: %s\n", argv0, ps.warnings.v[k]);
+	if (verbose || json || ps.chosen < 0)
+		pick_explain(&ps, &t, &o);
 	if (verbose) {
 		for (k = 0; k < ps.n; k++) {
 			const struct cand *c = &ps.c[k];

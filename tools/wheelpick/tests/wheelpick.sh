@@ -12,6 +12,7 @@ sys.exit(v < (22, 2))' >/dev/null 2>&1 && { PY=$(command -v "$p"); break; }
 done
 [ -n "$PY" ] || skip_all "needs a python3 with pip >= 22.2, setuptools and wheel (python3-pip python3-setuptools python3-wheel)"
 export XDG_CACHE_HOME=$T/cache
+export PIP_CONFIG_FILE=/dev/null PIP_DISABLE_PIP_VERSION_CHECK=1
 cp=$("$PY" -c 'import sys; print("cp%d%d" % sys.version_info[:2])')
 arch=$(uname -m)
 
