@@ -80,7 +80,7 @@ printf 'cpu_cores_count 16\nsimd_count 0\nmem_banks_count 1\n' >"$n/0/properties
 printf 'cpu_cores_count 0\nsimd_count 80\nsimd_per_cu 2\ngfx_target_version 110501\nvendor_id 4098\ndevice_id 5510\nwave_front_size 32\n' >"$n/1/properties"
 printf 'heap_type 1\nsize_in_bytes 103079215104\n' >"$n/1/mem_banks/0/properties"
 if command -v hyperfine >/dev/null; then
-	hyperfine -N -w 5 -r 50 "$gc --sysfs=$t" "$gc --arch --sysfs=$t" "$gc"
+	hyperfine -N -i -w 5 -r 50 "$gc --sysfs=$t" "$gc --arch --sysfs=$t" "$gc"
 	if [ -f "$rs" ]; then
 		cat "$rs" >/dev/null  # warm the page cache for both sides
 		hyperfine -N -w 1 -r 10 -i "$gc targets $rs" \
