@@ -18,7 +18,10 @@ if [ "${1:-}" = build ]; then
 	wp=/tmp/wheelpick-bin
 	cc -O2 -std=c17 -D_GNU_SOURCE -I"$src/tools/lib" "$src"/tools/wheelpick/check.c \
 		"$src"/tools/wheelpick/pick.c "$src"/tools/wheelpick/target.c \
-		"$src"/tools/wheelpick/wheelpick.c "$src"/tools/lib/*.c -o "$wp" -larchive -lcrypto ||
+		"$src"/tools/wheelpick/wheelpick.c "$src"/tools/lib/util.c "$src"/tools/lib/atomic.c \
+		"$src"/tools/lib/hash.c "$src"/tools/lib/json.c "$src"/tools/lib/proc.c \
+		"$src"/tools/lib/mapfile.c "$src"/tools/lib/elffile.c "$src"/tools/lib/pep440.c \
+		"$src"/tools/lib/wheelname.c -o "$wp" -larchive -lcrypto ||
 		exit 2
 	shift
 else
