@@ -16,12 +16,14 @@ export PIP_CONFIG_FILE=/dev/null
 
 if [ "${1:-}" = build ]; then
 	wp=/tmp/wheelpick-bin
-	cc -O2 -std=c17 -D_GNU_SOURCE -I"$src/tools/lib" "$src"/tools/wheelpick/check.c \
+	def=; lib=-larchive
+	[ -f /usr/include/archive.h ] || { def=-DWHEELPICK_NO_LIBARCHIVE; lib=; }
+	cc -O2 $def -std=c17 -D_GNU_SOURCE -I"$src/tools/lib" "$src"/tools/wheelpick/check.c \
 		"$src"/tools/wheelpick/pick.c "$src"/tools/wheelpick/target.c \
 		"$src"/tools/wheelpick/wheelpick.c "$src"/tools/lib/util.c "$src"/tools/lib/atomic.c \
 		"$src"/tools/lib/hash.c "$src"/tools/lib/json.c "$src"/tools/lib/proc.c \
 		"$src"/tools/lib/mapfile.c "$src"/tools/lib/elffile.c "$src"/tools/lib/pep440.c \
-		"$src"/tools/lib/wheelname.c -o "$wp" -larchive -lcrypto ||
+		"$src"/tools/lib/wheelname.c -o "$wp" $lib -lcrypto ||
 		exit 2
 	shift
 else
