@@ -141,7 +141,7 @@ test_kv(void)
 	CHECK_INT(kv_parse(&f, "s.env", "A=$HOME\n", 8, &err), -1, "expansions are refused");
 	free(err);
 	kv_free(&f);
-	CHECK_INT(kv_parse(&f, "e.env", "export\t", 7, &err), -1, "'export' with no key at end of input fails");
+	CHECK_INT(kv_parse(&f, "e.env", "export\t\t", 8, &err), -1, "'export' with no key at end of input fails");
 	CHECK_STR(err, "e.env:1: expected KEY=VALUE, got ''", "without reading past the end");
 	free(err);
 	kv_free(&f);
