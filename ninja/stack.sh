@@ -143,6 +143,12 @@ gen_stack () {
 		esac
 	done
 
+	# a pin file (a track) may add components: stack_WITH=vllm,triton
+	for c in $(pinval stack WITH | tr , ' '); do
+		inlist "$c" "$components_all" || fail "$pf: stack_WITH names unknown component '$c'$(suggest "$c" "$components_all")"
+		inlist "$c" "$components" || components="$components $c"
+	done
+
 	# every component needs a URL and REF unless it is a wheel or system pin
 	for c in $components; do
 		k=$(pinval "$c" KIND)
@@ -161,6 +167,7 @@ gen_stack () {
 		fi
 		if [ "$k" = wheel ]; then
 			w=$(pinval "$c" WHEEL)
+			[ -n "$w" ] || fail "$pf: $c is a prebuilt wheel here (${c}_KIND=wheel): name it with --pin $c=wheel:/path/to/$(pinval "$c" DIST)-VERSION-TAGS.whl"
 			[ -f "$w" ] || fail "$c: wheel pin $w: no such file"
 		fi
 	done

@@ -1,0 +1,72 @@
+#!/bin/sh
+# graph-bad: bad input to the stack graph gets one clear message and no stamp: unknown
+# component, pin without URL, expected sha that does not match, wheel pin to a missing
+# file, malformed profile and pin file, a series naming a missing patch, and an AMD arch
+# without ROCm (ninja says what is missing instead of running a doomed build).
+. "$KILN_SRC/tests/lib.sh"
+. "$KILN_SRC/tests/regress/graph-toy.inc"
+
+mkdir -p "$T/b" && cd "$T/b" || exit 2
+conf () {
+	"$KSRC/configure" --python="$PY3" --mirror="$T/mirror" --rocm-path="$T/rocm" --jobs=1 \
+		KILN_BIN="$KILN_BIN" "$@"
+}
+pins () { cp "$T/pins.env" "$T/p.env" && printf '%s\n' "$@" >>"$T/p.env"; }
+
+exits "unknown component in --with: 2" 2 conf --arch=cpu --pins="$T/pins.env" --with=visoin
+has "unknown component: did you mean" "$T/.err" "unknown component 'visoin' in --with; did you mean vision?"
+
+grep -v '^audio_URL' "$T/pins.env" >"$T/p.env"
+exits "a pin without URL: 2" 2 conf --arch=cpu --pins="$T/p.env"
+has "no URL: named with the fix" "$T/.err" "no audio_URL for component audio"
+same "no URL: one line" 1 "$(lines "$T/.err")"
+
+exits "wheel pin to a missing file: 2" 2 conf --arch=cpu --pins="$T/pins.env" --pin torch=wheel:/nonexistent/torch-2.8.0-cp311-cp311-linux_x86_64.whl
+has "missing wheel named" "$T/.err" "/nonexistent/torch-2.8.0-cp311-cp311-linux_x86_64.whl: no such file"
+
+pins 'vision_BUILD_OPTS=x' 'potato_URL=https://example.invalid/potato'
+exits "pin of an unknown component: 2" 2 conf --arch=cpu --pins="$T/p.env"
+has "unknown pin named with file and line" "$T/.err" "p.env:$(grep -n potato "$T/p.env" | cut -d: -f1): unknown pin potato_URL"
+
+pins 'vision_REF=v1 v2'
+exits "malformed pin file: 2" 2 conf --arch=cpu --pins="$T/p.env"
+has "malformed pin line named" "$T/.err" "p.env:$(lines "$T/p.env"): unquoted space in value"
+
+pins 'torch_KIND=magic'
+exits "unknown kind: 2" 2 conf --arch=cpu --pins="$T/p.env"
+has "unknown kind named" "$T/.err" "torch_KIND=magic: use build, source, wheel or system"
+
+pins 'torch_SHA=12345'
+exits "a SHA that is no commit: 2" 2 conf --arch=cpu --pins="$T/p.env"
+
+printf '0001-add.patch\n0002-gone.patch\n' >"$T/patches/vision/series"
+exits "series names a missing patch: 2" 2 conf --arch=cpu --pins="$T/pins.env"
+has "missing patch named" "$T/.err" "series: lists 0002-gone.patch, which does not exist"
+printf '0001-add.patch\n' >"$T/patches/vision/series"
+
+# a malformed profile in env/arch (in the private copy of the source)
+cp "$KSRC/env/arch/gfx1100.env" "$T/gfx1100.env.good"
+printf 'USE_FOO=1\nthis is not a setting\n' >>"$KSRC/env/arch/gfx1100.env"
+exits "malformed profile: 2" 2 conf --arch=gfx1100 --pins="$T/pins.env"
+has "malformed profile line named" "$T/.err" "gfx1100.env:$(lines "$KSRC/env/arch/gfx1100.env"): expected KEY=VALUE"
+cp "$T/gfx1100.env.good" "$KSRC/env/arch/gfx1100.env"
+
+# an expected commit that does not match: torch.src fails, no stamp, nothing after it
+pins "torch_SHA=$(printf '%040d' 0)"
+check "configure with a wrong torch_SHA" conf --arch=cpu --pins="$T/p.env"
+exits "wrong SHA: ninja fails" 1 ninja torch.src
+has "wrong SHA: the message has both commits" "$T/.out" \
+	"v1 of https://example.invalid/toy/torch is $(git -C "$T/mirror/torch" rev-parse v1), but the pin expects 0000000000000000000000000000000000000000"
+exits "wrong SHA: no stamp" 1 test -f build/stamp/torch.src
+
+# ROCm missing for an AMD arch: configure says so, ninja stops with the reason
+rm -rf "$T/b" && mkdir -p "$T/b" && cd "$T/b" || exit 2
+check "configure --arch=gfx1151 without ROCm" conf --arch=gfx1151 --pins="$T/pins.env" --rocm-path="$T/no-rocm"
+has "configure reports ROCm missing" "$T/.out" "checking for ROCm at $T/no-rocm... no"
+exits "ninja without ROCm fails" 1 ninja
+has "ninja says what is missing" "$T/.out" "kiln: ROCm was not found at $T/no-rocm"
+has "and what to do" "$T/.out" "or rerun configure with --rocm-path=DIR"
+for c in torch vision audio; do
+	exits "no ROCm: no $c.wheel stamp" 1 test -f "build/stamp/$c.wheel"
+done
+lacks "no ROCm: no wheel build was started" "$T/.out" ".wheel: rebuilt"
