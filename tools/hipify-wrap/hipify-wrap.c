@@ -257,8 +257,15 @@ srcpinstate(void)
 	char *e = NULL;
 	const char *c, *s, *n;
 
-	if (!prog)
+	char *dotgit = tpath(".git");
+	int git = access(dotgit, F_OK) == 0;
+
+	free(dotgit);
+	if (!prog || !git) {
+		/* srcpin checkouts are git work trees: nothing to ask elsewhere */
+		free(prog);
 		return;
+	}
 	if (proc_capture(argv, NULL, &out, &err, 0, 120000, &r) < 0 || r.notfound) {
 		warn("cannot run %s:", prog);
 	} else if (r.status == 0) {
@@ -929,9 +936,23 @@ main(int argc, char **argv)
 	const char *ok;
 
 	setprogname(argv[0]);
-	g.self = argv[0];
+	/* where this binary lies, so envclean and srcpin are found beside it */
+	{
+		static char exe[PATH_MAX];
+		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+		if (n > 0)
+			exe[n] = 0;
+		g.self = n > 0 ? exe : argv[0];
+	}
 	opts(argc, argv);
 	findpython();
+	if (g.project == P_TORCH) {
+		p = tpath("tools/amd_build/build_amd.py");
+		rc = access(p, R_OK);
+		free(p);
+		if (rc < 0)
+			dien(EXIT_USAGE, "%s: no tools/amd_build/build_amd.py; --project=torch needs a pytorch tree", g.srcdir);
+	}
 	findstate();
 	g.progress = isatty(2) && !g.json;
 
@@ -1063,12 +1084,6 @@ main(int argc, char **argv)
 		die("%s:", p);
 	free(p);
 
-	if (g.project == P_TORCH) {
-		p = tpath("tools/amd_build/build_amd.py");
-		if (access(p, R_OK) < 0)
-			dien(EXIT_USAGE, "%s: no tools/amd_build/build_amd.py; --project=torch needs a pytorch tree", g.srcdir);
-		free(p);
-	}
 	if (g.project != P_GENERIC) {
 		char **cmd = xcalloc(6, sizeof(*cmd));
 		cmd[0] = g.python;

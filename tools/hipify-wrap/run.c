@@ -111,8 +111,15 @@ findprog(const char *name, const char *self)
 		dir = xstrndup(self, (size_t)(c - self));
 		c = xasprintf("%s/%s", dir, name);
 		free(dir);
-		if (access(c, X_OK) == 0)
+		if (access(c, X_OK) == 0) {
+			/* absolute: the child runs in another folder */
+			char *r = realpath(c, NULL);
+			if (r) {
+				free(c);
+				return r;
+			}
 			return c;
+		}
 		free(c);
 	}
 	if (!(path = getenv("PATH")))
@@ -123,7 +130,7 @@ findprog(const char *name, const char *self)
 			q = p + strlen(p);
 		if (q > p) {
 			c = xasprintf("%.*s/%s", (int)(q - p), p, name);
-			if (access(c, X_OK) == 0)
+			if (access(c, X_OK) == 0 && c[0] == '/')
 				return c;
 			free(c);
 		}

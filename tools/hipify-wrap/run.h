@@ -14,8 +14,8 @@ int run_logged(char *const argv[], char *const envp[], const char *cwd, int logf
 /* append the last n lines of the file at path to b, each prefixed with pfx */
 void log_tail(const char *path, int n, const char *pfx, struct buf *b);
 
-/* Find a program: first beside self (a path of this executable, may be NULL), then on
-   PATH. Returns a fresh path, or NULL. */
+/* Find a program: first beside self (a path of this executable, may be NULL), then in
+   the absolute folders of PATH. Returns a fresh absolute path, or NULL. */
 char *findprog(const char *name, const char *self);
 
 #endif
