@@ -8,6 +8,7 @@
 #include "proc.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <fnmatch.h>
 #include <dirent.h>
 #include <limits.h>
@@ -973,6 +974,23 @@ struct editjob {
 	int bad;
 };
 
+/* a scratch copy for patchelf: no fsync, it is removed again */
+static int
+writetmp(const char *path, const struct buf *data)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0700), e;
+
+	if (fd < 0)
+		return -1;
+	if (writeall(fd, data->s, data->len) < 0) {
+		e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return close(fd);
+}
+
 static void
 edit1(void *ctx, size_t i)
 {
@@ -983,8 +1001,8 @@ edit1(void *ctx, size_t i)
 
 	if (j->m && zip_read(&zin, j->m->e, collect, data, j->err, sizeof j->err) < 0) {
 		j->bad = 1;
-	} else if (writefile_atomic(path, data->s, data->len, 0755) < 0) {
-		j->bad = snprintf(j->err, sizeof j->err, "%s:", path) > 0;
+	} else if (writetmp(path, data) < 0) {
+		j->bad = snprintf(j->err, sizeof j->err, "%s: %s", path, strerror(errno)) > 0;
 	} else if (j->m ? elf_edit(opt.patchelf, path, NULL, j->m->oldn, j->m->newn, j->m->nren,
 	                           j->m->rpath, j->err, sizeof j->err) < 0
 	                : elf_edit(opt.patchelf, path, j->l->soname, j->l->oldn, j->l->newn, j->l->nren,

@@ -1,0 +1,91 @@
+#!/bin/sh
+# bench/fatwheel.sh: fatwheel vs `auditwheel repair` vs a plain cp, side by side on the
+# same input wheels, in one run.
+#   usage: bench/fatwheel.sh [small|torch|all]   (default all)
+#   FATWHEEL     the fatwheel to time (default: fatwheel on PATH)
+#   AUDITWHEEL   a folder holding auditwheel 6.7.0's src/ (a fetched snapshot of
+#                pypa/auditwheel, run from there with Debian's python3-pyelftools,
+#                python3-packaging and patchelf; never copied into kiln)
+#                [/tmp/auditwheel-6.7.0]
+#   RUNS         timed runs of the fast commands [3]
+# Inputs: "small" is a pip-built extension linking libzstd and libgit2 (12 libraries to
+# bundle); "torch" is Debian's python3-torch packed into a wheel (~270 libraries,
+# ~500 MB) by bench/fatwheel-torch.sh. Both tools bundle into NAME.libs with hashed
+# sonames (what auditwheel always does). The deflate floor is gzip -6 of the libraries
+# fatwheel added, one core.
+set -u
+FATWHEEL=${FATWHEEL:-fatwheel}
+AW=${AUDITWHEEL:-/tmp/auditwheel-6.7.0}
+RUNS=${RUNS:-3}
+PY=/usr/bin/python3
+what=${1:-all}
+here=$(cd "$(dirname "$0")" && pwd)
+B=${TMPDIR:-/tmp}/fatwheel-bench
+command -v hyperfine >/dev/null || { echo "needs hyperfine"; exit 2; }
+command -v "$FATWHEEL" >/dev/null || { echo "no fatwheel (set FATWHEEL=)"; exit 2; }
+FATWHEEL=$(command -v "$FATWHEEL")
+[ -d "$AW/src/auditwheel" ] || { echo "no auditwheel sources in $AW/src (see the header)"; exit 2; }
+# auditwheel reads its own version from installed metadata: give it some, in /tmp
+mkdir -p "$AW/src/auditwheel-6.7.0.dist-info"
+printf 'Metadata-Version: 2.1\nName: auditwheel\nVersion: 6.7.0\n' >"$AW/src/auditwheel-6.7.0.dist-info/METADATA"
+glibc=$(ldd --version | sed -n '1s/.* \([0-9]*\)\.\([0-9]*\)$/\1_\2/p')
+plat=manylinux_${glibc}_x86_64
+rm -rf "$B" && mkdir -p "$B" || exit 2
+
+small () {
+	mkdir -p "$B/small/zdemo"
+	echo 'from ._z import version' >"$B/small/zdemo/__init__.py"
+	cat >"$B/small/_z.c" <<'EOF'
+#include <Python.h>
+#include <zstd.h>
+#include <git2.h>
+static PyObject *version(PyObject *s, PyObject *a) { int x, y, z; git_libgit2_version(&x, &y, &z); return PyUnicode_FromFormat("%s %d", ZSTD_versionString(), x); }
+static PyMethodDef m[] = {{"version", version, METH_NOARGS, ""}, {0}};
+static struct PyModuleDef d = {PyModuleDef_HEAD_INIT, "_z", 0, -1, m};
+PyMODINIT_FUNC PyInit__z(void) { return PyModule_Create(&d); }
+EOF
+	cat >"$B/small/setup.py" <<'EOF'
+from setuptools import setup, Extension
+setup(name="zdemo", version="1.0", packages=["zdemo"],
+      ext_modules=[Extension("zdemo._z", ["_z.c"], libraries=["zstd", "git2"])])
+EOF
+	(cd "$B/small" && $PY -m pip wheel -q --no-build-isolation --no-deps --no-index -w "$B/in-small" .) >/dev/null 2>&1 || return 1
+	ls "$B"/in-small/*.whl
+}
+
+# bench NAME WHEEL RUNS-FOR-AUDITWHEEL EXTRA-FATWHEEL-ARGS...
+bench () {
+	name=$1 in=$2 awruns=$3
+	shift 3
+	mkdir -p "$B/o-$name-cp" "$B/o-$name-fw" "$B/o-$name-aw"
+	echo "== $name: $(du -h "$in" | cut -f1) ${in##*/}"
+	hyperfine -N --style basic --time-unit millisecond --export-markdown "$B/$name.md" --runs "$RUNS" \
+		--prepare "rm -rf $B/o-$name-cp/x.whl" -n "cp (floor)" "cp $in $B/o-$name-cp/x.whl" \
+		--prepare "find $B/o-$name-fw -name *.whl -delete" -n "fatwheel" \
+		"$FATWHEEL -q --soname-hash --plat=$plat $* $in -w $B/o-$name-fw" || return 1
+	hyperfine -N --style basic --time-unit millisecond --export-markdown "$B/$name-aw.md" --runs "$awruns" \
+		--prepare "find $B/o-$name-aw -name *.whl -delete" -n "auditwheel repair" \
+		"sh -c 'cd /tmp && PYTHONPATH=$AW/src exec $PY -m auditwheel repair -w $B/o-$name-aw --plat $plat $(for e in "$@"; do case $e in --exclude=*) printf -- '--exclude %s ' "${e#--exclude=}" ;; esac; done) $in'" || return 1
+	# the deflate floor: the libraries fatwheel added, gzip -6 on one core
+	$PY -m wheel unpack -d "$B/u-$name" "$B"/o-$name-fw/*.whl >/dev/null
+	libs=$(find "$B/u-$name" -path '*.libs/*' -type f)
+	mb=$(cat $libs | wc -c | awk '{printf "%.0f", $1 / 1048576}')
+	hyperfine -N --style basic --time-unit millisecond --export-markdown "$B/$name-gz.md" --runs 1 -n "gzip -6 of the $mb MiB added" \
+		"sh -c 'cat $(echo $libs) | gzip -6 >/dev/null'" >/dev/null
+	rm -rf "$B/u-$name"
+	echo "-- sizes: in $(wc -c <"$in"), fatwheel $(cat "$B"/o-$name-fw/*.whl | wc -c), auditwheel $(cat "$B"/o-$name-aw/*.whl | wc -c) bytes"
+	cat "$B/$name.md"; sed 1,2d "$B/$name-aw.md"; sed 1,2d "$B/$name-gz.md"
+	fw=$(sed -n 's/^| `*fatwheel`* *| *\([0-9.]*\).*/\1/p' "$B/$name.md")
+	aw=$(sed -n 's/^| `*auditwheel repair`* *| *\([0-9.]*\).*/\1/p' "$B/$name-aw.md")
+	[ -n "$fw" ] && [ -n "$aw" ] && echo "-- fatwheel is $(echo "scale=1; $aw / $fw" | bc)x faster than auditwheel on $name"
+}
+
+if [ "$what" = small ] || [ "$what" = all ]; then
+	w=$(small) || { echo "could not build the small wheel"; exit 2; }
+	bench small "$w" "$RUNS"
+fi
+if [ "$what" = torch ] || [ "$what" = all ]; then
+	w=$(PACK_ONLY=1 FATWHEEL=$FATWHEEL sh "$here/fatwheel-torch.sh" "$B/torch" | tail -n1)
+	[ -f "$w" ] || { echo "could not pack the torch wheel"; exit 2; }
+	bench torch "$w" 1 --exclude=libjitbackend_test.so --exclude=libbackend_with_compiler.so
+fi
