@@ -110,6 +110,12 @@ struct state {
 	size_t nf, fcap;
 	char **pypath;     /* PYTHONPATH entries, absolute */
 	size_t npypath;
+	struct modres {    /* the copies found of each module, for --json */
+		const char *name;
+		struct copy *c;
+		size_t nc;
+	} *mods;
+	size_t nmods;
 };
 
 static int
@@ -1034,12 +1040,11 @@ checkmod(struct state *st, const char *mod)
 		}
 	}
 
-	for (i = 0; i < nc; i++) {
-		free(c[i].path);
-		free(c[i].editfile);
-		free(c[i].meta);
-	}
-	free(c);
+	st->mods = xrealloc(st->mods, (st->nmods + 1) * sizeof *st->mods);
+	st->mods[st->nmods].name = mod;
+	st->mods[st->nmods].c = c;
+	st->mods[st->nmods].nc = nc;
+	st->nmods++;
 }
 
 /* findings that do not depend on one module: import hooks, customize files */
@@ -1115,8 +1120,33 @@ report(struct state *st)
 		json_kbool(&j, "user_site_enabled", st->pr.user_site_enabled);
 		json_key(&j, "modules");
 		json_arr(&j);
-		for (i = 0; i < st->o->nmodules; i++)
-			json_str(&j, st->o->modules[i]);
+		for (i = 0; i < st->nmods; i++) {
+			struct modres *m = &st->mods[i];
+			int first = 1;
+
+			json_obj(&j);
+			json_kstr(&j, "name", m->name);
+			json_key(&j, "copies");
+			json_arr(&j);
+			for (k = 0; k < m->nc; k++) {
+				struct copy *c = &m->c[k];
+				char *o = origintext(st, c);
+
+				json_obj(&j);
+				json_kstr(&j, "path", c->path);
+				json_kstr(&j, "kind", kindname[c->kind]);
+				json_kstr(&j, "origin", o);
+				json_kstr(&j, "sys_path_entry", c->kind == K_EDIT ? NULL : st->e[c->entry].path);
+				json_kstr(&j, "metadata", c->meta);
+				json_kbool(&j, "imported", first && c->kind != K_NS);
+				json_end(&j);
+				if (c->kind != K_NS)
+					first = 0;
+				free(o);
+			}
+			json_end(&j);
+			json_end(&j);
+		}
 		json_end(&j);
 		json_key(&j, "sys_path");
 		json_arr(&j);
@@ -1280,6 +1310,17 @@ check_run(const struct checkopt *o0)
 		freelist(st.f[i].paths, st.f[i].npaths);
 	}
 	free(st.f);
+	for (i = 0; i < st.nmods; i++) {
+		size_t k;
+
+		for (k = 0; k < st.mods[i].nc; k++) {
+			free(st.mods[i].c[k].path);
+			free(st.mods[i].c[k].editfile);
+			free(st.mods[i].c[k].meta);
+		}
+		free(st.mods[i].c);
+	}
+	free(st.mods);
 	for (i = 0; i < st.npl; i++) {
 		free(st.pl[i].file);
 		free(st.pl[i].text);

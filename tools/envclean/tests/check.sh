@@ -60,6 +60,9 @@ f = [x for x in d["findings"] if x["level"] == "problem"]
 assert len(f) == 1 and f[0]["kind"] == "copies" and f[0]["module"] == "dupdemo", f
 assert f[0]["paths"] == [sys.argv[2] + "/dupdemo", sys.argv[3] + "/dupdemo"], f[0]["paths"]
 assert [p["origin"] for p in d["sys_path"] if p["path"] == sys.argv[2]] == ["PYTHONPATH"]
+m = d["modules"][0]
+assert m["name"] == "dupdemo" and [c["imported"] for c in m["copies"]] == [True, False], m
+assert m["copies"][1]["origin"] == "site-packages" and m["copies"][1]["metadata"] == "dupdemo 1.0", m
 ' "$T/check.json" "$S" "$SP"
 exits "PYTHONPATH copy: --check run under envclean is clean" 0 \
 	envclean -- envclean --check --python="$V" --module=dupdemo
