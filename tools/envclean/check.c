@@ -788,6 +788,39 @@ describe(const struct state *st, const struct copy *c)
 	return s;
 }
 
+/* true if path is the same file as one of the copies already found */
+static int
+samefile(const struct copy *c, size_t nc, const char *path)
+{
+	struct stat a, b;
+	size_t i;
+
+	if (stat(path, &a) < 0)
+		return 0;
+	for (i = 0; i < nc; i++)
+		if (stat(c[i].path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+			return 1;
+	return 0;
+}
+
+/* true if two of the n "name version" descriptions name the same project */
+static int
+sameproject(char **desc, size_t n)
+{
+	size_t i, k;
+	int same = 0;
+
+	for (i = 0; i < n && !same; i++)
+		for (k = i + 1; k < n && !same; k++) {
+			char *a = normname(desc[i], strcspn(desc[i], " "));
+			char *b = normname(desc[k], strcspn(desc[k], " "));
+			same = strcmp(a, b) == 0;
+			free(a);
+			free(b);
+		}
+	return same;
+}
+
 /* check one module */
 static void
 checkmod(struct state *st, const char *mod)
@@ -807,6 +840,10 @@ checkmod(struct state *st, const char *mod)
 		p = findin(pr, st->e[i].path, mod, &kind);
 		if (!p)
 			continue;
+		if (samefile(c, nc, p)) {
+			free(p);	/* one folder reached twice ('' and its absolute path) */
+			continue;
+		}
 		c = xrealloc(c, (nc + 1) * sizeof *c);
 		memset(&c[nc], 0, sizeof *c);
 		c[nc].path = p;
@@ -828,17 +865,29 @@ checkmod(struct state *st, const char *mod)
 
 	/* metadata: beside each copy; stale or doubled metadata on sys.path */
 	for (i = 0; i < st->ne; i++) {
-		int here = -1;
+		int here = -1, present = 0;
 
 		if (st->e[i].origin == O_STDLIB || !isdir(st->e[i].path))
 			continue;
 		metadata(st->e[i].path, mod, &desc, &where, &nmeta);
-		for (j = 0; j < nc; j++)
-			if (c[j].kind != K_NS && c[j].kind != K_EDIT && c[j].entry == i)
+		for (j = 0; j < nc; j++) {
+			if (c[j].kind == K_EDIT || c[j].entry != i)
+				continue;
+			present = 1;
+			if (c[j].kind != K_NS)
 				here = (int)j;
+		}
+		if (!present && nmeta) {
+			/* the copy may have been deduplicated: this folder reached twice */
+			p = findin(pr, st->e[i].path, mod, &kind);
+			present = p != NULL;
+			free(p);
+		}
 		if (here >= 0 && nmeta)
 			c[here].meta = xasprintf("%s", desc[0]);
-		if (nmeta > 1) {
+		/* several projects may share a namespace package (nvidia, google); one project
+		   twice, or two projects installing one regular module, is a conflict */
+		if (nmeta > 1 && (here >= 0 || sameproject(desc, nmeta))) {
 			s = xasprintf("%s: %zu metadata folders for one module in %s: %s and %s; pip and "
 			              "importlib.metadata may read either", mod, nmeta, st->e[i].path,
 			              desc[0], desc[1]);
@@ -848,7 +897,7 @@ checkmod(struct state *st, const char *mod)
 		}
 		for (j = 0; j < nmeta; j++) {
 			editmeta = editablemeta(where[j]);
-			if (here < 0 && !editmeta && !(nc && c[0].kind == K_EDIT)) {
+			if (!present && !editmeta && !(nc && c[0].kind == K_EDIT)) {
 				s = xasprintf("%s: %s says %s is installed in %s, but that folder holds no "
 				              "%s; Python imports %s", mod, where[j], desc[j],
 				              st->e[i].path, mod, nc ? c[0].path : "nothing");

@@ -160,3 +160,24 @@ exits "editable install + PYTHONPATH copy: --check exits 1" 1 \
 has "editable install + PYTHONPATH copy: --check names the editable copy, its finder and metadata" "$T/.out" \
 	"shadows $ED/impl/dupdemo_impl (editable install, finder $EV/lib/"
 has "editable install + PYTHONPATH copy: with the editable's metadata" "$T/.out" "metadata dupdemo 2.0)"
+
+# --- what is not a conflict, and what is: the same folder twice, a shared namespace,
+#     one project's metadata twice
+exits "cwd is site-packages itself (one folder reached twice): --check is clean" 0 \
+	envclean --check --python="$V" --module=dupdemo --cwd="$SP"
+for p in a b; do
+	mkdir -p "$T/ns$p/kilnns/$p" && echo "X = '$p'" >"$T/ns$p/kilnns/$p/__init__.py"
+	printf 'from setuptools import setup\nsetup(name="kiln-ns-%s", version="1.0", packages=["kilnns.%s"])\n' \
+		"$p" "$p" >"$T/ns$p/setup.py"
+done
+check "pip installs two projects sharing the namespace package kilnns" \
+	"$PY" -m pip -q install --no-index --no-deps --no-build-isolation --target "$T/ns" "$T/nsa" "$T/nsb"
+exits "two projects sharing a namespace package: --check is clean" 0 \
+	env PYTHONPATH="$T/ns" envclean --check --python="$V" --module=kilnns
+"$PY" -m pip -q install --no-index --no-deps --target "$T/dbl" "$WHL" || exit 2
+check "setup.py egg_info --egg-base writes dupdemo 2.0's metadata beside the 1.0 install" \
+	sh -c "cd '$ED' && '$PY' setup.py -q egg_info --egg-base '$T/dbl'"
+exits "one project's metadata twice in a folder: --check exits 1" 1 \
+	env PYTHONPATH="$T/dbl" envclean --check --python="$V" --module=dupdemo
+has "one project's metadata twice: both named" "$T/.out" \
+	"dupdemo: 2 metadata folders for one module in $T/dbl: dupdemo 1.0 and dupdemo 2.0"
