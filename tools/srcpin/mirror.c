@@ -1,6 +1,7 @@
 /* bare mirrors in the cache: where they live, fetching only what is missing, refs */
 #include "srcpin.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -13,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "atomic.h"
 #include "hash.h"
 
 const char *
@@ -427,6 +429,71 @@ net_error(void)
 	             e->klass == GIT_ERROR_HTTP || e->klass == GIT_ERROR_SSH);
 }
 
+/* link (or copy) one file; returns 0 or -1 */
+static int
+linkorcopy(const char *from, const char *to)
+{
+	struct buf b = {0};
+	int e;
+
+	if (link(from, to) == 0 || errno == EEXIST)
+		return 0;
+	if (readfile(from, &b, 0) < 0)
+		return -1;
+	e = writefile_atomic(to, b.s ? b.s : "", b.len, 0444);
+	buffree(&b);
+	return e;
+}
+
+/* Seed an empty mirror with every object file of a local repository (hard links where the
+   file system allows, as git clone --local does): a first fetch from a local copy then
+   costs no pack building. Returns 0 or -1 (the caller then falls back to packing). */
+static int
+seed_local(git_repository *src, git_repository *dst)
+{
+	char *sd = xasprintf("%sobjects", git_repository_path(src));
+	char *dd = xasprintf("%sobjects", git_repository_path(dst));
+	DIR *d, *d2;
+	struct dirent *de, *de2;
+	int e = 0;
+
+	if (!(d = opendir(sd))) {
+		free(sd), free(dd);
+		return -1;
+	}
+	while (e == 0 && (de = readdir(d))) {
+		const char *n = de->d_name;
+		char *sub, *dsub;
+		if (!(strcmp(n, "pack") == 0 ||
+		      (strlen(n) == 2 && isxdigit((unsigned char)n[0]) && isxdigit((unsigned char)n[1]))))
+			continue;
+		sub = xasprintf("%s/%s", sd, n);
+		dsub = xasprintf("%s/%s", dd, n);
+		if ((d2 = opendir(sub))) {
+			mkdir(dsub, 0777);
+			while (e == 0 && (de2 = readdir(d2))) {
+				char *f, *t;
+				if (de2->d_name[0] == '.' ||
+				    (strcmp(n, "pack") == 0 && !endswith(de2->d_name, ".pack") &&
+				     !endswith(de2->d_name, ".idx")))
+					continue;
+				f = xasprintf("%s/%s", sub, de2->d_name);
+				t = xasprintf("%s/%s", dsub, de2->d_name);
+				e = linkorcopy(f, t);
+				free(f);
+				free(t);
+			}
+			closedir(d2);
+		}
+		free(sub);
+		free(dsub);
+	}
+	closedir(d);
+	free(sd);
+	free(dd);
+	return e;
+}
+
 /* a fetch URL that names a repository on this machine: its path, or NULL */
 static char *
 localpath(const char *u)
@@ -491,6 +558,25 @@ fetch_local(const struct spopts *o, const char *label, git_repository *r, const 
 	    (e = git_revwalk_new(&w, src)) < 0 || (e = git_packbuilder_new(&pb, src)) < 0)
 		goto out;
 	git_packbuilder_set_threads(pb, 0);
+	{
+		/* a mirror with no refs yet starts from the source's object files */
+		git_reference_iterator *ri;
+		git_reference *rr;
+		int empty = 1;
+		if (git_reference_iterator_new(&ri, r) == 0) {
+			if (git_reference_next(&rr, ri) == 0) {
+				empty = 0;
+				git_reference_free(rr);
+			}
+			git_reference_iterator_free(ri);
+		}
+		if (empty && seed_local(src, r) == 0) {
+			git_odb_free(dodb);
+			dodb = NULL;
+			if ((e = git_repository_odb(&dodb, r)) < 0 || (e = git_odb_refresh(dodb)) < 0)
+				goto out;
+		}
+	}
 	/* what the source has */
 	if ((e = git_reference_iterator_new(&it, src)) < 0)
 		goto out;

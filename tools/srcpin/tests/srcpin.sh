@@ -212,7 +212,10 @@ exits "--mirror without a copy" 2 srcpin fetch other https://example.invalid/org
 has "names the places looked at" "$T/.err" "no mirror in $m"
 
 # --- damaged and interrupted fetches --------------------------------------------------------
-for p in "$c/top.git"/objects/pack/*.pack; do chmod u+w "$p"; head -c 100 "$p" >"$p.tmp" && mv "$p.tmp" "$p"; done
+# damage the mirror: loose objects lost, packs truncated (new files: the upstream's hard
+# links stay intact). (A truncated loose object makes libgit2 1.5.1 spin in inflate.)
+find "$c/top.git/objects" -type f -path '*/objects/??/*' -exec rm -f {} +
+for p in "$c/top.git"/objects/pack/*.pack; do head -c 100 "$p" >"$p.tmp" && mv -f "$p.tmp" "$p"; done
 check "a corrupt mirror is detected and fetched again" srcpin fetch top "file://$u/top" v1 --cache="$c"
 same "after repair the tag resolves" "$v1" "$(cat "$T/.out")"
 has "the repair is reported" "$T/.err" "damaged"
