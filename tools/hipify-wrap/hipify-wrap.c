@@ -391,6 +391,14 @@ stash(const char *rel, const unsigned char hash[32])
 	s->at = xasprintf("%s/%zu", dir, g.nst);
 	memcpy(s->hash, hash, 32);
 	if (rename(from, s->at) < 0) {
+		if (errno == ENOENT) {
+			/* already gone (srcpin checkout --force cleans untracked files) */
+			free(s->path);
+			free(s->at);
+			free(from);
+			free(dir);
+			return;
+		}
 		if (errno != EXDEV)
 			die("cannot move %s aside to %s:", from, s->at);
 		/* another filesystem: copy, keep the mtime, remove */
@@ -407,11 +415,13 @@ stash(const char *rel, const unsigned char hash[32])
 	free(dir);
 }
 
-/* Restore the tree hipify-wrap made (manifest man, current state cur) to the pristine
-   tree: files hipify made are moved aside, files it rewrote get their originals back.
-   force: also when those files were edited since. Returns 0, or -1 with a reason. */
-static int
-undo(int force, char **why)
+/* what restoring the pristine tree does to a file of the manifest */
+enum { A_NONE, A_STASH, A_RESTORE };
+
+/* Restore the pristine tree: files hipify made are moved aside (A_STASH), files it
+   rewrote are moved aside and get their originals back (A_RESTORE); classify chose. */
+static void
+undo(void)
 {
 	const struct fent *e, *c;
 	char hx[65], *o, *t;
@@ -419,23 +429,10 @@ undo(int force, char **why)
 
 	for (i = 0; i < g.man.n; i++) {
 		e = &g.man.v[i];
-		if (e->kind == F_MODIFIED && !e->has_orig) {
-			*why = xasprintf("%s was rewritten in place by hipify and no original was kept", e->path);
-			return -1;
-		}
-	}
-	for (i = 0; i < g.man.n; i++) {
-		e = &g.man.v[i];
-		c = flist_find(&g.cur, e->path);
-		if (e->kind == F_INPUT)
+		if (e->act == A_NONE || !(c = flist_find(&g.cur, e->path)))
 			continue;
-		if (c && !force && memcmp(c->hash, e->hash, 32) != 0) {
-			*why = xasprintf("%s was changed after hipify", e->path);
-			return -1;
-		}
-		if (c)
-			stash(e->path, c->hash);
-		if (e->kind == F_MODIFIED) {
+		stash(e->path, c->hash);
+		if (e->act == A_RESTORE) {
 			hex32(e->orig, hx);
 			o = xasprintf("%s/orig/%s", g.state, hx);
 			t = tpath(e->path);
@@ -445,46 +442,72 @@ undo(int force, char **why)
 			free(t);
 		}
 	}
-	return 0;
 }
 
 /* what the tree is compared with the manifest */
 enum { T_CLEAN, T_INPUTS, T_DIRTY };
 
-static int
-classify(char **why)
+/* set *why to msg (taking it) unless a reason of the same weight is there already */
+static void
+because(char **why, int *state, int level, char *msg)
 {
-	const struct fent *e, *c;
+	if (level > *state || !*why) {
+		free(*why);
+		*why = msg;
+		if (level > *state)
+			*state = level;
+	} else {
+		free(msg);
+	}
+}
+
+/* Compare the tree (g.cur) with what hipify-wrap made (g.man) and choose, per file, what
+   restoring the pristine tree does. A file hipify made or rewrote that was edited since
+   makes the tree dirty; with force it is restored anyway (the edit is lost). A rewritten
+   file back at its original bytes, or equal to git's index, is pristine already; files
+   that are gone need nothing. Returns T_CLEAN, T_INPUTS (inputs changed) or T_DIRTY. */
+static int
+classify(char **why, int force)
+{
+	struct fent *e;
+	const struct fent *c;
 	size_t i;
 	int r = T_CLEAN;
 
 	for (i = 0; i < g.man.n; i++) {
 		e = &g.man.v[i];
 		c = flist_find(&g.cur, e->path);
-		if (e->kind != F_INPUT && (!c || memcmp(c->hash, e->hash, 32) != 0)) {
-			free(*why);
-			*why = xasprintf("%s (%s by hipify) was %s since", e->path,
-			                 e->kind == F_OUTPUT ? "made" : "rewritten", c ? "edited" : "removed");
-			return T_DIRTY;
+		e->act = A_NONE;
+		if (!c) {
+			if (e->kind != F_INPUT || r == T_CLEAN)
+				because(why, &r, T_INPUTS, xasprintf("%s (%s) was removed", e->path,
+				        e->kind == F_OUTPUT ? "made by hipify" : e->kind == F_MODIFIED ? "rewritten by hipify" : "an input"));
+			continue;
 		}
-		if (e->kind == F_INPUT && (!c || memcmp(c->hash, e->hash, 32) != 0) && r == T_CLEAN) {
-			*why = xasprintf("%s was %s", e->path, c ? "edited" : "removed");
-			r = T_INPUTS;
+		if (memcmp(c->hash, e->hash, 32) == 0) {
+			e->act = e->kind == F_OUTPUT ? A_STASH : e->kind == F_MODIFIED ? A_RESTORE : A_NONE;
+			continue;
+		}
+		if (e->kind == F_INPUT) {
+			because(why, &r, T_INPUTS, xasprintf("%s was edited", e->path));
+		} else if (e->kind == F_MODIFIED && ((e->has_orig && memcmp(c->hash, e->orig, 32) == 0) ||
+		                                     (g.git && tree_gitclean(g.srcdir, e->path)))) {
+			because(why, &r, T_INPUTS, xasprintf("%s is pristine again", e->path));
+		} else {
+			because(why, &r, T_DIRTY, xasprintf("%s (%s by hipify) was edited since", e->path,
+			        e->kind == F_OUTPUT ? "made" : "rewritten"));
+			if (force)
+				e->act = e->kind == F_OUTPUT ? A_STASH : A_RESTORE;
 		}
 	}
 	for (i = 0; i < g.cur.n; i++) {
 		c = &g.cur.v[i];
 		if (flist_find(&g.man, c->path))
 			continue;
-		if (c->crumb) {
-			free(*why);
-			*why = xasprintf("%s carries hipify's generated-file line but hipify-wrap did not make it", c->path);
-			return T_DIRTY;
-		}
-		if (r == T_CLEAN) {
-			*why = xasprintf("%s is new", c->path);
-			r = T_INPUTS;
-		}
+		if (c->crumb)
+			because(why, &r, T_DIRTY, xasprintf("%s carries hipify's generated-file line but hipify-wrap did not make it", c->path));
+		else
+			because(why, &r, T_INPUTS, xasprintf("%s is new", c->path));
 	}
 	return r;
 }
@@ -1020,35 +1043,48 @@ main(int argc, char **argv)
 	inputs(&g.cur, &g.man);
 	hashlist(&g.cur, &g.man);
 	if (g.man.n) {
-		state = classify(&why);
+		state = classify(&why, 0);
 		if (state == T_CLEAN) {
 			ok = kv_get(&g.stamp, "SOURCE");
 			makekey(ok ? ok : "", key);
 			ok = kv_get(&g.stamp, "KEY");
 			if (g.havestamp && ok && strcmp(ok, key) == 0) {
 				report("up to date", key, &t, 0, 0, 0, 0);
+				free(why);
 				return EXIT_OK;
 			}
 			free(why);
 			why = xstrdup("the hipify settings changed (see the stamp's key lines)");
 		}
-		if (state == T_DIRTY && !g.reset)
-			dien(EXIT_PROBLEM, "%s: refusing to hipify: the tree was hipified by hipify-wrap and %s; "
-			     "restore it (--reset) instead of hipifying hipified files", g.srcdir, why);
+		if (state == T_DIRTY && !g.reset) {
+			fprintf(stderr, "%s: %s: refusing to hipify: the tree was hipified by hipify-wrap and %s; "
+			        "restore it (--reset) instead of hipifying hipified files\n", argv0, g.srcdir, why);
+			free(why);
+			return EXIT_PROBLEM;
+		}
 		if (!g.json)
 			fprintf(stderr, "%s: %s; re-hipifying from the pristine tree\n", argv0, why);
 		p = spath("stamp"), unlink(p), free(p);
 		if (g.reset && g.pinned) {
-			/* srcpin restores tracked files; what hipify made is moved aside by undo */
-			for (i = 0; i < g.man.n; i++)
-				if (g.man.v[i].kind == F_MODIFIED)
-					g.man.v[i].kind = F_INPUT;
+			/* srcpin restores the tracked files; then see again what is left to undo */
 			srcpinreset();
+			flist_free(&g.cur);
+			inputs(&g.cur, &g.man);
+			hashlist(&g.cur, &g.man);
 		}
 		free(why);
 		why = NULL;
-		if (undo(g.reset, &why) < 0)
-			dien(EXIT_PROBLEM, "%s: refusing to hipify: %s; restore the pristine tree (srcpin checkout --force, or git checkout) and run again", g.srcdir, why);
+		classify(&why, g.reset);
+		free(why);
+		why = NULL;
+		for (i = 0; i < g.man.n; i++)
+			if (g.man.v[i].act == A_RESTORE && !g.man.v[i].has_orig) {
+				fprintf(stderr, "%s: %s: refusing to hipify: %s was rewritten in place by hipify and no original "
+				        "was kept; restore the pristine tree (srcpin checkout --force, or git checkout) and run again\n",
+				        argv0, g.srcdir, g.man.v[i].path);
+				return EXIT_PROBLEM;
+			}
+		undo();
 		p = spath("manifest"), unlink(p), free(p);
 	} else if (g.reset && g.pinned) {
 		srcpinreset();

@@ -208,6 +208,28 @@ done:
 	return r;
 }
 
+int
+tree_gitclean(const char *root, const char *path)
+{
+	git_repository *repo = NULL;
+	git_index *idx = NULL;
+	const git_index_entry *ie;
+	git_oid id;
+	char *full = xasprintf("%s/%s", root, path);
+	int r = 0;
+
+	git_libgit2_init();
+	if (git_repository_open_ext(&repo, root, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) == 0 &&
+	    git_repository_index(&idx, repo) == 0 && (ie = git_index_get_bypath(idx, path, 0)) &&
+	    git_odb_hashfile(&id, full, GIT_OBJECT_BLOB) == 0)
+		r = git_oid_equal(&id, &ie->id);
+	git_index_free(idx);
+	git_repository_free(repo);
+	git_libgit2_shutdown();
+	free(full);
+	return r;
+}
+
 static void
 setstat(struct fent *e, const struct stat *st)
 {

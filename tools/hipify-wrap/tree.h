@@ -24,6 +24,7 @@ struct fent {
 	int hashed, has_orig;
 	int crumb;                /* content starts with hipify's generated-file line */
 	int mode;                 /* permission bits */
+	int act;                  /* what restoring the pristine tree does to it (hipify-wrap.c) */
 };
 
 /* a list of files sorted by path */
@@ -42,6 +43,10 @@ int tree_walk(const char *root, const char *skipdir, struct flist *out, char **e
 /* List the files git tracks in root's index (root must be the work tree of a
    repository). Returns 1 if listed, 0 if root is not a git work tree, -1 on error. */
 int tree_gitfiles(const char *root, struct flist *out, char **err);
+
+/* Is the file at root/path byte-identical to the blob git's index holds for it?
+   Returns 1 yes, 0 no (or not tracked, or root is not a git work tree). */
+int tree_gitclean(const char *root, const char *path);
 
 /* add a path (copied); the list must be sorted with flist_sort before lookups */
 struct fent *flist_add(struct flist *l, const char *path);

@@ -259,3 +259,47 @@ has "the stamp records hip-clang" "$Z/.git/kiln-hipify/stamp" "# HIP_CLANG=yes"
 check "hip-clang no-op" $HW --project=torch --python="$T/py" "$Z"
 has "hip-clang up to date" "$T/.out" "hipify: up to date"
 unset HIP_PATH
+
+# 13. git brings a rewritten file back to pristine (checkout, or a new commit): that is a
+# source change, not a dirty tree; hipify runs on git's bytes, once
+export HIP_PATH=$T/nohip
+git -C "$Z" checkout -q -- third_party/gloo/cmake/Hip.cmake
+check "git checkout of a rewritten file re-hipifies" $HW --project=torch --python="$T/py" "$Z"
+has "it is named pristine" "$T/.err" "Hip.cmake is pristine again"
+same "rewritten once" "add_definitions(-D__HIP_PLATFORM_AMD__)" "$(cat "$Z/third_party/gloo/cmake/Hip.cmake")"
+git -C "$Z" checkout -q -- third_party/gloo/cmake/Hip.cmake
+printf 'add_definitions(-D__HIP_PLATFORM_HCC__)\nset(X 1)\n' >"$Z/third_party/gloo/cmake/Hip.cmake"
+git -C "$Z" -c user.name=t -c user.email=t@t commit -qam "new upstream Hip.cmake"
+check "a new commit of a rewritten file re-hipifies" $HW --project=torch --python="$T/py" "$Z"
+same "the new commit's file rewritten once" "$(printf 'add_definitions(-D__HIP_PLATFORM_AMD__)\nset(X 1)')" "$(cat "$Z/third_party/gloo/cmake/Hip.cmake")"
+git -C "$Z" clean -qfdx -e .git
+check "outputs removed by git clean: re-hipified" $HW --project=torch --python="$T/py" "$Z"
+check "the output is back" test -f "$Z/aten/src/ATen/native/hip/Scale.hip"
+check "then up to date" $HW --project=torch --python="$T/py" "$Z"
+has "up to date after git clean" "$T/.out" "hipify: up to date"
+unset HIP_PATH
+
+# 14. a srcpin checkout: srcpin's commit is in the key; --reset asks srcpin for the pristine tree
+if command -v srcpin >/dev/null 2>&1; then
+	U=$T/upstream
+	mkproj "$U"
+	git -C "$U" init -q && git -C "$U" add -A && git -C "$U" -c user.name=t -c user.email=t@t commit -qm v1 && git -C "$U" tag v1
+	c=$(srcpin fetch ext "$U" v1 --cache="$T/spcache" 2>"$T/sp.err")
+	if [ -n "$c" ] && srcpin checkout ext --commit "$c" --into "$T/co" --cache="$T/spcache" >/dev/null 2>>"$T/sp.err"; then
+		check "srcpin checkout hipifies" $HW --project=vision --python="$T/py" "$T/co"
+		has "the stamp carries srcpin's commit" "$T/co/.git/kiln-hipify/stamp" "# SRCPIN_COMMIT=$c"
+		check "srcpin checkout no-op" $HW --project=vision --python="$T/py" "$T/co"
+		has "srcpin no-op" "$T/.out" "hipify: up to date"
+		echo '// hand edit' >>"$T/co/torchvision/csrc/ops/hip/add_kernel.hip"
+		exits "srcpin checkout: dirty tree refused" 1 $HW --project=vision --python="$T/py" "$T/co"
+		check "srcpin checkout: --reset" $HW --reset --project=vision --python="$T/py" "$T/co"
+		has "--reset used srcpin" "$T/.err" "srcpin checkout --force"
+		lacks "the hand edit is gone" "$T/co/torchvision/csrc/ops/hip/add_kernel.hip" "hand edit"
+		check "srcpin checkout: up to date after reset" $HW --project=vision --python="$T/py" "$T/co"
+		has "srcpin up to date after reset" "$T/.out" "hipify: up to date"
+	else
+		echo "skip srcpin checkout: srcpin could not make a checkout ($(head -c 200 "$T/sp.err"))"
+	fi
+else
+	echo "skip srcpin checkout: srcpin is not built"
+fi
