@@ -260,9 +260,15 @@ probe_free(struct probe *pr)
 int
 pth_kind(const char *line)
 {
-	while (*line == ' ' || *line == '\t')
-		line++;
-	if (!*line || *line == '#')
+	const char *p;
+
+	/* as site.addpackage: '#' in the first column, blank after strip(), "import " or
+	   "import\t" in the first column; anything else is a folder to add */
+	if (*line == '#')
+		return PTH_BLANK;
+	for (p = line; *p && isspace((unsigned char)*p); p++)
+		;
+	if (!*p)
 		return PTH_BLANK;
 	if (strncmp(line, "import ", 7) == 0 || strncmp(line, "import\t", 7) == 0)
 		return PTH_IMPORT;
@@ -424,6 +430,10 @@ readpth(struct state *st)
 				pl->text = text;
 				pl->target = NULL;
 				if (pl->kind == PTH_PATH) {
+					size_t tl = strlen(text);
+
+					while (tl && isspace((unsigned char)text[tl - 1]))
+						text[--tl] = 0;  /* site.py: line.rstrip() */
 					abs = abspath(text, sites[i]);
 					pl->target = abs;
 				}

@@ -38,7 +38,7 @@ void probe_free(struct probe *pr);
 
 /* one line of a .pth file, classified the way site.py would treat it */
 enum { PTH_BLANK, PTH_PATH, PTH_IMPORT };
-/* classify a .pth line (without its newline) */
+/* classify a .pth line (without its newline) exactly as site.addpackage reads it */
 int pth_kind(const char *line);
 /* true if an import line changes the import system (sys.path, meta_path, modules, path
    hooks, PYTHONPATH) or names module as a word */

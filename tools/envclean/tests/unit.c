@@ -36,8 +36,10 @@ test_small(void)
 	s = normname("Foo.Bar--baz_", 13);
 	CHECK_STR(s, "foo_bar_baz_", "normname folds case and runs of -_.");
 	free(s);
-	CHECK_INT(pth_kind("  # c"), PTH_BLANK, "pth comment");
-	CHECK_INT(pth_kind(""), PTH_BLANK, "pth blank");
+	CHECK_INT(pth_kind("# c"), PTH_BLANK, "pth comment");
+	CHECK_INT(pth_kind(" \t "), PTH_BLANK, "pth blank");
+	CHECK_INT(pth_kind("  # c"), PTH_PATH, "an indented '#' is a path, as site.py reads it");
+	CHECK_INT(pth_kind(" import sys"), PTH_PATH, "an indented import is a path, as site.py reads it");
 	CHECK_INT(pth_kind("import sys"), PTH_IMPORT, "pth import line");
 	CHECK_INT(pth_kind("import\tos"), PTH_IMPORT, "pth import with a tab");
 	CHECK_INT(pth_kind("importlib_stuff"), PTH_PATH, "a path starting with 'import' is a path");
