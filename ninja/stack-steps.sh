@@ -122,6 +122,13 @@ record () {
 	kiln-stage info -o "$B/build-info.json" "$B/info"
 }
 
+step_fat () {
+	for k in $COMPONENTS; do
+		w=$(cat "$B/wheels/$k.picked")
+		fatwheel "$w" -w "$KILN_STAGE_OUT" || die "fatwheel could not bundle $w"
+	done
+}
+
 step_smoke () {
 	for m in $IMPORTS; do
 		"$PY" -c "import $m; print('$m', getattr($m, '__version__', ''), $m.__file__)" ||
@@ -136,4 +143,6 @@ step_smoke () {
 	fi
 }
 
-"step_$step"
+# one line: sh has read it whole before the step runs, so an edit of this file during a
+# long stage cannot make the shell read on into changed text
+"step_$step"; exit $?

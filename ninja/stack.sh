@@ -243,7 +243,7 @@ print(s.origin if s and s.origin else "")' 2>/dev/null) || fail "--python=$pytho
 		oorocm=
 	fi
 
-	installs=
+	installs= picks= fatc=
 	imports=
 	for c in $components; do
 		k=$(pinval "$c" KIND)
@@ -328,6 +328,8 @@ print(s.origin if s and s.origin else "")' 2>/dev/null) || fail "--python=$pytho
 			edge "$c.install" install "--id-keys=PY_ABI,DIST" "$c.pick"
 		fi
 		installs="$installs $c.install"
+		[ "$k" = system ] || picks="$picks $c.pick"
+		[ "$k" = system ] || fatc="$fatc $c"
 		imports="$imports $(pinval "$c" IMPORT)"
 		echo
 	done
@@ -339,7 +341,16 @@ print(s.origin if s and s.origin else "")' 2>/dev/null) || fail "--python=$pytho
 	c=stack
 	s=\$builddir/stamp
 	edge stack.smoke smoke "" $installs
-	echo "build stack: phony \$builddir/stamp/stack.smoke"
+	stackout="\$builddir/stamp/stack.smoke"
+	# optional: fatwheel bundles each picked wheel's shared-library closure (stack_FAT=yes)
+	if [ "$(pinval stack FAT)" = yes ]; then
+		key stack.fat; kv RULE "$(stepsha fat)"; kv COMPONENTS "$(echo $fatc)"
+		kv BACKEND "$backend"; kv ARCH "$archs"
+		endkey
+		edge stack.fat fat "--out=\$builddir/wheels/fat" $picks
+		stackout="$stackout \$builddir/stamp/stack.fat"
+	fi
+	echo "build stack: phony $stackout"
 	# configure's stack inputs: a deleted one regenerates instead of stopping ninja
 	echo
 	for f in $stack_regen; do echo "build $f: phony"; done

@@ -54,6 +54,7 @@ loadrecs(const char *dir, struct rec **out, char **err)
 		r = xgrow(r, &cap, n + 1, sizeof *r);
 		p = xasprintf("%s/%s", dir, e->d_name);
 		if (kv_load(&r[n].kv, p, err) < 0) {
+			kv_free(&r[n].kv);
 			free(p);
 			closedir(d);
 			freerecs(r, n);

@@ -231,9 +231,14 @@ cmdrun(int argc, char **argv)
 				dien(EXIT_USAGE, "%s:", lock);
 	}
 	free(lock);
-	if (stage_load(&s, name, key, parents, np, &err) < 0)
-		dien(EXIT_USAGE, "%s: %s", name, err);
+	r = stage_load(&s, name, key, parents, np, &err);
 	free(parents);
+	if (r < 0) {
+		warn("%s: %s", name, err);
+		free(err);
+		stage_free(&s);
+		return EXIT_USAGE;
+	}
 	r = stamp_read(&st, stampf, &err);
 	if (r < 0) {
 		warn("%s (rebuilding)", err);
@@ -301,7 +306,12 @@ cmdrun(int argc, char **argv)
 		dien(EXIT_PROBLEM, "%s: cannot run %s:", name, argv[i]);
 	if (gotsig) {
 		warn("%s: interrupted after %s; no stamp written (the next run starts it again)", name, dur);
-		exit(128 + gotsig);
+		free(dur);
+		free(logpath);
+		free(abs);
+		buffree(&b);
+		stage_free(&s);
+		return 128 + gotsig;
 	}
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
 		if (WIFSIGNALED(status))
@@ -312,6 +322,11 @@ cmdrun(int argc, char **argv)
 			        name, WEXITSTATUS(status), dur, logpath);
 		tail(logpath, 30);
 		fprintf(stderr, "kiln: %s failed; full log: %s\n", name, logpath);
+		free(dur);
+		free(logpath);
+		free(abs);
+		buffree(&b);
+		stage_free(&s);
 		return EXIT_PROBLEM;
 	}
 	free(dur);
@@ -377,8 +392,12 @@ cmdinfo(int argc, char **argv)
 			dien(EXIT_USAGE, "%s:", lock);
 		free(lock);
 	}
-	if (info_json(dir, &b, &err) < 0)
-		dien(EXIT_USAGE, "%s", err);
+	if (info_json(dir, &b, &err) < 0) {
+		warn("%s", err);
+		free(err);
+		buffree(&b);
+		return EXIT_USAGE;
+	}
 	if (outf) {
 		if (writefile_ifchanged(outf, b.s, b.len, 0644) < 0)
 			dien(EXIT_USAGE, "%s:", outf);
@@ -400,8 +419,12 @@ cmdlabels(int argc, char **argv)
 		usage(NULL);
 	if (argc != 2 || argv[1][0] == '-')
 		usage("labels: give one record folder (build/info)");
-	if (info_labels(argv[1], &b, &err) < 0)
-		dien(EXIT_USAGE, "%s", err);
+	if (info_labels(argv[1], &b, &err) < 0) {
+		warn("%s", err);
+		free(err);
+		buffree(&b);
+		return EXIT_USAGE;
+	}
 	fwrite(b.s, 1, b.len, stdout);
 	buffree(&b);
 	return EXIT_OK;

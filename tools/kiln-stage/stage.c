@@ -72,8 +72,10 @@ stamp_read(struct stamp *st, const char *path, char **err)
 	memset(st, 0, sizeof *st);
 	if (access(path, F_OK) < 0 && errno == ENOENT)
 		return 0;
-	if (kv_load(&f, path, err) < 0)
+	if (kv_load(&f, path, err) < 0) {
+		kv_free(&f);
 		return -1;
+	}
 	v = kv_get(&f, "KILN_STAMP");
 	if (!v || strcmp(v, "1") != 0 || !kv_get(&f, "STAGE") || !kv_get(&f, "ID") ||
 	    !(v = kv_get(&f, "KEY")) || !ishex64(v)) {
@@ -151,8 +153,10 @@ stage_load(struct stage *s, const char *name, const char *keyfile, char *const *
 
 	memset(s, 0, sizeof *s);
 	s->name = xstrdup(name);
-	if (kv_load(&f, keyfile, err) < 0)
+	if (kv_load(&f, keyfile, err) < 0) {
+		kv_free(&f);
 		return -1;
+	}
 	for (i = 0; i < f.n; i++)
 		addinput(&s->in, &s->nin, &s->capin, f.v[i].key, f.v[i].value);
 	kv_free(&f);
