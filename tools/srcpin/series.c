@@ -204,7 +204,7 @@ patch_split(const char *text, size_t len, char *const *subs, size_t nsub, struct
 	const char *p = text, *end = text + len;
 	size_t cur = nsub + 1;   /* no section yet */
 	char *pre = NULL;        /* "sub/" of the current section */
-	int inhdr = 0;
+	int inhdr = 0, inbin = 0;
 	long left_old = 0, left_new = 0;  /* lines still due in the current hunk */
 
 	while (p < end) {
@@ -255,6 +255,7 @@ patch_split(const char *text, size_t len, char *const *subs, size_t nsub, struct
 			free(pa);
 			free(pb);
 			inhdr = 1;
+			inbin = 0;
 		} else if (cur > nsub) {
 			/* mail headers and message before the first section: not part of any diff */
 		} else if (n >= 2 && strncmp(p, "@@", 2) == 0 && left_old <= 0 && left_new <= 0) {
@@ -268,10 +269,20 @@ patch_split(const char *text, size_t len, char *const *subs, size_t nsub, struct
 			for (size_t i = 0; i < sizeof leads / sizeof *leads; i++)
 				if (startswith(p, leads[i]))
 					lead = leads[i];
+			static const char *const ext[] = {"old mode ", "new mode ", "deleted file mode ",
+			                                  "new file mode ", "similarity index ",
+			                                  "dissimilarity index ", "index ", "Binary files ",
+			                                  "GIT binary patch"};
+			int known = lead != NULL;
+			for (size_t i = 0; !known && i < sizeof ext / sizeof *ext; i++)
+				known = startswith(p, ext[i]);
+			if (startswith(p, "GIT binary patch"))
+				inbin = 1;
 			if (lead)
 				putstripped(&out[cur], p, n, lead, pre);
-			else
+			else if (known || inbin)
 				bufadd(&out[cur], p, n);
+			/* else: text after a section with no hunk (the signature): dropped */
 		} else if (left_old > 0 || left_new > 0) {
 			/* a hunk line: ' ' counts for both sides, '-' old, '+' new, '\' none */
 			if (*p == ' ' || *p == '\n' || (*p == '\r' && n == 2)) {

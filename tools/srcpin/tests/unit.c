@@ -1,0 +1,140 @@
+/* unit tests of srcpin's parsers: patch paths, routing patch sections into submodules,
+   series files and their digest, edit distance */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "srcpin.h"
+#include "test.h"
+
+static const char patch[] =
+	"From 1234 Mon Sep 17 00:00:00 2001\n"
+	"Subject: [PATCH] two repos\n"
+	"\n"
+	"---\n"
+	" x.txt | 2 +-\n"
+	"\n"
+	"diff --git a/top.txt b/top.txt\n"
+	"index 1..2 100644\n"
+	"--- a/top.txt\n"
+	"+++ b/top.txt\n"
+	"@@ -1,2 +1,2 @@\n"
+	" keep\n"
+	"-old\n"
+	"+new\n"
+	"diff --git a/third_party/gloo/gloo/types.h b/third_party/gloo/gloo/types.h\n"
+	"--- a/third_party/gloo/gloo/types.h\n"
+	"+++ b/third_party/gloo/gloo/types.h\n"
+	"@@ -1 +1 @@\n"
+	"+#include <cstdint>\n"
+	"-- \n"   /* a removed line "- " inside a hunk, not the signature */
+	"diff --git a/third_party/gloo/x/y.c b/third_party/gloo/x/z.c\n"
+	"similarity index 90%\n"
+	"rename from third_party/gloo/x/y.c\n"
+	"rename to third_party/gloo/x/z.c\n"
+	"-- \n"
+	"2.39.5\n";
+
+int
+main(void)
+{
+	char *subs[] = {"third_party/gloo", "third_party/gloo/deeper"};
+	struct buf out[3] = {{0}};
+	char *err = NULL;
+
+	CHECK(patchpath_ok("a/b.c"), "plain relative path");
+	CHECK(!patchpath_ok("../x"), "'..' refused");
+	CHECK(!patchpath_ok("a/../../x"), "inner '..' refused");
+	CHECK(!patchpath_ok("/etc/passwd"), "absolute refused");
+	CHECK(!patchpath_ok(".git/config"), ".git refused");
+	CHECK(!patchpath_ok("sub/.GIT/hooks/x"), ".GIT in any case refused");
+	CHECK(!patchpath_ok("a//b"), "empty component refused");
+	CHECK(!patchpath_ok(""), "empty refused");
+	CHECK(patchpath_ok("a/..b/c"), "'..b' is a name");
+
+	CHECK_INT(patch_split(patch, strlen(patch), subs, 2, out, &err), 0, "split");
+	CHECK(out[2].s && strstr(out[2].s, "diff --git a/top.txt b/top.txt\n"), "top section kept");
+	CHECK(out[2].s && !strstr(out[2].s, "Subject"), "mail header dropped");
+	CHECK(out[2].s && !strstr(out[2].s, "x.txt |"), "diffstat dropped");
+	CHECK(out[0].s && strstr(out[0].s, "diff --git a/gloo/types.h b/gloo/types.h\n"), "submodule prefix stripped from diff --git");
+	CHECK(out[0].s && strstr(out[0].s, "--- a/gloo/types.h\n+++ b/gloo/types.h\n"), "stripped from ---/+++");
+	CHECK(out[0].s && strstr(out[0].s, "+#include <cstdint>\n-- \n"), "a '-- ' hunk line is kept");
+	CHECK(out[0].s && strstr(out[0].s, "rename from x/y.c\nrename to x/z.c\n"), "stripped from rename lines");
+	CHECK(out[0].s && !strstr(out[0].s, "2.39.5"), "signature dropped");
+	CHECK_INT(out[1].len, 0, "nothing for the deeper submodule");
+	for (int i = 0; i < 3; i++)
+		buffree(&out[i]);
+
+	{
+		const char *evil = "diff --git a/../e b/../e\n--- a/../e\n+++ b/../e\n@@ -1 +1 @@\n-a\n+b\n";
+		struct buf o2[1] = {{0}};
+		CHECK_INT(patch_split(evil, strlen(evil), NULL, 0, o2, &err), -1, "escaping path refused");
+		CHECK(err && strstr(err, "../e"), "message names the path");
+		free(err);
+		err = NULL;
+		buffree(&o2[0]);
+	}
+	{
+		const char *cross = "diff --git a/third_party/gloo/a b/b\nrename from third_party/gloo/a\nrename to b\n";
+		struct buf o3[3] = {{0}};
+		CHECK_INT(patch_split(cross, strlen(cross), subs, 2, o3, &err), -1, "rename across a submodule refused");
+		free(err);
+		err = NULL;
+		for (int i = 0; i < 3; i++)
+			buffree(&o3[i]);
+	}
+
+	CHECK_INT(editdist("v0.22.1", "v0.22.0"), 1, "edit distance one");
+	CHECK_INT(editdist("", "abc"), 3, "edit distance from empty");
+	CHECK_INT(editdist("kitten", "sitting"), 3, "kitten/sitting");
+
+	{
+		char dir[] = "/tmp/srcpin-unit.XXXXXX";
+		char *p, *q;
+		struct series s;
+		FILE *f;
+		char d1[65];
+		CHECK(mkdtemp(dir) != NULL, "temp folder");
+		p = xasprintf("%s/series", dir);
+		q = xasprintf("%s/1.patch", dir);
+		f = fopen(q, "w");
+		fputs("diff --git a/x b/x\n", f);
+		fclose(f);
+		f = fopen(p, "w");
+		fputs("# c\n\n  1.patch   # trailing comment\n", f);
+		fclose(f);
+		CHECK_INT(series_load(&s, p, &err), 0, "series loads");
+		CHECK_INT(s.n, 1, "one patch");
+		CHECK_STR(s.n ? s.p[0].name : NULL, "1.patch", "name trimmed");
+		CHECK_INT(strlen(s.digest), 64, "digest is 64 hex");
+		memcpy(d1, s.digest, 65);
+		series_free(&s);
+		f = fopen(q, "a");
+		fputs(" ", f);
+		fclose(f);
+		CHECK_INT(series_load(&s, p, &err), 0, "series loads again");
+		CHECK(strcmp(d1, s.digest) != 0, "a changed patch changes the digest");
+		series_free(&s);
+		f = fopen(p, "w");
+		fputs("1.patch\n2.patch\n", f);
+		fclose(f);
+		CHECK_INT(series_load(&s, p, &err), -1, "missing patch file");
+		CHECK(err && strstr(err, "series:2:"), "error names series:line");
+		free(err);
+		err = NULL;
+		series_free(&s);
+		f = fopen(p, "w");
+		fputs("1.patch -p1\n", f);
+		fclose(f);
+		CHECK_INT(series_load(&s, p, &err), -1, "options refused");
+		free(err);
+		series_free(&s);
+		unlink(p);
+		unlink(q);
+		rmdir(dir);
+		free(p);
+		free(q);
+	}
+	return TEST_DONE();
+}
