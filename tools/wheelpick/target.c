@@ -511,9 +511,17 @@ target_query(struct target *t, const char *python, int nocache, char **err)
 	int dbg, gil, pym, gmaj = 0, gmin = 0, mmaj = 0, mmin = 0, bits = 64;
 	char *musl = NULL;
 
+	struct stat st;
+
 	if (!abs) {
 		*err = xasprintf("%s: not found on PATH", python);
 		return -1;
+	}
+	if (stat(abs, &st) == 0 && S_ISDIR(st.st_mode)) {
+		/* a virtual environment: its interpreter */
+		char *p = xasprintf("%s%sbin/python", abs, endswith(abs, "/") ? "" : "/");
+		free(abs);
+		abs = p;
 	}
 	t->python = abs;
 	if (!nocache && (cf = cachefile(abs)) && readfile(cf, &out, 1 << 16) == 0 && out.s &&

@@ -275,6 +275,12 @@ elif head -c 4 "$(readlink -f "$PY")" | grep -q ELF; then
 else
 	echo "skip cache test: $PY is a script, which is never cached"
 fi
+if "$PY" -m venv --without-pip "$T/venv" >/dev/null 2>&1; then
+	run wheelpick --python="$T/venv" --pip "$T/case.ver"
+	has "--python=VENV asks the venv's interpreter" "$T/.out" "'$T/venv/bin/python' -m pip install"
+else
+	echo "skip venv test: $PY -m venv does not work here"
+fi
 exits "--help exits 0" 0 wheelpick --help
 has "--help shows the synopsis" "$T/.out" "usage: wheelpick"
 exits "an unknown option is a usage error" 2 wheelpick --bogus "$T/case.ver"
