@@ -21,6 +21,8 @@
 static const char probe_py[] =
 	"import sys, os, site, _imp\n"
 	"w = sys.stdout.buffer.write\n"
+	"sys.stdout.flush()\n"
+	"w(b'\\0envclean-probe\\0')\n"
 	"def o(k, v):\n"
 	"    w(k.encode() + b'\\0' + os.fsencode(str(v)) + b'\\0')\n"
 	"o('version', '%d.%d.%d' % sys.version_info[:3])\n"
@@ -199,6 +201,11 @@ probe_parse(struct probe *pr, const char *s, size_t n)
 	int done = 0;
 
 	memset(pr, 0, sizeof *pr);
+	/* startup hooks may print before the answer: it starts after the marker */
+	k = memmem(s, n, "\0envclean-probe\0", 16);
+	if (!k)
+		return -1;
+	s = k + 16;
 	while (s < end) {
 		k = s;
 		s = memchr(s, 0, (size_t)(end - s));

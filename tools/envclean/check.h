@@ -30,8 +30,9 @@ struct probe {
 	char **editable; size_t nedit;  /* triples: finder file, module, path it maps to */
 };
 
-/* Parse the probe's NUL-separated KEY, VALUE output. Returns 0, or -1 if the output is
-   not a complete probe answer. */
+/* Parse the probe's output: anything a startup hook printed, the marker
+   "\0envclean-probe\0", then NUL-separated KEY, VALUE pairs up to "end". Returns 0, or
+   -1 if the output is not a complete probe answer. */
 int probe_parse(struct probe *pr, const char *s, size_t n);
 /* release a parsed probe */
 void probe_free(struct probe *pr);

@@ -104,6 +104,12 @@ echo "import dupdemo" >"$SP/zz_preload.pth"
 exits "module imported by a startup hook: --check exits 1" 1 envclean --check --python="$V" --module=dupdemo
 has "module imported by a startup hook: --check names the file imported" "$T/.out" "dupdemo: imported at interpreter startup (by a .pth hook or sitecustomize) from $SP/dupdemo/__init__.py"
 rm "$SP/zz_preload.pth"
+echo 'import os; os.write(1, b"a hook that prints at startup\n")' >"$SP/zz_print.pth"
+exits "a hook that prints to stdout at startup: --check still reads the answer, clean" 0 \
+	envclean --check --python="$V" --module=dupdemo
+exits "a hook that prints: -v shows it as a note, exit 0" 0 envclean --check --python="$V" --module=dupdemo -v
+has "a hook that prints: the note names file and line" "$T/.out" "note: $SP/zz_print.pth:1: import hook runs at every interpreter start: import os"
+rm "$SP/zz_print.pth"
 exits "hooks removed: --check is clean again" 0 envclean --check --python="$V" --module=dupdemo
 
 # --- LD_LIBRARY_PATH reaching an older core library

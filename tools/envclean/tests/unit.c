@@ -53,7 +53,7 @@ static void
 test_probe(void)
 {
 	static const char good[] =
-		"version\0" "3.11.2\0" "executable\0" "/v/bin/python\0" "cwd\0" "/w\0"
+		"text printed by a startup hook\n\0envclean-probe\0" "version\0" "3.11.2\0" "executable\0" "/v/bin/python\0" "cwd\0" "/w\0"
 		"stdlib\0" "/usr/lib/python3.11\0" "path\0" "\0" "path\0" "/v/lib\0"
 		"user_site_enabled\0" "True\0" "loaded\0" "torch\0" "loadedfile\0" "/t/__init__.py\0"
 		"edfile\0" "/f.py\0" "edmod\0" "pkg\0" "edpath\0" "/src/pkg\0" "end\0" "\0";
@@ -70,7 +70,9 @@ test_probe(void)
 	probe_free(&pr);
 	CHECK_INT(probe_parse(&pr, good, sizeof good - 6), -1, "a probe answer without 'end' fails");
 	probe_free(&pr);
-	CHECK_INT(probe_parse(&pr, "version\0" "3\0" "end\0", 13), -1, "a cut pair fails");
+	CHECK_INT(probe_parse(&pr, "\0envclean-probe\0version\0" "3\0" "end\0", 29), -1, "a cut pair fails");
+	probe_free(&pr);
+	CHECK_INT(probe_parse(&pr, "version\0" "3\0" "end\0" "\0", 14), -1, "an answer without the marker fails");
 	probe_free(&pr);
 	CHECK_INT(probe_parse(&pr, "hello world\n", 12), -1, "text that is not a probe fails");
 	probe_free(&pr);
