@@ -4,6 +4,7 @@
 #include "fw.h"
 #include "atomic.h"
 #include "hash.h"
+#include "elffile.h"
 #include "json.h"
 #include "proc.h"
 
@@ -138,7 +139,7 @@ help(void)
 	      "  --layout=libs|pkg:DIR  NAME.libs/ (default) or a package folder such as torch/lib\n"
 	      "  --soname-hash          rename bundled libraries libfoo-HASH8.so.N\n"
 	      "  --plat=keep|auto|TAG   keep the platform tag (default), compute manylinux_2_N, or set\n"
-	      "  --level=N              deflate level for new members (1-9, default 6)\n"
+	      "  --level=N              deflate level for new members (1-12, default 6)\n"
 	      "  --jobs=N               threads for hashing and deflating (default: CPUs)\n"
 	      "  --patchelf=PATH        the patchelf to run (default: patchelf on PATH)\n"
 	      "  -q                     no warnings about unmatched --exclude patterns\n"
@@ -236,8 +237,8 @@ parseargs(int argc, char **argv)
 			opt.plat = v;
 		else if ((v = optval(argc, argv, &i, "--level"))) {
 			opt.level = atoi(v);
-			if (opt.level < 1 || opt.level > 9)
-				usage("--level must be 1 to 9");
+			if (opt.level < 1 || opt.level > 12)
+				usage("--level must be 1 to 12");
 		} else if ((v = optval(argc, argv, &i, "--jobs"))) {
 			opt.jobs = atoi(v);
 			if (opt.jobs < 1 || opt.jobs > 64)
@@ -323,6 +324,9 @@ hashchunk(void *ctx, const void *p, size_t n)
 	return 0;
 }
 
+/* members up to this size are inflated whole with libdeflate, larger ones streamed */
+#define FAST_MAX ((uint64_t)1 << 30)
+
 /* inflate one member: check it against RECORD, read its ELF facts */
 static void
 verify1(void *ctx, size_t i)
@@ -335,14 +339,25 @@ verify1(void *ctx, size_t i)
 
 	memset(&c, 0, sizeof c);
 	c.keep = &keep;
-	sha256_init(&c.h);
-	if (zip_read(&zin, m->e, hashchunk, &c, m->err, sizeof m->err) < 0) {
+	if (m->e->usize <= FAST_MAX) {
+		/* whole member at once: libdeflate, then hash */
+		if (fast_inflate(&zin, m->e, &keep, m->err, sizeof m->err) < 0) {
+			m->bad = 1;
+			buffree(&keep);
+			return;
+		}
+		sha256_buf(keep.s, keep.len, m->sha);
+		c.iself = elf_is(keep.s, keep.len);
+	} else {
+		sha256_init(&c.h);
+		if (zip_read(&zin, m->e, hashchunk, &c, m->err, sizeof m->err) < 0) {
+			sha256_final(&c.h, m->sha);
+			m->bad = 1;
+			buffree(&keep);
+			return;
+		}
 		sha256_final(&c.h, m->sha);
-		m->bad = 1;
-		buffree(&keep);
-		return;
 	}
-	sha256_final(&c.h, m->sha);
 	r = record_find(rec, nrec, m->e->name);
 	if (r) {
 		r->seen = 1;
@@ -999,7 +1014,7 @@ edit1(void *ctx, size_t i)
 	char *path = xasprintf("%s/%zu", tmpdir, i);
 	const char *what = j->m ? j->m->e->name : j->l->member;
 
-	if (j->m && zip_read(&zin, j->m->e, collect, data, j->err, sizeof j->err) < 0) {
+	if (j->m && fast_inflate(&zin, j->m->e, data, j->err, sizeof j->err) < 0) {
 		j->bad = 1;
 	} else if (writetmp(path, data) < 0) {
 		j->bad = snprintf(j->err, sizeof j->err, "%s: %s", path, strerror(errno)) > 0;
@@ -1027,7 +1042,7 @@ deflate1(void *ctx, size_t i)
 
 	if (!o->data)
 		return;
-	zip_deflate(o->data->s, o->data->len, opt.level, &o->z, &o->crc);
+	fast_deflate(o->data->s, o->data->len, opt.level, &o->z, &o->crc);
 	sha256_buf(o->data->s, o->data->len, o->sha);
 }
 

@@ -97,6 +97,15 @@ void rocmtar_close(struct rocmtar *t);
 int elf_edit(const char *patchelf, const char *path, const char *soname, char **oldn,
              char **newn, size_t nren, const char *rpath, char *err, size_t errlen);
 
+/* Inflate a whole member into out with libdeflate (out gets usize bytes, NUL added),
+   checking its size and CRC-32. Returns 0, or -1 with err set. */
+int fast_inflate(const struct zipin *z, const struct zipent *e, struct buf *out, char *err,
+                 size_t errlen);
+/* raw deflate of n bytes at level (1-12) into out with libdeflate; sets *crc */
+void fast_deflate(const void *p, size_t n, int level, struct buf *out, uint32_t *crc);
+/* CRC-32 (libdeflate's, carry-less multiply where the CPU has it) */
+uint32_t fast_crc(const void *p, size_t n);
+
 /* run fn(ctx, i) for i in [0, n) on up to nthreads threads */
 void pfor(size_t n, int nthreads, void (*fn)(void *ctx, size_t i), void *ctx);
 
