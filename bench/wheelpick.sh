@@ -56,7 +56,8 @@ echo "== choice: $("$wp" --python="$py" "$dir/dist")"
 # median wall ms of COMMAND (a string run by sh)
 median () {
 	if command -v hyperfine >/dev/null 2>&1; then
-		hyperfine -N -i -w 3 -r "${2:-30}" --export-json "$dir/h.json" "$1" >/dev/null 2>&1
+		hyperfine -N -i -w 3 -r "${2:-30}" --export-json "$dir/h.json" "$1" >/dev/null 2>&1 ||
+			hyperfine -i -w 3 -r "${2:-30}" --export-json "$dir/h.json" "$1" >/dev/null 2>&1
 		"$py" -c 'import json, sys; r = json.load(open(sys.argv[1]))["results"][0]; print("%.1f" % (r["median"] * 1000))' "$dir/h.json"
 	else
 		i=0; : >"$dir/t"
@@ -69,6 +70,8 @@ median () {
 }
 
 "$wp" --python="$py" "$dir/dist" >/dev/null   # fill the interpreter cache
+f=$(median "true")
+echo "floor: the timing itself (true):                     $f ms"
 a=$(median "$wp --python-version=$pyver $dir/dist")
 b=$(median "$wp --python=$py $dir/dist")
 c=$(median "$wp --no-cache --python=$py $dir/dist" 20)
