@@ -456,6 +456,25 @@ readpth(struct state *st)
 	freelist(sites, nsites);
 }
 
+/* true if text holds path as a whole path (not the start of a longer one) */
+static int
+mentions(const char *text, const char *path)
+{
+	const char *p;
+	size_t n = strlen(path);
+
+	unsigned char c;
+
+	for (p = text; (p = strstr(p, path)); p++) {
+		c = (unsigned char)p[n];
+		if (c == '/')
+			c = (unsigned char)p[n + 1];  /* one trailing slash */
+		if (c == 0 || !(isalnum(c) || c == '_' || c == '-' || c == '.' || c == '/'))
+			return 1;
+	}
+	return 0;
+}
+
 /* decide the origin of each sys.path entry */
 static void
 entries(struct state *st)
@@ -516,7 +535,7 @@ entries(struct state *st)
 		for (j = 0; j < st->npl && e->origin == O_OTHER; j++) {
 			if (st->pl[j].kind == PTH_PATH && strcmp(st->pl[j].target, e->path) == 0)
 				e->origin = O_PTH;
-			else if (st->pl[j].kind == PTH_IMPORT && strstr(st->pl[j].text, e->path))
+			else if (st->pl[j].kind == PTH_IMPORT && mentions(st->pl[j].text, e->path))
 				e->origin = O_PTHHOOK;
 			if (e->origin != O_OTHER) {
 				e->pth = st->pl[j].file;
