@@ -1,0 +1,44 @@
+/* libFuzzer target: a .hip_fatbin section (plain offload bundles and CCOB v1-v3,
+   4096-aligned, zero padded), and the same bytes as one raw bundle (offload.h) */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "offload.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *p, size_t n);
+
+/* every entry must lie inside what was parsed and carry NUL-terminated names */
+static void
+verify(const struct offlist *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->nb; i++)
+		if (l->b[i].first + l->b[i].n > l->ne)
+			abort();
+	for (i = 0; i < l->ne; i++)
+		if (!memchr(l->e[i].id, 0, sizeof l->e[i].id) ||
+		    !memchr(l->e[i].target, 0, sizeof l->e[i].target))
+			abort();
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *p, size_t n)
+{
+	struct offopts o = {.maxraw = 1 << 20}; /* a small cap: bombs must be refused */
+	struct offlist l = {0};
+	char err[256];
+	uint64_t end;
+
+	if (off_hipfatbin(p, n, 0, ".hip_fatbin", &l, &o, err, sizeof err) == 0)
+		verify(&l);
+	off_free(&l);
+	if (off_bundle(p, n, 0, "raw", &l, &end, err, sizeof err) == 0) {
+		verify(&l);
+		if (end > n)
+			abort();
+	}
+	off_free(&l);
+	return 0;
+}
