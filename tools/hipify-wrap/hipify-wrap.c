@@ -1102,10 +1102,16 @@ main(int argc, char **argv)
 		dien(EXIT_PROBLEM, "%s: refusing to hipify: %s starts with hipify's generated-file line, so the tree "
 		     "is already hipified; restore the pristine tree (srcpin checkout --force, git checkout + git clean, "
 		     "or --reset in a srcpin checkout)", g.srcdir, g.pre.v[i].path);
-	sourcedigest(&g.pre, source);
-	makekey(source, key);
 	if (tree_walk(g.srcdir, g.statename, &g.prewalk, &err) < 0)
 		dien(EXIT_USAGE, "%s", err);
+	/* files that are not inputs (untracked in git) must not be hipify's output either */
+	for (i = 0; i < g.prewalk.n; i++)
+		if (!flist_find(&g.pre, g.prewalk.v[i].path) && tree_crumb(g.srcdir, g.prewalk.v[i].path))
+			dien(EXIT_PROBLEM, "%s: refusing to hipify: %s starts with hipify's generated-file line, so the tree "
+			     "is already hipified; restore the pristine tree (srcpin checkout --force, git checkout + git clean, "
+			     "or --reset in a srcpin checkout)", g.srcdir, g.prewalk.v[i].path);
+	sourcedigest(&g.pre, source);
+	makekey(source, key);
 
 	/* the journal: originals of everything hipify might rewrite, then the pending mark */
 	journal = spath("orig.new");

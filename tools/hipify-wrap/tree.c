@@ -230,6 +230,22 @@ tree_gitclean(const char *root, const char *path)
 	return r;
 }
 
+int
+tree_crumb(const char *root, const char *path)
+{
+	char *full = xasprintf("%s/%s", root, path), head[sizeof(HIPIFY_CRUMB)];
+	int fd = open(full, O_RDONLY | O_CLOEXEC | O_NOFOLLOW), r = 0;
+	ssize_t n;
+
+	free(full);
+	if (fd < 0)
+		return 0;
+	n = read(fd, head, sizeof(HIPIFY_CRUMB) - 1);
+	r = n == (ssize_t)sizeof(HIPIFY_CRUMB) - 1 && memcmp(head, HIPIFY_CRUMB, (size_t)n) == 0;
+	close(fd);
+	return r;
+}
+
 static void
 setstat(struct fent *e, const struct stat *st)
 {

@@ -48,6 +48,9 @@ int tree_gitfiles(const char *root, struct flist *out, char **err);
    Returns 1 yes, 0 no (or not tracked, or root is not a git work tree). */
 int tree_gitclean(const char *root, const char *path);
 
+/* does root/path start with HIPIFY_CRUMB (0 also when it cannot be read) */
+int tree_crumb(const char *root, const char *path);
+
 /* add a path (copied); the list must be sorted with flist_sort before lookups */
 struct fent *flist_add(struct flist *l, const char *path);
 /* sort by path and drop duplicates */

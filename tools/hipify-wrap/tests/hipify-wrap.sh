@@ -303,3 +303,12 @@ if command -v srcpin >/dev/null 2>&1; then
 else
 	echo "skip srcpin checkout: srcpin is not built"
 fi
+
+# 15. a git tree hipified outside hipify-wrap: its outputs are untracked, still refused
+Q=$T/gitforeign
+mkproj "$Q"
+git -C "$Q" init -q && git -C "$Q" add -A && git -C "$Q" -c user.name=t -c user.email=t@t commit -qm init
+(cd "$Q" && "$PY" -c "$hip" >/dev/null 2>&1)
+check "foreign hipify made untracked outputs" test -f "$Q/torchvision/csrc/ops/hip/add_kernel.hip"
+exits "git tree hipified outside hipify-wrap is refused" 1 $HW --project=vision --python="$T/py" "$Q"
+has "the untracked output is named" "$T/.err" "hip/"
