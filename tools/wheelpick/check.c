@@ -73,7 +73,7 @@ bad:
 	return -1;
 }
 
-#define MAXMETA (16u << 20) /* largest WHEEL / METADATA / RECORD read into memory */
+#define MAXMETA (256u << 20) /* largest WHEEL / METADATA / RECORD read into memory */
 
 /* one member of the zip */
 struct member {
@@ -380,7 +380,12 @@ wheel_check(const char *path, const struct wheelname *w, char **err)
 		while ((dr = la.data_block(a, &buf, &len, &off)) == ARCHIVE_OK) {
 			sha256_update(&h, buf, len);
 			size += len;
-			if (keep && content.len + len <= MAXMETA)
+			if (keep && content.len + len > MAXMETA) {
+				*err = xasprintf("%s is over %u MiB", name, MAXMETA >> 20);
+				buffree(&content);
+				goto out;
+			}
+			if (keep)
 				bufadd(&content, buf, len);
 		}
 		sha256_final(&h, d);
