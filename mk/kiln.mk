@@ -9,9 +9,12 @@
 # it needs), `make kiln-check` (the stack's smoke test: imports, gpucheck cover/smoke),
 # `make kiln-labels` (OCI --label arguments of what was built). KILN_EXPLAIN=1 make ...
 # makes each stage that runs say why. make only drives configure and ninja: configure
-# reruns when a KILN_ variable changes, ninja knows the stages.
+# reruns when a KILN_ variable changes, ninja knows the stages. Variables (all optional
+# but KILN_ARCH): KILN_BUILD_DIR [kiln-build], KILN_PYTHON, KILN_ROCM_PATH, KILN_PINS,
+# KILN_PIN, KILN_WITH, KILN_WITHOUT, KILN_CACHE, KILN_STAGE_CACHE, KILN_MIRROR,
+# KILN_JOBS, KILN_CONFIGURE_FLAGS (passed as they are), NINJA.
 KILN_TOP := $(abspath $(dir $(lastword $(MAKEFILE_LIST)))/..)
-KILN_BUILD ?= kiln-build
+KILN_BUILD_DIR ?= kiln-build
 KILN_ARCH ?=
 KILN_PYTHON ?=
 KILN_ROCM_PATH ?=
@@ -42,25 +45,25 @@ kiln_flags = --arch=$(KILN_ARCH) \
 .PHONY: kiln-build kiln-check kiln-labels kiln-configure kiln-flags-FORCE
 
 # the configure arguments, rewritten only when they change
-$(KILN_BUILD)/.kiln-flags: kiln-flags-FORCE
+$(KILN_BUILD_DIR)/.kiln-flags: kiln-flags-FORCE
 	@test -n "$(KILN_ARCH)" || { echo "kiln.mk: set KILN_ARCH (gfx1151, gfx1100,gfx942, sm_90, cpu ...)" >&2; exit 2; }
-	@mkdir -p $(KILN_BUILD)
+	@mkdir -p $(KILN_BUILD_DIR)
 	@echo '$(strip $(kiln_flags))' | cmp -s - $@ || echo '$(strip $(kiln_flags))' >$@
 
-$(KILN_BUILD)/build.ninja: $(KILN_BUILD)/.kiln-flags
-	cd $(KILN_BUILD) && $(KILN_TOP)/configure $(kiln_flags)
+$(KILN_BUILD_DIR)/build.ninja: $(KILN_BUILD_DIR)/.kiln-flags
+	cd $(KILN_BUILD_DIR) && $(KILN_TOP)/configure $(kiln_flags)
 
-kiln-configure: $(KILN_BUILD)/build.ninja
+kiln-configure: $(KILN_BUILD_DIR)/build.ninja
 
-kiln-build: $(KILN_BUILD)/build.ninja
-	$(NINJA) -C $(KILN_BUILD)
+kiln-build: $(KILN_BUILD_DIR)/build.ninja
+	$(NINJA) -C $(KILN_BUILD_DIR)
 
-kiln-check: $(KILN_BUILD)/build.ninja
-	$(NINJA) -C $(KILN_BUILD) stack.smoke
+kiln-check: $(KILN_BUILD_DIR)/build.ninja
+	$(NINJA) -C $(KILN_BUILD_DIR) stack.smoke
 
 kiln-labels: kiln-build
-	@$(KILN_BUILD)/build/bin/kiln-stage labels $(KILN_BUILD)/build/info 2>/dev/null || kiln-stage labels $(KILN_BUILD)/build/info
+	@$(KILN_BUILD_DIR)/build/bin/kiln-stage labels $(KILN_BUILD_DIR)/build/info 2>/dev/null || kiln-stage labels $(KILN_BUILD_DIR)/build/info
 
 # one stage: make kiln-torch.src, make kiln-vision.wheel, make kiln-stack.smoke ...
-kiln-%: $(KILN_BUILD)/build.ninja
-	$(NINJA) -C $(KILN_BUILD) $*
+kiln-%: $(KILN_BUILD_DIR)/build.ninja
+	$(NINJA) -C $(KILN_BUILD_DIR) $*

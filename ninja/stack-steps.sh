@@ -105,7 +105,7 @@ record () {
 	{
 		echo "COMPONENT=$c"
 		[ -d "$src" ] && srcpin state "$src" 2>/dev/null | grep -E '^(URL|COMMIT|SERIES_DIGEST)='
-		[ -n "${REF:-}" ] && echo "REF=$REF"
+		[ -n "${REF:-}" ] && [ "$step" != system ] && echo "REF=$REF"
 		if [ -n "$1" ]; then
 			n=${1##*/}
 			echo "WHEEL=$n"

@@ -32,5 +32,5 @@ has "torch.src reran" "$T/.out" "torch.src: rebuilt in"
 same "at the new commit" "https://example.invalid/toy/torch $(git -C "$T/mirror/torch" rev-parse v2)" \
 	"$(cat kiln-build/build/src/torch.id)"
 
-exits "no KILN_ARCH: make fails" 2 make -f "$KSRC/mk/kiln.mk" KILN_BUILD="$T/other" kiln-build
+exits "no KILN_ARCH: make fails" 2 make -f "$KSRC/mk/kiln.mk" KILN_BUILD_DIR="$T/other" kiln-build
 has "and says to set it" "$T/.err" "kiln.mk: set KILN_ARCH"

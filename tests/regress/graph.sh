@@ -40,7 +40,11 @@ same "second ninja: no work to do" "ninja: no work to do." "$(cat "$T/second.log
 # bump vision: exactly vision's stages (and the stack's smoke test)
 toy_commit vision v2 5
 check "configure --pin vision=v2" conf --arch=gfx1100 --pin vision=v2
+export KILN_EXPLAIN=1
 build bump-vision
+unset KILN_EXPLAIN
+has "KILN_EXPLAIN: vision.src says which input changed" "$T/bump-vision.log" "kiln: vision.src: running: input REF changed: v1 -> v2"
+has "KILN_EXPLAIN: vision.patch says its parent changed" "$T/bump-vision.log" "kiln: vision.patch: running: parent vision.src changed"
 same "bump vision: only vision's stages rerun" \
 	"stack.smoke vision.install vision.patch vision.pick vision.src vision.wheel" "$got"
 same "bump vision: the new vision is installed (patch still applied)" 115 "$(imp 'import torchvision; print(torchvision.op(1))')"
