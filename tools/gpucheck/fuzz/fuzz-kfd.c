@@ -1,0 +1,72 @@
+/* libFuzzer target: KFD topology properties (nodes/N/properties and mem_banks), read
+   through gpucheck's detection from a scratch sysfs tree. The input is split at the
+   first "\n--\n": before it the node's properties, after it one memory bank's. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "atomic.h"
+#include "gpucheck.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *p, size_t n);
+
+static char root[64];
+
+/* write n bytes to root/rel */
+static void
+put(const char *rel, const void *p, size_t n)
+{
+	char *path = xasprintf("%s/%s", root, rel);
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		abort();
+	fwrite(p, 1, n, f);
+	fclose(f);
+	free(path);
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *p, size_t n)
+{
+	struct detectopts o = {0};
+	struct gpulist l = {0};
+	const uint8_t *sep;
+	char err[512], *d;
+	size_t i;
+
+	if (!root[0]) {
+		snprintf(root, sizeof root, "/tmp/kiln-fuzz-kfd.%d", (int)getpid());
+		d = xasprintf("%s/class/kfd/kfd/topology/nodes/1/mem_banks/0", root);
+		for (i = 1; d[i]; i++)
+			if (d[i] == '/') {
+				d[i] = 0;
+				mkdir(d, 0755);
+				d[i] = '/';
+			}
+		mkdir(d, 0755);
+		free(d);
+		d = xasprintf("%s/class/kfd/kfd/topology/nodes/0", root);
+		mkdir(d, 0755);
+		free(d);
+		put("class/kfd/kfd/topology/nodes/0/properties", "cpu_cores_count 4\nsimd_count 0\n", 31);
+	}
+	sep = n >= 4 ? memmem(p, n, "\n--\n", 4) : NULL;
+	put("class/kfd/kfd/topology/nodes/1/properties", p, sep ? (size_t)(sep - p) : n);
+	put("class/kfd/kfd/topology/nodes/1/mem_banks/0/properties", sep ? sep + 4 : (const uint8_t *)"",
+	    sep ? n - (size_t)(sep + 4 - p) : 0);
+	o.sysfs = root;
+	if (detect(&l, &o, err, sizeof err) == 0) {
+		for (i = 0; i < l.n; i++)
+			if (!memchr(l.g[i].real, 0, sizeof l.g[i].real) ||
+			    !memchr(l.g[i].target, 0, sizeof l.g[i].target))
+				abort();
+	} else if (!strstr(err, root)) {
+		abort(); /* errors name the file */
+	}
+	gpulist_free(&l);
+	return 0;
+}
