@@ -924,10 +924,14 @@ mirror_fetch(const struct spopts *o, const char *label, const char *dir, const c
 		else
 			e = GIT_ENOTFOUND;
 	}
-	if (e == GIT_EAMBIGUOUS)
+	if (e == GIT_EAMBIGUOUS) {
+		git_repository_free(r);
 		die("%s: %s: ref '%s' is ambiguous in %s; give more digits", label, url, ref, dir);
+	}
 	if (e < 0) {
-		char *near = close_refs(r, ref);
+		static char *near;   /* static: still reachable at exit */
+		near = close_refs(r, ref);
+		git_repository_free(r);
 		if (*near)
 			die("%s: %s: ref '%s' not found; close matches: %s", label, url, ref, near);
 		die("%s: %s: ref '%s' not found in %s", label, url, ref, dir);
