@@ -48,9 +48,10 @@ optval(char **argv, int argc, int *i, const char *opt)
 	return argv[++*i];
 }
 
-/* split a requirement "name[extras] SPEC" into the name (canonical, or NULL) and SPEC */
+/* split a requirement "name[extras] SPEC" into the name (canonical, or NULL) and SPEC
+   (both fresh strings) */
 static void
-splitreq(const char *req, char **name, const char **spec)
+splitreq(const char *req, char **name, char **spec)
 {
 	const char *p = req, *st;
 
@@ -82,7 +83,18 @@ splitreq(const char *req, char **name, const char **spec)
 		dien(EXIT_USAGE, "--require '%s': environment markers (;) are not supported", req);
 	if (strchr(p, '@'))
 		dien(EXIT_USAGE, "--require '%s': direct references (@ URL) are not supported", req);
-	*spec = p;
+	/* PEP 508 also allows the specifiers in parentheses: "torch (>=2.6)" */
+	if (*p == '(') {
+		const char *e = strrchr(p, ')');
+		const char *q = e ? e + 1 : p;
+		while (*q == ' ' || *q == '\t')
+			q++;
+		if (!e || *q)
+			dien(EXIT_USAGE, "--require '%s': unbalanced '('", req);
+		*spec = xstrndup(p + 1, (size_t)(e - p - 1));
+		return;
+	}
+	*spec = xstrdup(p);
 }
 
 static const char *const statename[] = { "invalid", "skipped", "lost", "chosen" };
@@ -202,7 +214,7 @@ int
 main(int argc, char **argv)
 {
 	const char *python = NULL, *pyver = NULL, *abi = NULL, *name = NULL, *req = NULL;
-	const char *local = NULL, *val, *why, *spec = "";
+	const char *local = NULL, *val, *why;
 	struct strv plats = { 0 }, paths = { 0 };
 	int pre = 0, pip = 0, json = 0, verbose = 0, check = 0, nocache = 0, i, rc = EXIT_OK;
 	int ended = 0, checked = 0;
@@ -211,7 +223,7 @@ main(int argc, char **argv)
 	struct pickopts o = { 0 };
 	struct pickset ps = { 0 };
 	struct buf b = { 0 };
-	char *err = NULL, *reqname = NULL, *canon = NULL, *who, *checkerr = NULL;
+	char *err = NULL, *reqname = NULL, *canon = NULL, *who, *checkerr = NULL, *spec = NULL;
 	size_t k, at;
 
 	setprogname(argv[0]);
@@ -427,6 +439,7 @@ out:
 	free(checkerr);
 	free(err);
 	free(reqname);
+	free(spec);
 	free(canon);
 	free(who);
 	buffree(&b);

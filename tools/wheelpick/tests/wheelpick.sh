@@ -150,6 +150,8 @@ compare () {
 compare ver1 "release numbers compare as numbers (1.10 > 1.2)"
 compare ver2 "--require <1.10"
 compare ver3 "--require ~=1.0 with a != wildcard"
+run wheelpick --python="$PY" --require 'kilnwp (<1.10)' "$T/case.ver"
+has "--require takes PEP 508's parenthesized form" "$T/.out" "kilnwp-1.2-py3-none-any.whl"
 compare loc1 "local labels: +rocm6.4 beats +rocm10.0 and +rocm6.3"
 has "the +rocm10.0 trap is warned about" "$T/.err" "+rocm10.0 sorts below +rocm6.4"
 compare loc2 "--require ==2.0+rocm10.0 takes the label pip would not prefer"
