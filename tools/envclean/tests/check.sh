@@ -187,3 +187,29 @@ exits "one project's metadata twice in a folder: --check exits 1" 1 \
 	env PYTHONPATH="$T/dbl" envclean --check --python="$V" --module=dupdemo
 has "one project's metadata twice: both named" "$T/.out" \
 	"dupdemo: 2 metadata folders for one module in $T/dbl: dupdemo 1.0 and dupdemo 2.0"
+
+# --- single copies that still make a build depend on the wrong thing
+E0=$T/emptyvenv
+"$PY" -m venv --without-pip "$E0" || exit 2
+exits "the only copy is a source tree on PYTHONPATH: --check exits 1" 1 \
+	env PYTHONPATH="$S" envclean --check --python="$E0" --module=dupdemo
+has "the only copy is a source tree on PYTHONPATH: named, with the fix" "$T/.out" \
+	"dupdemo: PYTHONPATH holds the source tree $S (setup.py + $S/dupdemo); Python imports it instead of an installed dupdemo; fix: unset PYTHONPATH"
+exits "the only copy is the working folder's source tree: --check exits 1" 1 \
+	envclean --check --python="$E0" --module=dupdemo --cwd="$S"
+has "the only copy is the working folder's source tree: named" "$T/.out" \
+	"dupdemo: the working folder $S is a source checkout (setup.py + $S/dupdemo)"
+E1=$T/sysvenv2
+"$PY" -m venv --without-pip --system-site-packages "$E1" || exit 2
+export HOME=$T/home    # its user site holds dupdemo (installed above)
+exits "the only copy is in the enabled user site: --check exits 1" 1 envclean --check --python="$E1" --module=dupdemo
+has "the only copy is in the enabled user site: named" "$T/.out" "dupdemo: the user site $US holds the only copy ($US/dupdemo) and is enabled"
+echo 'import os' >"$US/usercustomize.py"
+exits "a usercustomize in the user site: --check exits 1" 1 envclean --check --python="$E1" --module=kiln_none
+has "a usercustomize in the user site: named" "$T/.out" "$US/usercustomize.py: usercustomize from the user site runs at every interpreter start"
+rm "$US/usercustomize.py"
+mkdir -p "$T/sc" && echo 'import os' >"$T/sc/sitecustomize.py"
+exits "a sitecustomize on PYTHONPATH (before the distro's): --check exits 1" 1 \
+	env PYTHONPATH="$T/sc" envclean --check --python="$E1" --module=kiln_none
+has "a sitecustomize on PYTHONPATH: named" "$T/.out" "$T/sc/sitecustomize.py: sitecustomize runs at every interpreter start and can change sys.path"
+exits "nothing left: --check on a module nowhere is clean" 0 envclean --check --python="$E1" --module=kiln_none
