@@ -21,6 +21,7 @@ export HOME=$W/home GIT_CONFIG_NOSYSTEM=1 GIT_AUTHOR_NAME=b GIT_AUTHOR_EMAIL=b@e
 	GIT_COMMITTER_NAME=b GIT_COMMITTER_EMAIL=b@example.org
 mkdir -p "$HOME"
 git config --global advice.detachedHead false
+git config --global init.defaultBranch main
 
 # the upstream: v1 = the files, v2 = 20 of them changed, one added, one removed
 mkdir -p "$W/up"
