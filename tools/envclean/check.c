@@ -120,6 +120,7 @@ struct state {
 	size_t nmods;
 };
 
+/* true if p is a folder (following links) */
 static int
 isdir(const char *p)
 {
@@ -128,6 +129,7 @@ isdir(const char *p)
 	return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* true if p is a regular file (following links) */
 static int
 isfile(const char *p)
 {
@@ -136,6 +138,7 @@ isfile(const char *p)
 	return stat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+/* qsort comparison of two strings */
 static int
 cmpstr(const void *a, const void *b)
 {
@@ -166,6 +169,7 @@ listdir(const char *d, size_t *n)
 	return v;
 }
 
+/* free n strings and the array */
 static void
 freelist(char **v, size_t n)
 {
@@ -176,6 +180,7 @@ freelist(char **v, size_t n)
 	free(v);
 }
 
+/* append a copy of s to a string array */
 static void
 push(char ***v, size_t *n, const char *s)
 {
@@ -332,6 +337,7 @@ normname(const char *s, size_t n)
 	return bufdetach(&b);
 }
 
+/* record one finding; text and fix become owned by it */
 static void
 addfinding(struct state *st, int level, const char *kind, const char *module, char *text,
            char *fix, const char *p1, const char *p2)
@@ -774,6 +780,7 @@ origintext(const struct state *st, const struct copy *c)
 	}
 }
 
+/* the origin of a copy (O_EDITABLE for an editable finder) */
 static int
 originof(const struct state *st, const struct copy *c)
 {
@@ -808,6 +815,7 @@ fixfor(const struct state *st, const struct copy *c, const char *mod)
 	}
 }
 
+/* one copy in words: path (origin; kind; source tree; metadata) */
 static char *
 describe(const struct state *st, const struct copy *c)
 {
@@ -1188,6 +1196,7 @@ checkhooks(struct state *st)
 	free(stdlib);
 }
 
+/* print the findings: lines (notes only with -v) or one JSON object */
 static void
 report(struct state *st)
 {
@@ -1277,6 +1286,7 @@ report(struct state *st)
 	buffree(&b);
 }
 
+/* true if m is a top-level module name (an identifier) */
 static int
 validmod(const char *m)
 {

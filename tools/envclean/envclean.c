@@ -88,6 +88,7 @@ quoteword(struct buf *b, const char *s)
 
 static const char *const actname[] = {"remove", "set", "keep"};
 
+/* print the decisions of -n (text or --json) and the command that would run */
 static void
 explain(const struct envres *r, char **cmd, int json)
 {
@@ -157,6 +158,7 @@ explain(const struct envres *r, char **cmd, int json)
 	buffree(&b);
 }
 
+/* parse the --check options from argv[i] on and run the check; returns the exit status */
 static int
 runcheck(int argc, char **argv, int i)
 {
@@ -199,6 +201,7 @@ runcheck(int argc, char **argv, int i)
 	return rc;
 }
 
+/* envclean [options] [--] COMMAND [ARG]... or envclean --check [options] */
 int
 main(int argc, char **argv)
 {

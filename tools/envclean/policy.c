@@ -56,6 +56,7 @@ namelen(const char *kv)
 	return eq ? (size_t)(eq - kv) : strlen(kv);
 }
 
+/* the index of name in e, or -1 */
 static ssize_t
 env_find(const struct envv *e, const char *name)
 {
@@ -215,6 +216,7 @@ path_search(const char *cmd, const char *path, const char *cwd, int *why)
 	return NULL;
 }
 
+/* record one decision; why becomes owned by the record */
 static void
 note(struct envres *r, int action, const char *name, const char *value, char *why)
 {
@@ -228,6 +230,7 @@ note(struct envres *r, int action, const char *name, const char *value, char *wh
 	c->why = why;
 }
 
+/* true if a --keep pattern matches name */
 static int
 kept(const struct policy *p, const char *name)
 {
@@ -253,6 +256,7 @@ drop(struct envres *r, const char *name, char *why)
 	env_unset(&r->env, name);
 }
 
+/* set name=value, recording why (owned by the callee) */
 static void
 assign(struct envres *r, const char *name, const char *value, char *why)
 {
@@ -280,6 +284,7 @@ matching(const struct envv *e, const char *pattern, size_t *n)
 	return out;
 }
 
+/* free n names and the array */
 static void
 freenames(char **v, size_t n)
 {
@@ -394,6 +399,7 @@ userset(const struct envres *r, const char *name)
 	return 0;
 }
 
+/* apply --profile, --set and --unset in command-line order; -1 with *err on bad input */
 static int
 applyops(const struct policy *p, struct envres *r, char **err)
 {
@@ -441,6 +447,7 @@ applyops(const struct policy *p, struct envres *r, char **err)
 	return 0;
 }
 
+/* put the --prepend-path folders first on PATH, once each; -1 with *err if one is not a folder */
 static int
 prepend(const struct policy *p, struct envres *r, char **err)
 {
