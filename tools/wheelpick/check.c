@@ -19,6 +19,15 @@ wheel_check(const char *path, const struct wheelname *w, char **err)
 	*err = xstrdup("this wheelpick was built without libarchive: --check is not available");
 	return 2;
 }
+
+int
+wheel_requirespython(const char *path, char **out, char **err)
+{
+	(void)path;
+	*out = NULL;
+	*err = xstrdup("built without libarchive");
+	return -1;
+}
 #else
 #include <archive.h>
 #include <archive_entry.h>
@@ -507,6 +516,55 @@ out:
 	free(meta);
 	free(rec);
 	buffree(&hb);
+	return r;
+}
+int
+wheel_requirespython(const char *path, char **out, char **err)
+{
+	struct archive *a;
+	struct archive_entry *e;
+	int st, r = -1;
+
+	*out = NULL;
+	*err = NULL;
+	if (loadarchive(err) < 0)
+		return -1;
+	a = la.read_new();
+	la.support_zip(a);
+	if (la.open_filename(a, path, 1 << 16) != ARCHIVE_OK) {
+		*err = xasprintf("not a valid zip: %s", la.error_string(a));
+		goto out;
+	}
+	while ((st = la.next_header(a, &e)) == ARCHIVE_OK || st == ARCHIVE_WARN) {
+		const char *name = la.pathname(e), *slash = name ? strchr(name, '/') : NULL;
+		struct buf meta = { 0 };
+		const void *buf;
+		size_t len;
+		la_int64_t off;
+		int dr;
+
+		if (!slash || strcmp(slash + 1, "METADATA") || (size_t)(slash - name) <= 10 ||
+		    strncmp(slash - 10, ".dist-info", 10))
+			continue;
+		while ((dr = la.data_block(a, &buf, &len, &off)) == ARCHIVE_OK && meta.len < MAXMETA)
+			bufadd(&meta, buf, len);
+		if (dr != ARCHIVE_OK && dr != ARCHIVE_EOF) {
+			*err = xasprintf("%s cannot be read: %s", name, la.error_string(a));
+			buffree(&meta);
+			goto out;
+		}
+		bufputs(&meta, "");
+		*out = header(meta.s, "Requires-Python");
+		buffree(&meta);
+		r = *out ? 1 : 0;
+		goto out;
+	}
+	if (st != ARCHIVE_EOF)
+		*err = xasprintf("not a valid zip: %s", la.error_string(a));
+	else
+		r = 0;
+out:
+	la.read_free(a);
 	return r;
 }
 #endif

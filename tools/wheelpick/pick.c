@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "check.h"
 #include "pick.h"
 
 static void
@@ -285,6 +286,19 @@ samelocal(const struct pep440 *a, const struct pep440 *b)
 	return 1;
 }
 
+/* the best candidate still in the running, or -1 */
+static long
+bestof(struct pickset *ps)
+{
+	long best = -1;
+	size_t k;
+
+	for (k = 0; k < ps->n; k++)
+		if (ps->c[k].state == C_CHOSEN && (best < 0 || cmpcand(&ps->c[k], &ps->c[best]) > 0))
+			best = (long)k;
+	return best;
+}
+
 int
 pick_run(struct pickset *ps, const struct target *t, const struct pickopts *o)
 {
@@ -374,9 +388,33 @@ pick_run(struct pickset *ps, const struct target *t, const struct pickopts *o)
 			free(m);
 		}
 	}
-	for (k = 0; k < ps->n; k++)
-		if (ps->c[k].state == C_CHOSEN && (best < 0 || cmpcand(&ps->c[k], &ps->c[best]) > 0))
-			best = (long)k;
+	best = bestof(ps);
+	/* pip reads the chosen wheel's Requires-Python and falls back to the next one when
+	   it excludes the interpreter (a wheel it cannot read keeps its place: pip fails on
+	   it, and so do wheelpick's own checks after the choice) */
+	while (best >= 0 && o->pyver) {
+		struct cand *c = &ps->c[best];
+		char *rp = NULL, *err = NULL;
+		int excluded = 0;
+		if (wheel_requirespython(c->path, &rp, &err) == 1) {
+			struct pep440_specset ss;
+			const char *why;
+			size_t at;
+			/* an invalid Requires-Python is ignored, as pip does */
+			if (pep440_specset_parse(&ss, rp, &why, &at) == 0) {
+				excluded = !pep440_specset_contains(&ss, o->pyver, NULL);
+				pep440_specset_free(&ss);
+			}
+		}
+		free(err);
+		if (!excluded) {
+			free(rp);
+			break;
+		}
+		c->reqpy = rp;
+		mark(c, C_SKIPPED, W_REQPY);
+		best = bestof(ps);
+	}
 	ps->chosen = best;
 	for (k = 0; k < ps->n && best >= 0; k++)
 		if (ps->c[k].state == C_CHOSEN && (long)k != best)
@@ -428,6 +466,9 @@ pick_explain(struct pickset *ps, const struct target *t, const struct pickopts *
 			r = c->w.ver.nloc ? xasprintf("local label %s, not %s (--local)", v2.s, o->localtext) :
 			    xasprintf("no local label, not %s (--local)", o->localtext);
 			break;
+		case W_REQPY:
+			r = xasprintf("its Requires-Python %s excludes Python %s", c->reqpy, o->pyvertext);
+			break;
 		case W_LOST:
 			bufreset(&v2);
 			pep440_str(&v2, &ch->w.ver);
@@ -461,6 +502,7 @@ pick_free(struct pickset *ps)
 	for (k = 0; k < ps->n; k++) {
 		free(ps->c[k].path);
 		free(ps->c[k].reason);
+		free(ps->c[k].reqpy);
 		wheelname_free(&ps->c[k].w);
 	}
 	free(ps->c);

@@ -11,7 +11,7 @@
 /* what became of a candidate */
 enum { C_INVALID, C_SKIPPED, C_LOST, C_CHOSEN };
 /* why it was left out */
-enum { W_NONE, W_BADNAME, W_NAME, W_TAG, W_SPEC, W_PRE, W_LOCAL, W_LOST };
+enum { W_NONE, W_BADNAME, W_NAME, W_TAG, W_SPEC, W_PRE, W_LOCAL, W_REQPY, W_LOST };
 
 /* one file looked at */
 struct cand {
@@ -24,6 +24,7 @@ struct cand {
 	int state;
 	int why;             /* W_... */
 	char *reason;        /* why, in words: filled by pick_explain */
+	char *reqpy;         /* its Requires-Python, when that excluded it */
 	int64_t mtime;       /* ns; read only to break ties */
 	int hasmtime;
 };
@@ -37,6 +38,9 @@ struct pickopts {
 	struct pep440 local;           /* --local label parsed as 0+LABEL (nloc 0: none) */
 	const char *localtext;
 	const char *who;               /* names the target in reasons ("python3 (cp311)") */
+	const struct pep440 *pyver;    /* the interpreter's version for Requires-Python, or NULL
+	                                  to ignore it */
+	const char *pyvertext;
 };
 
 /* all candidates of one run */

@@ -286,6 +286,7 @@ static const char query[] =
 	"p('impl', sys.implementation.name)\n"
 	"p('major', sys.version_info[0])\n"
 	"p('minor', sys.version_info[1])\n"
+	"p('full', '%d.%d.%d' % tuple(sys.version_info[:3]))\n"
 	"p('nodot', g('py_version_nodot'))\n"
 	"p('ext_suffix', g('EXT_SUFFIX'))\n"
 	"p('py_debug', g('Py_DEBUG'))\n"
@@ -562,6 +563,7 @@ target_query(struct target *t, const char *python, int nocache, char **err)
 		free(t->impl);
 		t->impl = xstrdup("jy");
 	}
+	t->full = getval(out.s, "full", v, sizeof v) ? xstrdup(v) : NULL;
 	t->major = atoi(getval(out.s, "major", v, sizeof v) ? v : "3");
 	t->minor = atoi(getval(out.s, "minor", v, sizeof v) ? v : "0");
 	if (getval(out.s, "nodot", v, sizeof v) && *v)
@@ -777,6 +779,7 @@ target_free(struct target *t)
 	free(t->executable);
 	free(t->impl);
 	free(t->nodot);
+	free(t->full);
 	strv_free(&t->abis);
 	strv_free(&t->plats);
 	free(t->sysplat);

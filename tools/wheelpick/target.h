@@ -29,6 +29,7 @@ struct target {
 	char *impl;        /* short name: cp, pp, ... */
 	int major, minor;  /* Python version; minor < 0 when only the major is known */
 	char *nodot;       /* py_version_nodot ("313") */
+	char *full;        /* "3.13.1" when an interpreter was asked */
 	struct strv abis;  /* ABI tags, best first (cp313, or cp313d then cp313 ...) */
 	struct strv plats; /* platform tags, best first */
 	char *sysplat;     /* sysconfig.get_platform(), normalized ("linux_x86_64") */

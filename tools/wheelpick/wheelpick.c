@@ -22,7 +22,7 @@ usage(const char *err)
 	        "usage: wheelpick [--python=PATH] [--python-version=X.Y] [--abi=ABI[,ABI]]\n"
 	        "                 [--platform=PLAT]... [--tag-order=pip|packaging] [--name NAME]\n"
 	        "                 [--require SPEC] [--pre] [--local LABEL] [--pip] [--json] [-v]\n"
-	        "                 [--check] [--no-cache] DIR|WHEEL...\n"
+	        "                 [--check] [--ignore-requires-python] [--no-cache] DIR|WHEEL...\n"
 	        "Prints the absolute path of the wheel the interpreter would install (exit 0),\n"
 	        "or why none fits (exit 1); 2 for usage or unreadable input. See wheelpick(1).\n");
 	exit(err ? EXIT_USAGE : EXIT_OK);
@@ -217,7 +217,8 @@ main(int argc, char **argv)
 	const char *local = NULL, *val, *why;
 	struct strv plats = { 0 }, paths = { 0 };
 	int pre = 0, pip = 0, json = 0, verbose = 0, check = 0, nocache = 0, i, rc = EXIT_OK;
-	int ended = 0, checked = 0;
+	int ended = 0, checked = 0, noreqpy = 0;
+	struct pep440 pyv = { 0 };
 	enum tagorder order = ORDER_PIP;
 	struct target t = { 0 };
 	struct pickopts o = { 0 };
@@ -266,6 +267,8 @@ main(int argc, char **argv)
 			verbose = 1;
 		} else if (!strcmp(a, "--check")) {
 			check = 1;
+		} else if (!strcmp(a, "--ignore-requires-python")) {
+			noreqpy = 1;
 		} else if (!strcmp(a, "--no-cache")) {
 			nocache = 1;
 		} else {
@@ -356,6 +359,17 @@ main(int argc, char **argv)
 	      xasprintf("the target %s (%s)", t.abis.n ? t.abis.v[0] : t.nodot,
 	                t.plats.n ? t.plats.v[0] : "any");
 	o.who = who;
+	if (!noreqpy) {
+		/* what pip compares Requires-Python with: the interpreter's version, or the
+		   --python-version given */
+		char *pv = pyver || !t.full ? xasprintf("%d.%d", t.major, t.minor) : xstrdup(t.full);
+		if (pep440_parses(&pyv, pv) == 0) {
+			o.pyver = &pyv;
+		}
+		free(t.full);
+		t.full = pv;
+		o.pyvertext = t.full;
+	}
 
 	/* the candidates */
 	for (k = 0; k < paths.n; k++)
@@ -447,6 +461,7 @@ out:
 	strv_free(&paths);
 	pep440_specset_free(&o.spec);
 	pep440_free(&o.local);
+	pep440_free(&pyv);
 	pick_free(&ps);
 	target_free(&t);
 	return rc;

@@ -31,18 +31,19 @@ class B(bdist_wheel):
         t = os.environ.get("WP_TAG")
         return tuple(t.split("-")) if t else super().get_tag()
 setup(name=os.environ.get("WP_NAME", "kilnwp"), version=os.environ["WP_VERSION"],
+      python_requires=os.environ.get("WP_REQPY") or None,
       py_modules=["kilnwp"], cmdclass={"bdist_wheel": B})
 EOF
 echo 'VALUE = 1' >"$T/src/kilnwp.py"
 
-# build NAME VERSION TAG BUILD: one wheel into $pool (a source copy each, so builds
+# build NAME VERSION TAG BUILD [REQUIRES-PYTHON]: one wheel into $pool (a source copy each, so builds
 # can run side by side)
 cat >"$T/build.sh" <<'EOF'
 set -e
 d=$T/b.$1.$2.$3.$4; rm -rf "$d"; cp -r "$T/src" "$d"
 [ "$3" = - ] && tag= || tag=$3
 [ "$4" = - ] && bn= || bn=$4
-WP_NAME=$1 WP_VERSION=$2 WP_TAG=$tag WP_BUILD=$bn "$PY" -m pip wheel -q --no-deps \
+WP_NAME=$1 WP_VERSION=$2 WP_TAG=$tag WP_BUILD=$bn WP_REQPY=${5:-} "$PY" -m pip wheel -q --no-deps --ignore-requires-python \
 	--no-build-isolation --no-index -w "$pool" "$d" >"$d.log" 2>&1 || { cat "$d.log"; exit 1; }
 EOF
 cat >"$T/list" <<EOF
@@ -62,6 +63,7 @@ kilnwp 4.0rc1 - -
 kilnwp 5.0 $cp-$cp-linux_$arch 1
 kilnwp 5.0 $cp-$cp-linux_$arch 2
 other 1.0 - -
+kilnwp 7.0 - - >=4
 EOF
 # the pip questions: ID CASE REQUIREMENT [PIP OPTIONS]
 cat >"$T/queries" <<'EOF'
@@ -78,6 +80,8 @@ pre3 pre kilnwp>=4.0rc1
 pre4 onlypre kilnwp
 bld1 build kilnwp
 two1 two other
+rp1 reqpy kilnwp
+rp2 reqpy kilnwp --ignore-requires-python
 EOF
 # what pip would install: query.sh ID CASE REQ [OPTS] writes the file name to $ans/ID
 cat >"$T/query.sh" <<'EOF'
@@ -106,6 +110,7 @@ mkcases () {
 	case_dir onlypre 'kilnwp-4.0rc1-*'
 	case_dir build 'kilnwp-5.0-*' 'kilnwp-3.0-py3-*'
 	case_dir two 'kilnwp-1.0-*' 'other-1.0-*'
+	case_dir reqpy 'kilnwp-7.0-*' 'kilnwp-3.0-py3-*'
 }
 
 # Wheels and pip's answers are kept in the build folder, keyed by everything they come
@@ -132,7 +137,7 @@ else
 		cp -rp "$pool" "$ans" "$cache.tmp/" && : >"$cache.tmp/done" && rm -rf "$cache" &&
 		mv "$cache.tmp" "$cache"
 fi
-same "pip built 16 wheels" 16 "$(ls "$pool" | wc -l | tr -d ' ')"
+same "pip built 17 wheels" 17 "$(ls "$pool" | wc -l | tr -d ' ')"
 
 # compare ID DESC: wheelpick, given the query's requirement and options, names the file
 # pip named
@@ -178,6 +183,10 @@ compare bld1 "the higher build tag wins"
 exits "two projects without --name is a usage error" 2 wheelpick --python="$PY" "$T/case.two"
 has "and says which" "$T/.err" "several projects in the input (kilnwp, other)"
 compare two1 "naming one of two projects"
+compare rp1 "a wheel whose Requires-Python excludes the interpreter gives way to the next"
+run wheelpick -v --python="$PY" "$T/case.reqpy"
+has "-v names its Requires-Python" "$T/.err" "skipped kilnwp-7.0-py3-none-any.whl: its Requires-Python >=4 excludes Python"
+compare rp2 "--ignore-requires-python takes it"
 
 # output forms
 w=$T/case.tag
