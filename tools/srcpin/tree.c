@@ -460,11 +460,20 @@ checkout_repo(const struct spopts *o, const char *label, git_repository *r, cons
 	if (git_commit_lookup(&c, r, id) < 0 || git_commit_tree(&t, c) < 0)
 		die("%s: commit %s cannot be read from the mirror %s: %s", label, hex, s->mirror,
 		    gitmsg());
-	/* mark the checkout as in progress: not pristine until this finishes */
-	setstr(&s->commit, "");
+	/* A new checkout is marked srcpin's before any file is written, so that an interrupted
+	   first checkout is not refused as a stranger's folder next time. An existing one keeps
+	   its old state meanwhile: HEAD, index and files are compared with it, so a half-done
+	   checkout is never taken for pristine. */
 	setstr(&s->series, "");
 	setstr(&s->series_digest, "");
-	state_save(r, s);
+	{
+		char *sp = statepath(r);
+		if (access(sp, F_OK) < 0) {
+			setstr(&s->commit, "");
+			state_save(r, s);
+		}
+		free(sp);
+	}
 	writetree(o, r, label, (git_object *)c, id);
 	git_oid_tostr(thex, sizeof thex, git_tree_id(t));
 	if (submodules)

@@ -259,3 +259,17 @@ has "lock mismatch named" "$T/.err" "top: file://$u/top: ref 'v1' resolves to $v
 [ ! -e "$T/versions.lock" ] && ok "no lock written on mismatch" || notok "no lock written on mismatch"
 check "--help" srcpin --help
 exits "unknown verb" 2 srcpin frobnicate
+
+# --- progress on a terminal only --------------------------------------------------------------
+if command -v script >/dev/null 2>&1; then
+	# a mirror that has refs already gets a built pack (a new one is seeded from files)
+	srcpin fetch big2 "file://$u/leaf" main --cache="$c" >/dev/null 2>&1
+	script -qec "srcpin fetch big2 file://$u/big b1 --cache=$c" /dev/null >"$T/tty.out" 2>&1
+	has "progress on a terminal" "$T/tty.out" "objects"
+	srcpin fetch big3 "file://$u/leaf" main --cache="$c" >/dev/null 2>&1
+	srcpin fetch big3 "file://$u/big" b1 --cache="$c" >"$T/notty.out" 2>&1
+	has "a mirror follows a changed URL" "$T/notty.out" "$b1"
+	lacks "quiet when not a terminal" "$T/notty.out" "objects"
+else
+	echo "skip progress: no script(1)"
+fi
