@@ -125,7 +125,10 @@ record () {
 step_fat () {
 	for k in $COMPONENTS; do
 		w=$(cat "$B/wheels/$k.picked")
-		fatwheel "$w" -w "$KILN_STAGE_OUT" || die "fatwheel could not bundle $w"
+		set -- -q
+		[ "$BACKEND" = gfx ] && set -- "$@" --rocm="$ROCM_PATH" --arch="$(echo "$ARCH" | tr ';' ,)"
+		[ "$k" = torch ] && set -- "$@" --layout=pkg:torch/lib
+		fatwheel "$@" "$w" -w "$KILN_STAGE_OUT" || die "fatwheel could not bundle $w"
 	done
 }
 

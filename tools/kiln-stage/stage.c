@@ -34,7 +34,8 @@ freeinputs(struct input *v, size_t n)
 	free(v);
 }
 
-/* PARENT_ + stage name with every character outside [A-Za-z0-9_] as '_' */
+/* PARENT_ + stage name with '.' as "__" and every other character outside
+   [A-Za-z0-9_] as '_' (a key-file name); parentname reverses the "__" */
 static char *
 parentkey(const char *stage)
 {
@@ -43,10 +44,31 @@ parentkey(const char *stage)
 
 	bufputs(&b, "PARENT_");
 	for (p = stage; *p; p++) {
-		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9'))
+		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+		    *p == '_')
 			bufputc(&b, *p);
+		else if (*p == '.')
+			bufputs(&b, "__");
 		else
 			bufputc(&b, '_');
+	}
+	return bufdetach(&b);
+}
+
+/* the stage name in a PARENT_ key, for messages (fresh string) */
+static char *
+parentname(const char *key)
+{
+	struct buf b = {0};
+	const char *p;
+
+	for (p = key + 7; *p; p++) {
+		if (p[0] == '_' && p[1] == '_') {
+			bufputc(&b, '.');
+			p++;
+		} else {
+			bufputc(&b, *p);
+		}
 	}
 	return bufdetach(&b);
 }
@@ -238,7 +260,10 @@ stage_explain(const struct stage *s, const struct stamp *st, int max)
 		if (n++)
 			bufputs(&b, "; ");
 		if (startswith(s->in[i].name, "PARENT_")) {
-			bufprintf(&b, "parent %s %s", s->in[i].name + 7, old ? "changed" : "is new");
+			char *pn = parentname(s->in[i].name);
+
+			bufprintf(&b, "parent %s %s", pn, old ? "changed" : "is new");
+			free(pn);
 			continue;
 		}
 		if (!old) {
