@@ -3,7 +3,7 @@
 #   sh bench/wheelpick.sh [WHEELPICK] [N]   N empty wheel files with valid names (10000);
 #                                           whole-process wall time of wheelpick three ways
 #                                           and of pip install --dry-run on that folder
-#   sh bench/wheelpick.sh build             build wheelpick with cc into /tmp/wheelpick-bin
+#   sh bench/wheelpick.sh build [N]         build wheelpick with cc into /tmp/wheelpick-bin
 #                                           (for a machine without the kiln build), then run
 # Figures: median wall ms (hyperfine when present, otherwise a timing loop).
 set -u
@@ -16,14 +16,12 @@ export PIP_CONFIG_FILE=/dev/null
 
 if [ "${1:-}" = build ]; then
 	wp=/tmp/wheelpick-bin
-	def=; lib=-larchive
-	[ -f /usr/include/archive.h ] || { def=-DWHEELPICK_NO_LIBARCHIVE; lib=; }
-	cc -O2 $def -std=c17 -D_GNU_SOURCE -I"$src/tools/lib" "$src"/tools/wheelpick/check.c \
+	cc -O2 -std=c17 -D_GNU_SOURCE -I"$src/tools/lib" "$src"/tools/wheelpick/check.c \
 		"$src"/tools/wheelpick/pick.c "$src"/tools/wheelpick/target.c \
 		"$src"/tools/wheelpick/wheelpick.c "$src"/tools/lib/util.c "$src"/tools/lib/atomic.c \
 		"$src"/tools/lib/hash.c "$src"/tools/lib/json.c "$src"/tools/lib/proc.c \
 		"$src"/tools/lib/mapfile.c "$src"/tools/lib/elffile.c "$src"/tools/lib/pep440.c \
-		"$src"/tools/lib/wheelname.c -o "$wp" $lib -lcrypto ||
+		"$src"/tools/lib/wheelname.c -o "$wp" -lcrypto -ldl ||
 		exit 2
 	shift
 else

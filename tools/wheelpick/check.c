@@ -1,37 +1,25 @@
-/* --check: verify a wheel against its name and its RECORD (see check.h). Built with
-   -DWHEELPICK_NO_LIBARCHIVE (bench/wheelpick.sh build, on a machine without libarchive's
-   headers) the check only reports that it is missing. */
+/* --check and Requires-Python: read a wheel with libarchive (see check.h) */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #include "check.h"
 #include "hash.h"
 
-#ifdef WHEELPICK_NO_LIBARCHIVE
-int
-wheel_check(const char *path, const struct wheelname *w, char **err)
-{
-	(void)path;
-	(void)w;
-	*err = xstrdup("this wheelpick was built without libarchive: --check is not available");
-	return 2;
-}
+#define MAXMETA (256u << 20) /* largest WHEEL / METADATA / RECORD read into memory */
 
-int
-wheel_requirespython(const char *path, char **out, char **err)
-{
-	(void)path;
-	*out = NULL;
-	*err = xstrdup("built without libarchive");
-	return -1;
-}
-#else
-#include <archive.h>
-#include <archive_entry.h>
-#include <dlfcn.h>
+/* The part of libarchive's stable ABI (archive.h, archive_entry.h; soname 13) used here.
+   Declared here rather than included so that wheelpick builds without libarchive's
+   headers and only loads the library when a wheel is opened. */
+struct archive;
+struct archive_entry;
+enum { ARCHIVE_EOF = 1, ARCHIVE_OK = 0, ARCHIVE_WARN = -20 };
+#define AE_IFDIR 0040000
 
 /* libarchive is loaded when --check needs it: linking it costs every run about 4 ms of
    relocations (it brings libxml2, ICU and libstdc++), a third of a 10,000-file choice */
@@ -42,8 +30,8 @@ static struct {
 	const char *(*error_string)(struct archive *);
 	int (*next_header)(struct archive *, struct archive_entry **);
 	const char *(*pathname)(struct archive_entry *);
-	__LA_MODE_T (*filetype)(struct archive_entry *);
-	int (*data_block)(struct archive *, const void **, size_t *, la_int64_t *);
+	mode_t (*filetype)(struct archive_entry *);
+	int (*data_block)(struct archive *, const void **, size_t *, int64_t *);
 	int (*read_free)(struct archive *);
 } la;
 
@@ -60,7 +48,7 @@ loadarchive(char **err)
 	for (n = names; *n && !h; n++)
 		h = dlopen(*n, RTLD_NOW | RTLD_LOCAL);
 	if (!h) {
-		*err = xasprintf("--check needs libarchive: %s", dlerror());
+		*err = xasprintf("cannot load libarchive: %s", dlerror());
 		return -1;
 	}
 #define SYM(f, name) if (!(*(void **)&la.f = dlsym(h, name))) goto bad
@@ -76,13 +64,12 @@ loadarchive(char **err)
 #undef SYM
 	return 0;
 bad:
-	*err = xasprintf("--check: libarchive lacks %s", dlerror());
+	*err = xasprintf("libarchive lacks %s", dlerror());
 	dlclose(h);
 	h = NULL;
 	return -1;
 }
 
-#define MAXMETA (256u << 20) /* largest WHEEL / METADATA / RECORD read into memory */
 
 /* one member of the zip */
 struct member {
@@ -358,7 +345,7 @@ wheel_check(const char *path, const struct wheelname *w, char **err)
 		unsigned char d[32];
 		const void *buf;
 		size_t len;
-		la_int64_t off;
+		int64_t off;
 		uint64_t size = 0;
 		struct buf content = { 0 };
 		int keep = 0, dr;
@@ -540,7 +527,7 @@ wheel_requirespython(const char *path, char **out, char **err)
 		struct buf meta = { 0 };
 		const void *buf;
 		size_t len;
-		la_int64_t off;
+		int64_t off;
 		int dr;
 
 		if (!slash || strcmp(slash + 1, "METADATA") || (size_t)(slash - name) <= 10 ||
@@ -567,4 +554,3 @@ out:
 	la.read_free(a);
 	return r;
 }
-#endif
