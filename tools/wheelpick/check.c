@@ -21,8 +21,9 @@ struct archive_entry;
 enum { ARCHIVE_EOF = 1, ARCHIVE_OK = 0, ARCHIVE_WARN = -20 };
 #define AE_IFDIR 0040000
 
-/* libarchive is loaded when --check needs it: linking it costs every run about 4 ms of
-   relocations (it brings libxml2, ICU and libstdc++), a third of a 10,000-file choice */
+/* libarchive is loaded when a wheel is opened (--check, the winner's Requires-Python):
+   linking it would cost every run about 4 ms of relocations (it brings libxml2, ICU and
+   libstdc++), a third of a 10,000-file choice */
 static struct {
 	struct archive *(*read_new)(void);
 	int (*support_zip)(struct archive *);
