@@ -638,10 +638,10 @@ minimalenv(void)
 
 /* run the hipify command; returns its exit status */
 static int
-runhipify(const char *resultpath)
+runhipify(const char *resultpath, int fd)
 {
 	char *envclean = findprog("envclean", g.self), **argv, **env = NULL;
-	int n = 0, i, fd, rc;
+	int n = 0, i, rc;
 
 	argv = xcalloc((size_t)g.ncmd + 24, sizeof(*argv));
 	if (envclean) {
@@ -666,8 +666,6 @@ runhipify(const char *resultpath)
 	if (g.project != P_GENERIC)
 		argv[n++] = (char *)resultpath;
 	argv[n] = NULL;
-	if ((fd = open(g.logpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0)
-		die("%s:", g.logpath);
 	rc = run_logged(argv, env, g.srcdir, fd, g.progress);
 	if (rc < 0)
 		die("cannot start hipify:");
@@ -951,7 +949,7 @@ main(int argc, char **argv)
 {
 	char key[65], source[65], hx[65], *err = NULL, *why = NULL, *p, *lockp, *resultp, *journal, *orig;
 	struct tally t = {0};
-	int lockfd, rc, state, haveresult = 0, dirty = 0;
+	int lockfd, logfd, rc, state, haveresult = 0, dirty = 0;
 	unsigned long made = 0, rewrote = 0, kept = 0;
 	size_t i;
 	struct fent *e;
@@ -1113,6 +1111,10 @@ main(int argc, char **argv)
 	sourcedigest(&g.pre, source);
 	makekey(source, key);
 
+	/* the log first: a log that cannot be written stops us before anything is journaled */
+	if ((logfd = open(g.logpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0)
+		dien(EXIT_USAGE, "%s: %s", g.logpath, strerror(errno));
+
 	/* the journal: originals of everything hipify might rewrite, then the pending mark */
 	journal = spath("orig.new");
 	rmtree(journal);
@@ -1139,7 +1141,7 @@ main(int argc, char **argv)
 	}
 	resultp = spath("result.jsonl");
 	unlink(resultp);
-	rc = runhipify(resultp);
+	rc = runhipify(resultp, logfd);
 	if (g.project != P_GENERIC) {
 		haveresult = tally_jsonfile(resultp, &t) >= 0;
 		free(g.cmd);

@@ -312,3 +312,11 @@ git -C "$Q" init -q && git -C "$Q" add -A && git -C "$Q" -c user.name=t -c user.
 check "foreign hipify made untracked outputs" test -f "$Q/torchvision/csrc/ops/hip/add_kernel.hip"
 exits "git tree hipified outside hipify-wrap is refused" 1 $HW --project=vision --python="$T/py" "$Q"
 has "the untracked output is named" "$T/.err" "hip/"
+
+# 16. a log that cannot be written is an input error, found before anything is journaled
+N=$T/nolog
+mkproj "$N"
+exits "unwritable --log exits 2" 2 $HW --log "$T/no/such/dir/log" "$N" -- true
+has "the log path is named" "$T/.err" "$T/no/such/dir/log"
+check "no journal left behind" test ! -e "$N/.kiln-hipify/pending"
+check "the next run works" $HW "$N" -- true
