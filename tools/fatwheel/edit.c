@@ -1,6 +1,7 @@
 /* ELF edits through patchelf, one edit per call, each verified by reading the file back;
    and a small parallel-for */
 #include "fw.h"
+#include "mapfile.h"
 #include "proc.h"
 
 #include <errno.h>
@@ -13,7 +14,7 @@
 static int
 patchelf(const char *pe, char **args, size_t nargs, const char *path, char *err, size_t errlen)
 {
-	char *argv[8];
+	char **argv = xcalloc(nargs + 3, sizeof *argv);
 	struct buf out = {0}, eo = {0};
 	struct procres res;
 	size_t i, k = 0;
@@ -34,28 +35,46 @@ patchelf(const char *pe, char **args, size_t nargs, const char *path, char *err,
 		         eo.s ? eo.s : "");
 		r = -1;
 	}
+	free(argv);
 	buffree(&out);
 	buffree(&eo);
 	return r;
+}
+
+int
+patchelf_batches(const char *pe)
+{
+	char *argv[] = {(char *)pe, "--version", NULL};
+	struct buf out = {0};
+	struct procres res;
+	int a = 0, b = 0, c = 0, ok;
+
+	ok = proc_capture(argv, NULL, &out, NULL, 0, 10000, &res) == 0 && !res.notfound &&
+	     res.status == 0 && out.s && sscanf(out.s, "patchelf %d.%d.%d", &a, &b, &c) >= 2;
+	buffree(&out);
+	if (!ok)
+		return -1;
+	/* 0.14.5 fixed several different edits in one call */
+	return a > 0 || b > 14 || (b == 14 && c >= 5);
 }
 
 /* read path back as ELF */
 static int
 readback(const char *path, struct elfinfo *info, char *err, size_t errlen)
 {
-	struct buf b = {0};
+	struct mapfile m;
 	char e2[256];
 
-	if (readfile(path, &b, 0) < 0) {
+	if (map_open(&m, path) < 0) {
 		snprintf(err, errlen, "cannot read back %s: %s", path, strerror(errno));
 		return -1;
 	}
-	if (elfinfo_read(info, b.s, b.len, e2, sizeof e2) < 0) {
+	if (elfinfo_read(info, m.p, m.n, e2, sizeof e2) < 0) {
 		snprintf(err, errlen, "edited file is no longer valid ELF: %s", e2);
-		buffree(&b);
+		map_close(&m);
 		return -1;
 	}
-	buffree(&b);
+	map_close(&m);
 	return 0;
 }
 
@@ -65,41 +84,62 @@ streq(const char *a, const char *b)
 	return a && b ? strcmp(a, b) == 0 : a == b;
 }
 
+/* run the collected arguments, or keep collecting when batching */
+static int
+flush(const char *pe, char **args, size_t *n, int batch, int last, const char *path, char *err,
+      size_t errlen)
+{
+	int r = 0;
+
+	if (*n && (!batch || last))
+		r = patchelf(pe, args, *n, path, err, errlen);
+	if (!batch || last)
+		*n = 0;
+	return r;
+}
+
 int
-elf_edit(const char *pe, const char *path, const char *soname, char **oldn, char **newn,
-         size_t nren, const char *rpath, char *err, size_t errlen)
+elf_edit(const char *pe, int batch, const char *path, const char *soname, char **oldn,
+         char **newn, size_t nren, const char *rpath, char *err, size_t errlen)
 {
 	struct elfinfo before, after;
-	char *args[4];
-	size_t i, j;
+	char **args = xcalloc(3 * nren + 8, sizeof *args);
+	size_t i, j, n = 0;
 	int bad = 0;
 
-	if (readback(path, &before, err, errlen) < 0)
+	if (readback(path, &before, err, errlen) < 0) {
+		free(args);
 		return -1;
+	}
+	/* one kind of edit per call (several --replace-needed are one edit inside
+	   patchelf), or everything in one call when patchelf is new enough */
 	if (soname) {
-		args[0] = "--set-soname";
-		args[1] = (char *)soname;
-		if (patchelf(pe, args, 2, path, err, errlen) < 0)
-			goto fail;
+		args[n++] = "--set-soname";
+		args[n++] = (char *)soname;
 	}
+	if (flush(pe, args, &n, batch, 0, path, err, errlen) < 0)
+		goto fail;
 	for (i = 0; i < nren; i++) {
-		args[0] = "--replace-needed";
-		args[1] = oldn[i];
-		args[2] = newn[i];
-		if (patchelf(pe, args, 3, path, err, errlen) < 0)
-			goto fail;
+		args[n++] = "--replace-needed";
+		args[n++] = oldn[i];
+		args[n++] = newn[i];
 	}
+	if (flush(pe, args, &n, batch, 0, path, err, errlen) < 0)
+		goto fail;
 	if (rpath) {
-		/* DT_RUNPATH would be ignored for RPATH, and vice versa: remove both first */
-		args[0] = "--remove-rpath";
-		if ((before.rpath || before.runpath) && patchelf(pe, args, 1, path, err, errlen) < 0)
-			goto fail;
-		args[0] = "--force-rpath";
-		args[1] = "--set-rpath";
-		args[2] = (char *)rpath;
-		if (patchelf(pe, args, 3, path, err, errlen) < 0)
-			goto fail;
+		/* --force-rpath turns a DT_RUNPATH into DT_RPATH; with both present, the
+		   RUNPATH would still win: remove both first */
+		if (before.rpath && before.runpath) {
+			args[n++] = "--remove-rpath";
+			if (flush(pe, args, &n, 0, 0, path, err, errlen) < 0)
+				goto fail;
+		}
+		args[n++] = "--force-rpath";
+		args[n++] = "--set-rpath";
+		args[n++] = (char *)rpath;
 	}
+	if (flush(pe, args, &n, batch, 1, path, err, errlen) < 0)
+		goto fail;
 	if (readback(path, &after, err, errlen) < 0)
 		goto fail;
 	/* every edit must be there, and nothing else changed */
@@ -111,6 +151,8 @@ elf_edit(const char *pe, const char *path, const char *soname, char **oldn, char
 	else if (rpath && (!streq(after.rpath, rpath) || after.runpath))
 		bad = snprintf(err, errlen, "RPATH reads back as '%s' (RUNPATH '%s'), want RPATH '%s'",
 		               after.rpath ? after.rpath : "", after.runpath ? after.runpath : "", rpath);
+	else if (!rpath && (!streq(after.rpath, before.rpath) || !streq(after.runpath, before.runpath)))
+		bad = snprintf(err, errlen, "RPATH or RUNPATH changed unasked");
 	else if (after.nneeded != before.nneeded)
 		bad = snprintf(err, errlen, "DT_NEEDED count changed from %zu to %zu", before.nneeded,
 		               after.nneeded);
@@ -125,9 +167,11 @@ elf_edit(const char *pe, const char *path, const char *soname, char **oldn, char
 	}
 	elfinfo_free(&before);
 	elfinfo_free(&after);
+	free(args);
 	return bad ? -1 : 0;
 fail:
 	elfinfo_free(&before);
+	free(args);
 	return -1;
 }
 

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -982,6 +983,8 @@ collect(void *ctx, const void *p, size_t n)
 	return 0;
 }
 
+static int batch;               /* patchelf does several edits per call correctly */
+
 struct editjob {
 	struct member *m;
 	struct lib *l;
@@ -1018,9 +1021,9 @@ edit1(void *ctx, size_t i)
 		j->bad = 1;
 	} else if (writetmp(path, data) < 0) {
 		j->bad = snprintf(j->err, sizeof j->err, "%s: %s", path, strerror(errno)) > 0;
-	} else if (j->m ? elf_edit(opt.patchelf, path, NULL, j->m->oldn, j->m->newn, j->m->nren,
+	} else if (j->m ? elf_edit(opt.patchelf, batch, path, NULL, j->m->oldn, j->m->newn, j->m->nren,
 	                           j->m->rpath, j->err, sizeof j->err) < 0
-	                : elf_edit(opt.patchelf, path, j->l->soname, j->l->oldn, j->l->newn, j->l->nren,
+	                : elf_edit(opt.patchelf, batch, path, j->l->soname, j->l->oldn, j->l->newn, j->l->nren,
 	                           j->l->rpath, j->err, sizeof j->err) < 0) {
 		char *e = xasprintf("%s: %s", what, j->err);
 		snprintf(j->err, sizeof j->err, "%s", e);
@@ -1073,24 +1076,39 @@ execute(void)
 	struct zipcd cd;
 	struct outm *o;
 	char err[512];
-	uint64_t done = 0;
+	uint64_t done = 0, scratch = 0;
 	struct stat sin, sout;
 
 	if (stat(opt.in, &sin) == 0 && stat(outpath, &sout) == 0 && sin.st_dev == sout.st_dev &&
 	    sin.st_ino == sout.st_ino)
 		die("%s: the output would replace the input; choose another -w folder", outpath);
-	snprintf(tmpl, sizeof tmpl, "%s/fatwheel.XXXXXX", td && *td ? td : "/tmp");
+	/* ELF edits, checked by reading back; patchelf runs in parallel */
+	jobs = xcalloc(nmem + nlibs + 1, sizeof *jobs);
+	for (i = 0; i < nmem; i++) {
+		if (mem[i].edit) {
+			jobs[nj++].m = &mem[i];
+			scratch += 2 * mem[i].e->usize;
+		}
+	}
+	for (i = 0; i < nlibs; i++) {
+		if (libs[i]->rpath || libs[i]->soname || libs[i]->nren) {
+			jobs[nj++].l = libs[i];
+			scratch += 2 * libs[i]->data.len;
+		}
+	}
+	if (nj && (batch = patchelf_batches(opt.patchelf)) < 0)
+		dien(EXIT_PROBLEM, "%s: cannot run '%s --version'; install patchelf or pass --patchelf=PATH",
+		     opt.in, opt.patchelf);
+	/* scratch copies for patchelf: TMPDIR if set, else memory (/dev/shm) when it has room */
+	if (!(td && *td)) {
+		struct statvfs vf;
+		td = statvfs("/dev/shm", &vf) == 0 && (uint64_t)vf.f_bavail * vf.f_frsize > scratch + (256u << 20)
+		     ? "/dev/shm" : "/tmp";
+	}
+	snprintf(tmpl, sizeof tmpl, "%s/fatwheel.XXXXXX", td);
 	if (!mkdtemp(tmpl))
 		dien(EXIT_PROBLEM, "%s:", tmpl);
 	tmpdir = xstrdup(tmpl);
-	/* ELF edits, checked by reading back; patchelf runs in parallel */
-	jobs = xcalloc(nmem + nlibs + 1, sizeof *jobs);
-	for (i = 0; i < nmem; i++)
-		if (mem[i].edit)
-			jobs[nj++].m = &mem[i];
-	for (i = 0; i < nlibs; i++)
-		if (libs[i]->rpath || libs[i]->soname || libs[i]->nren)
-			jobs[nj++].l = libs[i];
 	pfor(nj, opt.jobs, edit1, jobs);
 	for (i = 0; i < nj; i++)
 		if (jobs[i].bad)

@@ -91,10 +91,14 @@ const char *rocmtar_find(struct rocmtar *t, const char *name);
 int rocmtar_read(struct rocmtar *t, const char *member, struct buf *out, char *err, size_t errlen);
 void rocmtar_close(struct rocmtar *t);
 
-/* Edit one ELF file in place with patchelf, one edit per call, and verify each by
-   reading it back: soname (NULL: keep), renames of DT_NEEDED (old[i] -> new[i]), and
-   rpath (NULL: keep) set as DT_RPATH with DT_RUNPATH removed. Returns 0, or -1 with err. */
-int elf_edit(const char *patchelf, const char *path, const char *soname, char **oldn,
+/* 1 if this patchelf does several different edits in one call correctly (>= 0.14.5),
+   0 if not, -1 if it cannot be run */
+int patchelf_batches(const char *patchelf);
+/* Edit one ELF file in place with patchelf and verify the result by reading it back:
+   soname (NULL: keep), renames of DT_NEEDED (old[i] -> new[i]), and rpath (NULL: keep)
+   set as DT_RPATH with DT_RUNPATH removed. With batch, one call does it all; otherwise
+   one kind of edit per call. Returns 0, or -1 with err. */
+int elf_edit(const char *patchelf, int batch, const char *path, const char *soname, char **oldn,
              char **newn, size_t nren, const char *rpath, char *err, size_t errlen);
 
 /* Inflate a whole member into out with libdeflate (out gets usize bytes, NUL added),
