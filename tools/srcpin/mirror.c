@@ -138,7 +138,8 @@ fetch_url(const struct spopts *o, const char *label, const char *url)
 {
 	const char *best = NULL, *rest, *path;
 	size_t bestn = 0, i, n;
-	char *u, *hostpath, *base, *cand[6], *found = NULL;
+	char *u, *hostpath, *base, *cand[8], *found = NULL;
+	int named;
 	struct buf tried = {0};
 
 	for (i = 0; i < o->nrewrite; i++) {
@@ -176,21 +177,32 @@ fetch_url(const struct spopts *o, const char *label, const char *url)
 	base = urlbase(hostpath);
 	path = strchr(hostpath, '/');
 	path = path ? path + 1 : hostpath;
-	cand[0] = xasprintf("%s/%s.git", o->mirror, hostpath);
-	cand[1] = xasprintf("%s/%s", o->mirror, hostpath);
-	cand[2] = xasprintf("%s/%s.git", o->mirror, path);
-	cand[3] = xasprintf("%s/%s", o->mirror, path);
-	cand[4] = xasprintf("%s/%s.git", o->mirror, base);
-	cand[5] = xasprintf("%s/%s", o->mirror, base);
-	for (i = 0; i < 6; i++) {
+	/* a pin's own name first (DIR/torch.git for pytorch/pytorch), then by URL */
+	named = !strchr(label, '/');
+	cand[0] = named ? xasprintf("%s/%s.git", o->mirror, label) : NULL;
+	cand[1] = named ? xasprintf("%s/%s", o->mirror, label) : NULL;
+	cand[2] = xasprintf("%s/%s.git", o->mirror, hostpath);
+	cand[3] = xasprintf("%s/%s", o->mirror, hostpath);
+	cand[4] = xasprintf("%s/%s.git", o->mirror, path);
+	cand[5] = xasprintf("%s/%s", o->mirror, path);
+	cand[6] = xasprintf("%s/%s.git", o->mirror, base);
+	cand[7] = xasprintf("%s/%s", o->mirror, base);
+	for (i = 0; i < 8; i++) {
+		if (!cand[i])
+			continue;
 		if (!found && isdir(cand[i]))
 			found = abspath(cand[i]);
-		if (i == 0 || strcmp(cand[i], cand[i - 1]) != 0)
-			bufprintf(&tried, "%s%s", i ? ", " : "", cand[i]);
+		{
+			size_t j = 0;
+			while (j < i && (!cand[j] || strcmp(cand[j], cand[i]) != 0))
+				j++;
+			if (j == i)
+				bufprintf(&tried, "%s%s", tried.len ? ", " : "", cand[i]);
+		}
 	}
 	if (!found)
 		die("%s: %s: no mirror in %s (looked for %s)", label, url, o->mirror, tried.s);
-	for (i = 0; i < 6; i++)
+	for (i = 0; i < 8; i++)
 		free(cand[i]);
 	buffree(&tried);
 	free(base);

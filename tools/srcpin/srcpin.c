@@ -314,8 +314,12 @@ vlock(struct args *a)
 		{
 			char *rk = xasprintf("%s_REF", pre), *sk = xasprintf("%s_SHA", pre);
 			char *ck = xasprintf("%s_COMMIT", pre);
+			char *kk = xasprintf("%s_KIND", pre);
+			const char *kind = kv_get(&f, kk);
+			free(kk);
 			ref = kv_get(&f, rk);
 			if (!*url || startswith(url, "wheel:") || strcmp(url, "system") == 0 ||
+			    (kind && (strcmp(kind, "wheel") == 0 || strcmp(kind, "system") == 0)) ||
 			    (ref && (startswith(ref, "wheel:") || strcmp(ref, "system") == 0))) {
 				free(rk), free(sk), free(ck), free(pre);
 				continue;   /* a prebuilt wheel or the system's copy: nothing to fetch */

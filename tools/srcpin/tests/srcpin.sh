@@ -209,7 +209,11 @@ same "mirror checkout identical" "$(treesum "$T/gitclone")" "$(treesum "$T/w3")"
 check "fetch through --rewrite" srcpin fetch top2 https://example.invalid/org/top.git v1 --cache="$c2" --rewrite="https://example.invalid/org/=file://$m/org/"
 same "rewrite fetch resolves" "$v1" "$(cat "$T/.out")"
 exits "--mirror without a copy" 2 srcpin fetch other https://example.invalid/org/other.git v1 --cache="$c2" --mirror="$m"
-has "names the places looked at" "$T/.err" "no mirror in $m"
+has "names the places looked at" "$T/.err" "no mirror in $m (looked for $m/other.git, $m/other, $m/example.invalid/org/other.git"
+# a mirror named for the pin (DIR/NAME.git) wins over the URL's name
+git clone -q --bare "$u/leaf" "$m/named.git"
+check "fetch through --mirror by the pin's name" srcpin fetch named https://example.invalid/org/unrelated.git main --cache="$c2" --mirror="$m"
+same "the pin's name picks DIR/NAME.git" "$(git -C "$u/leaf" rev-parse main)" "$(cat "$T/.out")"
 
 # --- damaged and interrupted fetches --------------------------------------------------------
 # damage the mirror: loose objects lost, packs truncated (new files: the upstream's hard
@@ -243,14 +247,18 @@ cat >"$T/pins.env" <<EOF
 TOP_URL=file://$u/top
 TOP_REF=v1
 TOP_SHA=$v1
-LEAF_URL=file://$u/leaf
-LEAF_REF=main
+leaf_URL=file://$u/leaf
+leaf_REF=main
 AUDIO_URL=wheel:/nowhere/audio.whl
+vision_URL=https://example.invalid/vision
+vision_REF=v1
+vision_KIND=system
 EOF
 check "lock" srcpin lock --pins "$T/pins.env" --out "$T/versions.lock" --cache="$c"
 has "lock holds the commit" "$T/versions.lock" "TOP_COMMIT=$v1"
-has "lock holds the branch's commit" "$T/versions.lock" "LEAF_COMMIT=$(git -C "$u/leaf" rev-parse main)"
+has "lock holds the branch's commit" "$T/versions.lock" "leaf_COMMIT=$(git -C "$u/leaf" rev-parse main)"
 lacks "a wheel pin is not fetched" "$T/versions.lock" "AUDIO"
+lacks "a system pin is not fetched" "$T/versions.lock" "vision"
 check "the lock file is itself a pins file" srcpin lock --pins "$T/versions.lock" --out "$T/again.lock" --cache="$c"
 sed -i "s/^TOP_SHA=.*/TOP_SHA=$v2/" "$T/pins.env"
 rm -f "$T/versions.lock"
