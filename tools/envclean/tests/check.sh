@@ -213,3 +213,21 @@ exits "a sitecustomize on PYTHONPATH (before the distro's): --check exits 1" 1 \
 	env PYTHONPATH="$T/sc" envclean --check --python="$E1" --module=kiln_none
 has "a sitecustomize on PYTHONPATH: named" "$T/.out" "$T/sc/sitecustomize.py: sitecustomize runs at every interpreter start and can change sys.path"
 exits "nothing left: --check on a module nowhere is clean" 0 envclean --check --python="$E1" --module=kiln_none
+
+# --- copies that are single extension modules, under two of the interpreter's suffixes
+cat >"$T/kilnext.c" <<'CEOF'
+#include <Python.h>
+static struct PyModuleDef def = {PyModuleDef_HEAD_INIT, "kilnext", NULL, -1, NULL};
+PyMODINIT_FUNC PyInit_kilnext(void) { return PyModule_Create(&def); }
+CEOF
+INC=$("$PY" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
+SUF=$("$PY" -c 'import importlib.machinery as m; print(m.EXTENSION_SUFFIXES[0])')
+mkdir -p "$T/exta" "$T/extb"
+cc -shared -fPIC -I"$INC" -o "$T/exta/kilnext$SUF" "$T/kilnext.c" &&
+	cc -shared -fPIC -I"$INC" -o "$T/extb/kilnext.abi3.so" "$T/kilnext.c" || { notok "build kilnext"; exit 1; }
+check "the extension module imports from the first folder" \
+	env PYTHONPATH="$T/exta:$T/extb" "$E0/bin/python" -c 'import kilnext; assert kilnext.__file__.startswith(__import__("sys").argv[1])' "$T/exta"
+exits "two extension-module copies: --check exits 1" 1 \
+	env PYTHONPATH="$T/exta:$T/extb" envclean --check --python="$E0" --module=kilnext
+has "two extension-module copies: both named with their kind" "$T/.out" \
+	"kilnext: 2 copies on sys.path: $T/exta/kilnext$SUF (PYTHONPATH; extension module; no metadata) is imported and shadows $T/extb/kilnext.abi3.so (PYTHONPATH; extension module; no metadata)"
