@@ -81,10 +81,13 @@ stack_inputs () {
 	echo "$(stack_pinsfile)"
 	for f in "$srcdir"/env/arch/*.env "$srcdir/env/versions.env"; do [ -f "$f" ] && echo "$f"; done
 	loadpins "$(stack_pinsfile)"
+	# a new patches/C folder or series appears: the folders' times change
+	[ -d "$srcdir/patches" ] && echo "$srcdir/patches"
 	for c in $components_all; do
 		d=$(patchdir "$c")
+		[ -d "$d" ] && echo "$d"
 		[ -f "$d/series" ] || continue
-		echo "$d"; echo "$d/series"
+		echo "$d/series"
 		sed -e 's/#.*//' -e '/^[ \t]*$/d' "$d/series" | while read -r p _; do
 			[ -f "$d/$p" ] && echo "$d/$p"
 		done
