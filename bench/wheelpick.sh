@@ -5,7 +5,8 @@
 #                                           and of pip install --dry-run on that folder
 #   sh bench/wheelpick.sh build [N]         build wheelpick with cc into /tmp/wheelpick-bin
 #                                           (for a machine without the kiln build), then run
-# Figures: median wall ms (hyperfine when present, otherwise a timing loop).
+# Figures: median wall ms (hyperfine when present, with the mean user+system CPU ms, which
+# a loaded machine disturbs less; otherwise a timing loop through sh).
 set -u
 src=$(cd "$(dirname "$0")/.." && pwd)
 py=${PYTHON:-python3}
@@ -56,32 +57,32 @@ median () {
 	if command -v hyperfine >/dev/null 2>&1; then
 		hyperfine -N -i -w 3 -r "${2:-30}" --export-json "$dir/h.json" "$1" >/dev/null 2>&1 ||
 			hyperfine -i -w 3 -r "${2:-30}" --export-json "$dir/h.json" "$1" >/dev/null 2>&1
-		"$py" -c 'import json, sys; r = json.load(open(sys.argv[1]))["results"][0]; print("%.1f" % (r["median"] * 1000))' "$dir/h.json"
+		"$py" -c 'import json, sys; r = json.load(open(sys.argv[1]))["results"][0]; print("%.1f ms (cpu %.1f ms)" % (r["median"] * 1000, (r["user"] + r["system"]) * 1000))' "$dir/h.json"
 	else
 		i=0; : >"$dir/t"
 		while [ $i -lt "${2:-30}" ]; do
 			t0=$(date +%s%N); sh -c "$1" >/dev/null 2>&1; t1=$(date +%s%N)
 			echo $(( (t1 - t0) / 1000 )) >>"$dir/t"; i=$((i + 1))
 		done
-		sort -n "$dir/t" | awk '{ v[NR] = $1 } END { printf "%.1f\n", v[int((NR + 1) / 2)] / 1000 }'
+		sort -n "$dir/t" | awk '{ v[NR] = $1 } END { printf "%.1f ms\n", v[int((NR + 1) / 2)] / 1000 }'
 	fi
 }
 
 "$wp" --python="$py" "$dir/dist" >/dev/null   # fill the interpreter cache
 f=$(median "true")
-echo "floor: the timing itself (true):                     $f ms"
+echo "floor: the timing itself (true):                     $f"
 a=$(median "$wp --python-version=$pyver $dir/dist")
 b=$(median "$wp --python=$py $dir/dist")
 c=$(median "$wp --no-cache --python=$py $dir/dist" 20)
-echo "wheelpick --python-version=$pyver (no Python run):   $a ms"
-echo "wheelpick --python=$py (cached interpreter answer):  $b ms"
-echo "wheelpick --no-cache --python=$py (runs Python once): $c ms"
+echo "wheelpick --python-version=$pyver (no Python run):   $a"
+echo "wheelpick --python=$py (cached interpreter answer):  $b"
+echo "wheelpick --no-cache --python=$py (runs Python once): $c"
 if [ -n "$pipver" ]; then
 	# pip chooses, then fails reading the empty chosen file: the time covers the choice
 	p=$(median "$py -m pip install -q --dry-run --ignore-installed --no-deps --no-index --find-links $dir/dist torch" 5)
-	echo "pip $pipver install --dry-run --find-links (choice, then it fails on the empty file): $p ms"
+	echo "pip $pipver install --dry-run --find-links (choice, then it fails on the empty file): $p"
 	echo "pip's choice: $("$py" -m pip install --dry-run --ignore-installed --no-deps --no-index \
 		--find-links "$dir/dist" torch 2>&1 | sed -n 's/^Processing //p')"
-	echo "ratio pip / wheelpick (cached): $(awk -v p="$p" -v w="$b" 'BEGIN { printf "%.0fx", p / w }')"
-	echo "ratio pip / wheelpick (--no-cache): $(awk -v p="$p" -v w="$c" 'BEGIN { printf "%.0fx", p / w }')"
+	echo "ratio pip / wheelpick (cached): $(awk -v p="${p%% *}" -v w="${b%% *}" 'BEGIN { printf "%.0fx", p / w }')"
+	echo "ratio pip / wheelpick (--no-cache): $(awk -v p="${p%% *}" -v w="${c%% *}" 'BEGIN { printf "%.0fx", p / w }')"
 fi
