@@ -50,7 +50,7 @@ kvcheck () {
 
 # load a pin file into pin_C_KEY variables; only C_KEY names of known components
 loadpins () {
-	kvcheck "$1" >&2 || fail "bad pin file (see above)"
+	msg=$(kvcheck "$1") || fail "$msg"
 	bad=$(awk -v list=" $components_all stack " '
 		/^[ \t]*(#|$)/ { next }
 		{ l = $0; sub(/^[ \t]*(export[ \t]+)?/, "", l); k = l; sub(/=.*/, "", k)
@@ -184,7 +184,7 @@ gen_stack () {
 
 	# the profiles (KEY=VALUE files that envclean applies to the build steps)
 	profs=$(profiles)
-	for f in $profs; do kvcheck "$f" >&2 || fail "bad profile (see above)"; done
+	for f in $profs; do msg=$(kvcheck "$f") || fail "$msg (a profile envclean applies to the builds)"; done
 
 	# facts about the tools and the target Python that go into keys
 	pyinfo=$("$python" -c '
