@@ -260,6 +260,23 @@ check "hip-clang no-op" $HW --project=torch --python="$T/py" "$Z"
 has "hip-clang up to date" "$T/.out" "hipify: up to date"
 unset HIP_PATH
 
+# the newer result form: HipifyResult objects instead of dicts (torch >= 2.3 returns them;
+# here build_amd.py converts 1.13's real results, as the newer hipify builds them)
+O=$T/pytorch-objects
+mkdir -p "$O"
+(cd "$Z" && git archive HEAD) | tar -x -C "$O"
+cat >>"$O/tools/amd_build/build_amd.py" <<'PY'
+class HipifyResult:
+    def __init__(self, d):
+        self.current_state = 2
+        self.hipified_path = d["hipified_path"]
+        self.status = d["status"]
+for k, v in list(hipify_python.HIPIFY_FINAL_RESULT.items()):
+    hipify_python.HIPIFY_FINAL_RESULT[k] = HipifyResult(v)
+PY
+check "torch preset with HipifyResult objects" $HW --project=torch --python="$T/py" "$O"
+has "objects are counted like dicts" "$T/.out" "hipify: 1 hipified,"
+
 # 13. git brings a rewritten file back to pristine (checkout, or a new commit): that is a
 # source change, not a dirty tree; hipify runs on git's bytes, once
 export HIP_PATH=$T/nohip
