@@ -164,6 +164,40 @@ cleardir(const char *dir)
 	closedir(d);
 }
 
+/* true if dir holds nothing but a .git with no commit and no refs: what a killed first
+   checkout leaves between creating the git folder and marking it srcpin's */
+static int
+bareinit(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	git_repository *r;
+	int only = 1, empty = 0;
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") && strcmp(de->d_name, ".git"))
+			only = 0;
+	closedir(d);
+	if (!only)
+		return 0;
+	{
+		/* killed inside git init: a .git folder without HEAD yet */
+		char *head = xasprintf("%s/.git/HEAD", dir);
+		struct stat st;
+		int half = lstat(head, &st) < 0 && errno == ENOENT;
+		free(head);
+		if (half)
+			return 1;
+	}
+	if (git_repository_open_ext(&r, dir, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0)
+		return 0;
+	empty = git_repository_is_empty(r) == 1;
+	git_repository_free(r);
+	return empty;
+}
+
 /* point gitdir's object store at the mirror's (written only when it changes) */
 static void
 alternates(const char *gitdir, const char *mirror)
@@ -205,7 +239,7 @@ prepare(const char *dir, const char *gitdir, const char *mirror, int force, int 
 		/* a submodule: srcpin's own when its gitdir is under srcpin's superproject */
 		rmtree(gd);
 		cleardir(dir);
-	} else if (!ours && !emptydir(dir)) {
+	} else if (!ours && !emptydir(dir) && !bareinit(dir)) {
 		if (!force)
 			die("%s: not a srcpin checkout and not empty; refusing to touch it "
 			    "(--force replaces its contents)", dir);

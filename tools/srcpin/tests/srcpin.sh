@@ -107,6 +107,10 @@ check "checkout finds the cache of an existing checkout" sh -c "cd '$T' && srcpi
 same "and resets it" "$(treesum "$T/gitclone")" "$(treesum "$w")"
 
 # --- refusing folders that are not srcpin's -------------------------------------------------
+git init -q "$T/killed"
+check "a folder with only a fresh empty .git (a killed first checkout) is taken" srcpin checkout top --commit "$v1" --into "$T/killed" --cache="$c"
+(cd "$T/mine0" 2>/dev/null || mkdir -p "$T/mine0") && git init -q "$T/mine0" && (cd "$T/mine0" && echo x >x && git add x && git commit -qm x && rm x)
+exits "a .git with history is not taken" 2 srcpin checkout top --commit "$v1" --into "$T/mine0" --cache="$c"
 mkdir -p "$T/mine" && echo precious >"$T/mine/notes.txt"
 exits "refuses a folder srcpin did not make" 2 srcpin checkout top --commit "$v1" --into "$T/mine" --cache="$c"
 has "its file is untouched" "$T/mine/notes.txt" "precious"
@@ -240,6 +244,23 @@ for delay in 0.02 0.1 0.3; do
 	rm -rf "$c/big.git"
 done
 same "no temporary mirrors left" "" "$(ls -d "$c"/*.tmp-* 2>/dev/null)"
+# two fetches of one mirror at once: the cache lock serialises them, both succeed
+srcpin fetch big "file://$u/big" b1 --cache="$c" >"$T/p1" 2>&1 &
+pid=$!
+srcpin fetch big "file://$u/big" b1 --cache="$c" >"$T/p2" 2>&1
+wait $pid; r1=$?
+same "concurrent fetches both succeed" "0 $b1 $b1" "$r1 $(cat "$T/p1") $(cat "$T/p2")"
+# a checkout killed at some moment: the next one makes the tree exact
+for delay in 0.05 0.2; do
+	srcpin checkout big --commit "$b1" --into "$T/wb" --cache="$c" >/dev/null 2>&1 &
+	pid=$!
+	sleep $delay
+	kill -9 $pid 2>/dev/null
+	wait $pid 2>/dev/null
+	check "checkout after a kill at ${delay}s" srcpin checkout big --commit "$b1" --into "$T/wb" --cache="$c"
+	same "tree exact after the kill at ${delay}s" "$(archsum "$u/big" b1)" "$(treesum "$T/wb")"
+	rm -rf "$T/wb"
+done
 
 # --- lock -----------------------------------------------------------------------------------
 cat >"$T/pins.env" <<EOF
