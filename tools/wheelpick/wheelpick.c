@@ -23,6 +23,7 @@ usage(const char *err)
 	        "                 [--platform=PLAT]... [--tag-order=pip|packaging] [--name NAME]\n"
 	        "                 [--require SPEC] [--pre] [--local LABEL] [--pip] [--json] [-v]\n"
 	        "                 [--check] [--ignore-requires-python] [--no-cache] DIR|WHEEL...\n"
+	        "       wheelpick --tags [TARGET OPTIONS]\n"
 	        "Prints the absolute path of the wheel the interpreter would install (exit 0),\n"
 	        "or why none fits (exit 1); 2 for usage or unreadable input. See wheelpick(1).\n");
 	exit(err ? EXIT_USAGE : EXIT_OK);
@@ -217,14 +218,14 @@ main(int argc, char **argv)
 	const char *local = NULL, *val, *why;
 	struct strv plats = { 0 }, paths = { 0 };
 	int pre = 0, pip = 0, json = 0, verbose = 0, check = 0, nocache = 0, i, rc = EXIT_OK;
-	int ended = 0, checked = 0, noreqpy = 0;
+	int ended = 0, checked = 0, noreqpy = 0, listtags = 0;
 	struct pep440 pyv = { 0 };
 	enum tagorder order = ORDER_PIP;
 	struct target t = { 0 };
 	struct pickopts o = { 0 };
 	struct pickset ps = { 0 };
 	struct buf b = { 0 };
-	char *err = NULL, *reqname = NULL, *canon = NULL, *who, *checkerr = NULL, *spec = NULL;
+	char *err = NULL, *reqname = NULL, *canon = NULL, *who = NULL, *checkerr = NULL, *spec = NULL;
 	size_t k, at;
 
 	setprogname(argv[0]);
@@ -267,6 +268,8 @@ main(int argc, char **argv)
 			verbose = 1;
 		} else if (!strcmp(a, "--check")) {
 			check = 1;
+		} else if (!strcmp(a, "--tags")) {
+			listtags = 1;
 		} else if (!strcmp(a, "--ignore-requires-python")) {
 			noreqpy = 1;
 		} else if (!strcmp(a, "--no-cache")) {
@@ -276,7 +279,7 @@ main(int argc, char **argv)
 			usage(m);
 		}
 	}
-	if (!paths.n)
+	if (!paths.n && !listtags)
 		usage("name at least one folder or wheel file");
 
 	/* the filters */
@@ -355,6 +358,12 @@ main(int argc, char **argv)
 			plats_expand(&t.plats, plats.v[k]);
 	}
 	target_tags(&t);
+	if (listtags) {
+		/* the supported tags, best first (what pip debug --verbose lists) */
+		for (k = 0; k < t.tags.n; k++)
+			printf("%s\n", t.tags.v[k]);
+		goto out;
+	}
 	who = t.python ? xstrdup(t.python) :
 	      xasprintf("the target %s (%s)", t.abis.n ? t.abis.v[0] : t.nodot,
 	                t.plats.n ? t.plats.v[0] : "any");

@@ -188,6 +188,19 @@ run wheelpick -v --python="$PY" "$T/case.reqpy"
 has "-v names its Requires-Python" "$T/.err" "skipped kilnwp-7.0-py3-none-any.whl: its Requires-Python >=4 excludes Python"
 compare rp2 "--ignore-requires-python takes it"
 
+# the whole tag priority list, against the one pip itself prints
+"$PY" -m pip debug --verbose 2>/dev/null | sed -n '/^Compatible tags/,$p' | sed '1d; s/^ *//' >"$T/pip.tags"
+if [ -s "$T/pip.tags" ]; then
+	run wheelpick --tags --python="$PY"
+	if cmp -s "$T/.out" "$T/pip.tags"; then
+		ok "--tags lists the $(lines "$T/pip.tags") tags of $PY in pip's order (pip debug --verbose)"
+	else
+		notok "--tags lists the tags in pip's order"; diff "$T/pip.tags" "$T/.out" | sed -n '1,20s/^/#   /p'
+	fi
+else
+	echo "skip tag list test: pip debug --verbose lists no tags here"
+fi
+
 # output forms
 w=$T/case.tag
 run wheelpick --python="$PY" --pip "$w"
