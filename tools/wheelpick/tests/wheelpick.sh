@@ -197,6 +197,14 @@ if [ -s "$T/pip.tags" ]; then
 	else
 		notok "--tags lists the tags in pip's order"; diff "$T/pip.tags" "$T/.out" | sed -n '1,20s/^/#   /p'
 	fi
+	"$PY" -m pip debug --verbose --python-version 3.9 --implementation cp --abi cp39 \
+		--platform linux_"$arch" 2>/dev/null | sed -n '/^Compatible tags/,$p' | sed '1d; s/^ *//' >"$T/pip.tags"
+	run wheelpick --tags --python-version=3.9 --abi=cp39 --platform=linux_"$arch"
+	if cmp -s "$T/.out" "$T/pip.tags"; then
+		ok "--tags for a cross target (3.9, cp39, linux_$arch) is pip's list too"
+	else
+		notok "--tags for a cross target is pip's list"; diff "$T/pip.tags" "$T/.out" | sed -n '1,20s/^/#   /p'
+	fi
 else
 	echo "skip tag list test: pip debug --verbose lists no tags here"
 fi
