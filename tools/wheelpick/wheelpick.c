@@ -332,8 +332,10 @@ main(int argc, char **argv)
 		}
 		free(t.nodot);
 		t.nodot = xasprintf("%d%d", t.major, t.minor);
-		if (!abi && !python) {
-			char *d = xasprintf("cp%d%d", t.major, t.minor);
+		if (!abi && !strcmp(t.impl, "cp")) {
+			/* as pip: the ABI follows the version given (cpXY, t when free-threaded) */
+			char *d = xasprintf("cp%d%d%s", t.major, t.minor,
+			                    t.threaded && (t.major > 3 || t.minor >= 13) ? "t" : "");
 			target_setabis(&t, d);
 			free(d);
 		}

@@ -205,6 +205,14 @@ if [ -s "$T/pip.tags" ]; then
 	else
 		notok "--tags for a cross target is pip's list"; diff "$T/pip.tags" "$T/.out" | sed -n '1,20s/^/#   /p'
 	fi
+	"$PY" -m pip debug --verbose --python-version 3.99 2>/dev/null | sed -n '/^Compatible tags/,$p' |
+		sed '1d; s/^ *//' >"$T/pip.tags"
+	run wheelpick --tags --python="$PY" --python-version=3.99
+	if cmp -s "$T/.out" "$T/pip.tags"; then
+		ok "--tags with --python and --python-version=3.99 is pip's list too (the ABI follows)"
+	else
+		notok "--tags with --python-version=3.99 is pip's list"; diff "$T/pip.tags" "$T/.out" | sed -n '1,20s/^/#   /p'
+	fi
 else
 	echo "skip tag list test: pip debug --verbose lists no tags here"
 fi
