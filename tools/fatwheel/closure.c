@@ -1,0 +1,280 @@
+/* resolving the DT_NEEDED closure the way ld.so does, and --include */
+#include "state.h"
+#include "proc.h"
+
+#include <dirent.h>
+#include <fnmatch.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+
+int
+excluded(const char *s)
+{
+	size_t i;
+	const char *b;
+	int hit = 0;
+
+	for (i = 0; i < opt.nexclude; i++) {
+		b = strrchr(s, '/');
+		if (fnmatch(opt.exclude[i], s, 0) == 0 || (b && fnmatch(opt.exclude[i], b + 1, 0) == 0)) {
+			opt.exused[i] = 1;
+			hit = 1;
+		}
+	}
+	return hit;
+}
+
+struct lib *
+findlib(const char *needed)
+{
+	size_t i;
+
+	for (i = 0; i < nlibs; i++)
+		if (!libs[i]->include && strcmp(libs[i]->needed, needed) == 0)
+			return libs[i];
+	return NULL;
+}
+
+struct member *
+findmember(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < nmem; i++)
+		if (strcmp(mem[i].e->name, name) == 0)
+			return &mem[i];
+	return NULL;
+}
+
+/* normalize a relative path ("a/b/../c" -> "a/c"); NULL if it climbs above the root */
+char *
+normrel(const char *p)
+{
+	struct buf b = {0};
+	const char *s = p, *c;
+	size_t len;
+
+	bufputs(&b, "");
+	while (*s) {
+		c = strchr(s, '/');
+		len = c ? (size_t)(c - s) : strlen(s);
+		if (len == 0 || (len == 1 && s[0] == '.')) {
+		} else if (len == 2 && s[0] == '.' && s[1] == '.') {
+			char *l;
+			if (!b.len) {
+				buffree(&b);
+				return NULL;
+			}
+			l = strrchr(b.s, '/');
+			b.len = l ? (size_t)(l - b.s) : 0;
+			b.s[b.len] = 0;
+		} else {
+			if (b.len)
+				bufputc(&b, '/');
+			bufadd(&b, s, len);
+		}
+		s += len;
+		if (*s == '/')
+			s++;
+	}
+	return bufdetach(&b);
+}
+
+/* expand $ORIGIN / ${ORIGIN} in one search-path entry */
+char *
+expand_origin(const char *ent, const char *origin)
+{
+	struct buf b = {0};
+	const char *s = ent;
+
+	bufputs(&b, "");
+	while (*s) {
+		if (startswith(s, "$ORIGIN")) {
+			bufputs(&b, origin);
+			s += 7;
+		} else if (startswith(s, "${ORIGIN}")) {
+			bufputs(&b, origin);
+			s += 9;
+		} else {
+			bufputc(&b, *s++);
+		}
+	}
+	return bufdetach(&b);
+}
+
+/* dirname of a member path ("" at the top) */
+char *
+memberdir(const char *name)
+{
+	const char *s = strrchr(name, '/');
+
+	return s ? xstrndup(name, (size_t)(s - name)) : xstrdup("");
+}
+
+/* Look for needed in the object's own RPATH/RUNPATH. For a wheel member, $ORIGIN is its
+   folder in the wheel: returns 1 if a wheel member provides needed. For a file on disk,
+   $ORIGIN is its folder; a hit is returned in *path. */
+static int
+ownpath(const struct elfinfo *ei, const char *wheelname, const char *diskpath, const char *needed,
+        char **path)
+{
+	const char *list = ei->runpath ? ei->runpath : ei->rpath;
+	char *copy, *tok, *save = NULL, *dir, *origin, *full, *n;
+	int found = 0;
+
+	*path = NULL;
+	if (!list)
+		return 0;
+	origin = wheelname ? memberdir(wheelname) : memberdir(diskpath);
+	copy = xstrdup(list);
+	for (tok = strtok_r(copy, ":", &save); tok && !found && !*path; tok = strtok_r(NULL, ":", &save)) {
+		dir = expand_origin(tok, origin);
+		if (wheelname && strstr(tok, "ORIGIN") && dir[0] != '/') {
+			full = xasprintf("%s/%s", dir, needed);
+			n = normrel(full);
+			if (n && findmember(n))
+				found = 1;
+			free(n);
+			free(full);
+		} else if (dir[0] == '/' && !(wheelname && strstr(tok, "ORIGIN"))) {
+			*path = search_in(dir, needed, ei);
+		}
+		free(dir);
+	}
+	free(copy);
+	free(origin);
+	return found;
+}
+
+static void loadlib(struct lib *l);
+
+/* add the libraries an object needs; by names the object in messages */
+void
+resolveobj(const struct elfinfo *ei, const char *wheelname, const char *diskpath, const char *by)
+{
+	size_t i;
+	char *path;
+	struct lib *l;
+	const char *n;
+
+	for (i = 0; i < ei->nneeded; i++) {
+		n = ei->needed[i];
+		if (policy_system(n) || excluded(n) || findlib(n))
+			continue;
+		bufreset(&search_skipped);
+		if (ownpath(ei, wheelname, diskpath, n, &path))
+			continue;
+		if (!path)
+			path = search_find(&opt.sp, n, ei);
+		if (!path) {
+			bufprintf(&errors, "fatwheel: %s: %s needed by %s not found (add --lib-path DIR or --exclude '%s')%s\n",
+			          opt.in, n, by, n, search_skipped.len ? search_skipped.s : "");
+			continue;
+		}
+		if (excluded(path)) {
+			free(path);
+			continue;
+		}
+		libs = xgrow(libs, &libcap, nlibs + 1, sizeof *libs);
+		l = libs[nlibs++] = xcalloc(1, sizeof *l);
+		l->needed = xstrdup(n);
+		l->from = path;
+		l->by = xstrdup(by);
+		loadlib(l);
+	}
+}
+
+static void
+loadlib(struct lib *l)
+{
+	char err[512];
+	const char *from = l->from;
+
+	if (startswith(from, "tar:")) {
+		if (rocmtar_read(opt.sp.tar, from + 4, &l->data, err, sizeof err) < 0)
+			die("%s: %s: %s", opt.in, from, err);
+	} else if (readfile(from, &l->data, 0) < 0) {
+		die("%s:", from);
+	}
+	if (elfinfo_read(&l->ei, l->data.s, l->data.len, err, sizeof err) == 0) {
+		l->iself = 1;
+	} else {
+		elfinfo_free(&l->ei);
+		if (!l->include)
+			dien(EXIT_USAGE, "%s: %s: needed by %s as %s, but %s", opt.in, from, l->by, l->needed, err);
+	}
+}
+
+/* true if a file name names a GPU target not in --arch */
+static int
+archskip(const char *name)
+{
+	const char *p = name, *q;
+	char tok[32];
+	size_t k;
+	int named = 0;
+
+	if (!opt.arch)
+		return 0;
+	while ((p = strstr(p, "gfx")) != NULL) {
+		q = p + 3;
+		while ((*q >= '0' && *q <= '9') || (*q >= 'a' && *q <= 'f'))
+			q++;
+		k = (size_t)(q - p);
+		if (k > 3 && k < sizeof tok) {
+			memcpy(tok, p, k);
+			tok[k] = 0;
+			named = 1;
+			/* whole entries of the comma list */
+			const char *a = opt.arch;
+			while (a && *a) {
+				const char *c = strchr(a, ',');
+				size_t al = c ? (size_t)(c - a) : strlen(a);
+				if (al == k && strncmp(a, tok, k) == 0)
+					return 0;
+				a = c ? c + 1 : NULL;
+			}
+		}
+		p = q;
+	}
+	return named;
+}
+
+void
+addinclude(const char *path, const char *rel)
+{
+	struct stat st;
+	struct lib *l;
+
+	if (stat(path, &st) < 0)
+		die("--include %s:", path);
+	if (S_ISDIR(st.st_mode)) {
+		struct dirent **ents;
+		int k, cnt = scandir(path, &ents, NULL, alphasort);
+		if (cnt < 0)
+			die("--include %s:", path);
+		for (k = 0; k < cnt; k++) {
+			if (strcmp(ents[k]->d_name, ".") != 0 && strcmp(ents[k]->d_name, "..") != 0) {
+				char *p = xasprintf("%s/%s", path, ents[k]->d_name);
+				char *r = xasprintf("%s/%s", rel, ents[k]->d_name);
+				addinclude(p, r);
+				free(p);
+				free(r);
+			}
+			free(ents[k]);
+		}
+		free(ents);
+		return;
+	}
+	if (!S_ISREG(st.st_mode) || archskip(rel))
+		return;
+	libs = xgrow(libs, &libcap, nlibs + 1, sizeof *libs);
+	l = libs[nlibs++] = xcalloc(1, sizeof *l);
+	l->needed = xstrdup(rel);
+	l->from = xstrdup(path);
+	l->by = xstrdup("--include");
+	l->include = 1;
+	loadlib(l);
+}

@@ -1,0 +1,274 @@
+/* carrying out the plan: ELF edits, deflating, writing the archive */
+#include "state.h"
+#include "hash.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+/* what goes into the output, in order */
+struct outm {
+	const char *name;
+	struct member *m;           /* raw copy of m unless data is set */
+	struct buf *data;           /* new content */
+	unsigned extattr;
+	struct buf z;               /* deflated */
+	uint32_t crc;
+	unsigned char sha[32];
+};
+
+
+static int
+collect(void *ctx, const void *p, size_t n)
+{
+	bufadd(ctx, p, n);
+	return 0;
+}
+
+static int batch;               /* patchelf does several edits per call correctly */
+
+struct editjob {
+	struct member *m;
+	struct lib *l;
+	char err[1024];
+	int bad;
+};
+
+/* a scratch copy for patchelf: no fsync, it is removed again */
+static int
+writetmp(const char *path, const struct buf *data)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0700), e;
+
+	if (fd < 0)
+		return -1;
+	if (writeall(fd, data->s, data->len) < 0) {
+		e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return close(fd);
+}
+
+static void
+edit1(void *ctx, size_t i)
+{
+	struct editjob *j = &((struct editjob *)ctx)[i];
+	struct buf *data = j->m ? &j->m->data : &j->l->data;
+	char *path = xasprintf("%s/%zu", tmpdir, i);
+	const char *what = j->m ? j->m->e->name : j->l->member;
+
+	if (j->m && fast_inflate(&zin, j->m->e, data, j->err, sizeof j->err) < 0) {
+		j->bad = 1;
+	} else if (writetmp(path, data) < 0) {
+		j->bad = snprintf(j->err, sizeof j->err, "%s: %s", path, strerror(errno)) > 0;
+	} else if (j->m ? elf_edit(opt.patchelf, batch, path, NULL, j->m->oldn, j->m->newn, j->m->nren,
+	                           j->m->rpath, j->err, sizeof j->err) < 0
+	                : elf_edit(opt.patchelf, batch, path, j->l->soname, j->l->oldn, j->l->newn, j->l->nren,
+	                           j->l->rpath, j->err, sizeof j->err) < 0) {
+		char *e = xasprintf("%s: %s", what, j->err);
+		snprintf(j->err, sizeof j->err, "%s", e);
+		free(e);
+		j->bad = 1;
+	} else if (bufreset(data), readfile(path, data, 0) < 0) {
+		j->bad = snprintf(j->err, sizeof j->err, "%s: %s", path, strerror(errno)) > 0;
+	}
+	if (j->m)
+		j->m->changed = !j->bad;
+	unlink(path);
+	free(path);
+}
+
+static void
+deflate1(void *ctx, size_t i)
+{
+	struct outm *o = &((struct outm *)ctx)[i];
+
+	if (!o->data)
+		return;
+	fast_deflate(o->data->s, o->data->len, opt.level, &o->z, &o->crc);
+	sha256_buf(o->data->s, o->data->len, o->sha);
+}
+
+static struct outm *outv;
+static size_t outcap;
+size_t nout;
+
+static struct outm *
+addout(const char *name)
+{
+	struct outm *o;
+
+	outv = xgrow(outv, &outcap, nout + 1, sizeof *outv);
+	o = &outv[nout++];
+	memset(o, 0, sizeof *o);
+	o->name = name;
+	return o;
+}
+
+void
+execute(void)
+{
+	struct editjob *jobs;
+	size_t nj = 0, i;
+	char tmpl[PATH_MAX];
+	const char *td = getenv("TMPDIR");
+	struct buf recbuf = {0}, wheeltext = {0};
+	struct zipout zw;
+	struct zipcd cd;
+	struct outm *o;
+	char err[512];
+	uint64_t done = 0, scratch = 0;
+	struct stat sin, sout;
+
+	if (stat(opt.in, &sin) == 0 && stat(outpath, &sout) == 0 && sin.st_dev == sout.st_dev &&
+	    sin.st_ino == sout.st_ino)
+		die("%s: the output would replace the input; choose another -w folder", outpath);
+	/* ELF edits, checked by reading back; patchelf runs in parallel */
+	jobs = xcalloc(nmem + nlibs + 1, sizeof *jobs);
+	for (i = 0; i < nmem; i++) {
+		if (mem[i].edit) {
+			jobs[nj++].m = &mem[i];
+			scratch += 2 * mem[i].e->usize;
+		}
+	}
+	for (i = 0; i < nlibs; i++) {
+		if (libs[i]->rpath || libs[i]->soname || libs[i]->nren) {
+			jobs[nj++].l = libs[i];
+			scratch += 2 * libs[i]->data.len;
+		}
+	}
+	if (nj && (batch = patchelf_batches(opt.patchelf)) < 0)
+		dien(EXIT_PROBLEM, "%s: cannot run '%s --version'; install patchelf or pass --patchelf=PATH",
+		     opt.in, opt.patchelf);
+	/* scratch copies for patchelf: TMPDIR if set, else memory (/dev/shm) when it has room */
+	if (!(td && *td)) {
+		struct statvfs vf;
+		td = statvfs("/dev/shm", &vf) == 0 && (uint64_t)vf.f_bavail * vf.f_frsize > scratch + (256u << 20)
+		     ? "/dev/shm" : "/tmp";
+	}
+	snprintf(tmpl, sizeof tmpl, "%s/fatwheel.XXXXXX", td);
+	if (!mkdtemp(tmpl))
+		dien(EXIT_PROBLEM, "%s:", tmpl);
+	tmpdir = xstrdup(tmpl);
+	pfor(nj, opt.jobs, edit1, jobs);
+	for (i = 0; i < nj; i++)
+		if (jobs[i].bad)
+			dien(EXIT_PROBLEM, "%s: %s", opt.in, jobs[i].err);
+	free(jobs);
+	if (strcmp(newplat, wn.plat) != 0) {
+		char *t;
+		if (zip_read(&zin, wheelm->e, collect, &wheeltext, err, sizeof err) < 0)
+			die("%s: %s", opt.in, err);
+		t = wheel_retag(wheeltext.s ? wheeltext.s : "", wheeltext.len, newplat);
+		bufreset(&wheelm->data);
+		bufputs(&wheelm->data, t);
+		free(t);
+		wheelm->changed = 1;
+		buffree(&wheeltext);
+	}
+	/* the order: package members, the libraries, .dist-info, RECORD last */
+	for (i = 0; i < nmem; i++) {
+		if (mem[i].dist || mem[i].drop)
+			continue;
+		o = addout(mem[i].e->name);
+		o->m = &mem[i];
+		o->data = mem[i].changed ? &mem[i].data : NULL;
+	}
+	for (i = 0; i < nlibs; i++) {
+		o = addout(libs[i]->member);
+		o->data = &libs[i]->data;
+		o->extattr = (0100755u << 16);
+	}
+	for (i = 0; i < nmem; i++) {
+		if (!mem[i].dist || mem[i].drop || &mem[i] == recordm)
+			continue;
+		o = addout(mem[i].e->name);
+		o->m = &mem[i];
+		o->data = mem[i].changed ? &mem[i].data : NULL;
+	}
+	pfor(nout, opt.jobs, deflate1, outv);
+	for (i = 0; i < nout; i++) {
+		o = &outv[i];
+		if (endswith(o->name, "/"))
+			continue;
+		if (o->data)
+			record_line(&recbuf, o->name, o->sha, o->data->len);
+		else
+			record_line(&recbuf, o->name, o->m->sha, o->m->e->usize);
+	}
+	record_line(&recbuf, recordm->e->name, NULL, 0);
+	o = addout(recordm->e->name);
+	o->m = recordm;
+	o->data = &recbuf;
+	deflate1(outv, nout - 1);
+	/* write */
+	if (atomic_open(&out, outpath, 0644) < 0)
+		dien(EXIT_PROBLEM, "%s: cannot create the output wheel:", opt.outdir);
+	outopen = 1;
+	zipw_init(&zw, out.fd);
+	for (i = 0; i < nout; i++) {
+		o = &outv[i];
+		memset(&cd, 0, sizeof cd);
+		cd.name = (char *)o->name;
+		if (o->m) {
+			cd.flags = o->m->e->flags;
+			cd.mtime = o->m->e->mtime;
+			cd.mdate = o->m->e->mdate;
+			cd.madeby = o->m->e->madeby;
+			cd.extattr = o->m->e->extattr;
+		} else {
+			cd.mtime = wheelm->e->mtime;
+			cd.mdate = wheelm->e->mdate;
+			cd.madeby = 3 << 8;
+			cd.extattr = o->extattr;
+		}
+		if (o->data) {
+			cd.flags &= (uint16_t)~6u; /* deflate speed bits describe the old stream */
+			cd.method = 8;
+			cd.crc = o->crc;
+			cd.csize = o->z.len;
+			cd.usize = o->data->len;
+			if (zipw_add(&zw, &cd, o->z.s) < 0)
+				break;
+		} else {
+			cd.method = o->m->e->method;
+			cd.crc = o->m->e->crc;
+			cd.csize = o->m->e->csize;
+			cd.usize = o->m->e->usize;
+			if (zipw_add(&zw, &cd, zin.m.p + o->m->e->dataoff) < 0)
+				break;
+		}
+		done += cd.csize;
+		progress("writing", i + 1, nout, done);
+	}
+	if (i < nout || zipw_finish(&zw) < 0) {
+		int e = errno;
+		zipw_free(&zw);
+		errno = e;
+		dien(EXIT_PROBLEM, "%s: writing the output failed (nothing was left behind):", outpath);
+	}
+	if (atomic_commit(&out) < 0) {
+		outopen = 0;
+		dien(EXIT_PROBLEM, "%s: writing the output failed (nothing was left behind):", outpath);
+	}
+	outopen = 0;
+	buffree(&recbuf);
+}
+
+void
+execute_free(void)
+{
+	size_t i;
+
+	for (i = 0; i < nout; i++)
+		buffree(&outv[i].z);
+	free(outv);
+}

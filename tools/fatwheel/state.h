@@ -1,0 +1,101 @@
+/* fatwheel's state shared by its modules: the options, the input's members, the
+   libraries being added, the plan */
+#ifndef FATWHEEL_STATE_H
+#define FATWHEEL_STATE_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "atomic.h"
+#include "fw.h"
+
+/* a member of the input wheel */
+struct member {
+	struct zipent *e;
+	int dist, skip, drop;       /* in .dist-info; not hashed (RECORD, folder); left out */
+	unsigned char sha[32];
+	int iself;
+	struct elfinfo ei;
+	char err[512];
+	int bad;
+	/* the edit, if any */
+	int edit;
+	char *rpath;
+	char **oldn, **newn;
+	size_t nren;
+	struct buf data;            /* new content (edited or rewritten) */
+	int changed;
+};
+
+/* a library or file being added */
+struct lib {
+	char *needed;               /* the name it is needed by (file name for includes) */
+	char *from;                 /* path on disk, or tar:MEMBER */
+	char *by;                   /* first user */
+	char *member;               /* path inside the output wheel */
+	char *soname;               /* new SONAME (soname hash), or NULL */
+	int include, iself;
+	struct elfinfo ei;
+	char *rpath;
+	char **oldn, **newn;
+	size_t nren;
+	struct buf data;
+};
+
+/* the command line */
+struct options {
+	int dryrun, json, quiet, useldlp, sonamehash, level, jobs, tty;
+	char *outdir, *in, *layout, *plat, *arch, *patchelf;
+	char **exclude, **include;
+	size_t nexclude, ninclude, xcap, icap;
+	int *exused;                /* per --exclude: it matched something */
+	struct searchpath sp;
+};
+
+extern struct options opt;
+extern struct zipin zin;        /* the input wheel */
+extern struct member *mem;      /* its members, in archive order */
+extern size_t nmem;
+extern struct lib **libs;       /* what is added, in the order found */
+extern size_t nlibs, libcap;
+extern struct buf errors;       /* libraries not found, one line each */
+extern struct recline *rec;     /* the input's RECORD */
+extern size_t nrec;
+extern char *distinfo;          /* "name-ver.dist-info/" */
+extern struct member *wheelm, *recordm;
+extern struct whlname wn;       /* the input's file name */
+extern char *libdir, *newplat, *outname, *outpath;
+extern int glibcmax;            /* highest GLIBC_2.N needed, -1 if none */
+extern char *tmpdir;            /* scratch folder, removed at exit */
+extern struct atomic out;       /* the output being written */
+extern int outopen;
+extern size_t nout;             /* members written */
+
+/* print progress on a terminal (throttled to once a second) */
+void progress(const char *what, size_t done, size_t total, uint64_t bytes);
+/* map the input, check every member against RECORD, read the ELF facts; dies on bad input */
+void readinput(void);
+/* true if s matches an --exclude pattern (whole, or its base name) */
+int excluded(const char *s);
+/* the non-included library bundled for a DT_NEEDED name, or NULL */
+struct lib *findlib(const char *needed);
+/* the input member with this path, or NULL */
+struct member *findmember(const char *name);
+/* normalize a relative path ("a/b/../c" -> "a/c"); NULL if it climbs above the root */
+char *normrel(const char *p);
+/* expand $ORIGIN / ${ORIGIN} in one search-path entry */
+char *expand_origin(const char *ent, const char *origin);
+/* the folder of a member path ("" at the top) */
+char *memberdir(const char *name);
+/* add the libraries an object needs (a wheel member or a file on disk); by names it */
+void resolveobj(const struct elfinfo *ei, const char *wheelname, const char *diskpath, const char *by);
+/* add an --include file or folder under the name rel */
+void addinclude(const char *path, const char *rel);
+/* resolve the closure, name the libraries, plan the edits and the platform tag */
+void plan(void);
+/* edit, deflate and write the output wheel atomically; dies on failure */
+void execute(void);
+/* free what execute kept */
+void execute_free(void);
+
+#endif
