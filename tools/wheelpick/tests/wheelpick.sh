@@ -321,6 +321,16 @@ if "$PY" -m venv --without-pip "$T/venv" >/dev/null 2>&1; then
 else
 	echo "skip venv test: $PY -m venv does not work here"
 fi
+# end to end: the printed command installs the chosen wheel into a fresh environment
+if "$PY" -m venv --without-pip --system-site-packages "$T/iv" >/dev/null 2>&1 &&
+	"$T/iv/bin/python" -m pip --version >/dev/null 2>&1; then
+	cmd=$(wheelpick --python="$T/iv" --pip "$T/case.local")
+	eval "$cmd -q --no-index" >"$T/install.out" 2>&1
+	got=$("$T/iv/bin/python" -c 'import importlib.metadata as m; print(m.version("kilnwp"))' 2>&1)
+	same "the --pip command installs the chosen wheel (eval \"\$(wheelpick --pip)\")" "2.0+rocm6.4" "$got"
+else
+	echo "skip install test: no venv with a usable pip here"
+fi
 exits "--help exits 0" 0 wheelpick --help
 has "--help shows the synopsis" "$T/.out" "usage: wheelpick"
 exits "an unknown option is a usage error" 2 wheelpick --bogus "$T/case.ver"
