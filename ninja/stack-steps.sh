@@ -83,6 +83,7 @@ step_pick () {
 	if [ -n "${WHEEL:-}" ]; then from=$WHEEL; else from=$B/wheels/$c; fi
 	w=$(wheelpick --python="$PY" --name "$DIST" "$from") ||
 		die "no wheel in $from fits $PY (wheelpick -v --python=$PY $from says why)"
+	mkdir -p "$B/wheels"
 	printf '%s\n' "$w" >"$B/wheels/$c.picked.tmp"
 	mv -f "$B/wheels/$c.picked.tmp" "$B/wheels/$c.picked"
 	echo "picked $w"

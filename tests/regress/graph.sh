@@ -131,3 +131,20 @@ done
 lacks "second folder: no wheel was built" "$T/b2.log" ".wheel: rebuilt"
 same "second folder: the restored stack works in its own venv" "90 235 93" \
 	"$("$T/venv2/bin/python" -c 'import torch, torchvision, torchaudio; print(torch.scale(3), torchvision.op(1), torchaudio.op(3))' 2>&1)"
+
+# a prebuilt torch wheel replaces torch's build; vision and audio build against it
+tw=$(ls "$T"/b/build/wheels/torch/*.whl)
+toy_venv "$T/venv3"
+mkdir -p "$T/b3" && cd "$T/b3" || exit 2
+check "configure --pin torch=wheel:..." "$KSRC/configure" --python="$T/venv3/bin/python" \
+	--pins="$T/pins.env" --mirror="$T/mirror" --rocm-path="$T/rocm" KILN_BIN="$KILN_BIN" \
+	--arch=gfx1151 --pin vision=v2 --pin "torch=wheel:$tw"
+lacks "wheel pin: no torch.src stage" "$T/b3/build/stack.ninja" "build torch.src:"
+lacks "wheel pin: no torch.wheel stage" "$T/b3/build/stack.ninja" "build torch.wheel:"
+build b3
+[ "$brc" = 0 ] || sed -n '1,60s/^/#   /p' "$T/b3.log"
+same "wheel pin: torch is picked and installed, the rest is built against it" \
+	"audio.install audio.patch audio.pick audio.src audio.wheel stack.smoke torch.install torch.pick vision.install vision.patch vision.pick vision.src vision.wheel" "$got"
+same "wheel pin: the stack works" "90 235 93" \
+	"$("$T/venv3/bin/python" -c 'import torch, torchvision, torchaudio; print(torch.scale(3), torchvision.op(1), torchaudio.op(3))' 2>&1)"
+has "wheel pin: build-info names the wheel" "$T/b3/build/build-info.json" "\"wheel\":\"${tw##*/}\""
