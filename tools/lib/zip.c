@@ -92,8 +92,9 @@ zip64extra(struct zipent *e, const unsigned char *x, size_t xlen, int wantoff, c
 	            e->name, (unsigned long long)at);
 }
 
-int
-zip_open(struct zipin *z, const char *path, char *err, size_t errlen)
+/* zip_open without the cleanup on failure */
+static int
+zip_open1(struct zipin *z, const char *path, char *err, size_t errlen)
 {
 	const unsigned char *p, *c;
 	size_t n, i, lim;
@@ -214,6 +215,15 @@ zip_open(struct zipin *z, const char *path, char *err, size_t errlen)
 	}
 	free(names);
 	return 0;
+}
+
+int
+zip_open(struct zipin *z, const char *path, char *err, size_t errlen)
+{
+	if (zip_open1(z, path, err, errlen) == 0)
+		return 0;
+	zip_close(z); /* nothing half-read survives a failure */
+	return -1;
 }
 
 void
