@@ -129,6 +129,9 @@ vfetch(struct args *a)
 	if (a->npos != 3)
 		usage("fetch needs NAME URL REF");
 	checkname(a->pos[0]);
+	if (a->expect && (strlen(a->expect) < 7 || strlen(a->expect) > 40 ||
+	                  strspn(a->expect, "0123456789abcdefABCDEF") != strlen(a->expect)))
+		usage(xasprintf("--expect=%s: want a commit id (7 to 40 hex digits)", a->expect));
 	dir = mirror_path(&a->o, a->pos[0]);
 	mirror_fetch(&a->o, a->pos[0], dir, a->pos[1], a->pos[2], &id);
 	free(dir);

@@ -62,6 +62,8 @@ same "a moved branch is followed" "$v2" "$(cat "$T/.out")"
 exits "expected sha mismatch is a verification failure" 1 srcpin fetch top "file://$u/top" v1 --cache="$c" --expect="$v2"
 has "mismatch names ref and both commits" "$T/.err" "ref 'v1' resolves to $v1, not the expected $v2"
 check "expected sha that matches" srcpin fetch top "file://$u/top" v1 --cache="$c" --expect="$v1"
+check "expected sha as a 7-digit prefix" srcpin fetch top "file://$u/top" v1 --cache="$c" --expect="$(echo "$v1" | cut -c1-7)"
+exits "a too short expected sha is a usage error" 2 srcpin fetch top "file://$u/top" v1 --cache="$c" --expect=abc
 
 # --- bad refs and URLs ----------------------------------------------------------------------
 exits "missing ref" 2 srcpin fetch top "file://$u/top" v3 --cache="$c"
