@@ -516,7 +516,7 @@ wheel_requirespython(const char *path, char **out, char **err)
 	*out = NULL;
 	*err = NULL;
 	if (loadarchive(err) < 0)
-		return -1;
+		return -2;
 	a = la.read_new();
 	la.support_zip(a);
 	if (la.open_filename(a, path, 1 << 16) != ARCHIVE_OK) {

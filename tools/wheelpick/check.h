@@ -13,7 +13,8 @@
 int wheel_check(const char *path, const struct wheelname *w, char **err);
 
 /* The Requires-Python of the wheel's METADATA: 1 with it in *out (caller frees), 0 when
-   there is none, -1 when the wheel cannot be read (*err set; caller frees). */
+   there is none, -1 when the wheel cannot be read, -2 when libarchive cannot be loaded
+   (*err set; caller frees). */
 int wheel_requirespython(const char *path, char **out, char **err);
 
 #endif

@@ -396,7 +396,13 @@ pick_run(struct pickset *ps, const struct target *t, const struct pickopts *o)
 		struct cand *c = &ps->c[best];
 		char *rp = NULL, *err = NULL;
 		int excluded = 0;
-		if (wheel_requirespython(c->path, &rp, &err) == 1) {
+		int r = wheel_requirespython(c->path, &rp, &err);
+		if (r == -2) {
+			char *m = xasprintf("Requires-Python not read (%s)", err);
+			strv_add(&ps->warnings, m, 1);
+			free(m);
+		}
+		if (r == 1) {
 			struct pep440_specset ss;
 			const char *why;
 			size_t at;
