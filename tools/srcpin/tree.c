@@ -235,6 +235,23 @@ prepare(const char *dir, const char *gitdir, const char *mirror, int force, int 
 	} else if (!S_ISDIR(st.st_mode))
 		die("%s: not a folder", dir);
 	ours = access(sp, F_OK) == 0;
+	if (ours) {
+		/* srcpin's, but of another repository: its objects go with the old mirror, so
+		   start afresh rather than check out over a tree that can no longer be read */
+		struct kvfile f = {0};
+		char *err = NULL;
+		const char *was = NULL;
+		if (kv_load(&f, sp, &err) == 0)
+			was = kv_get(&f, "MIRROR");
+		if (was && *was && strcmp(was, mirror) != 0) {
+			if (gitdir)
+				rmtree(gd);
+			cleardir(dir);
+			ours = 0;
+		}
+		kv_free(&f);
+		free(err);
+	}
 	if (gitdir && !ours) {
 		/* a submodule: srcpin's own when its gitdir is under srcpin's superproject */
 		rmtree(gd);

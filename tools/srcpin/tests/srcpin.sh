@@ -93,6 +93,11 @@ check "checkout again: no-op" srcpin checkout top --commit "$v1" --into "$w" --s
 exits "state of a folder that is not a checkout" 2 srcpin state "$T"
 check "checkout without --submodules" srcpin checkout top --commit v2 --into "$T/w2" --cache="$c"
 same "submodule folder left empty" "" "$(ls -A "$T/w2/third_party/mid")"
+# the same folder for another repository: started afresh from the other mirror
+check "fetch another repository" srcpin fetch leaf "file://$u/leaf" main --cache="$c"
+check "check it out into a checkout of top" srcpin checkout leaf --commit main --into "$T/w2" --cache="$c"
+same "the folder is exactly the other repository" "$(archsum "$u/leaf" main)" "$(treesum "$T/w2")"
+srcpin state "$T/w2" | grep -qx 'NAME=leaf' && ok "state names the new repository" || notok "state names the new repository"
 
 # --- a dirty, hipified tree is made pristine again ------------------------------------------
 mkdir -p "$w/build" && echo obj >"$w/build/x.o" && echo o >"$w/k.o"
