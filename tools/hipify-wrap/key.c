@@ -1,0 +1,293 @@
+/* the key of a hipify run, srcpin's part of it, and the stamp */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "atomic.h"
+#include "hash.h"
+#include "hw.h"
+#include "kv.h"
+#include "proc.h"
+#include "result.h"
+#include "run.h"
+#include "util.h"
+
+/* feed "name=value\n" into the key and its readable copy */
+static void
+keyadd(struct sha256 *h, const char *name, const char *val)
+{
+	sha256_update(h, name, strlen(name));
+	sha256_update(h, "=", 1);
+	sha256_update(h, val, strlen(val));
+	sha256_update(h, "\n", 1);
+	bufprintf(&g.keytxt, "# %s=%s\n", name, val);
+}
+
+/* "HEX NAME" for a file's content ("missing NAME" when it cannot be read) */
+static void
+keyfile(struct sha256 *h, const char *what, const char *path, const char *name)
+{
+	unsigned char d[32];
+	char hx[65], *v;
+
+	if (sha256_file(path, d, NULL) < 0)
+		strcpy(hx, "missing");
+	else
+		hex32(d, hx);
+	v = xasprintf("%s %s", hx, name);
+	keyadd(h, what, v);
+	free(v);
+}
+
+/* the folder of torch's hipify for the interpreter (asks Python once; NULL if none) */
+static char *
+pyhipdir(void)
+{
+	char *argv[] = {g.python, "-I", "-c",
+		"import importlib.util, os\n"
+		"s = importlib.util.find_spec('torch')\n"
+		"print(os.path.join(os.path.dirname(s.origin), 'utils', 'hipify') if s and s.origin else '')\n",
+		NULL};
+	struct buf out = {0};
+	struct procres r;
+	char *d = NULL;
+
+	if (proc_capture(argv, NULL, &out, NULL, 0, 120000, &r) == 0 && r.status == 0) {
+		while (out.len && (out.s[out.len - 1] == '\n' || out.s[out.len - 1] == ' '))
+			out.s[--out.len] = 0;
+		if (out.len)
+			d = xstrdup(out.s);
+	}
+	buffree(&out);
+	return d;
+}
+
+/* the key material besides the tree: project, command, scripts, torch's hipify, the
+   interpreter, HIP settings and srcpin's state */
+static void
+settings(struct sha256 *h)
+{
+	static const char *hipfiles[] = {"__init__.py", "constants.py", "cuda_to_hip_mappings.py",
+	                                 "hipify_python.py", "version.py"};
+	static const char *hipdefault[] = {"/opt/rocm/hip", "/opt/rocm"};
+	struct buf b = {0}, info = {0};
+	const char *hp = getenv("HIP_PATH"), *od, *op, *oi;
+	char *p, *hipinfo = NULL;
+	unsigned char d[32];
+	char hx[65];
+	int i, clang = 0;
+	size_t k;
+
+	keyadd(h, "PROJECT", projname[g.project]);
+	for (i = 0; i < g.ncmd; i++) {
+		if (i)
+			bufputc(&b, ' ');
+		shquote(&b, g.cmd[i]);
+	}
+	keyadd(h, "COMMAND", b.len ? b.s : "");
+	buffree(&b);
+	if (g.project != P_GENERIC) {
+		sha256_buf(hw_driver, strlen(hw_driver), d);
+		hex32(d, hx);
+		keyadd(h, "DRIVER", hx);
+	}
+	for (i = 0; i < g.nscripts; i++)
+		keyfile(h, "SCRIPT", g.scripts[i], g.scripts[i]);
+
+	if (g.project == P_VISION) {
+		/* reuse the folder found last time for the same interpreter: no Python on a no-op */
+		od = g.havestamp ? kv_get(&g.stamp, "HIPIFY_DIR") : NULL;
+		op = g.havestamp ? kv_get(&g.stamp, "PYTHON") : NULL;
+		oi = g.havestamp ? kv_get(&g.stamp, "PYTHON_ID") : NULL;
+		if (od && op && oi && strcmp(op, g.python) == 0 && strcmp(oi, g.pyid) == 0)
+			g.hipdir = xstrdup(od);
+		else if (!(g.hipdir = pyhipdir()))
+			dien(EXIT_USAGE, "%s: cannot find torch.utils.hipify (is torch installed for this Python?)", g.python);
+	} else if (g.project == P_TORCH) {
+		g.hipdir = xasprintf("%s/torch/utils/hipify", g.srcdir);
+	}
+	if (g.hipdir) {
+		keyadd(h, "HIPIFY_DIR", g.hipdir);
+		for (k = 0; k < nelem(hipfiles); k++) {
+			p = xasprintf("%s/%s", g.hipdir, hipfiles[k]);
+			keyfile(h, "HIPIFY", p, hipfiles[k]);
+			free(p);
+		}
+	}
+	keyadd(h, "PYTHON", g.python ? g.python : "");
+	keyadd(h, "PYTHON_ID", g.pyid ? g.pyid : "");
+
+	/* build_amd.py asks $HIP_PATH/lib/.hipInfo (default /opt/rocm/hip) for HIP_COMPILER=clang */
+	for (k = 0; k < (hp ? 1 : nelem(hipdefault)) && !hipinfo; k++) {
+		p = xasprintf("%s/lib/.hipInfo", hp ? hp : hipdefault[k]);
+		if (readfile(p, &info, 1 << 20) == 0) {
+			hipinfo = p;
+			clang = info.s && strstr(info.s, "HIP_COMPILER=clang") != NULL;
+		} else {
+			free(p);
+		}
+	}
+	buffree(&info);
+	keyadd(h, "HIP_PATH", hp ? hp : "");
+	keyadd(h, "HIPINFO", hipinfo ? hipinfo : "none");
+	keyadd(h, "HIP_CLANG", clang ? "yes" : "no");
+	free(hipinfo);
+	if (g.pinned) {
+		keyadd(h, "SRCPIN_COMMIT", g.pin_commit);
+		keyadd(h, "SRCPIN_SERIES", g.pin_series);
+	}
+}
+
+/* the key as hex: settings plus the digest of the source before hipify */
+void
+makekey(const char *source, char out[65])
+{
+	struct sha256 h;
+	unsigned char d[32];
+
+	bufreset(&g.keytxt);
+	sha256_init(&h);
+	settings(&h);
+	keyadd(&h, "SOURCE", source);
+	sha256_final(&h, d);
+	hex32(d, out);
+	free(g.hipdir);
+	g.hipdir = NULL;
+}
+
+/* digest of a list of inputs: every path with its content digest */
+void
+sourcedigest(const struct flist *l, char out[65])
+{
+	struct sha256 h;
+	unsigned char d[32];
+	size_t i;
+
+	sha256_init(&h);
+	for (i = 0; i < l->n; i++) {
+		sha256_update(&h, l->v[i].path, strlen(l->v[i].path) + 1);
+		sha256_update(&h, l->v[i].hash, 32);
+	}
+	sha256_final(&h, d);
+	hex32(d, out);
+}
+
+/* ask srcpin whether srcdir is one of its checkouts */
+void
+srcpinstate(void)
+{
+	char *prog = findprog("srcpin", g.self);
+	char *argv[] = {prog, "state", g.srcdir, NULL};
+	struct buf out = {0}, err = {0};
+	struct procres r;
+	struct kvfile kv;
+	char *e = NULL;
+	const char *c, *s, *n;
+
+	char *dotgit = tpath(".git");
+	int git = access(dotgit, F_OK) == 0;
+
+	free(dotgit);
+	if (!prog || !git) {
+		/* srcpin checkouts are git work trees: nothing to ask elsewhere */
+		free(prog);
+		return;
+	}
+	if (proc_capture(argv, NULL, &out, &err, 0, 120000, &r) < 0 || r.notfound) {
+		warn("cannot run %s:", prog);
+	} else if (r.status == 0) {
+		if (kv_parse(&kv, "srcpin state", out.s ? out.s : "", out.len, &e) < 0) {
+			warn("%s", e);
+			free(e);
+		} else {
+			c = kv_get(&kv, "COMMIT"), s = kv_get(&kv, "SERIES_DIGEST"), n = kv_get(&kv, "NAME");
+			if (c && *c) {
+				g.pinned = 1;
+				g.pin_commit = xstrdup(c);
+				g.pin_series = xstrdup(s ? s : "");
+				g.pin_name = xstrdup(n ? n : "");
+			}
+			kv_free(&kv);
+		}
+	} else if (r.status != EXIT_USAGE) {
+		warn("'srcpin state %s' failed (exit %d); keying on content only", g.srcdir, r.status);
+	}
+	buffree(&out);
+	buffree(&err);
+	free(prog);
+}
+
+/* ask srcpin to restore the pinned pristine tree */
+void
+srcpinreset(void)
+{
+	char *prog = findprog("srcpin", g.self), *out, *t;
+	char *co[] = {prog, "checkout", g.pin_name, "--commit", g.pin_commit, "--into", g.srcdir,
+	              "--force", NULL, NULL};
+	char *pa[] = {prog, "patch", g.srcdir, (char *)g.series, NULL};
+	struct buf o = {0}, e = {0};
+	struct procres r;
+
+	if (*g.pin_series && !g.series)
+		dien(EXIT_PROBLEM, "%s: the srcpin checkout carries a patch series (digest %.12s...); --reset needs --series=FILE to apply it again",
+		     g.srcdir, g.pin_series);
+	t = tpath(".gitmodules");
+	if (access(t, F_OK) == 0)
+		co[8] = "--submodules";
+	free(t);
+	if (!g.json)
+		fprintf(stderr, "%s: restoring %s with srcpin checkout --force\n", argv0, g.srcdir);
+	if (proc_capture(co, NULL, &o, &e, 0, 0, &r) < 0 || r.status != 0)
+		dien(EXIT_PROBLEM, "%s: 'srcpin checkout %s --commit %s --force' failed: %s", g.srcdir, g.pin_name,
+		     g.pin_commit, e.len ? e.s : "cannot run srcpin");
+	if (g.series) {
+		bufreset(&e);
+		if (proc_capture(pa, NULL, &o, &e, 0, 0, &r) < 0 || r.status != 0)
+			dien(EXIT_PROBLEM, "%s: 'srcpin patch %s' failed: %s", g.srcdir, g.series, e.len ? e.s : "cannot run srcpin");
+	}
+	out = NULL;
+	free(out);
+	buffree(&o);
+	buffree(&e);
+	free(prog);
+	/* the checkout replaced tracked files; the state now read is srcpin's again */
+	free(g.pin_commit);
+	free(g.pin_series);
+	free(g.pin_name);
+	g.pinned = 0;
+	srcpinstate();
+}
+
+void
+writestamp(const char *key, const char *source)
+{
+	struct buf b = {0};
+	char *p = spath("stamp");
+
+	bufputs(&b, "# hipify-wrap stamp: the key of the hipified tree; written last\n");
+	bufprintf(&b, "KEY=%s\nSOURCE=%s\n", key, source);
+	if (g.python) {
+		bufputs(&b, "PYTHON=");
+		shquote(&b, g.python);
+		bufprintf(&b, "\nPYTHON_ID=%s\n", g.pyid);
+	}
+	bufadd(&b, g.keytxt.s, g.keytxt.len);
+	/* the key text names the hipify folder; keep it readable back for the next no-op */
+	{
+		const char *h = strstr(g.keytxt.s, "# HIPIFY_DIR=");
+		if (h) {
+			const char *e = strchr(h, '\n');
+			char *d = xstrndup(h + 13, (size_t)(e - h - 13));
+			bufputs(&b, "HIPIFY_DIR=");
+			shquote(&b, d);
+			bufputc(&b, '\n');
+			free(d);
+		}
+	}
+	if (writefile_atomic(p, b.s, b.len, 0644) < 0)
+		die("%s:", p);
+	free(p);
+	buffree(&b);
+}
