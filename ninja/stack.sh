@@ -253,7 +253,7 @@ print(s.origin if s and s.origin else "")' 2>/dev/null) || fail "--python=$pytho
 		oorocm=
 	fi
 
-	installs= picks= fatc=
+	installs= picks= fatc= sources=
 	imports=
 	for c in $components; do
 		k=$(pinval "$c" KIND)
@@ -293,7 +293,7 @@ print(s.origin if s and s.origin else "")' 2>/dev/null) || fail "--python=$pytho
 			endkey
 			edge "$c.patch" patch "--id-file=\$builddir/src/$c.id" "$c.src"
 			last=$c.patch
-			[ "$k" = source ] && continue
+			if [ "$k" = source ]; then sources="$sources \$builddir/stamp/$c.patch"; continue; fi
 			hp=$(pinval "$c" HIPIFY)
 			if [ "$backend" = gfx ] && [ -n "$hp" ]; then
 				key "$c.hipify"; kv RULE "$(stepsha hipify)"; kv PROJECT "$hp"
@@ -351,7 +351,7 @@ print(s.origin if s and s.origin else "")' 2>/dev/null) || fail "--python=$pytho
 	c=stack
 	s=\$builddir/stamp
 	edge stack.smoke smoke "" $installs
-	stackout="\$builddir/stamp/stack.smoke"
+	stackout="\$builddir/stamp/stack.smoke$sources"
 	# optional: fatwheel bundles each picked wheel's shared-library closure (stack_FAT=yes)
 	if [ "$(pinval stack FAT)" = yes ]; then
 		key stack.fat; kv RULE "$(stepsha fat)"; kv COMPONENTS "$(echo $fatc)"
