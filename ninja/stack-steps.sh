@@ -19,9 +19,10 @@ mirror () { [ -n "$MIRROR" ] && printf '%s\n' "--mirror=$MIRROR"; return 0; }
 step_src () {
 	commit=$(srcpin fetch "$c" "$URL" "$REF" --cache="$B/git" $(mirror)) ||
 		die "srcpin could not fetch $REF from $URL"
-	if [ -n "$SHA" ] && [ "$commit" != "$SHA" ]; then
-		die "$REF of $URL is $commit, but the pin expects $SHA (update ${c}_SHA, or pin the commit)"
-	fi
+	case "$commit" in
+	"$SHA"*) ;;
+	*) die "$REF of $URL is $commit, but the pin expects $SHA (update ${c}_SHA, or pin the commit)" ;;
+	esac
 	srcpin checkout "$c" --commit "$commit" --into "$src" --submodules --force --cache="$B/git" $(mirror)
 	printf '%s %s\n' "$URL" "$commit" >"$B/src/$c.id"
 }
