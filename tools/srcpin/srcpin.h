@@ -3,6 +3,8 @@
 #ifndef KILN_SRCPIN_H
 #define KILN_SRCPIN_H
 
+#include <time.h>
+
 #include <git2.h>
 
 #include "util.h"
@@ -61,6 +63,27 @@ int rmtree(const char *path);
 int mkdirs(const char *path);
 /* an absolute form of path (need not exist); caller frees */
 char *abspath(const char *path);
+
+/* ---- local.c ---- */
+
+/* fetch progress on a terminal: objects, MiB, MiB/s (payload: struct prog) */
+struct prog {
+	const char *label;
+	struct timespec t0, last;
+	int shown;
+};
+int progress_cb(const git_indexer_progress *st, void *payload);
+/* the path of a fetch URL that names a repository on this machine (file:// or a path),
+   or NULL; caller frees */
+char *localpath(const char *u);
+/* Fetch from the repository at path into the mirror r without a transport: a mirror with
+   no refs is seeded with the source's object files (hard links where possible); otherwise
+   exactly the objects behind the source's heads and tags that r lacks are packed. Then
+   r's heads and tags are set as the source has them (others pruned). extra: a commit id
+   to fetch besides (kept as refs/srcpin/ID). Returns 0 or a libgit2 error (an unreadable
+   source is reported as a network error). */
+int fetch_local(const struct spopts *o, const char *label, git_repository *r, const char *path,
+                const char *extra);
 
 /* ---- tree.c ---- */
 

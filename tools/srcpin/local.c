@@ -1,0 +1,309 @@
+/* fetching from a repository on this machine without a git transport, and fetch progress */
+#include "srcpin.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "atomic.h"
+
+static int
+isdir(const char *p)
+{
+	struct stat st;
+
+	return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static double
+since(const struct timespec *a, const struct timespec *b)
+{
+	return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) / 1e9;
+}
+
+int
+progress_cb(const git_indexer_progress *st, void *payload)
+{
+	struct prog *p = payload;
+	struct timespec now;
+	double mib = (double)st->received_bytes / (1024.0 * 1024.0), t;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (p->shown && since(&p->last, &now) < 0.1 && st->received_objects != st->total_objects)
+		return 0;
+	p->last = now;
+	t = since(&p->t0, &now);
+	fprintf(stderr, "\r%s: %u/%u objects, %.1f MiB, %.1f MiB/s   ", p->label,
+	        st->received_objects, st->total_objects, mib, t > 0 ? mib / t : 0.0);
+	p->shown = 1;
+	return 0;
+}
+
+
+/* link (or copy) one file; returns 0 or -1 */
+static int
+linkorcopy(const char *from, const char *to)
+{
+	struct buf b = {0};
+	int e;
+
+	if (link(from, to) == 0 || errno == EEXIST)
+		return 0;
+	if (readfile(from, &b, 0) < 0)
+		return -1;
+	e = writefile_atomic(to, b.s ? b.s : "", b.len, 0444);
+	buffree(&b);
+	return e;
+}
+
+/* Seed an empty mirror with every object file of a local repository (hard links where the
+   file system allows, as git clone --local does): a first fetch from a local copy then
+   costs no pack building. Returns 0 or -1 (the caller then falls back to packing). */
+static int
+seed_local(git_repository *src, git_repository *dst)
+{
+	char *sd = xasprintf("%sobjects", git_repository_path(src));
+	char *dd = xasprintf("%sobjects", git_repository_path(dst));
+	DIR *d, *d2;
+	struct dirent *de, *de2;
+	int e = 0;
+
+	if (!(d = opendir(sd))) {
+		free(sd), free(dd);
+		return -1;
+	}
+	while (e == 0 && (de = readdir(d))) {
+		const char *n = de->d_name;
+		char *sub, *dsub;
+		if (!(strcmp(n, "pack") == 0 ||
+		      (strlen(n) == 2 && isxdigit((unsigned char)n[0]) && isxdigit((unsigned char)n[1]))))
+			continue;
+		sub = xasprintf("%s/%s", sd, n);
+		dsub = xasprintf("%s/%s", dd, n);
+		if ((d2 = opendir(sub))) {
+			mkdir(dsub, 0777);
+			while (e == 0 && (de2 = readdir(d2))) {
+				char *f, *t;
+				if (de2->d_name[0] == '.' ||
+				    (strcmp(n, "pack") == 0 && !endswith(de2->d_name, ".pack") &&
+				     !endswith(de2->d_name, ".idx")))
+					continue;
+				f = xasprintf("%s/%s", sub, de2->d_name);
+				t = xasprintf("%s/%s", dsub, de2->d_name);
+				e = linkorcopy(f, t);
+				free(f);
+				free(t);
+			}
+			closedir(d2);
+		}
+		free(sub);
+		free(dsub);
+	}
+	closedir(d);
+	free(sd);
+	free(dd);
+	return e;
+}
+
+/* a fetch URL that names a repository on this machine: its path, or NULL */
+char *
+localpath(const char *u)
+{
+	if (startswith(u, "file://"))
+		return xstrdup(u + 7);
+	if (u[0] == '/' || (!strstr(u, "://") && isdir(u)))
+		return abspath(u);
+	return NULL;
+}
+
+/* the pack stream from git_packbuilder_foreach into the mirror's object store */
+struct packsink {
+	git_odb_writepack *wp;
+	git_indexer_progress st;
+	struct prog *p;
+};
+
+static int
+packsink_cb(void *buf, size_t size, void *payload)
+{
+	struct packsink *k = payload;
+
+	return k->wp->append(k->wp, buf, size, &k->st);
+}
+
+/* true if the ref is one a mirror keeps */
+static int
+keptref(const char *name)
+{
+	return (startswith(name, "refs/heads/") || startswith(name, "refs/tags/")) &&
+	       !endswith(name, "^{}");
+}
+
+/* Fetch from a repository on this machine without a transport: pack exactly the objects
+   the mirror lacks (history behind the mirror's refs is hidden), then set the refs as the
+   source has them (pruning the rest). extra: a commit id to fetch besides the refs. */
+int
+fetch_local(const struct spopts *o, const char *label, git_repository *r, const char *path,
+            const char *extra)
+{
+	git_repository *src;
+	git_reference_iterator *it;
+	git_reference *ref;
+	git_revwalk *w = NULL;
+	git_packbuilder *pb = NULL;
+	git_odb *dodb = NULL, *sodb = NULL;
+	struct prog p = {label, {0, 0}, {0, 0}, 0};
+	struct packsink k = {0};
+	char **names = NULL;
+	git_oid *ids = NULL;
+	size_t n = 0, cap = 0, cap2 = 0, i;
+	int e;
+
+	if ((e = git_repository_open_ext(&src, path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL)) < 0) {
+		char *m = xasprintf("no git repository at %s: %s", path, gitmsg());
+		git_error_set_str(GIT_ERROR_NET, m);   /* unreachable, as a network error would be */
+		free(m);
+		return e;
+	}
+	if ((e = git_repository_odb(&dodb, r)) < 0 || (e = git_repository_odb(&sodb, src)) < 0 ||
+	    (e = git_revwalk_new(&w, src)) < 0 || (e = git_packbuilder_new(&pb, src)) < 0)
+		goto out;
+	git_packbuilder_set_threads(pb, 0);
+	{
+		/* a mirror with no refs yet starts from the source's object files */
+		git_reference_iterator *ri;
+		git_reference *rr;
+		int empty = 1;
+		if (git_reference_iterator_new(&ri, r) == 0) {
+			if (git_reference_next(&rr, ri) == 0) {
+				empty = 0;
+				git_reference_free(rr);
+			}
+			git_reference_iterator_free(ri);
+		}
+		if (empty && seed_local(src, r) == 0) {
+			git_odb_free(dodb);
+			dodb = NULL;
+			if ((e = git_repository_odb(&dodb, r)) < 0 || (e = git_odb_refresh(dodb)) < 0)
+				goto out;
+		}
+	}
+	/* what the source has */
+	if ((e = git_reference_iterator_new(&it, src)) < 0)
+		goto out;
+	while (git_reference_next(&ref, it) == 0) {
+		const char *nm = git_reference_name(ref);
+		if (keptref(nm) && git_reference_type(ref) == GIT_REFERENCE_DIRECT) {
+			names = xgrow(names, &cap, n + 1, sizeof *names);
+			ids = xgrow(ids, &cap2, n + 1, sizeof *ids);
+			names[n] = xstrdup(nm);
+			git_oid_cpy(&ids[n], git_reference_target(ref));
+			n++;
+		}
+		git_reference_free(ref);
+	}
+	git_reference_iterator_free(it);
+	/* hide what the mirror already has */
+	if ((e = git_reference_iterator_new(&it, r)) < 0)
+		goto out;
+	while (git_reference_next(&ref, it) == 0) {
+		git_object *c;
+		if (git_reference_peel(&c, ref, GIT_OBJECT_COMMIT) == 0) {
+			if (git_odb_exists(sodb, git_object_id(c)))
+				git_revwalk_hide(w, git_object_id(c));
+			git_object_free(c);
+		}
+		git_reference_free(ref);
+	}
+	git_reference_iterator_free(it);
+	/* want what it lacks */
+	for (i = 0; i <= n; i++) {
+		git_oid id;
+		git_object *obj, *c;
+		if (i < n)
+			git_oid_cpy(&id, &ids[i]);
+		else if (!extra || git_oid_fromstr(&id, extra) < 0)
+			break;
+		if (git_odb_exists(dodb, &id) || git_object_lookup(&obj, src, &id, GIT_OBJECT_ANY) < 0)
+			continue;
+		while (git_object_type(obj) == GIT_OBJECT_TAG) {
+			git_object *t;
+			git_packbuilder_insert(pb, git_object_id(obj), NULL);
+			if (git_tag_target(&t, (git_tag *)obj) < 0)
+				break;
+			git_object_free(obj);
+			obj = t;
+		}
+		if (git_object_type(obj) == GIT_OBJECT_COMMIT) {
+			if (!git_odb_exists(dodb, git_object_id(obj)))
+				git_revwalk_push(w, git_object_id(obj));
+		} else if (git_object_peel(&c, obj, GIT_OBJECT_TREE) == 0 ||
+		           git_object_peel(&c, obj, GIT_OBJECT_BLOB) == 0) {
+			git_packbuilder_insert_recur(pb, git_object_id(c), NULL);
+			git_object_free(c);
+		}
+		git_object_free(obj);
+	}
+	if ((e = git_packbuilder_insert_walk(pb, w)) < 0)
+		goto out;
+	if (git_packbuilder_object_count(pb)) {
+		if (o->progress)
+			clock_gettime(CLOCK_MONOTONIC, &p.t0);
+		if ((e = git_odb_write_pack(&k.wp, dodb, o->progress ? progress_cb : NULL, &p)) < 0)
+			goto out;
+		e = git_packbuilder_foreach(pb, packsink_cb, &k);
+		if (e == 0)
+			e = k.wp->commit(k.wp, &k.st);
+		k.wp->free(k.wp);
+		if (p.shown)
+			fputc('\n', stderr);
+		if (e < 0)
+			goto out;
+	}
+	/* the refs as the source has them */
+	for (i = 0; i < n; i++) {
+		git_reference *nr;
+		if ((e = git_reference_create(&nr, r, names[i], &ids[i], 1, "srcpin fetch")) < 0)
+			goto out;
+		git_reference_free(nr);
+	}
+	if (extra) {
+		git_oid id;
+		char *nm = xasprintf("refs/srcpin/%s", extra);
+		git_reference *nr;
+		if (git_oid_fromstr(&id, extra) == 0 && git_odb_exists(dodb, &id) &&
+		    git_reference_create(&nr, r, nm, &id, 1, "srcpin fetch") == 0)
+			git_reference_free(nr);
+		free(nm);
+	}
+	if ((e = git_reference_iterator_new(&it, r)) < 0)
+		goto out;
+	while (git_reference_next(&ref, it) == 0) {
+		const char *nm = git_reference_name(ref);
+		int keep = !keptref(nm);
+		for (i = 0; !keep && i < n; i++)
+			keep = strcmp(nm, names[i]) == 0;
+		if (!keep)
+			git_reference_delete(ref);
+		git_reference_free(ref);
+	}
+	git_reference_iterator_free(it);
+	e = 0;
+out:
+	for (i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	free(ids);
+	git_packbuilder_free(pb);
+	git_revwalk_free(w);
+	git_odb_free(dodb);
+	git_odb_free(sodb);
+	git_repository_free(src);
+	return e;
+}
