@@ -1,4 +1,4 @@
-/* srcpin's modules: mirrors (mirror.c), checkouts and their state (tree.c),
+/* srcpin's modules: mirrors (mirror.c), local fetches (local.c), checkouts and their state (tree.c),
    patch series (series.c) */
 #ifndef KILN_SRCPIN_H
 #define KILN_SRCPIN_H
