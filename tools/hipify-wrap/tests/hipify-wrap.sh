@@ -82,7 +82,7 @@ check "inputs are untouched" cmp "$T/pristine/torchvision/csrc/ops/cuda/add_kern
 calls=$(lines "$T/pycalls")
 
 # 2. the second run does nothing and starts no Python
-touch -d '2001-02-03 04:05:06' "$H"/*
+touch -d @981173106 "$H"/*
 ls -li --time-style=+%s "$H" >"$T/before"
 check "second run succeeds" $HW --project=vision --python="$T/py" "$P"
 same "second run is up to date" "hipify: up to date" "$(cat "$T/.out")"
@@ -337,3 +337,14 @@ exits "unwritable --log exits 2" 2 $HW --log "$T/no/such/dir/log" "$N" -- true
 has "the log path is named" "$T/.err" "$T/no/such/dir/log"
 check "no journal left behind" test ! -e "$N/.kiln-hipify/pending"
 check "the next run works" $HW "$N" -- true
+
+# 17. a hipify that writes a file again with the same bytes: its old mtime comes back
+W=$T/samebytes
+mkdir -p "$W"
+printf 'int a;\n' >"$W/a.cu"
+printf 'int b;\n' >"$W/b.cu"
+touch -d @981173106 "$W/a.cu" "$W/b.cu"
+check "rewrite with the same bytes" $HW "$W" -- sh -c 'cat a.cu > t; cat t > a.cu; rm t; echo "int c;" > b.cu'
+has "one mtime kept, one file rewritten" "$T/.out" "1 rewritten in place, 1 mtimes kept"
+same "same-bytes file keeps its mtime" "981173106" "$(stat -c %Y "$W/a.cu")"
+[ "$(stat -c %Y "$W/b.cu")" != 981173106 ] && ok "the changed file has a new mtime" || notok "the changed file kept its mtime"
