@@ -186,25 +186,60 @@ resolveobj(const struct elfinfo *ei, const char *wheelname, const char *diskpath
 	}
 }
 
+/* parse a library's bytes */
 static void
-loadlib(struct lib *l)
+parselib(struct lib *l)
 {
 	char err[512];
-	const char *from = l->from;
 
-	if (startswith(from, "tar:")) {
-		if (rocmtar_read(opt.sp.tar, from + 4, &l->data, err, sizeof err) < 0)
-			die("%s: %s: %s", opt.in, from, err);
-	} else if (readfile(from, &l->data, 0) < 0) {
-		die("%s:", from);
-	}
 	if (elfinfo_read(&l->ei, l->data.s, l->data.len, err, sizeof err) == 0) {
 		l->iself = 1;
 	} else {
 		elfinfo_free(&l->ei);
 		if (!l->include)
-			dien(EXIT_USAGE, "%s: %s: needed by %s as %s, but %s", opt.in, from, l->by, l->needed, err);
+			dien(EXIT_USAGE, "%s: %s: needed by %s as %s, but %s", opt.in, l->from, l->by,
+			     l->needed, err);
 	}
+}
+
+/* read a library from disk now; one from a tarball waits for loadpending */
+static void
+loadlib(struct lib *l)
+{
+	if (startswith(l->from, "tar:")) {
+		l->pending = 1;
+		return;
+	}
+	if (readfile(l->from, &l->data, 0) < 0)
+		die("%s:", l->from);
+	parselib(l);
+}
+
+void
+loadpending(void)
+{
+	const char **names = xcalloc(nlibs + 1, sizeof *names);
+	struct buf **outs = xcalloc(nlibs + 1, sizeof *outs);
+	size_t i, n = 0;
+	char err[512];
+
+	for (i = 0; i < nlibs; i++) {
+		if (libs[i]->pending) {
+			names[n] = libs[i]->from + 4;
+			outs[n++] = &libs[i]->data;
+		}
+	}
+	/* one pass over the tarball for all of them */
+	if (n && rocmtar_readmany(opt.sp.tar, names, outs, n, err, sizeof err) < 0)
+		die("%s: --rocm tarball: %s", opt.in, err);
+	for (i = 0; i < nlibs; i++) {
+		if (libs[i]->pending) {
+			libs[i]->pending = 0;
+			parselib(libs[i]);
+		}
+	}
+	free(names);
+	free(outs);
 }
 
 /* true if a file name names a GPU target not in --arch */

@@ -87,8 +87,10 @@ struct rocmtar;
 struct rocmtar *rocmtar_open(const char *path, char *err, size_t errlen);
 /* the tarball member that provides name in a lib folder (symlinks followed), or NULL */
 const char *rocmtar_find(struct rocmtar *t, const char *name);
-/* read one member's bytes (a whole pass over the tarball); returns 0 or -1 with err */
-int rocmtar_read(struct rocmtar *t, const char *member, struct buf *out, char *err, size_t errlen);
+/* read the bytes of n members (library folder paths from rocmtar_find) into outs[i], in
+   one pass over the tarball; returns 0 or -1 with err */
+int rocmtar_readmany(struct rocmtar *t, const char **members, struct buf **outs, size_t n,
+                     char *err, size_t errlen);
 void rocmtar_close(struct rocmtar *t);
 
 /* 1 if this patchelf does several different edits in one call correctly (>= 0.14.5),

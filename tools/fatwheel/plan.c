@@ -155,7 +155,10 @@ plan(void)
 		base = base && base[1] ? base + 1 : opt.include[i];
 		addinclude(opt.include[i], base);
 	}
+	/* breadth first: each round reads what it found in a tarball in one pass */
 	for (i = 0; i < nlibs; i++) {
+		if (libs[i]->pending)
+			loadpending();
 		l = libs[i];
 		if (l->iself)
 			resolveobj(&l->ei, NULL, startswith(l->from, "tar:") ? NULL : l->from, l->from);

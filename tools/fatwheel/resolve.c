@@ -256,33 +256,52 @@ rocmtar_find(struct rocmtar *t, const char *name)
 }
 
 int
-rocmtar_read(struct rocmtar *t, const char *member, struct buf *out, char *err, size_t errlen)
+rocmtar_readmany(struct rocmtar *t, const char **members, struct buf **outs, size_t n, char *err,
+                 size_t errlen)
 {
 	struct archive *a = taropen(t->file, err, errlen);
 	struct archive_entry *ent;
 	char chunk[1 << 16];
 	la_ssize_t k;
+	size_t i, left = n;
+	const char *p;
 	int r;
 
 	if (!a)
 		return -1;
-	bufreset(out);
-	while ((r = archive_read_next_header(a, &ent)) == ARCHIVE_OK) {
-		if (strcmp(stripdot(archive_entry_pathname(ent)), member) != 0)
+	for (i = 0; i < n; i++)
+		bufreset(outs[i]);
+	while (left && (r = archive_read_next_header(a, &ent)) == ARCHIVE_OK) {
+		p = stripdot(archive_entry_pathname(ent));
+		for (i = 0; i < n; i++)
+			if (strcmp(p, members[i]) == 0 && outs[i]->len == 0)
+				break;
+		if (i == n)
 			continue;
 		while ((k = archive_read_data(a, chunk, sizeof chunk)) > 0)
-			bufadd(out, chunk, (size_t)k);
+			bufadd(outs[i], chunk, (size_t)k);
 		if (k < 0) {
-			snprintf(err, errlen, "%s", archive_error_string(a));
+			snprintf(err, errlen, "%s: %s", members[i], archive_error_string(a));
 			archive_read_free(a);
 			return -1;
 		}
-		archive_read_free(a);
-		return 0;
+		bufputs(outs[i], "");
+		left--;
+		/* the same member asked for twice (two sonames, one file) */
+		for (size_t j = i + 1; j < n; j++) {
+			if (strcmp(members[j], members[i]) == 0 && outs[j]->len == 0) {
+				bufadd(outs[j], outs[i]->s, outs[i]->len);
+				left--;
+			}
+		}
 	}
-	snprintf(err, errlen, "%s", r == ARCHIVE_EOF ? "member vanished" : archive_error_string(a));
+	if (left) {
+		snprintf(err, errlen, "%s", r == ARCHIVE_EOF ? "a member vanished between two passes" : archive_error_string(a));
+		archive_read_free(a);
+		return -1;
+	}
 	archive_read_free(a);
-	return -1;
+	return 0;
 }
 
 void

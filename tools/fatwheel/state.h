@@ -35,6 +35,7 @@ struct lib {
 	char *member;               /* path inside the output wheel */
 	char *soname;               /* new SONAME (soname hash), or NULL */
 	int include, iself;
+	int pending;                /* in the --rocm tarball, not read yet */
 	struct elfinfo ei;
 	char *rpath;
 	char **oldn, **newn;
@@ -89,6 +90,8 @@ char *expand_origin(const char *ent, const char *origin);
 char *memberdir(const char *name);
 /* add the libraries an object needs (a wheel member or a file on disk); by names it */
 void resolveobj(const struct elfinfo *ei, const char *wheelname, const char *diskpath, const char *by);
+/* read the libraries waiting in the --rocm tarball, all in one pass */
+void loadpending(void);
 /* add an --include file or folder under the name rel */
 void addinclude(const char *path, const char *rel);
 /* resolve the closure, name the libraries, plan the edits and the platform tag */

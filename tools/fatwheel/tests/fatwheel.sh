@@ -193,14 +193,21 @@ has "an included file for a listed target is kept" "$T/o5.list" "zdemo.libs/libr
 has "a file naming no target is kept" "$T/o5.list" "zdemo.libs/library/TensileLibrary_fallback.dat"
 lacks "a file for another target is dropped" "$T/o5.list" "gfx90a"
 has "libpriv came from --rocm" "$T/o5.list" "zdemo.libs/libpriv.so.1"
+# in the tarball, libpriv needs libpriv2 (a second round of the closure, a second pass)
 mkdir -p "$T/tarroot/rocm-6.4.0/lib"
-cp "$T/priv/libpriv.so.1" "$T/tarroot/rocm-6.4.0/lib/libpriv.so.1.0.0"
+echo 'int priv2(void) { return 2; }' >"$T/priv2.c"
+gcc -shared -fPIC -Wl,-soname,libpriv2.so.1 -o "$T/tarroot/rocm-6.4.0/lib/libpriv2.so.1" "$T/priv2.c"
+gcc -shared -fPIC -Wl,-soname,libpriv.so.1 -o "$T/tarroot/rocm-6.4.0/lib/libpriv.so.1.0.0" "$T/priv/priv.c" \
+	-Wl,--no-as-needed -L"$T/tarroot/rocm-6.4.0/lib" -l:libpriv2.so.1
 ln -s libpriv.so.1.0.0 "$T/tarroot/rocm-6.4.0/lib/libpriv.so.1"
 tar -C "$T/tarroot" -czf "$T/rocm.tar.gz" rocm-6.4.0
 check "--rocm=TARBALL (read in place, symlink followed)" fatwheel --json --rocm="$T/rocm.tar.gz" "$W" -w "$T/o6"
 has "libpriv came from the tarball" "$T/.out" '"from":"tar:rocm-6.4.0/lib/libpriv.so.1.0.0"'
+has "and what it needs, from the tarball too" "$T/.out" '"from":"tar:rocm-6.4.0/lib/libpriv2.so.1"'
 check "wheel unpack (tarball)" $PY -m wheel unpack -d "$T/u6" "$(ls "$T"/o6/*.whl)"
-check "the library from the tarball is bundled byte for byte" cmp "$T/u6/zdemo-1.0/zdemo.libs/libpriv.so.1" "$T/priv/libpriv.so.1"
+check "a library from the tarball that needs nothing bundled is bundled byte for byte" cmp "$T/u6/zdemo-1.0/zdemo.libs/libpriv2.so.1" "$T/tarroot/rocm-6.4.0/lib/libpriv2.so.1"
+readelf -d "$T/u6/zdemo-1.0/zdemo.libs/libpriv.so.1" >"$T/p6.dyn"
+has "the one that needs libpriv2 gets \$ORIGIN" "$T/p6.dyn" 'Library rpath: [$ORIGIN]'
 LD_LIBRARY_PATH=$T/priv run fatwheel -n "$W" -w "$T/o7"
 same "LD_LIBRARY_PATH is ignored by default" 1 "$rc"
 LD_LIBRARY_PATH=$T/priv run fatwheel -n --use-ld-library-path "$W" -w "$T/o7"
