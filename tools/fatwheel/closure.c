@@ -125,7 +125,9 @@ ownpath(const struct elfinfo *ei, const char *wheelname, const char *diskpath, c
 	int found = 0;
 
 	*path = NULL;
-	if (!list)
+	/* a library inside a --rocm tarball: its $ORIGIN folders are the tarball's library
+	   folders, which the search list covers */
+	if (!list || (!wheelname && !diskpath))
 		return 0;
 	origin = wheelname ? memberdir(wheelname) : memberdir(diskpath);
 	copy = xstrdup(list);

@@ -100,8 +100,8 @@ reaches(const struct elfinfo *ei, const char *dir, struct buf *keep)
 
 /* decide the renames and the RPATH of one object; returns 1 if it needs an edit */
 static int
-planedit(const struct elfinfo *ei, const char *member, char **rpath, char ***oldn, char ***newn,
-         size_t *nren)
+planedit(const struct elfinfo *ei, const char *member, int bundled, char **rpath, char ***oldn,
+         char ***newn, size_t *nren)
 {
 	size_t i;
 	struct lib *l;
@@ -122,7 +122,16 @@ planedit(const struct elfinfo *ei, const char *member, char **rpath, char ***old
 			(*newn)[(*nren)++] = l->soname;
 		}
 	}
-	if (uses && !reaches(ei, dir, NULL)) {
+	if (uses && bundled) {
+		/* a library brought in: exactly its way to the library folder; its old
+		   RPATH/RUNPATH named folders of the build machine */
+		want = originpath(dir, libdir);
+		if (!ei->rpath || ei->runpath || strcmp(ei->rpath, want) != 0)
+			*rpath = want;
+		else
+			free(want);
+	} else if (uses && !reaches(ei, dir, NULL)) {
+		/* a wheel member: keep its own $ORIGIN entries, add the library folder */
 		reaches(ei, dir, &keep);
 		want = originpath(dir, libdir);
 		if (keep.len)
@@ -188,11 +197,11 @@ plan(void)
 	}
 	for (i = 0; i < nmem; i++)
 		if (mem[i].iself)
-			mem[i].edit = planedit(&mem[i].ei, mem[i].e->name, &mem[i].rpath, &mem[i].oldn,
+			mem[i].edit = planedit(&mem[i].ei, mem[i].e->name, 0, &mem[i].rpath, &mem[i].oldn,
 			                       &mem[i].newn, &mem[i].nren);
 	for (i = 0; i < nlibs; i++)
 		if (libs[i]->iself)
-			planedit(&libs[i]->ei, libs[i]->member, &libs[i]->rpath, &libs[i]->oldn, &libs[i]->newn,
+			planedit(&libs[i]->ei, libs[i]->member, 1, &libs[i]->rpath, &libs[i]->oldn, &libs[i]->newn,
 			         &libs[i]->nren);
 	/* the platform */
 	for (i = 0; i < nmem; i++)

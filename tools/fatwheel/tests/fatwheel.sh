@@ -198,7 +198,7 @@ mkdir -p "$T/tarroot/rocm-6.4.0/lib"
 echo 'int priv2(void) { return 2; }' >"$T/priv2.c"
 gcc -shared -fPIC -Wl,-soname,libpriv2.so.1 -o "$T/tarroot/rocm-6.4.0/lib/libpriv2.so.1" "$T/priv2.c"
 gcc -shared -fPIC -Wl,-soname,libpriv.so.1 -o "$T/tarroot/rocm-6.4.0/lib/libpriv.so.1.0.0" "$T/priv/priv.c" \
-	-Wl,--no-as-needed -L"$T/tarroot/rocm-6.4.0/lib" -l:libpriv2.so.1
+	-Wl,--no-as-needed -L"$T/tarroot/rocm-6.4.0/lib" -l:libpriv2.so.1 -Wl,-rpath,'$ORIGIN:/opt/rocm/lib'
 ln -s libpriv.so.1.0.0 "$T/tarroot/rocm-6.4.0/lib/libpriv.so.1"
 tar -C "$T/tarroot" -czf "$T/rocm.tar.gz" rocm-6.4.0
 check "--rocm=TARBALL (read in place, symlink followed)" fatwheel --json --rocm="$T/rocm.tar.gz" "$W" -w "$T/o6"
@@ -208,6 +208,7 @@ check "wheel unpack (tarball)" $PY -m wheel unpack -d "$T/u6" "$(ls "$T"/o6/*.wh
 check "a library from the tarball that needs nothing bundled is bundled byte for byte" cmp "$T/u6/zdemo-1.0/zdemo.libs/libpriv2.so.1" "$T/tarroot/rocm-6.4.0/lib/libpriv2.so.1"
 readelf -d "$T/u6/zdemo-1.0/zdemo.libs/libpriv.so.1" >"$T/p6.dyn"
 has "the one that needs libpriv2 gets \$ORIGIN" "$T/p6.dyn" 'Library rpath: [$ORIGIN]'
+lacks "... and loses its RUNPATH into the build machine's /opt/rocm" "$T/p6.dyn" "RUNPATH"
 LD_LIBRARY_PATH=$T/priv run fatwheel -n "$W" -w "$T/o7"
 same "LD_LIBRARY_PATH is ignored by default" 1 "$rc"
 LD_LIBRARY_PATH=$T/priv run fatwheel -n --use-ld-library-path "$W" -w "$T/o7"
