@@ -49,12 +49,12 @@ noop "no-op ninja, default graph"
 
 toy_commit vision v2 5
 conf --arch=gfx1100 --pin vision=v2
-build bump-vision; report "bump vision" 6
+build bump-vision; report "bump vision" 7
 toy_commit torch v2 20
 conf --arch=gfx1100 --pin vision=v2 --pin torch=v2
 build bump-torch; report "bump torch" 12
 sed -i 's/^+#define ADD 100/+#define ADD 200/' "$T/patches/vision/0001-add.patch"
-build edit-patch; report "edit vision's patch in place" 5
+build edit-patch; report "edit vision's patch in place" 6
 conf --arch=gfx1151 --pin vision=v2 --pin torch=v2
 build arch; report "--arch gfx1100 -> gfx1151" 10
 conf --arch=gfx1151 --pin vision=v2 --pin torch=v2

@@ -43,7 +43,16 @@ step_patch () {
 }
 
 step_hipify () {
-	hipify-wrap --project="$PROJECT" --python="$PY" --log "$B/logs/$c.hipify.files" "$src${SUBDIR:+/$SUBDIR}"
+	# the patch stage left the tree pristine + series; --reset lets hipify-wrap put it
+	# back the same way (srcpin checkout, then the series) before it hipifies again
+	set -- --project="$PROJECT" --python="$PY" --reset --log "$B/logs/$c.hipify-run.log"
+	[ "$SERIES" != none ] && set -- "$@" --series="$SERIES_FILE"
+	if [ "$PROJECT" = generic ]; then
+		[ -n "$CMD" ] || die "${c}_HIPIFY=generic needs ${c}_HIPIFY_CMD, the command that hipifies the tree"
+		hipify-wrap "$@" "$src${SUBDIR:+/$SUBDIR}" -- sh -c "$CMD"
+	else
+		hipify-wrap "$@" "$src${SUBDIR:+/$SUBDIR}"
+	fi
 }
 
 step_wheel () {

@@ -296,7 +296,8 @@ print(s.origin if s and s.origin else "")' 2>/dev/null) || fail "--python=$pytho
 			if [ "$k" = source ]; then sources="$sources \$builddir/stamp/$c.patch"; continue; fi
 			hp=$(pinval "$c" HIPIFY)
 			if [ "$backend" = gfx ] && [ -n "$hp" ]; then
-				key "$c.hipify"; kv RULE "$(stepsha hipify)"; kv PROJECT "$hp"
+				key "$c.hipify"; kv RULE "$(stepsha hipify)"; kv PROJECT "$hp"; kv CMD "$(pinval "$c" HIPIFY_CMD)"
+				kv SERIES "$(seriessha "$(patchdir "$c")")"; kv SERIES_FILE "$(patchdir "$c")/series"
 				kv SUBDIR "$(pinval "$c" SUBDIR)"; kv ROCM "$rocm_ver"; kv PY_ABI "$py_abi"
 				endkey
 				edge "$c.hipify" hipify "" "$c.patch"

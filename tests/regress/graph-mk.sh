@@ -20,6 +20,7 @@ has "configure ran with the KILN_ options" "$T/.out" "--arch=cpu"
 has "torch.src ran" "$T/.out" "torch.src: rebuilt in"
 same "the build folder has the resolved commit" "https://example.invalid/toy/torch $(git -C "$T/mirror/torch" rev-parse v1)" \
 	"$(cat kiln-build/build/src/torch.id)"
+lacks "--arch=cpu: no hipify stage" kiln-build/build/stack.ninja "hipify"
 check "make kiln-torch.src again" make kiln-torch.src
 lacks "same variables: no configure" "$T/.out" "checking for"
 has "and ninja has no work" "$T/.out" "ninja: no work to do."

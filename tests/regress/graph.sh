@@ -20,12 +20,13 @@ imp () { "$T/venv/bin/python" -c "$1" 2>&1; }
 
 check "configure --arch=gfx1100 with the toy pins" conf --arch=gfx1100
 has "the graph names the stages" "$b/build/stack.ninja" "build vision.wheel: phony"
+has "an AMD arch: vision has a hipify stage" "$b/build/stack.ninja" "build vision.hipify: phony"
 build first
 same "first ninja succeeds" 0 "$brc"
 [ "$brc" = 0 ] || sed -n '1,80s/^/#   /p' "$T/first.log"
-all="audio.install audio.patch audio.pick audio.src audio.wheel stack.smoke torch.install torch.patch torch.pick torch.src torch.wheel vision.install vision.patch vision.pick vision.src vision.wheel"
+all="audio.install audio.patch audio.pick audio.src audio.wheel stack.smoke torch.install torch.patch torch.pick torch.src torch.wheel vision.hipify vision.install vision.patch vision.pick vision.src vision.wheel"
 same "first ninja runs every stage once" "$all" "$got"
-same "the stack imports: vision's C extension calls torch's library (patched: +100)" "30 110 33 gfx1100" \
+same "the stack imports: vision's C extension calls torch's library (patched: +100, hipified: +1000)" "30 1110 33 gfx1100" \
 	"$(imp 'import torch, torchvision, torchaudio; print(torch.scale(3), torchvision.op(1), torchaudio.op(3), torch.ARCH)')"
 has "a finished stage says rebuilt and its time" "$T/first.log" "torch.wheel: rebuilt in "
 check "the stage log is kept" test -s "$b/build/logs/torch.wheel.log"
@@ -46,8 +47,8 @@ unset KILN_EXPLAIN
 has "KILN_EXPLAIN: vision.src says which input changed" "$T/bump-vision.log" "kiln: vision.src: running: input REF changed: v1 -> v2"
 has "KILN_EXPLAIN: vision.patch says its parent changed" "$T/bump-vision.log" "kiln: vision.patch: running: parent vision.src changed"
 same "bump vision: only vision's stages rerun" \
-	"stack.smoke vision.install vision.patch vision.pick vision.src vision.wheel" "$got"
-same "bump vision: the new vision is installed (patch still applied)" 115 "$(imp 'import torchvision; print(torchvision.op(1))')"
+	"stack.smoke vision.hipify vision.install vision.patch vision.pick vision.src vision.wheel" "$got"
+same "bump vision: the new vision is installed (patched and hipified)" 1115 "$(imp 'import torchvision; print(torchvision.op(1))')"
 
 # bump torch: torch and everything built against it; not vision's or audio's sources
 toy_commit torch v2 20
@@ -55,15 +56,15 @@ check "configure --pin torch=v2" conf --arch=gfx1100 --pin vision=v2 --pin torch
 build bump-torch
 same "bump torch: torch and its dependents rerun" \
 	"audio.install audio.pick audio.wheel stack.smoke torch.install torch.patch torch.pick torch.src torch.wheel vision.install vision.pick vision.wheel" "$got"
-same "bump torch: dependents use the new torch" "60 125 63" \
+same "bump torch: dependents use the new torch" "60 1125 63" \
 	"$(imp 'import torch, torchvision, torchaudio; print(torch.scale(3), torchvision.op(1), torchaudio.op(3))')"
 
 # edit a patch in place: its component from patch on
 sed -i 's/^+#define ADD 100/+#define ADD 200/' "$T/patches/vision/0001-add.patch"
 build edit-patch
 same "edited patch: vision reruns from patch (build.ninja regenerated)" \
-	"stack.smoke vision.install vision.patch vision.pick vision.wheel" "$got"
-same "edited patch: the new patch is in the installed vision" 225 "$(imp 'import torchvision; print(torchvision.op(1))')"
+	"stack.smoke vision.hipify vision.install vision.patch vision.pick vision.wheel" "$got"
+same "edited patch: the new patch is in the installed vision" 1225 "$(imp 'import torchvision; print(torchvision.op(1))')"
 
 # change --arch: the stages whose environment holds the arch
 check "configure --arch=gfx1151" conf --arch=gfx1151 --pin vision=v2 --pin torch=v2
@@ -97,7 +98,7 @@ exits "killed: no stamp for torch.wheel" 1 test -f "$b/build/stamp/torch.wheel"
 build resume
 same "resume: from torch.wheel on, torch's sources not fetched again" \
 	"audio.install audio.pick audio.wheel stack.smoke torch.install torch.pick torch.wheel vision.install vision.pick vision.wheel" "$got"
-same "resume: the stack works" "90 235" "$(imp 'import torch, torchvision; print(torch.scale(3), torchvision.op(1))')"
+same "resume: the stack works" "90 1235" "$(imp 'import torch, torchvision; print(torch.scale(3), torchvision.op(1))')"
 
 # a failing stage: no stamp, the log's tail and its path
 (cd "$T/mirror/audio" && printf 'this is not C\n' >>csrc/ops.c && git commit -qam broken && git tag broken) || exit 2
@@ -129,7 +130,7 @@ for c in torch vision audio; do
 	has "second folder: $c.wheel restored" "$T/b2.log" "$c.wheel: restored from the stage cache"
 done
 lacks "second folder: no wheel was built" "$T/b2.log" ".wheel: rebuilt"
-same "second folder: the restored stack works in its own venv" "90 235 93" \
+same "second folder: the restored stack works in its own venv" "90 1235 93" \
 	"$("$T/venv2/bin/python" -c 'import torch, torchvision, torchaudio; print(torch.scale(3), torchvision.op(1), torchaudio.op(3))' 2>&1)"
 
 # a prebuilt torch wheel replaces torch's build; vision and audio build against it
@@ -144,7 +145,7 @@ lacks "wheel pin: no torch.wheel stage" "$T/b3/build/stack.ninja" "build torch.w
 build b3
 [ "$brc" = 0 ] || sed -n '1,60s/^/#   /p' "$T/b3.log"
 same "wheel pin: torch is picked and installed, the rest is built against it" \
-	"audio.install audio.patch audio.pick audio.src audio.wheel stack.smoke torch.install torch.pick vision.install vision.patch vision.pick vision.src vision.wheel" "$got"
-same "wheel pin: the stack works" "90 235 93" \
+	"audio.install audio.patch audio.pick audio.src audio.wheel stack.smoke torch.install torch.pick vision.hipify vision.install vision.patch vision.pick vision.src vision.wheel" "$got"
+same "wheel pin: the stack works" "90 1235 93" \
 	"$("$T/venv3/bin/python" -c 'import torch, torchvision, torchaudio; print(torch.scale(3), torchvision.op(1), torchaudio.op(3))' 2>&1)"
 has "wheel pin: build-info names the wheel" "$T/b3/build/build-info.json" "\"wheel\":\"${tw##*/}\""
