@@ -4,6 +4,8 @@
 #include "state.h"
 #include "json.h"
 
+#include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +41,37 @@ cleanup(void)
 		buffree(&b);
 		free(cmd);
 	}
+}
+
+/* on a signal: no partial output and no scratch files left (only async-signal-safe
+   calls: unlink, rmdir), then die of it */
+static void
+onsignal(int sig)
+{
+	static char p[PATH_MAX + 32];
+	size_t i, n, k;
+	char d[24];
+
+	if (outopen && out.tmp)
+		unlink(out.tmp);
+	if (tmpdir && (n = strlen(tmpdir)) < PATH_MAX) {
+		memcpy(p, tmpdir, n);
+		p[n] = '/';
+		for (i = 0; i < nscratch; i++) {
+			size_t v = i;
+			k = 0;
+			do
+				d[k++] = (char)('0' + v % 10);
+			while ((v /= 10) && k < sizeof d);
+			for (size_t j = 0; j < k; j++)
+				p[n + 1 + j] = d[k - 1 - j];
+			p[n + 1 + k] = 0;
+			unlink(p);
+		}
+		rmdir(tmpdir);
+	}
+	signal(sig, SIG_DFL);
+	raise(sig);
 }
 
 static void
@@ -341,6 +374,9 @@ main(int argc, char **argv)
 
 	setprogname(argv[0]);
 	atexit(cleanup);
+	signal(SIGINT, onsignal);
+	signal(SIGTERM, onsignal);
+	signal(SIGHUP, onsignal);
 	parseargs(argc, argv);
 	if (opt.useldlp && (ldlp = getenv("LD_LIBRARY_PATH")) != NULL)
 		search_addlist(&opt.sp, ldlp);

@@ -32,6 +32,7 @@ collect(void *ctx, const void *p, size_t n)
 }
 
 static int batch;               /* patchelf does several edits per call correctly */
+size_t nscratch;
 
 struct editjob {
 	struct member *m;
@@ -158,6 +159,7 @@ execute(void)
 	if (!mkdtemp(tmpl))
 		dien(EXIT_PROBLEM, "%s:", tmpl);
 	tmpdir = xstrdup(tmpl);
+	nscratch = nj;
 	pfor(nj, opt.jobs, edit1, jobs);
 	for (i = 0; i < nj; i++)
 		if (jobs[i].bad)

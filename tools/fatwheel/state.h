@@ -71,6 +71,7 @@ extern char *tmpdir;            /* scratch folder, removed at exit */
 extern struct atomic out;       /* the output being written */
 extern int outopen;
 extern size_t nout;             /* members written */
+extern size_t nscratch;         /* scratch files tmpdir/0 ... tmpdir/N-1 may exist */
 
 /* print progress on a terminal (throttled to once a second) */
 void progress(const char *what, size_t done, size_t total, uint64_t bytes);
