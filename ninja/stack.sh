@@ -61,6 +61,9 @@ loadpins () {
 	eval "$(sed -n -e 's/^[ \t]*export[ \t]*//' -e '/^[ \t]*[A-Za-z_][A-Za-z0-9_]*=/s/^[ \t]*/pin_/p' "$1")"
 }
 
+# the expected commit: C_SHA, or C_COMMIT as srcpin lock writes it
+pinsha () { v=$(pinval "$1" SHA); [ -n "$v" ] || v=$(pinval "$1" COMMIT); printf '%s' "$v"; }
+
 stack_pinsfile () { if [ -n "$pins" ]; then echo "$pins"; else echo "$srcdir/env/versions.env"; fi; }
 
 # patch folder of a component: C_PATCHES (relative to the pin file), or patches/C
@@ -149,7 +152,7 @@ gen_stack () {
 		case "$r" in
 		system) eval "pin_${n}_KIND=system" ;;
 		wheel:*) eval "pin_${n}_KIND=wheel; pin_${n}_WHEEL=\${r#wheel:}" ;;
-		*) eval "pin_${n}_REF=\$r; pin_${n}_SHA=" ;;
+		*) eval "pin_${n}_REF=\$r; pin_${n}_SHA=; pin_${n}_COMMIT=" ;;
 		esac
 	done
 
@@ -166,7 +169,7 @@ gen_stack () {
 		if [ "$k" = build ] || [ "$k" = source ]; then
 			[ -n "$(pinval "$c" URL)" ] || fail "$pf: no ${c}_URL for component $c (add ${c}_URL=https://... or pin a prebuilt wheel: --pin $c=wheel:/path.whl)"
 			[ -n "$(pinval "$c" REF)" ] || fail "$pf: no ${c}_REF for component $c (a tag, branch or commit)"
-			s=$(pinval "$c" SHA)
+			s=$(pinsha "$c")
 			case "$s" in ''|[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]*) ;; *) fail "$pf: ${c}_SHA=$s is not a commit (40 hex digits)" ;; esac
 			d=$(patchdir "$c")
 			if [ -f "$d/series" ]; then
@@ -284,7 +287,7 @@ print(s.origin if s and s.origin else "")' 2>/dev/null) || fail "--python=$pytho
 		case "$k" in
 		build|source)
 			key "$c.src"; kv RULE "$(stepsha src)"; kv COMPONENT "$c"
-			kv URL "$(pinval "$c" URL)"; kv REF "$(pinval "$c" REF)"; kv SHA "$(pinval "$c" SHA)"
+			kv URL "$(pinval "$c" URL)"; kv REF "$(pinval "$c" REF)"; kv SHA "$(pinsha "$c")"
 			endkey
 			edge "$c.src" src "--id-file=\$builddir/src/$c.id"
 			key "$c.patch"; kv RULE "$(stepsha patch)"; kv COMPONENT "$c"

@@ -59,6 +59,16 @@ has "wrong SHA: the message has both commits" "$T/.out" \
 	"v1 of https://example.invalid/toy/torch is $(git -C "$T/mirror/torch" rev-parse v1), but the pin expects 0000000000000000000000000000000000000000"
 exits "wrong SHA: no stamp" 1 test -f build/stamp/torch.src
 
+# a lock file from srcpin lock is a pin file: its NAME_COMMIT lines are expected commits
+check "srcpin lock of the toy pins" srcpin lock --pins "$T/pins.env" --out "$T/lock.env" --mirror="$T/mirror" --cache="$T/lockcache"
+check "configure --pins=LOCK" conf --arch=cpu --pins="$T/lock.env"
+check "ninja torch.src from the lock" ninja torch.src
+has "the lock's commit is the expected one" build/keys/torch.src "SHA=\"$(git -C "$T/mirror/torch" rev-parse v1)\""
+sed "s/^torch_COMMIT=.*/torch_COMMIT=$(git -C "$T/mirror/torch" rev-parse v1 | cut -c1-7)0000/" "$T/lock.env" >"$T/lock2.env"
+check "configure with a lock whose torch commit is wrong" conf --arch=cpu --pins="$T/lock2.env"
+exits "a wrong lock commit stops torch.src" 1 ninja torch.src
+has "and says which" "$T/.out" "but the pin expects $(git -C "$T/mirror/torch" rev-parse v1 | cut -c1-7)0000"
+
 # ROCm missing for an AMD arch: configure says so, ninja stops with the reason
 rm -rf "$T/b" && mkdir -p "$T/b" && cd "$T/b" || exit 2
 check "configure --arch=gfx1151 without ROCm" conf --arch=gfx1151 --pins="$T/pins.env" --rocm-path="$T/no-rocm"
