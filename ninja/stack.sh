@@ -343,7 +343,9 @@ print(s.origin if s and s.origin else "")' 2>/dev/null) || fail "--python=$pytho
 		fi
 		installs="$installs $c.install"
 		[ "$k" = system ] || picks="$picks $c.pick"
-		[ "$k" = system ] || fatc="$fatc $c"
+		# fatwheel makes torch's wheel self-contained; the others load torch's libraries
+		# from the torch wheel at run time, so bundling their closure would copy torch's
+		[ "$k" = system ] || [ "$c" != torch ] || fatc="$fatc $c"
 		imports="$imports $(pinval "$c" IMPORT)"
 		echo
 	done
@@ -356,12 +358,12 @@ print(s.origin if s and s.origin else "")' 2>/dev/null) || fail "--python=$pytho
 	s=\$builddir/stamp
 	edge stack.smoke smoke "" $installs
 	stackout="\$builddir/stamp/stack.smoke$sources"
-	# optional: fatwheel bundles each picked wheel's shared-library closure (stack_FAT=yes)
-	if [ "$(pinval stack FAT)" = yes ]; then
+	# optional: fatwheel bundles torch's shared-library closure into its wheel (stack_FAT=yes)
+	if [ "$(pinval stack FAT)" = yes ] && [ -n "$fatc" ]; then
 		key stack.fat; kv RULE "$(stepsha fat)"; kv COMPONENTS "$(echo $fatc)"
 		kv BACKEND "$backend"; kv ARCH "$archs"
 		endkey
-		edge stack.fat fat "--out=\$builddir/wheels/fat" $picks
+		edge stack.fat fat "--out=\$builddir/wheels/fat" torch.pick
 		stackout="$stackout \$builddir/stamp/stack.fat"
 	fi
 	echo "build stack: phony $stackout"
