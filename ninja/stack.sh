@@ -173,9 +173,9 @@ gen_stack () {
 			case "$s" in ''|[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]*) ;; *) fail "$pf: ${c}_SHA=$s is not a commit (40 hex digits)" ;; esac
 			d=$(patchdir "$c")
 			if [ -f "$d/series" ]; then
-				sed -e 's/#.*//' -e '/^[ \t]*$/d' "$d/series" | while read -r p _; do
-					[ -f "$d/$p" ] || { echo "$d/series: lists $p, which does not exist" >&2; exit 1; }
-				done || fail "bad patch series (see above)"
+				msg=$(sed -e 's/#.*//' -e '/^[ \t]*$/d' "$d/series" | while read -r p _; do
+					[ -f "$d/$p" ] || { echo "$d/series: lists $p, which does not exist"; exit 1; }
+				done) || fail "$msg"
 			fi
 		fi
 		if [ "$k" = wheel ]; then
@@ -211,6 +211,10 @@ print(s.origin if s and s.origin else "")' 2>/dev/null) || fail "--python=$pytho
 	for a in $arch_list; do
 		grep -q '^KILN_FLASH_ATTENTION=1' "$srcdir/env/arch/$a.env" 2>/dev/null || flash=0
 	done
+
+	# stages run in this folder, but say where things are absolutely in their settings
+	case "$mirror" in ''|/*) ;; *) mirror=$(cd "$mirror" && pwd) ;; esac
+	case "$stage_cache" in ''|/*) ;; *) stage_cache=$(pwd)/$stage_cache ;; esac
 
 	# the settings stages read that are not part of any key (they do not change outputs)
 	if [ -n "$kiln_bin" ]; then kbin=$(cd "$kiln_bin" && pwd) || fail "KILN_BIN=$kiln_bin: no such folder"
