@@ -56,6 +56,8 @@ series_load(struct series *s, const char *path, char **err)
 	s->path = xstrdup(path);
 	if (readfile(path, &text, 16u << 20) < 0) {
 		*err = xasprintf("%s: %s", path, strerror(errno));
+		buffree(&text);
+		series_free(s);
 		return -1;
 	}
 	dir = xstrdup(path);
@@ -132,7 +134,17 @@ fail:
 	}
 	buffree(&text);
 	free(dir);
+	series_free(s); /* nothing half-loaded survives a failure */
 	return -1;
+}
+
+/* true if the n-byte line p starts with s (the line need not be NUL-terminated) */
+static int
+linestarts(const char *p, size_t n, const char *s)
+{
+	size_t k = strlen(s);
+
+	return n >= k && memcmp(p, s, k) == 0;
 }
 
 /* the path after a/ or b/ in a header word, up to the end of the line (NUL-terminated copy) */
@@ -197,9 +209,10 @@ putstripped(struct buf *b, const char *line, size_t n, const char *lead, const c
 		bufadd(b, line, n);
 }
 
-int
-patch_split(const char *text, size_t len, char *const *subs, size_t nsub, struct buf *out,
-            char **err)
+/* patch_split over text that has a NUL at text[len] (the line parsers rely on it) */
+static int
+patch_split1(const char *text, size_t len, char *const *subs, size_t nsub, struct buf *out,
+             char **err)
 {
 	const char *p = text, *end = text + len;
 	size_t cur = nsub + 1;   /* no section yet */
@@ -267,7 +280,7 @@ patch_split(const char *text, size_t len, char *const *subs, size_t nsub, struct
 			                                    "copy from ", "copy to "};
 			const char *lead = NULL;
 			for (size_t i = 0; i < sizeof leads / sizeof *leads; i++)
-				if (startswith(p, leads[i]))
+				if (linestarts(p, n, leads[i]))
 					lead = leads[i];
 			static const char *const ext[] = {"old mode ", "new mode ", "deleted file mode ",
 			                                  "new file mode ", "similarity index ",
@@ -275,8 +288,8 @@ patch_split(const char *text, size_t len, char *const *subs, size_t nsub, struct
 			                                  "GIT binary patch"};
 			int known = lead != NULL;
 			for (size_t i = 0; !known && i < sizeof ext / sizeof *ext; i++)
-				known = startswith(p, ext[i]);
-			if (startswith(p, "GIT binary patch"))
+				known = linestarts(p, n, ext[i]);
+			if (linestarts(p, n, "GIT binary patch"))
 				inbin = 1;
 			if (lead)
 				putstripped(&out[cur], p, n, lead, pre);
@@ -551,4 +564,15 @@ series_write(const char *dir, const struct spplan *plan, const struct series *se
 		git_repository_free(r);
 		free(wd);
 	}
+}
+
+int
+patch_split(const char *text, size_t len, char *const *subs, size_t nsub, struct buf *out,
+            char **err)
+{
+	char *copy = xstrndup(text, len);
+	int r = patch_split1(copy, len, subs, nsub, out, err);
+
+	free(copy);
+	return r;
 }

@@ -126,7 +126,8 @@ struct series {
 	char digest[65];   /* sha256 hex of the series and every patch */
 };
 /* Read a series file and every patch it names (relative to its folder). Returns 0, or -1
-   with a one-line message in err (caller frees): "series:line: what is wrong". */
+   with a one-line message in err (caller frees): "series:line: what is wrong"; s is then
+   already released. */
 int series_load(struct series *s, const char *path, char **err);
 void series_free(struct series *s);
 /* a path from a patch is safe inside a tree: relative, no '..' or '.git' component */
