@@ -72,6 +72,10 @@ build arch
 same "arch change: the wheel stages and what follows them rerun" \
 	"audio.install audio.pick audio.wheel stack.smoke torch.install torch.pick torch.wheel vision.install vision.pick vision.wheel" "$got"
 same "arch change: torch was built for the new arch" gfx1151 "$(imp 'import torch; print(torch.ARCH)')"
+has "arch change: the smoke stage ran gpucheck cover" "$b/build/logs/stack.smoke.log" "gfx1151: covered natively"
+tsite=$("$T/venv/bin/python" -c 'import torch, os; print(os.path.dirname(torch.__file__))')
+check "arch change: torch's GPU code covers gfx1151" gpucheck cover --target=gfx1151 "$tsite"
+exits "arch change: and no longer gfx1100" 1 gpucheck cover --target=gfx1100 "$tsite"
 
 # the same configure arguments again: nothing reruns
 check "configure again with the same arguments" conf --arch=gfx1151 --pin vision=v2 --pin torch=v2
