@@ -4,7 +4,8 @@
 # worker processes, all targets at once, from the seeds that fuzz-smoke uses, and keeps
 # OUTDIR/TARGET.log (libFuzzer's stats), OUTDIR/TARGET.corpus and any crash artifacts
 # (OUTDIR/TARGET-crash-*). Ends with one line per target: execs, coverage, CPU-seconds.
-# Needs the source tree beside it for seeds (KILN_SRC, default: this script's tree).
+# Needs the source tree beside it for seeds (KILN_SRC, default: this script's tree);
+# KILN_FUZZ_SEEDS=DIR adds DIR/TARGET/* (seeds generated on another machine).
 set -u
 fz=$1 out=$2 secs=$3 forks=$4
 shift 4
@@ -16,6 +17,8 @@ for t in $targets; do
 	seeds=$out/$t.seeds
 	mkdir -p "$out/$t.corpus" "$seeds"
 	dict=
+	# seeds made elsewhere (e.g. for a machine without clang-19): $KILN_FUZZ_SEEDS/TARGET/
+	[ -d "${KILN_FUZZ_SEEDS:-/nonexistent}/$t" ] && cp "$KILN_FUZZ_SEEDS/$t"/* "$seeds/" 2>/dev/null
 	for d in "$src"/tools/*/fuzz; do
 		[ -d "$d/$t.corpus" ] && cp "$d/$t.corpus"/* "$seeds/" 2>/dev/null
 		[ -d "$d/$t.regress" ] && cp "$d/$t.regress"/* "$seeds/" 2>/dev/null
