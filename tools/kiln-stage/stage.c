@@ -466,7 +466,10 @@ static void
 rmflat(const char *dir)
 {
 	char *err = NULL;
+	struct stat sb;
 
+	if (stat(dir, &sb) < 0)
+		return;
 	if (dir_empty(dir, &err) == 0)
 		rmdir(dir);
 	free(err);
