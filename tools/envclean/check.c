@@ -13,6 +13,7 @@
 #include "json.h"
 #include "policy.h"
 #include "proc.h"
+#include "strv.h"
 #include "util.h"
 
 /* Asked of the interpreter once: sys.path after site ran, the site folders, the user
@@ -169,17 +170,6 @@ listdir(const char *d, size_t *n)
 	return v;
 }
 
-/* free n strings and the array */
-static void
-freelist(char **v, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
-}
-
 /* append a copy of s to a string array */
 static void
 push(char ***v, size_t *n, const char *s)
@@ -192,8 +182,8 @@ push(char ***v, size_t *n, const char *s)
 static int
 probefail(struct probe *pr)
 {
-	freelist(pr->loaded, pr->nloaded);
-	freelist(pr->editable, pr->nedit);
+	strs_free(pr->loaded, pr->nloaded);
+	strs_free(pr->editable, pr->nedit);
 	pr->loaded = pr->editable = NULL;
 	pr->nloaded = pr->nedit = 0;
 	return -1;
@@ -261,11 +251,11 @@ probe_free(struct probe *pr)
 	free(pr->user_site);
 	free(pr->sitecustomize);
 	free(pr->usercustomize);
-	freelist(pr->path, pr->npath);
-	freelist(pr->site, pr->nsite);
-	freelist(pr->ext, pr->next);
-	freelist(pr->loaded, pr->nloaded * 2);
-	freelist(pr->editable, pr->nedit * 3);
+	strs_free(pr->path, pr->npath);
+	strs_free(pr->site, pr->nsite);
+	strs_free(pr->ext, pr->next);
+	strs_free(pr->loaded, pr->nloaded * 2);
+	strs_free(pr->editable, pr->nedit * 3);
 	memset(pr, 0, sizeof *pr);
 }
 
@@ -456,10 +446,10 @@ readpth(struct state *st)
 			bufreset(&b);
 			free(f);
 		}
-		freelist(names, nn);
+		strs_free(names, nn);
 	}
 	buffree(&b);
-	freelist(sites, nsites);
+	strs_free(sites, nsites);
 }
 
 /* true if text holds path as a whole path (not the start of a longer one) */
@@ -741,7 +731,7 @@ metadata(const char *dir, const char *mod, char ***desc, char ***where, size_t *
 		free(nm);
 	}
 	buffree(&b);
-	freelist(names, nn);
+	strs_free(names, nn);
 	free(norm_mod);
 }
 
@@ -950,8 +940,8 @@ checkmod(struct state *st, const char *mod)
 				addfinding(st, L_PROBLEM, "metadata", mod, s, fix, where[j], nc ? c[0].path : NULL);
 			}
 		}
-		freelist(desc, nmeta);
-		freelist(where, nmeta);
+		strs_free(desc, nmeta);
+		strs_free(where, nmeta);
 	}
 
 	/* an editable copy's metadata lives beside its finder */
@@ -964,8 +954,8 @@ checkmod(struct state *st, const char *mod)
 		metadata(d, mod, &desc, &where, &nmeta);
 		if (nmeta)
 			c[i].meta = xstrdup(desc[0]);
-		freelist(desc, nmeta);
-		freelist(where, nmeta);
+		strs_free(desc, nmeta);
+		strs_free(where, nmeta);
 		free(d);
 	}
 
@@ -1085,7 +1075,7 @@ checkmod(struct state *st, const char *mod)
 					}
 					free(p);
 				}
-				freelist(names, nn);
+				strs_free(names, nn);
 				free(d);
 			}
 			free(base);
@@ -1122,14 +1112,14 @@ checkmod(struct state *st, const char *mod)
 						break;
 					}
 				}
-				freelist(names, nn);
+				strs_free(names, nn);
 				free(d);
 				if (!*end)
 					break;
 				q = end + 1;
 			}
-			freelist(libs, nlib);
-			freelist(libpath, nl);
+			strs_free(libs, nlib);
+			strs_free(libpath, nl);
 		}
 	}
 
@@ -1402,7 +1392,7 @@ check_run(const struct checkopt *o0)
 		free(st.f[i].module);
 		free(st.f[i].text);
 		free(st.f[i].fix);
-		freelist(st.f[i].paths, st.f[i].npaths);
+		strs_free(st.f[i].paths, st.f[i].npaths);
 	}
 	free(st.f);
 	for (i = 0; i < st.nmods; i++) {
@@ -1425,7 +1415,7 @@ check_run(const struct checkopt *o0)
 	for (i = 0; i < st.ne; i++)
 		free(st.e[i].path);
 	free(st.e);
-	freelist(st.pypath, st.npypath);
+	strs_free(st.pypath, st.npypath);
 	probe_free(&st.pr);
 	free(python);
 	free(cwdabs);

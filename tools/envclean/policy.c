@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "kv.h"
+#include "strv.h"
 #include "util.h"
 
 /* removed by default, with the reason -n prints */
@@ -284,17 +285,6 @@ matching(const struct envv *e, const char *pattern, size_t *n)
 	return out;
 }
 
-/* free n names and the array */
-static void
-freenames(char **v, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
-}
-
 /* the Python environment a program or bin folder belongs to (venv or conda), or NULL */
 static char *
 envof(const char *bindir)
@@ -440,7 +430,7 @@ applyops(const struct policy *p, struct envres *r, char **err)
 			names = matching(&r->env, op->arg, &n);
 			for (j = 0; j < n; j++)
 				drop(r, names[j], xstrdup("--unset"));
-			freenames(names, n);
+			strs_free(names, n);
 			break;
 		}
 	}
@@ -551,7 +541,7 @@ foreign(const struct policy *p, struct envres *r)
 			if (!kept(p, names[i]) && !userset(r, names[i]))
 				drop(r, names[i],
 				     xasprintf("conda environment %s leaks into a build for %s", conda, target));
-		freenames(names, n);
+		strs_free(names, n);
 		strippath(r, conda, p->cwd);
 	}
 	free(venv);
@@ -601,7 +591,7 @@ policy_apply(const struct policy *p, char *const *envp, struct envres *r, char *
 		if (!net && !kept(p, names[i]))
 			drop(r, names[i], xstrdup("a pip setting that changes what a build installs or where"));
 	}
-	freenames(names, n);
+	strs_free(names, n);
 
 	/* the default settings */
 	if (!kept(p, "PYTHONNOUSERSITE"))

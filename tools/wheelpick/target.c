@@ -17,30 +17,6 @@
 #include "proc.h"
 #include "target.h"
 
-void
-strv_add(struct strv *l, const char *s, int uniq)
-{
-	size_t k;
-
-	if (uniq)
-		for (k = 0; k < l->n; k++)
-			if (!strcmp(l->v[k], s))
-				return;
-	l->v = xgrow(l->v, &l->cap, l->n + 1, sizeof *l->v);
-	l->v[l->n++] = xstrdup(s);
-}
-
-void
-strv_free(struct strv *l)
-{
-	size_t k;
-
-	for (k = 0; k < l->n; k++)
-		free(l->v[k]);
-	free(l->v);
-	memset(l, 0, sizeof *l);
-}
-
 static void
 addtag(struct strv *out, const char *py, const char *abi, const char *plat)
 {

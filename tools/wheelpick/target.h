@@ -4,17 +4,8 @@
 
 #include <stddef.h>
 
+#include "strv.h"
 #include "wheelname.h"
-
-/* a growable list of strings (owned) */
-struct strv {
-	char **v;
-	size_t n, cap;
-};
-/* append a copy of s; with uniq, nothing happens if s is already there */
-void strv_add(struct strv *l, const char *s, int uniq);
-/* release every string and the array */
-void strv_free(struct strv *l);
 
 /* where linux_<arch> goes among the Linux platforms */
 enum tagorder {
