@@ -8,26 +8,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "atomic.h"
+#include "fuzz/fuzzfile.h"
 #include "gpucheck.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *p, size_t n);
-
-static char root[64];
-
-/* write n bytes to root/rel */
-static void
-put(const char *rel, const void *p, size_t n)
-{
-	char *path = xasprintf("%s/%s", root, rel);
-	FILE *f = fopen(path, "w");
-
-	if (!f)
-		abort();
-	fwrite(p, 1, n, f);
-	fclose(f);
-	free(path);
-}
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *p, size_t n)
@@ -35,11 +19,13 @@ LLVMFuzzerTestOneInput(const uint8_t *p, size_t n)
 	struct detectopts o = {0};
 	struct gpulist l = {0};
 	const uint8_t *sep;
+	const char *root = fuzz_dir("kfd");
 	char err[512], *d;
 	size_t i;
+	static int made;
 
-	if (!root[0]) {
-		snprintf(root, sizeof root, "/tmp/kiln-fuzz-kfd.%d", (int)getpid());
+	if (!made) {
+		made = 1;
 		d = xasprintf("%s/class/kfd/kfd/topology/nodes/1/mem_banks/0", root);
 		for (i = 1; d[i]; i++)
 			if (d[i] == '/') {
@@ -52,11 +38,11 @@ LLVMFuzzerTestOneInput(const uint8_t *p, size_t n)
 		d = xasprintf("%s/class/kfd/kfd/topology/nodes/0", root);
 		mkdir(d, 0755);
 		free(d);
-		put("class/kfd/kfd/topology/nodes/0/properties", "cpu_cores_count 4\nsimd_count 0\n", 31);
+		fuzz_put(root, "class/kfd/kfd/topology/nodes/0/properties", "cpu_cores_count 4\nsimd_count 0\n", 31);
 	}
 	sep = n >= 4 ? memmem(p, n, "\n--\n", 4) : NULL;
-	put("class/kfd/kfd/topology/nodes/1/properties", p, sep ? (size_t)(sep - p) : n);
-	put("class/kfd/kfd/topology/nodes/1/mem_banks/0/properties", sep ? sep + 4 : (const uint8_t *)"",
+	fuzz_put(root, "class/kfd/kfd/topology/nodes/1/properties", p, sep ? (size_t)(sep - p) : n);
+	fuzz_put(root, "class/kfd/kfd/topology/nodes/1/mem_banks/0/properties", sep ? sep + 4 : (const uint8_t *)"",
 	    sep ? n - (size_t)(sep + 4 - p) : 0);
 	o.sysfs = root;
 	if (detect(&l, &o, err, sizeof err) == 0) {

@@ -10,24 +10,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fuzz/fuzzfile.h"
 #include "srcpin.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *p, size_t n);
-
-static char dir[64];
-
-static void
-put(const char *name, const void *p, size_t n)
-{
-	char *path = xasprintf("%s/%s", dir, name);
-	FILE *f = fopen(path, "wb");
-
-	if (!f)
-		abort();
-	fwrite(p, 1, n, f);
-	fclose(f);
-	free(path);
-}
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *p, size_t n)
@@ -41,14 +27,16 @@ LLVMFuzzerTestOneInput(const uint8_t *p, size_t n)
 	char *err = NULL, *path;
 	git_diff *d;
 
-	if (!dir[0]) {
+	const char *dir = fuzz_dir("series");
+	static int inited;
+
+	if (!inited) {
+		inited = 1;
 		git_libgit2_init();
-		snprintf(dir, sizeof dir, "/tmp/kiln-fuzz-series.%d", (int)getpid());
-		mkdir(dir, 0755);
 	}
-	put("series", p, sep ? (size_t)(sep - p) : n);
-	put("0001.patch", patch, pn);
-	put("a.patch", patch, pn);
+	fuzz_put(dir, "series", p, sep ? (size_t)(sep - p) : n);
+	fuzz_put(dir, "0001.patch", patch, pn);
+	fuzz_put(dir, "a.patch", patch, pn);
 	path = xasprintf("%s/series", dir);
 	if (series_load(&s, path, &err) == 0) {
 		if (strlen(s.digest) != 64)
