@@ -50,11 +50,18 @@ atomic_open(struct atomic *a, const char *path, unsigned mode)
 	const char *base = slash ? slash + 1 : path;
 	int dlen = slash ? (int)(slash - path + 1) : 0;
 	int err;
+	char *dir;
 
 	a->path = xstrdup(path);
 	a->tmp = xasprintf("%.*s.%s.tmpXXXXXX", dlen, path, base);
-	a->fd = mkostemp(a->tmp, O_CLOEXEC);
-	if (a->fd < 0) {
+	/* an unnamed file (O_TMPFILE) vanishes with the process, even on SIGKILL; it gets
+	   its temp name only at commit. Else (old kernels, no /proc) a named temp file. */
+	dir = dlen ? xasprintf("%.*s", dlen, path) : xstrdup(".");
+	a->fd = access("/proc/self/fd", X_OK) == 0 ? open(dir, O_WRONLY | O_TMPFILE | O_CLOEXEC, 0600) : -1;
+	free(dir);
+	if (a->fd >= 0)
+		a->unnamed = 1;
+	else if ((a->unnamed = 0, a->fd = mkostemp(a->tmp, O_CLOEXEC)) < 0) {
 		err = errno;
 		free(a->path);
 		free(a->tmp);
@@ -96,12 +103,28 @@ atomic_commit(struct atomic *a)
 {
 	int err;
 
-	if (fsync(a->fd) < 0 || close(a->fd) < 0) {
+	if (fsync(a->fd) < 0 || (!a->unnamed && close(a->fd) < 0)) {
 		err = errno;
 		a->fd = -1;
 		atomic_abort(a);
 		errno = err;
 		return -1;
+	}
+	if (a->unnamed) {
+		char proc[64];
+		int fd;
+
+		snprintf(proc, sizeof proc, "/proc/self/fd/%d", a->fd);
+		if ((fd = mkostemp(a->tmp, O_CLOEXEC)) < 0 || (close(fd), unlink(a->tmp)) < 0 ||
+		    linkat(AT_FDCWD, proc, AT_FDCWD, a->tmp, AT_SYMLINK_FOLLOW) < 0) {
+			err = errno;
+			a->unnamed = 0;
+			atomic_abort(a);
+			errno = err;
+			return -1;
+		}
+		a->unnamed = 0;
+		close(a->fd);
 	}
 	a->fd = -1;
 	if (rename(a->tmp, a->path) < 0) {
@@ -125,8 +148,9 @@ atomic_abort(struct atomic *a)
 	if (a->fd >= 0)
 		close(a->fd);
 	a->fd = -1;
-	if (a->tmp)
+	if (a->tmp && !a->unnamed)
 		unlink(a->tmp);
+	a->unnamed = 0;
 	free(a->tmp);
 	free(a->path);
 	a->tmp = a->path = NULL;

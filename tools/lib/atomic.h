@@ -10,6 +10,7 @@ struct atomic {
 	char *path;   /* final path */
 	char *tmp;    /* temp path in the same folder */
 	int fd;       /* open for writing */
+	int unnamed;  /* fd is an O_TMPFILE file: tmp does not exist until commit */
 };
 
 /* create a temp file beside path with the given mode; returns 0, or -1 with errno set */
