@@ -29,10 +29,14 @@ step_src () {
 
 step_patch () {
 	# back to the pinned commit, pristine, then the series: an edited patch is never
-	# applied over its older self
-	commit=$(srcpin state "$src" | sed -n 's/^COMMIT=//p')
+	# applied over its older self. A pristine tree may still carry an old series (its
+	# SERIES_DIGEST): when this stage wants none, that tree is checked out afresh too
+	# (srcpin patch itself starts afresh when it is given another series)
+	st=$(srcpin state "$src") || die "$src is not a srcpin checkout; run ninja $c.src"
+	commit=$(printf '%s\n' "$st" | sed -n 's/^COMMIT=//p')
 	[ -n "$commit" ] || die "$src is not a srcpin checkout; run ninja $c.src"
-	if ! srcpin state "$src" | grep -qx 'PRISTINE=yes'; then
+	have=$(printf '%s\n' "$st" | sed -n 's/^SERIES_DIGEST=//p')
+	if ! printf '%s\n' "$st" | grep -qx 'PRISTINE=yes' || { [ "$SERIES" = none ] && [ -n "$have" ]; }; then
 		srcpin checkout "$c" --commit "$commit" --into "$src" --submodules --force --cache="$B/git" $(mirror)
 	fi
 	if [ "$SERIES" != none ]; then
@@ -60,11 +64,16 @@ step_wheel () {
 	dir=$src${SUBDIR:+/$SUBDIR}
 	mods=
 	for m in $MODULES; do mods="$mods --module=$m"; done
-	# the target Python must import what this build compiles against, and nothing else
-	envclean --check --python="$PY" --cwd="$B" $mods ||
-		die "envclean --check found problems with $PY (above); fix them, then run ninja again"
 	set -- --prepend-path "$(dirname "$PY")"
 	for p in $PROFILES; do set -- "$@" --profile "$p"; done
+	# the target Python must import what this build compiles against, and nothing else:
+	# asked in the environment the build gets (not ninja's own), from the folder it runs
+	# in. A component that builds against nothing (torch) has nothing to check; without
+	# --module the check would look for torch, which torch's own source folder holds.
+	if [ -n "$mods" ]; then
+		envclean "$@" -- envclean --check --python="$PY" --cwd="$dir" $mods ||
+			die "envclean --check found problems with $PY in $dir (above); fix them, then run ninja again"
+	fi
 	set -- "$@" --set MAX_JOBS="$JOBS" --set CMAKE_POLICY_VERSION_MINIMUM=3.5
 	case "$BACKEND" in
 	gfx) set -- "$@" --set PYTORCH_ROCM_ARCH="$ARCH" --set ROCM_PATH="$ROCM_PATH" --set ROCM_HOME="$ROCM_PATH" \

@@ -35,31 +35,92 @@ pinval () {
 	printf '%s' "$v"
 }
 
-# check that FILE is KEY=VALUE lines (kv.h's form); prints "FILE:LINE: ..." and fails
-kvcheck () {
-	awk -v f="$1" '
-	/^[ \t]*(#|$)/ { next }
-	{ l = $0; sub(/^[ \t]*(export[ \t]+)?/, "", l) }
-	l !~ /^[A-Za-z_][A-Za-z0-9_]*=/ { printf "%s:%d: expected KEY=VALUE, got '\''%s'\''\n", f, NR, substr($0, 1, 60); bad = 1; exit }
-	{ v = l; sub(/^[^=]*=/, "", v); gsub(/"[^"]*"|'\''[^'\'']*'\''/, "", v); sub(/[ \t]+#.*$/, "", v); sub(/[ \t]+$/, "", v) }
-	v ~ /["'\'']/ { printf "%s:%d: unterminated quote\n", f, NR; bad = 1; exit }
-	v ~ /[ \t]/ { printf "%s:%d: unquoted space in value (quote it)\n", f, NR; bad = 1; exit }
-	v ~ /[$`]/ { printf "%s:%d: shell expansion is not supported (write the value out)\n", f, NR; bad = 1; exit }
-	END { exit bad }' "$1"
+# kvread FILE FUNC: read FILE as KEY=VALUE lines, by the rules of tools/lib/kv.c, without
+# evaluating it: FUNC KEY VALUE LINE runs for each setting (it may set kvwhy and fail).
+# Blank lines, '#' comments, "export KEY=VALUE", values in matching '...' or "..." (in
+# "...", \" \\ \$ \` are escapes) and a trailing " # comment". A file is data: '$' and '`'
+# outside single quotes are refused (sh would expand them), and so is a space outside
+# quotes. On an error kvmsg is "FILE:LINE: what is wrong" and kvread fails.
+kvread () {
+	[ -f "$1" ] && [ -r "$1" ] || { kvmsg="$1: cannot read the file"; return 1; }
+	kvn=0 kvwhy= kvcr=$(printf '\r')
+	while IFS= read -r kvl || [ -n "$kvl" ]; do
+		kvn=$((kvn + 1))
+		kvl=${kvl%"$kvcr"}
+		while :; do case "$kvl" in [' 	']*) kvl=${kvl#?} ;; *) break ;; esac; done
+		case "$kvl" in
+		''|'#'*) continue ;;
+		export[' 	']*[!' 	']*)
+			kvl=${kvl#export}
+			while :; do case "$kvl" in [' 	']*) kvl=${kvl#?} ;; *) break ;; esac; done ;;
+		esac
+		kvk=${kvl%%=*}
+		case "$kvl" in *=*) ;; *) kvk= ;; esac
+		case "$kvk" in ''|[!A-Za-z_]*|*[!A-Za-z0-9_]*)
+			kvwhy="expected KEY=VALUE, got '$(printf '%s' "$kvl" | cut -c1-60)'"; break ;;
+		esac
+		kvvalue "${kvl#*=}" || break
+		"$2" "$kvk" "$kvv" "$kvn" || break
+	done <"$1"
+	[ -z "$kvwhy" ] && return 0
+	kvmsg="$1:$kvn: $kvwhy"
+	return 1
+}
+# kvvalue TEXT: the value that TEXT (what follows '=') stands for, in kvv; or kvwhy
+kvvalue () {
+	kvr=$1 kvv=
+	while [ -n "$kvr" ]; do
+		case "$kvr" in
+		\"*)
+			kvr=${kvr#?}
+			while :; do
+				kvp=${kvr%%[\"\\\$\`]*}
+				kvv=$kvv$kvp kvr=${kvr#"$kvp"}
+				case "$kvr" in
+				'') kvwhy='unterminated " quote'; return 1 ;;
+				\"*) kvr=${kvr#?}; break ;;
+				\\[\"\\\$\`]*) kvr=${kvr#?}; kvp=${kvr%"${kvr#?}"}; kvv=$kvv$kvp kvr=${kvr#?} ;;
+				\\*) kvv=$kvv\\ kvr=${kvr#?} ;;
+				*) kvwhy='shell expansion is not supported (write the value out)'; return 1 ;;
+				esac
+			done ;;
+		\'*)
+			kvr=${kvr#?}
+			case "$kvr" in *\'*) ;; *) kvwhy="unterminated ' quote"; return 1 ;; esac
+			kvv=$kvv${kvr%%\'*} kvr=${kvr#*\'} ;;
+		[' 	']*)
+			while :; do case "$kvr" in [' 	']*) kvr=${kvr#?} ;; *) break ;; esac; done
+			case "$kvr" in ''|'#'*) return 0 ;; esac
+			kvwhy='unquoted space in value (quote it)'; return 1 ;;
+		[\$\`]*) kvwhy='shell expansion is not supported (write the value out)'; return 1 ;;
+		*)
+			kvp=${kvr%%[\"\'\$\`' 	']*}
+			kvv=$kvv$kvp kvr=${kvr#"$kvp"} ;;
+		esac
+	done
+	return 0
 }
 
-# load a pin file into pin_C_KEY variables; only C_KEY names of known components
-loadpins () {
-	msg=$(kvcheck "$1") || fail "$msg"
-	bad=$(awk -v list=" $components_all stack " '
-		/^[ \t]*(#|$)/ { next }
-		{ l = $0; sub(/^[ \t]*(export[ \t]+)?/, "", l); k = l; sub(/=.*/, "", k)
-		  c = k; sub(/_[A-Z0-9_]+$/, "", c)
-		  if (index(list, " " c " ") == 0 || c == k) { printf "%s:%d: unknown pin %s (expected COMPONENT_KEY, component one of%s)\n", FILENAME, NR, k, list; exit 1 } }' "$1") ||
-		fail "$bad"
-	# shellcheck disable=SC1090
-	eval "$(sed -n -e 's/^[ \t]*export[ \t]*//' -e '/^[ \t]*[A-Za-z_][A-Za-z0-9_]*=/s/^[ \t]*/pin_/p' "$1")"
+# check that FILE is KEY=VALUE lines; prints "FILE:LINE: ..." and fails
+kvcheck () { kvread "$1" : || { printf '%s\n' "$kvmsg"; return 1; }; }
+
+# pinset KEY VALUE: one setting of a pin file, kept as pin_KEY. KEY is COMPONENT_KEY: the
+# component is what comes before the first '_' that only [A-Z0-9_] follows
+pinset () {
+	pc= pt=$1
+	while :; do
+		case "$pt" in *_*) pt=${pt#*_} ;; *) break ;; esac
+		case "$pt" in ''|*[!A-Z0-9_]*) ;; *) pc=${1%_"$pt"}; break ;; esac
+	done
+	if [ -z "$pc" ] || ! inlist "$pc" "$components_all stack"; then
+		kvwhy="unknown pin $1 (expected COMPONENT_KEY, component one of $components_all stack)"
+		return 1
+	fi
+	eval "pin_$1=\$2"
 }
+
+# load a pin file into pin_C_KEY variables; the file is data, never run
+loadpins () { kvread "$1" pinset || fail "$kvmsg"; }
 
 # the expected commit: C_SHA, or C_COMMIT as srcpin lock writes it
 pinsha () { v=$(pinval "$1" SHA); [ -n "$v" ] || v=$(pinval "$1" COMMIT); printf '%s' "$v"; }

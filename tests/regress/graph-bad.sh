@@ -32,6 +32,32 @@ pins 'vision_REF=v1 v2'
 exits "malformed pin file: 2" 2 conf --arch=cpu --pins="$T/p.env"
 has "malformed pin line named" "$T/.err" "p.env:$(lines "$T/p.env"): unquoted space in value"
 
+pins 'vision_REF v2'
+exits "a pin line without '=': 2" 2 conf --arch=cpu --pins="$T/p.env"
+has "a pin line without '=': named with file and line" "$T/.err" "configure: $T/p.env:$(lines "$T/p.env"): expected KEY=VALUE, got 'vision_REF v2'"
+same "a pin line without '=': one line" 1 "$(lines "$T/.err")"
+pins 'vision_REF="v2'
+exits "an unterminated quote: 2" 2 conf --arch=cpu --pins="$T/p.env"
+has "an unterminated quote: named with file and line" "$T/.err" "configure: $T/p.env:$(lines "$T/p.env"): unterminated \" quote"
+
+# a pin file is data: command substitutions and redirections in it are never run
+n=0
+for v in "\$(touch $T/ran)" "\"\$(touch $T/ran)\"" "\"\`touch $T/ran\`\"" "\"\${x:=\$(touch $T/ran)}\""; do
+	n=$((n + 1))
+	pins "torch_REF=$v"
+	exits "expansion in a pin value refused ($n): 2" 2 conf --arch=cpu --pins="$T/p.env"
+	has "expansion refused ($n): file, line and why" "$T/.err" \
+		"configure: $T/p.env:$(lines "$T/p.env"): shell expansion is not supported (write the value out)"
+	exits "expansion refused ($n): nothing ran" 1 test -e "$T/ran"
+done
+# no '$': a value with shell syntax is a plain value, and configure runs nothing of it
+pins 'torch_REF=v1>ran' 'vision_REF="v1;touch ran"' "audio_REF='\$(touch ran)'"
+check "shell syntax in quotes or without '$' is a value" conf --arch=cpu --pins="$T/p.env"
+exits "and configure ran none of it" 1 test -e "$T/b/ran"
+has "the value is kept as written" build/keys/torch.src 'REF="v1>ran"'
+has "double quotes are removed" build/keys/vision.src 'REF="v1;touch ran"'
+has "single quotes keep a '$' literally" build/keys/audio.src 'REF="\$(touch ran)"'
+
 pins 'torch_KIND=magic'
 exits "unknown kind: 2" 2 conf --arch=cpu --pins="$T/p.env"
 has "unknown kind named" "$T/.err" "torch_KIND=magic: use build, source, wheel or system"
