@@ -30,8 +30,14 @@ parsevalue(const char *p, const char *end, const char **why)
 			q = *p++;
 			while (p < end && *p != q) {
 				if (q == '"' && *p == '\\' && p + 1 < end &&
-				    strchr("\"\\$`", p[1]))
+				    strchr("\"\\$`", p[1])) {
 					p++;
+				} else if (q == '"' && (*p == '$' || *p == '`')) {
+					/* sh would expand it: refuse rather than read it differently */
+					*why = "shell expansion is not supported (write the value out)";
+					buffree(&v);
+					return NULL;
+				}
 				bufputc(&v, *p++);
 			}
 			if (p >= end) {

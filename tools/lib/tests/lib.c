@@ -141,6 +141,16 @@ test_kv(void)
 	CHECK_INT(kv_parse(&f, "s.env", "A=$HOME\n", 8, &err), -1, "expansions are refused");
 	free(err);
 	kv_free(&f);
+	CHECK_INT(kv_parse(&f, "d.env", "A=\"$(id)\"\n", 10, &err), -1,
+	          "expansions inside double quotes are refused too");
+	free(err);
+	kv_free(&f);
+	CHECK_INT(kv_parse(&f, "e.env", "A=\"\\$x\"\nB='$y'\n", 17, &err), 0,
+	          "an escaped $ and a single-quoted $ are plain text");
+	CHECK_STR(kv_get(&f, "A"), "$x", "escaped $ kept");
+	CHECK_STR(kv_get(&f, "B"), "$y", "single-quoted $ kept");
+	free(err);
+	kv_free(&f);
 	CHECK_INT(kv_parse(&f, "e.env", "export\t\t", 8, &err), -1, "'export' with no key at end of input fails");
 	CHECK_STR(err, "e.env:1: expected KEY=VALUE, got ''", "without reading past the end");
 	free(err);
