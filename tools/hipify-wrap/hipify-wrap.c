@@ -501,7 +501,7 @@ main(int argc, char **argv)
 	free(resultp);
 	if (rc != 0 || t.failed) {
 		struct buf tail = {0};
-		log_tail(g.logpath, 15, "  ", &tail);
+		tailfile(g.logpath, 15, "  ", &tail);
 		if (rc != 0)
 			fprintf(stderr, "%s: hipify failed (exit %d); last lines of %s:\n%s", argv0, rc, g.logpath, tail.s ? tail.s : "");
 		else

@@ -70,37 +70,6 @@ run_logged(char *const argv[], char *const envp[], const char *cwd, int logfd, i
 	return WEXITSTATUS(st);
 }
 
-void
-log_tail(const char *path, int n, const char *pfx, struct buf *b)
-{
-	struct buf f = {0};
-	size_t i, start;
-	int seen = 0;
-
-	if (readfile(path, &f, 0) < 0 || f.len == 0) {
-		buffree(&f);
-		return;
-	}
-	i = f.len;
-	if (f.s[i - 1] == '\n')
-		i--;
-	while (i > 0) {
-		if (f.s[i - 1] == '\n' && ++seen == n)
-			break;
-		i--;
-	}
-	start = i;
-	while (start < f.len) {
-		char *nl = memchr(f.s + start, '\n', f.len - start);
-		size_t e = nl ? (size_t)(nl - f.s) : f.len;
-		bufputs(b, pfx);
-		bufadd(b, f.s + start, e - start);
-		bufputc(b, '\n');
-		start = e + 1;
-	}
-	buffree(&f);
-}
-
 char *
 findprog(const char *name, const char *self)
 {

@@ -11,8 +11,6 @@
    no child could be made. */
 int run_logged(char *const argv[], char *const envp[], const char *cwd, int logfd, int progress);
 
-/* append the last n lines of the file at path to b, each prefixed with pfx */
-void log_tail(const char *path, int n, const char *pfx, struct buf *b);
 
 /* Find a program: first beside self (a path of this executable, may be NULL), then in
    the absolute folders of PATH. Returns a fresh absolute path, or NULL. */

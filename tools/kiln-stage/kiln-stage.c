@@ -65,32 +65,6 @@ onsig(int sig)
 		kill(-child, sig);
 }
 
-/* print the last n lines of path to stderr */
-static void
-tail(const char *path, int n)
-{
-	struct buf b = {0};
-	size_t i;
-	int seen = 0;
-
-	if (readfile(path, &b, 0) < 0 || b.len == 0) {
-		buffree(&b);
-		return;
-	}
-	i = b.len;
-	if (b.s[i - 1] == '\n')
-		i--;
-	while (i > 0) {
-		if (b.s[i - 1] == '\n' && ++seen == n)
-			break;
-		i--;
-	}
-	fwrite(b.s + i, 1, b.len - i, stderr);
-	if (b.s[b.len - 1] != '\n')
-		fputc('\n', stderr);
-	buffree(&b);
-}
-
 /* the stage's output identity from an id file: its content without trailing space */
 static char *
 readid(const char *path)
@@ -314,13 +288,18 @@ cmdrun(int argc, char **argv)
 		return 128 + gotsig;
 	}
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		struct buf t = {0};
+
 		if (WIFSIGNALED(status))
 			fprintf(stderr, "kiln: %s failed (killed by signal %d) after %s; last 30 lines of %s:\n",
 			        name, WTERMSIG(status), dur, logpath);
 		else
 			fprintf(stderr, "kiln: %s failed (exit %d) after %s; last 30 lines of %s:\n",
 			        name, WEXITSTATUS(status), dur, logpath);
-		tail(logpath, 30);
+		tailfile(logpath, 30, "", &t);
+		if (t.len)
+			fwrite(t.s, 1, t.len, stderr);
+		buffree(&t);
 		fprintf(stderr, "kiln: %s failed; full log: %s\n", name, logpath);
 		free(dur);
 		free(logpath);

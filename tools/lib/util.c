@@ -270,6 +270,48 @@ fail:
 }
 
 void
+tailfile(const char *path, int n, const char *pfx, struct buf *b)
+{
+	char *tail;
+	size_t i, start, len;
+	off_t size, from;
+	ssize_t got;
+	int fd, seen = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	size = lseek(fd, 0, SEEK_END);
+	from = size > (off_t)256 * 1024 ? size - (off_t)256 * 1024 : 0;
+	if (size <= 0) {
+		close(fd);
+		return;
+	}
+	tail = xmalloc((size_t)(size - from));
+	got = pread(fd, tail, (size_t)(size - from), from);
+	close(fd);
+	len = got > 0 ? (size_t)got : 0;
+	i = len;
+	if (i && tail[i - 1] == '\n')
+		i--;
+	while (i > 0) {
+		if (tail[i - 1] == '\n' && ++seen == n)
+			break;
+		i--;
+	}
+	for (start = i; start < len;) {
+		char *nl = memchr(tail + start, '\n', len - start);
+		size_t e = nl ? (size_t)(nl - tail) : len;
+
+		bufputs(b, pfx);
+		bufadd(b, tail + start, e - start);
+		bufputc(b, '\n');
+		start = e + 1;
+	}
+	free(tail);
+}
+
+void
 shquote(struct buf *b, const char *s)
 {
 	bufputc(b, '\'');

@@ -62,6 +62,11 @@ int endswith(const char *s, const char *suffix);
    returns 0, or -1 with errno set (EFBIG when over max) */
 int readfile(const char *path, struct buf *out, size_t max);
 
+/* append the last n lines of the file at path to b, each line prefixed with pfx and
+   ending in a newline; reads at most the file's last 256 KiB (a build log can be huge).
+   Appends nothing when the file is missing or empty. */
+void tailfile(const char *path, int n, const char *pfx, struct buf *b);
+
 /* append s to b quoted for a POSIX shell ('...' with ' escaped), so it survives copy-paste */
 void shquote(struct buf *b, const char *s);
 

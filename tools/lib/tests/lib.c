@@ -85,6 +85,17 @@ test_atomic(const char *dir)
 	CHECK(writefile_atomic(sub, "x", 1, 0644) < 0 && errno == ENOENT,
 	      "writing into a missing folder fails with ENOENT");
 	free(sub);
+	writefile_atomic(p, "a\nb\nc\nd\ne\n", 10, 0644);
+	bufreset(&b);
+	tailfile(p, 2, "> ", &b);
+	CHECK_STR(b.s, "> d\n> e\n", "tailfile gives the last lines, prefixed");
+	writefile_atomic(p, "x\ny", 3, 0644);
+	bufreset(&b);
+	tailfile(p, 5, "", &b);
+	CHECK_STR(b.s, "x\ny\n", "a file shorter than n, without a final newline");
+	bufreset(&b);
+	tailfile("/nonexistent/log", 5, "", &b);
+	CHECK_INT(b.len, 0, "a missing file adds nothing");
 	unlink(p);
 	free(p);
 	buffree(&b);
