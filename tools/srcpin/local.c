@@ -62,9 +62,37 @@ linkorcopy(const char *from, const char *to)
 	return e;
 }
 
+/* Remove every object file a failed seed left in the objects folder dd of a new mirror:
+   a partial set (a commit without its blobs) would make the packing fallback believe
+   everything reachable from that commit is already there. */
+static void
+unseed(const char *dd)
+{
+	struct dirent *de;
+	DIR *d = opendir(dd);
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		const char *n = de->d_name;
+		char *sub;
+
+		if (!(strcmp(n, "pack") == 0 ||
+		      (strlen(n) == 2 && isxdigit((unsigned char)n[0]) && isxdigit((unsigned char)n[1]))))
+			continue;
+		sub = xasprintf("%s/%s", dd, n);
+		rmtree(sub);
+		if (strcmp(n, "pack") == 0)
+			mkdir(sub, 0777);
+		free(sub);
+	}
+	closedir(d);
+}
+
 /* Seed an empty mirror with every object file of a local repository (hard links where the
    file system allows, as git clone --local does): a first fetch from a local copy then
-   costs no pack building. Returns 0 or -1 (the caller then falls back to packing). */
+   costs no pack building. Returns 0, or -1 with nothing seeded left behind (the caller
+   then falls back to packing). */
 static int
 seed_local(git_repository *src, git_repository *dst)
 {
@@ -106,6 +134,8 @@ seed_local(git_repository *src, git_repository *dst)
 		free(dsub);
 	}
 	closedir(d);
+	if (e != 0)
+		unseed(dd);
 	free(sd);
 	free(dd);
 	return e;
