@@ -1,4 +1,6 @@
 /* --check and Requires-Python: read a wheel with libarchive (see check.h) */
+#include <archive.h>
+#include <archive_entry.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -13,27 +15,20 @@
 
 #define MAXMETA (256u << 20) /* largest WHEEL / METADATA / RECORD read into memory */
 
-/* The part of libarchive's stable ABI (archive.h, archive_entry.h; soname 13) used here.
-   Declared here rather than included so that wheelpick builds without libarchive's
-   headers and only loads the library when a wheel is opened. */
-struct archive;
-struct archive_entry;
-enum { ARCHIVE_EOF = 1, ARCHIVE_OK = 0, ARCHIVE_WARN = -20 };
-#define AE_IFDIR 0040000
-
 /* libarchive is loaded when a wheel is opened (--check, the winner's Requires-Python):
    linking it would cost every run about 4 ms of relocations (it brings libxml2, ICU and
-   libstdc++), a third of a 10,000-file choice */
+   libstdc++), a third of a 10,000-file choice. The pointers take their types from
+   libarchive's own headers, so the compiler checks every call. */
 static struct {
-	struct archive *(*read_new)(void);
-	int (*support_zip)(struct archive *);
-	int (*open_filename)(struct archive *, const char *, size_t);
-	const char *(*error_string)(struct archive *);
-	int (*next_header)(struct archive *, struct archive_entry **);
-	const char *(*pathname)(struct archive_entry *);
-	mode_t (*filetype)(struct archive_entry *);
-	int (*data_block)(struct archive *, const void **, size_t *, int64_t *);
-	int (*read_free)(struct archive *);
+	__typeof__(archive_read_new) *read_new;
+	__typeof__(archive_read_support_format_zip_seekable) *support_zip;
+	__typeof__(archive_read_open_filename) *open_filename;
+	__typeof__(archive_error_string) *error_string;
+	__typeof__(archive_read_next_header) *next_header;
+	__typeof__(archive_entry_pathname) *pathname;
+	__typeof__(archive_entry_filetype) *filetype;
+	__typeof__(archive_read_data_block) *data_block;
+	__typeof__(archive_read_free) *read_free;
 } la;
 
 /* load libarchive; returns 0, or -1 with a message in *err */
