@@ -6,18 +6,6 @@
 #include "pep440.h"
 
 static int
-isdig(int c)
-{
-	return c >= '0' && c <= '9';
-}
-
-static int
-isalnumc(int c)
-{
-	return isdig(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
-
-static int
 issep(int c)
 {
 	return c == '.' || c == '_' || c == '-';

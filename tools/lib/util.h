@@ -54,6 +54,11 @@ void buffree(struct buf *b);
 /* take ownership of the string (never NULL); the buf is left empty */
 char *bufdetach(struct buf *b);
 
+/* ASCII digit / letter-or-digit tests that ignore the locale (names and versions in
+   wheel files are ASCII rules, whatever LC_CTYPE says) */
+static inline int isdig(int c) { return c >= '0' && c <= '9'; }
+static inline int isalnumc(int c) { return isdig(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+
 /* true if s starts with prefix / ends with suffix */
 int startswith(const char *s, const char *prefix);
 int endswith(const char *s, const char *suffix);

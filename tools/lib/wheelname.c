@@ -4,18 +4,6 @@
 
 #include "wheelname.h"
 
-static int
-isdig(int c)
-{
-	return c >= '0' && c <= '9';
-}
-
-static int
-isalnumc(int c)
-{
-	return isdig(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
-
 void
 canonname(struct buf *b, const char *name, size_t n)
 {
