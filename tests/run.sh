@@ -3,7 +3,9 @@
 # every regress script (tests/regress/*.sh, tools/*/tests/*.sh) whose path contains one
 # of the PATTERNs (all when none), in parallel, and ends with "N passed, N failed, N skipped".
 # Each test prints "ok ...", "not ok ..." or "skip ..." lines; a file that exits non-zero
-# without a "not ok" line counts as one failure.
+# without a "not ok" line counts as one failure. Only a skip that names an optional tier
+# ("skip ...: optional tier NAME: reason", tests/lib.sh's optional) counts as skipped;
+# any other skip line is a missing dependency and counts as a failure.
 set -u
 : "${KILN_SRC:?}" "${KILN_BIN:?}" "${KILN_TEST:=}" "${KILN_BUILD:=build}"
 mkdir -p "$KILN_BIN"
@@ -63,7 +65,14 @@ while IFS= read -r f; do
 	rc=$(cat "$o.rc" 2>/dev/null || echo 1)
 	p=$(grep -c '^ok' "$o.out")
 	n=$(grep -c '^not ok' "$o.out")
-	s=$(grep -c '^skip' "$o.out")
+	s=$(grep -c '^skip.*optional tier' "$o.out")
+	# a skip that names no optional tier hides a missing dependency: a failure
+	bad=$(grep '^skip' "$o.out" | grep -vc 'optional tier')
+	if [ "$bad" -gt 0 ]; then
+		grep '^skip' "$o.out" | grep -v 'optional tier' |
+			sed 's/^skip /not ok skipped without naming an optional tier: /' >>"$o.out"
+		n=$((n + bad))
+	fi
 	name=${f#"$KILN_SRC"/}; name=${name#"$KILN_TEST"/}
 	if [ "$rc" != 0 ] && [ "$n" = 0 ]; then
 		n=1

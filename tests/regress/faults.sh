@@ -29,7 +29,7 @@ fault_srcpin () {
 	v1=$(git -C "$u/big" rev-parse v1)
 	before=$(reposum "$u/big")
 	c=$T/cfull
-	tmpfs "$c" 256k || { echo "skip srcpin full disk: cannot mount a tmpfs"; return; }
+	tmpfs "$c" 256k || { echo "skip optional tier privileged: srcpin full disk: cannot mount a tmpfs"; return; }
 	run srcpin fetch big "file://$u/big" v1 --cache="$c"
 	[ "$rc" != 0 ] && ok "full disk: first fetch fails" || notok "full disk: first fetch fails (exit 0)"
 	oneline "full disk: first fetch: one line naming the cache" "$T/.err" "$c"
@@ -44,7 +44,7 @@ fault_srcpin () {
 	check "full disk: the recovered mirror is sound" git --git-dir="$c/big.git" fsck --no-progress
 
 	w=$T/wfull
-	tmpfs "$w" 256k || { echo "skip srcpin checkout on a full disk: cannot mount a tmpfs"; return; }
+	tmpfs "$w" 256k || { echo "skip optional tier privileged: srcpin checkout on a full disk: cannot mount a tmpfs"; return; }
 	run srcpin checkout big --commit "$v1" --into "$w/big" --cache="$c"
 	[ "$rc" != 0 ] && ok "full disk: checkout fails" || notok "full disk: checkout fails (exit 0)"
 	oneline "full disk: checkout: one line naming the path" "$T/.err" "$w/big"
@@ -66,7 +66,7 @@ if [ "$canmount" = yes ]; then
 	export LSAN_OPTIONS="suppressions=$KILN_SRC/tools/srcpin/tests/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 	fault_srcpin
 else
-	echo "skip srcpin on a full disk: needs root and mount namespaces (tmpfs)"
+	echo "skip optional tier privileged: srcpin on a full disk needs root and mount namespaces (tmpfs)"
 fi
 
 # === 4. SIGKILL while fatwheel writes a big wheel ========================================
@@ -164,7 +164,7 @@ fault_readonly () {
 	same "read-only build/: then no work to do" "ninja: no work to do." "$(cat "$T/ro-again.log")"
 }
 if [ "$canmount" = yes ]; then fault_readonly
-else echo "skip read-only build folder: needs root and mount namespaces (read-only bind mount)"; fi
+else echo "skip optional tier privileged: read-only build folder needs root and mount namespaces (read-only bind mount)"; fi
 
 # === 3. two ninja runs at once on one build folder ======================================
 fault_twoninjas () {

@@ -113,9 +113,9 @@ if unshare -m true 2>/dev/null; then
 else
 	chmod 555 "$T/ro"
 	if [ -w "$T/ro" ]; then
-		echo "skip read-only and full-disk output: needs unshare -m (root) or a non-root user"
+		echo "skip optional tier privileged: read-only and full-disk output need unshare -m (root) or a non-root user"
 	else
 		exits "a read-only output folder exits 1" 1 fatwheel "$W" -w "$T/ro"
-		echo "skip full-disk output: needs unshare -m"
+		echo "skip optional tier privileged: full-disk output needs unshare -m"
 	fi
 fi

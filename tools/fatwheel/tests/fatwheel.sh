@@ -143,7 +143,7 @@ if unshare -m true 2>/dev/null; then
 	unshare -m sh -c 'mount --bind /dev/null "$1" && /usr/bin/python3 -c "import ctypes; ctypes.CDLL(\"libzstd.so.1\")"' sh "$zstd" >/dev/null 2>&1 &&
 		notok "the hiding works (the system libzstd still loads)" || ok "the hiding works (the system libzstd no longer loads)"
 else
-	echo "skip import with hidden libraries: unshare -m is not permitted here"
+	echo "skip optional tier privileged: import with hidden libraries needs unshare -m"
 fi
 
 # --- options --------------------------------------------------------------------------

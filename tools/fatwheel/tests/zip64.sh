@@ -78,10 +78,10 @@ free_kib=$(df -Pk "${TMPDIR:-/tmp}" | awk 'NR == 2 { print $4 }')
 case "${KILN_SLOW:-auto}" in
 1) ;;
 auto) if [ "${free_kib:-0}" -lt $((12 * 1024 * 1024)) ]; then
-	echo "skip members and archives over 4 GiB: needs 12 GiB free in ${TMPDIR:-/tmp} (KILN_SLOW=1 forces it)"
+	echo "skip optional tier slow: members and archives over 4 GiB need 12 GiB free in ${TMPDIR:-/tmp} (KILN_SLOW=1 forces it)"
 	exit 0
       fi ;;
-*) echo "skip members and archives over 4 GiB (KILN_SLOW=0)"; exit 0 ;;
+*) echo "skip optional tier slow: members and archives over 4 GiB (KILN_SLOW=0)"; exit 0 ;;
 esac
 rm -rf "$T/a" "$T/o"
 mkdir -p "$T/a" "$T/o"
@@ -99,7 +99,7 @@ rm -rf "$T/a" "$T/o"
 mkdir -p "$T/a" "$T/o"
 free=$(df -Pk "$T" | awk 'NR==2 {print $4}')
 if [ "$free" -lt 9500000 ]; then
-	echo "skip archive over 4 GiB: needs 9 GiB free in $T"
+	echo "skip optional tier slow: archive over 4 GiB needs 9 GiB free in $T"
 	exit 0
 fi
 check "python writes a 4 GiB + 64 KiB stored member" mkwheel "$T/a/big-1.0-py3-none-any.whl" zeros:4295032832:store

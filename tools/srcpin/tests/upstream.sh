@@ -44,7 +44,7 @@ if [ -d "$rock" ]; then
 		same "therock-7.10 exact after a bump" "$(listing "$T/arch2" | sha256sum)" "$(listing "$T/rock" | sha256sum)"
 	fi
 else
-	echo "skip TheRock: no snapshot at $rock"
+	echo "skip optional tier upstream-snapshots: TheRock: no snapshot at $rock"
 fi
 
 gloo=$up/facebookincubator+gloo/repo
@@ -65,5 +65,5 @@ if [ -d "$gloo" ] && git --git-dir="$gloo" cat-file -e cc441984208d0b54b4fc61430
 	same "only gloo/types.h differs from upstream" "gloo/types.h" "$(git -C "$T/tw/third_party/gloo" diff --name-only HEAD)"
 	check "the series again is a no-op" srcpin patch "$T/tw" "$KILN_SRC/patches/torch/series"
 else
-	echo "skip gloo: no snapshot with commit cc441984 at $gloo"
+	echo "skip optional tier upstream-snapshots: gloo: no snapshot with commit cc441984 at $gloo"
 fi

@@ -267,13 +267,17 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1; then
 	w=$T/case.perm
 	chmod 000 "$w/kilnwp-1.0-py3-none-any.whl"
 	chmod 755 "$T" "$w"
+	# the other user must reach the tool even when the checkout lives in a folder only
+	# its owner can enter (mktemp -d): run a copy from $T
+	mkdir -p "$T/otheruser"; cp "$KILN_BIN/wheelpick" "$T/otheruser/wheelpick"
+	chmod 755 "$T/otheruser" "$T/otheruser/wheelpick"
 	exits "a wheel without read permission is an input error" 2 \
 		setpriv --reuid=65534 --regid=65534 --clear-groups env HOME=/nonexistent \
-		"$KILN_BIN/wheelpick" --python-version=3.11 "$w"
+		"$T/otheruser/wheelpick" --python-version=3.11 "$w"
 	has "with the reason" "$T/.err" "cannot read the chosen wheel: Permission denied"
 	chmod 700 "$T"
 else
-	echo "skip permission test: needs root and setpriv to run as another user"
+	echo "skip optional tier privileged: permission test needs root and setpriv to run as another user"
 fi
 
 # --check on real and corrupt wheels
