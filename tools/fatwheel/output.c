@@ -155,7 +155,8 @@ outattr(const struct member *m)
 	if (!opt.quiet)
 		warn("%s: member '%s' is a symbolic link; written as a regular file holding the link text, as pip installs it",
 		     opt.in, m->e->name);
-	return ((0100000u | (mode & 0111 ? 0755u : 0644u)) << 16) | (a & 0xffffu);
+	/* pip's zip_item_is_executable wants S_ISREG, so the file it writes is 0644 */
+	return ((0100000u | 0644u) << 16) | (a & 0xffffu);
 }
 
 void

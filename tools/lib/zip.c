@@ -384,10 +384,12 @@ zip_open1(struct zipin *z, const char *path, char *err, size_t errlen)
 int
 zip_open(struct zipin *z, const char *path, char *err, size_t errlen)
 {
-	if (zip_open1(z, path, err, errlen) == 0)
+	int r = zip_open1(z, path, err, errlen);
+
+	if (r == 0)
 		return 0;
 	zip_close(z); /* nothing half-read survives a failure */
-	return -1;
+	return r == ZIP_EPATH ? ZIP_EPATH : -1;
 }
 
 void
