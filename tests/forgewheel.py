@@ -4,6 +4,7 @@ rewritten to list added members with their real hashes), so a tool that refuses 
 refuses it for that one change.
 
 OPs:  add NAME [TEXT]        a member (deflated), listed in RECORD
+      addfile NAME PATH      a member holding the bytes of the file PATH, listed in RECORD
       addlink NAME TARGET    a member with a symbolic link's mode (S_IFLNK) holding TARGET
       adddir NAME TEXT       a folder entry (NAME ends in '/') carrying TEXT as data
       rename OLD NEW         every member path starting with OLD starts with NEW instead
@@ -14,6 +15,8 @@ OPs:  add NAME [TEXT]        a member (deflated), listed in RECORD
       usize NAME DELTA       both declared uncompressed sizes of NAME move by DELTA
       csize NAME DELTA       both declared compressed sizes of NAME move by DELTA
       bomb NAME              both uncompressed sizes claim 2 GiB
+      stream                 no change of content: every member rewritten as a writer that
+                             cannot seek does it (flag bit 3, sizes in data descriptors)
 """
 import base64, csv, hashlib, io, struct, sys, zipfile
 
@@ -75,6 +78,10 @@ if op == "add":
     i = zipfile.ZipInfo(args[0])
     i.compress_type = zipfile.ZIP_DEFLATED
     rewrite([(i, (args[1] if len(args) > 1 else "x = 1\n").encode())])
+elif op == "addfile":
+    i = zipfile.ZipInfo(args[0])
+    i.compress_type, i.create_system, i.external_attr = zipfile.ZIP_DEFLATED, 3, 0o100755 << 16
+    rewrite([(i, open(args[1], "rb").read())])
 elif op == "addlink":
     i = zipfile.ZipInfo(args[0])
     i.create_system, i.external_attr = 3, 0o120777 << 16
@@ -103,5 +110,17 @@ elif op == "bomb":
         struct.pack_into("<I", b, lh + 22, 1 << 31)
         struct.pack_into("<I", b, cd + 24, 1 << 31)
     patch(args[0], bomb)
+elif op == "stream":
+    class NoSeek(io.RawIOBase):
+        def __init__(self, f):
+            self.f = f
+        def writable(self):
+            return True
+        def write(self, b):
+            return self.f.write(b)
+    zi = zipfile.ZipFile(src)
+    with open(dst, "wb") as raw, zipfile.ZipFile(NoSeek(raw), "w", zipfile.ZIP_DEFLATED) as zo:
+        for i in zi.infolist():
+            zo.writestr(i.filename, zi.read(i))
 else:
     sys.exit("forgewheel.py: unknown op " + op)

@@ -432,6 +432,9 @@ zip_read(const struct zipin *z, const struct zipent *e,
 	z_stream s;
 	int r, zr = Z_OK;
 
+	if (e->usize > zip_maxinflate)
+		return fail(err, errlen, "member '%s' declares %llu bytes, over the cap of %llu", e->name,
+		            (unsigned long long)e->usize, (unsigned long long)zip_maxinflate);
 	if (e->method == 0) {
 		while (left) {
 			k = left > (1u << 24) ? (1u << 24) : (size_t)left;

@@ -18,6 +18,10 @@ printf 'from setuptools import setup\nsetup(name="kilnwp", version="1.0", py_mod
 W=$T/dist/kilnwp-1.0-py3-none-any.whl
 N=kilnwp-1.0-py3-none-any.whl
 exits "--check passes the wheel pip built" 0 wheelpick --python=$PY --check "$W"
+mkdir -p "$T/stream"; $FORGE "$W" "$T/stream/$N" stream
+$PY -c 'import sys, zipfile; sys.exit(not all(i.flag_bits & 8 for i in zipfile.ZipFile(sys.argv[1]).infolist()))' "$T/stream/$N" &&
+	ok "the streamed copy has data descriptors" || notok "the streamed copy has data descriptors"
+exits "--check passes it too (descriptors agree with the central directory)" 0 wheelpick --python=$PY --check "$T/stream/$N"
 
 # forge DIR OP ARG...: $T/DIR/$N is the wheel with one change
 forge () { d=$T/$1; shift; mkdir -p "$d"; $FORGE "$W" "$d/$N" "$@" 2>"$T/forge.err" ||
