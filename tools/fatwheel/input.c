@@ -139,12 +139,17 @@ checkdistinfo(void)
 			same = strcmp(dash + 1, w.version) == 0;
 		}
 	}
-	if (!same)
-		die("%s: the metadata folder %s is not this wheel's (%s %s): it would install as another project",
-		    opt.in, distinfo, w.name, w.version);
 	buffree(&a);
 	buffree(&b);
 	free(stem);
+	if (!same) {
+		char *m = xasprintf("the metadata folder %s is not this wheel's (%s %s): it would install as another project",
+		                    distinfo, w.name, w.version);
+		whl_free(&w);
+		fprintf(stderr, "%s: %s: %s\n", argv0, opt.in, m);
+		free(m);
+		exit(EXIT_USAGE);
+	}
 	whl_free(&w);
 }
 

@@ -280,6 +280,7 @@ regular(const char *path, char **err)
 
 struct sink {
 	struct sha256 h;
+	int hash;              /* h is in use */
 	uint64_t size;
 	struct buf *keep;      /* content kept (WHEEL, METADATA, RECORD), or NULL */
 };
@@ -289,7 +290,8 @@ sinkchunk(void *ctx, const void *p, size_t n)
 {
 	struct sink *k = ctx;
 
-	sha256_update(&k->h, p, n);
+	if (k->hash)
+		sha256_update(&k->h, p, n);
 	k->size += n;
 	if (k->keep) {
 		if (k->keep->len + n > MAXMETA)
@@ -356,6 +358,7 @@ wheel_check(const char *path, const struct wheelname *w, char **err)
 		if (endswith(name, "/"))
 			continue;
 		sha256_init(&sk.h);
+		sk.hash = 1;
 		sk.size = 0;
 		sk.keep = keep ? &content : NULL;
 		/* every member is inflated: its size and CRC-32 must be what the archive says,
@@ -508,7 +511,7 @@ wheel_requirespython(const char *path, char **out, char **err)
 		free(top);
 		if (!is)
 			continue;
-		sha256_init(&sk.h);
+		sk.hash = 0;
 		sk.size = 0;
 		sk.keep = &meta;
 		if (zip_read(&z, &z.e[k], sinkchunk, &sk, zerr, sizeof zerr) < 0) {
