@@ -177,7 +177,27 @@ stripdot(const char *p)
 static struct archive *
 taropen(const char *path, char *err, size_t errlen)
 {
-	struct archive *a = archive_read_new();
+	struct archive *a;
+	struct stat st;
+	int fd;
+
+	/* libarchive would open a FIFO blocking and wait for a writer */
+	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0) {
+		snprintf(err, errlen, "%s", strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &st) < 0) {
+		snprintf(err, errlen, "%s", strerror(errno));
+		close(fd);
+		return NULL;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "is %s, not a regular file", filekind(st.st_mode));
+		close(fd);
+		return NULL;
+	}
+	close(fd);
+	a = archive_read_new();
 
 	archive_read_support_filter_all(a);
 	archive_read_support_format_all(a);

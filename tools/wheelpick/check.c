@@ -269,8 +269,13 @@ regular(const char *path, char **err)
 		*err = xasprintf("cannot open: %s", strerror(errno));
 		return 2;
 	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		*err = xasprintf("is %s, not a wheel file", fstat(fd, &st) < 0 ? "unreadable" : filekind(st.st_mode));
+	if (fstat(fd, &st) < 0) {
+		*err = xasprintf("cannot stat: %s", strerror(errno));
+		close(fd);
+		return 2;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		*err = xasprintf("is %s, not a wheel file", filekind(st.st_mode));
 		close(fd);
 		return 2;
 	}

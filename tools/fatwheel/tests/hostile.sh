@@ -122,4 +122,7 @@ has "... naming it" "$T/.err" "$T/fifolib/libpriv.so.1: is a FIFO, not a library
 exits "a FIFO given to --include is an input error" 2 fw --lib-path "$T/lib" --include "$T/inc/libextra.so" "$T/good/$N"
 has "... naming it" "$T/.err" "--include $T/inc/libextra.so: is a FIFO, not a file or folder"
 exits "a FIFO inside an --include folder is an input error" 2 fw --lib-path "$T/lib" --include "$T/inc" "$T/good/$N"
+mkfifo "$T/rocm.tar.gz"
+exits "a FIFO as the --rocm tarball is an input error" 2 fw --rocm="$T/rocm.tar.gz" "$T/good/$N"
+has "... naming it" "$T/.err" "$T/rocm.tar.gz: not a readable tarball: is a FIFO, not a regular file"
 [ -z "$(ls "$T/out")" ] && ok "... and nothing is written" || notok "... and nothing is written"
