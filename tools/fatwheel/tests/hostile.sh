@@ -112,6 +112,28 @@ forge bomb bomb demo/__init__.py
 exits "a size deflate cannot reach is refused" 2 fw "$T/bomb/$N"
 has "... before inflating" "$T/.err" "declares 2147483648 bytes from"
 
+# two members sharing bytes: B's local header and data lie inside A's stored data (the
+# overlapping-entries zip bomb); every header is otherwise valid
+mkdir -p "$T/overlap"
+$PY - "$T/overlap/$N" <<'PYEOF'
+import struct, sys, zlib
+def local(name, data):
+    return struct.pack("<IHHHHHIIIHH", 0x04034b50, 20, 0, 0, 0, 0, zlib.crc32(data),
+                       len(data), len(data), len(name), 0) + name + data
+def central(name, data, off):
+    return struct.pack("<IHHHHHHIIIHHHHHII", 0x02014b50, 20, 20, 0, 0, 0, 0, zlib.crc32(data),
+                       len(data), len(data), len(name), 0, 0, 0, 0, 0, off) + name
+b = local(b"demo/b.py", b"x = 1\n")
+a = local(b"demo/a.py", b)
+cd = central(b"demo/a.py", b, 0) + central(b"demo/b.py", b"x = 1\n", 30 + 9)
+out = a + cd + struct.pack("<IHHHHIIH", 0x06054b50, 0, 0, 2, 2, len(cd), len(a), 0)
+open(sys.argv[1], "wb").write(out)
+PYEOF
+$PY -c 'import sys, zipfile; z = zipfile.ZipFile(sys.argv[1]); print(len(z.read("demo/b.py")))' "$T/overlap/$N" >"$T/ov" 2>&1
+has "the overlapping archive is readable by Python's zipfile" "$T/ov" "6"
+exits "members that overlap are refused" 2 fw "$T/overlap/$N"
+has "... naming both" "$T/.err" "members 'demo/a.py' and 'demo/b.py' overlap"
+
 # --- files that would block ------------------------------------------------------------------
 mkdir -p "$T/fifo" "$T/fifolib" "$T/inc"
 mkfifo "$T/fifo/$N" "$T/fifolib/libpriv.so.1" "$T/inc/libextra.so"
