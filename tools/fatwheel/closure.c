@@ -1,12 +1,16 @@
 /* resolving the DT_NEEDED closure the way ld.so does, and --include */
 #include "state.h"
 #include "proc.h"
+#include "wheelpath.h"
 
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 
 int
@@ -165,6 +169,15 @@ resolveobj(const struct elfinfo *ei, const char *wheelname, const char *diskpath
 		n = ei->needed[i];
 		if (policy_system(n) || excluded(n) || findlib(n))
 			continue;
+		/* the entry becomes a file name in the library folder and a name looked up in
+		   folders: untrusted text. ld.so would read "../x/libz.so.1" relative to the
+		   current folder; bundled, it would land outside NAME.libs. */
+		if (!wheelpath_plainname(n)) {
+			struct buf q = {0};
+			wheelpath_escape(&q, n);
+			die("%s: %s: DT_NEEDED entry '%s' is not a plain file name (empty, '.', '..', or holding '/', '\\' or a control character); refusing to look it up or bundle it",
+			    opt.in, by, q.s);
+		}
 		bufreset(&search_skipped);
 		if (ownpath(ei, wheelname, diskpath, n, &path))
 			continue;
@@ -204,16 +217,39 @@ parselib(struct lib *l)
 	}
 }
 
-/* read a library from disk now; one from a tarball waits for loadpending */
+/* read a library from disk now; one from a tarball waits for loadpending. The file is
+   opened without blocking and must be regular (a FIFO put in its place would hang). */
 static void
 loadlib(struct lib *l)
 {
+	struct stat st;
+	ssize_t k;
+	int fd;
+
 	if (startswith(l->from, "tar:")) {
 		l->pending = 1;
 		return;
 	}
-	if (readfile(l->from, &l->data, 0) < 0)
+	if ((fd = open(l->from, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0)
 		die("%s:", l->from);
+	if (fstat(fd, &st) < 0)
+		die("%s:", l->from);
+	if (!S_ISREG(st.st_mode))
+		die("%s: is %s, not a library file", l->from, filekind(st.st_mode));
+	bufreset(&l->data);
+	for (;;) {
+		l->data.s = xgrow(l->data.s, &l->data.cap, l->data.len + 65536 + 1, 1);
+		k = read(fd, l->data.s + l->data.len, l->data.cap - l->data.len - 1);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			die("%s:", l->from);
+		if (k == 0)
+			break;
+		l->data.len += (size_t)k;
+	}
+	l->data.s[l->data.len] = 0;
+	close(fd);
 	parselib(l);
 }
 
@@ -305,7 +341,9 @@ addinclude(const char *path, const char *rel)
 		free(ents);
 		return;
 	}
-	if (!S_ISREG(st.st_mode) || archskip(rel))
+	if (!S_ISREG(st.st_mode))
+		die("--include %s: is %s, not a file or folder", path, filekind(st.st_mode));
+	if (archskip(rel))
 		return;
 	libs = xgrow(libs, &libcap, nlibs + 1, sizeof *libs);
 	l = libs[nlibs++] = xcalloc(1, sizeof *l);

@@ -2,6 +2,8 @@
 #include "state.h"
 #include "elffile.h"
 #include "hash.h"
+#include "pep440.h"
+#include "wheelname.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -108,6 +110,49 @@ verify1(void *ctx, size_t i)
 	pthread_mutex_unlock(&progmu);
 }
 
+/* the NAME.dist-info folder must be the wheel's own: pip installs its metadata as the
+   project the folder names, so a wheel carrying another project's .dist-info would
+   overwrite (and later uninstall) that project's files */
+static void
+checkdistinfo(void)
+{
+	struct whlname w;
+	struct buf a = {0}, b = {0};
+	struct pep440 v1, v2;
+	char *stem = xstrndup(distinfo, strlen(distinfo) - 11), *dash = strrchr(stem, '-');
+	int same;
+
+	if (whl_parse(&w, opt.in) < 0)
+		die("%s: not a wheel file name (NAME-VERSION-PY-ABI-PLAT.whl)", opt.in);
+	same = dash != NULL;
+	if (same) {
+		canonname(&a, stem, (size_t)(dash - stem));
+		canonname(&b, w.name, strlen(w.name));
+		same = strcmp(a.s, b.s) == 0;
+	}
+	if (same) {
+		if (pep440_parses(&v1, dash + 1) == 0 && pep440_parses(&v2, w.version) == 0) {
+			same = pep440_cmp(&v1, &v2) == 0;
+			pep440_free(&v1);
+			pep440_free(&v2);
+		} else {
+			same = strcmp(dash + 1, w.version) == 0;
+		}
+	}
+	buffree(&a);
+	buffree(&b);
+	free(stem);
+	if (!same) {
+		char *m = xasprintf("the metadata folder %s is not this wheel's (%s %s): it would install as another project",
+		                    distinfo, w.name, w.version);
+		whl_free(&w);
+		fprintf(stderr, "%s: %s: %s\n", argv0, opt.in, m);
+		free(m);
+		exit(EXIT_USAGE);
+	}
+	whl_free(&w);
+}
+
 static int
 cmpbysize(const void *a, const void *b)
 {
@@ -142,6 +187,16 @@ readinput(void)
 	}
 	if (nd != 1)
 		die("%s: not a wheel: %s", opt.in, nd ? "more than one .dist-info/RECORD" : "no NAME.dist-info/RECORD");
+	/* one .dist-info folder only (pip refuses several), and it is the wheel's own */
+	for (i = 0; i < nmem; i++) {
+		const char *n = zin.e[i].name;
+		slash = strchr(n, '/');
+		if (slash && slash - n > 10 && strncmp(slash - 10, ".dist-info", 10) == 0 &&
+		    !startswith(n, distinfo))
+			die("%s: not a wheel: more than one .dist-info folder (%s, %.*s)", opt.in, distinfo,
+			    (int)(slash - n + 1), n);
+	}
+	checkdistinfo();
 	for (i = 0; i < nmem; i++) {
 		const char *n = mem[i].e->name;
 		mem[i].dist = startswith(n, distinfo);

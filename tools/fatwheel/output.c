@@ -1,6 +1,7 @@
 /* carrying out the plan: ELF edits, deflating, writing the archive */
 #include "state.h"
 #include "hash.h"
+#include "wheelpath.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -114,6 +115,50 @@ addout(const char *name)
 	return o;
 }
 
+/* Every output member path is safe and none two install to one path: a bundled
+   library's name comes from a DT_NEEDED string, an --include from a file name, and
+   neither may reach outside the wheel's folders or replace another member. Dies (exit 2)
+   naming the member otherwise. */
+static void
+checknames(void)
+{
+	char **names = xmalloc((nout ? nout : 1) * sizeof *names), err[1024];
+	size_t i, a, b;
+	int r;
+
+	for (i = 0; i < nout; i++) {
+		names[i] = (char *)outv[i].name;
+		if (!zip_safename(names[i])) {
+			struct buf q = {0};
+			wheelpath_escape(&q, names[i]);
+			die("%s: refusing to write the member '%s': it is not a safe path inside the wheel",
+			    opt.in, q.s);
+		}
+	}
+	if ((r = wheelpath_clash(names, nout, &a, &b)) != 0) {
+		wheelpath_clashmsg(err, sizeof err, names, r, a, b);
+		die("%s: refusing to write the output: %s", opt.in, err);
+	}
+	free(names);
+}
+
+/* the external attributes written for a member copied from the input: a symbolic link
+   becomes a regular file holding the link text, which is what pip installs (it never
+   creates links), so no other installer makes a link from fatwheel's output */
+static uint32_t
+outattr(const struct member *m)
+{
+	uint32_t a = m->e->extattr, mode = a >> 16;
+
+	if ((m->e->madeby >> 8) != 3 || (mode & 0170000) != 0120000)
+		return a;
+	if (!opt.quiet)
+		warn("%s: member '%s' is a symbolic link; written as a regular file holding the link text, as pip installs it",
+		     opt.in, m->e->name);
+	/* pip's zip_item_is_executable wants S_ISREG, so the file it writes is 0644 */
+	return ((0100000u | 0644u) << 16) | (a & 0xffffu);
+}
+
 void
 execute(void)
 {
@@ -211,6 +256,7 @@ execute(void)
 	o->m = recordm;
 	o->data = &recbuf;
 	deflate1(outv, nout - 1);
+	checknames();
 	/* write */
 	if (atomic_open(&out, outpath, 0644) < 0)
 		dien(EXIT_PROBLEM, "%s: cannot create the output wheel:", opt.outdir);
@@ -225,7 +271,7 @@ execute(void)
 			cd.mtime = o->m->e->mtime;
 			cd.mdate = o->m->e->mdate;
 			cd.madeby = o->m->e->madeby;
-			cd.extattr = o->m->e->extattr;
+			cd.extattr = outattr(o->m);
 		} else {
 			cd.mtime = wheelm->e->mtime;
 			cd.mdate = wheelm->e->mdate;

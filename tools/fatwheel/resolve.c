@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "elffile.h"
+#include "wheelpath.h"
 
 void
 search_add(struct searchpath *s, const char *dir)
@@ -78,11 +79,16 @@ static int
 elfmatch(const char *path, const struct elfinfo *want)
 {
 	unsigned char h[64];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
 	ssize_t n;
 
 	if (fd < 0)
 		return 0;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return 0;
+	}
 	n = read(fd, h, sizeof h);
 	close(fd);
 	if (n < 20 || !elf_is(h, (size_t)n))
@@ -106,6 +112,10 @@ search_in(const char *dir, const char *name, const struct elfinfo *want)
 		/* ld.so skips it too; say so if nothing else is found */
 		bufprintf(&search_skipped, "; skipped %s: %s", p,
 		          elfmatch(p, NULL) ? "wrong ELF class or machine" : "not an ELF file");
+	} else if (stat(p, &st) == 0 && !S_ISDIR(st.st_mode)) {
+		/* a FIFO, device or socket where a library should be: ld.so would block or
+		   fail on it; it is bad input, not a miss */
+		dien(EXIT_USAGE, "%s: is %s, not a library file", p, filekind(st.st_mode));
 	}
 	free(p);
 	return NULL;
@@ -167,7 +177,27 @@ stripdot(const char *p)
 static struct archive *
 taropen(const char *path, char *err, size_t errlen)
 {
-	struct archive *a = archive_read_new();
+	struct archive *a;
+	struct stat st;
+	int fd;
+
+	/* libarchive would open a FIFO blocking and wait for a writer */
+	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0) {
+		snprintf(err, errlen, "%s", strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &st) < 0) {
+		snprintf(err, errlen, "%s", strerror(errno));
+		close(fd);
+		return NULL;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "is %s, not a regular file", filekind(st.st_mode));
+		close(fd);
+		return NULL;
+	}
+	close(fd);
+	a = archive_read_new();
 
 	archive_read_support_filter_all(a);
 	archive_read_support_format_all(a);

@@ -2,12 +2,17 @@
 #include "zip.h"
 #include "atomic.h"
 #include "elffile.h"
+#include "wheelpath.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #define SIG_LOCAL 0x04034b50u
@@ -17,6 +22,11 @@
 #define SIG_LOC64 0x07064b50u
 #define MAX32 0xffffffffu
 #define MAX16 0xffffu
+#define SIG_DD 0x08074b50u
+/* deflate cannot expand one byte into more than 258 * 4 (one length code per two bits) */
+#define DEFLATE_RATIO 1032u
+
+uint64_t zip_maxinflate = ZIP_MAXINFLATE;
 
 static int
 fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -36,9 +46,13 @@ int
 zip_safename(const char *name)
 {
 	const char *p = name, *q;
+	const unsigned char *u;
 
 	if (!*name || *name == '/' || strchr(name, '\\'))
 		return 0;
+	for (u = (const unsigned char *)name; *u; u++)
+		if (*u < 0x20 || *u == 0x7f)
+			return 0;
 	if (((name[0] >= 'A' && name[0] <= 'Z') || (name[0] >= 'a' && name[0] <= 'z')) && name[1] == ':')
 		return 0;
 	for (;;) {
@@ -51,10 +65,122 @@ zip_safename(const char *name)
 	}
 }
 
+/* open path without blocking, require a regular file and map it */
+static int
+mapin(struct mapfile *m, const char *path, char *err, size_t errlen)
+{
+	struct stat st;
+	void *p;
+	int fd, e;
+
+	/* O_NONBLOCK: opening a FIFO with no writer would wait for one forever */
+	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0)
+		return fail(err, errlen, "%s", strerror(errno));
+	if (fstat(fd, &st) < 0) {
+		e = errno;
+		close(fd);
+		return fail(err, errlen, "%s", strerror(e));
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return fail(err, errlen, "is %s, not a regular file", filekind(st.st_mode));
+	}
+	if (st.st_size > 0) {
+		p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (p == MAP_FAILED) {
+			e = errno;
+			close(fd);
+			return fail(err, errlen, "%s", strerror(e));
+		}
+		m->p = p;
+		m->n = (size_t)st.st_size;
+	}
+	close(fd);
+	return 0;
+}
+
+/* a member's bytes in the file, from its local header to the end of its data */
+struct span {
+	uint64_t from, to;
+	size_t i;
+};
+
+static int
+byfrom(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+
+	return x->from < y->from ? -1 : x->from > y->from;
+}
+
 static int
 cmpname(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* check a local header against its central entry; sets e->dataoff and *end (the end of
+   the member's bytes, data descriptor included) */
+static int
+checklocal(struct zipent *e, const unsigned char *p, uint64_t cdoff, uint64_t *end, char *err,
+           size_t errlen)
+{
+	const unsigned char *h = p + e->lho;
+	uint16_t lflags = rd16(h + 6), lmethod = rd16(h + 8);
+	uint32_t lcrc = rd32(h + 14);
+	uint64_t lcs = rd32(h + 18), lus = rd32(h + 22), lnl = rd16(h + 26), lxl = rd16(h + 28);
+	uint64_t dd;
+	size_t i;
+
+	if (lflags & 1)
+		return fail(err, errlen, "member '%s' is encrypted (local header flag)", e->name);
+	if (lmethod != e->method)
+		return fail(err, errlen, "member '%s': the local header says compression method %u, the central directory %u (offset %llu)",
+		            e->name, lmethod, e->method, (unsigned long long)e->lho);
+	e->dataoff = e->lho + 30 + lnl + lxl;
+	if (e->dataoff > cdoff || e->csize > cdoff - e->dataoff)
+		return fail(err, errlen, "member '%s' (%llu bytes at offset %llu) runs past the central directory; truncated?",
+		            e->name, (unsigned long long)e->csize, (unsigned long long)e->dataoff);
+	*end = e->dataoff + e->csize;
+	if ((lflags | e->flags) & 8) {
+		/* sizes and CRC follow the data: [signature] CRC-32, sizes; values left in the
+		   local header must still agree */
+		dd = *end;
+		if (dd + 4 <= cdoff && rd32(p + dd) == SIG_DD)
+			dd += 4;
+		if (dd + 4 > cdoff)
+			return fail(err, errlen, "member '%s': its data descriptor is missing (offset %llu)",
+			            e->name, (unsigned long long)*end);
+		if (rd32(p + dd) != e->crc)
+			return fail(err, errlen, "member '%s': the data descriptor's CRC-32 %08x differs from the central directory's %08x",
+			            e->name, rd32(p + dd), e->crc);
+		*end = dd + 4;
+		if (lcrc && lcrc != e->crc)
+			return fail(err, errlen, "member '%s': the local header's CRC-32 %08x differs from the central directory's %08x",
+			            e->name, lcrc, e->crc);
+		return 0;
+	}
+	if (lcs == MAX32 || lus == MAX32) {
+		/* 4.5.3: the local ZIP64 extra holds both sizes, usize first */
+		const unsigned char *x = h + 30 + lnl;
+		for (i = 0; i + 4 <= lxl; i += 4 + rd16(x + i + 2)) {
+			if (i + 4 + rd16(x + i + 2) > lxl)
+				break;
+			if (rd16(x + i) == 1 && rd16(x + i + 2) >= 16) {
+				lus = rd64(x + i + 4);
+				lcs = rd64(x + i + 12);
+				break;
+			}
+		}
+	}
+	if (lcrc != e->crc)
+		return fail(err, errlen, "member '%s': the local header's CRC-32 %08x differs from the central directory's %08x",
+		            e->name, lcrc, e->crc);
+	if (lcs != e->csize || lus != e->usize)
+		return fail(err, errlen, "member '%s': the local header's sizes (%llu compressed, %llu) differ from the central directory's (%llu, %llu)",
+		            e->name, (unsigned long long)lcs, (unsigned long long)lus,
+		            (unsigned long long)e->csize, (unsigned long long)e->usize);
+	return 0;
 }
 
 /* fill the sentinel fields of an entry from its ZIP64 extra field */
@@ -99,13 +225,15 @@ zip_open1(struct zipin *z, const char *path, char *err, size_t errlen)
 	const unsigned char *p, *c;
 	size_t n, i, lim;
 	uint64_t eocd = 0, cdoff, cdsize, count, pos, end, e64;
-	int found = 0;
+	int found = 0, r;
 	struct zipent *e;
+	struct span *sp;
 	char **names;
+	size_t a, b;
 
 	memset(z, 0, sizeof *z);
-	if (map_open(&z->m, path) < 0)
-		return fail(err, errlen, "%s", strerror(errno));
+	if (mapin(&z->m, path, err, errlen) < 0)
+		return -1;
 	p = z->m.p;
 	n = z->m.n;
 	if (n < 22)
@@ -149,7 +277,7 @@ zip_open1(struct zipin *z, const char *path, char *err, size_t errlen)
 	z->e = xcalloc(count ? count : 1, sizeof *z->e);
 	pos = cdoff;
 	for (i = 0; i < count; i++) {
-		uint64_t nl, xl, cl, lnl, lxl;
+		uint64_t nl, xl, cl, lnl;
 		e = &z->e[i];
 		if (pos + 46 > cdoff + cdsize || rd32(p + pos) != SIG_CENTRAL)
 			return z->n = i, fail(err, errlen, "bad central directory entry %zu (offset %llu)", i,
@@ -178,8 +306,13 @@ zip_open1(struct zipin *z, const char *path, char *err, size_t errlen)
 			            (unsigned long long)pos);
 		if (zip64extra(e, c + 46 + nl, xl, e->lho == MAX32, err, errlen, pos) < 0)
 			return -1;
-		if (!zip_safename(e->name))
-			return fail(err, errlen, "unsafe member path '%s' (absolute, '..' or '\\')", e->name);
+		if (!zip_safename(e->name)) {
+			struct buf q = {0};
+			wheelpath_escape(&q, e->name);
+			fail(err, errlen, "unsafe member path '%s' (absolute, '..', '\\' or a control character)", q.s);
+			buffree(&q);
+			return ZIP_EPATH;
+		}
 		if (e->flags & 1)
 			return fail(err, errlen, "member '%s' is encrypted", e->name);
 		if (e->method != 0 && e->method != 8)
@@ -188,20 +321,45 @@ zip_open1(struct zipin *z, const char *path, char *err, size_t errlen)
 		if (e->method == 0 && e->csize != e->usize)
 			return fail(err, errlen, "stored member '%s' has different sizes (offset %llu)", e->name,
 			            (unsigned long long)pos);
+		if (e->usize > zip_maxinflate)
+			return fail(err, errlen, "member '%s' declares %llu bytes, over the cap of %llu",
+			            e->name, (unsigned long long)e->usize, (unsigned long long)zip_maxinflate);
+		if (e->method == 8 && e->usize / DEFLATE_RATIO > e->csize + 1)
+			return fail(err, errlen, "member '%s' declares %llu bytes from %llu compressed: more than deflate can give; the sizes lie",
+			            e->name, (unsigned long long)e->usize, (unsigned long long)e->csize);
+		if (endswith(e->name, "/") && (e->usize || e->csize > 2))
+			return fail(err, errlen, "folder entry '%s' carries data (%llu bytes, %llu compressed)",
+			            e->name, (unsigned long long)e->usize, (unsigned long long)e->csize);
 		if (e->lho > cdoff || cdoff - e->lho < 30 || rd32(p + e->lho) != SIG_LOCAL)
 			return fail(err, errlen, "member '%s': no local header at offset %llu", e->name,
 			            (unsigned long long)e->lho);
 		lnl = rd16(p + e->lho + 26);
-		lxl = rd16(p + e->lho + 28);
 		if (lnl != nl || e->lho + 30 + lnl > cdoff || memcmp(p + e->lho + 30, e->name, nl) != 0)
 			return fail(err, errlen, "member '%s': local header name differs from the central directory (offset %llu)",
 			            e->name, (unsigned long long)e->lho);
-		e->dataoff = e->lho + 30 + lnl + lxl;
-		if (e->dataoff > cdoff || e->csize > cdoff - e->dataoff)
-			return fail(err, errlen, "member '%s' (%llu bytes at offset %llu) runs past the central directory; truncated?",
-			            e->name, (unsigned long long)e->csize, (unsigned long long)e->dataoff);
+		if (checklocal(e, p, cdoff, &e->end, err, errlen) < 0)
+			return -1;
 		pos += 46 + nl + xl + cl;
 	}
+	/* no two members share bytes (overlapping entries make a small file inflate to
+	   many copies of one member) */
+	sp = xmalloc((z->n ? z->n : 1) * sizeof *sp);
+	for (i = 0; i < z->n; i++) {
+		e = &z->e[i];
+		sp[i].from = e->lho;
+		sp[i].to = e->end;
+		sp[i].i = i;
+	}
+	qsort(sp, z->n, sizeof *sp, byfrom);
+	for (i = 1; i < z->n; i++) {
+		if (sp[i].from < sp[i - 1].to) {
+			fail(err, errlen, "members '%s' and '%s' overlap (offset %llu)", z->e[sp[i - 1].i].name,
+			     z->e[sp[i].i].name, (unsigned long long)sp[i].from);
+			free(sp);
+			return -1;
+		}
+	}
+	free(sp);
 	names = xmalloc((z->n ? z->n : 1) * sizeof *names);
 	for (i = 0; i < z->n; i++)
 		names[i] = z->e[i].name;
@@ -210,8 +368,14 @@ zip_open1(struct zipin *z, const char *path, char *err, size_t errlen)
 		if (strcmp(names[i - 1], names[i]) == 0) {
 			fail(err, errlen, "member '%s' appears twice", names[i]);
 			free(names);
-			return -1;
+			return ZIP_EPATH;
 		}
+	}
+	/* spellings of one installed path: "a//b", "a/./b", NAME.data/purelib/a ... */
+	if ((r = wheelpath_clash(names, z->n, &a, &b)) != 0) {
+		wheelpath_clashmsg(err, errlen, names, r, a, b);
+		free(names);
+		return ZIP_EPATH;
 	}
 	free(names);
 	return 0;
@@ -220,10 +384,12 @@ zip_open1(struct zipin *z, const char *path, char *err, size_t errlen)
 int
 zip_open(struct zipin *z, const char *path, char *err, size_t errlen)
 {
-	if (zip_open1(z, path, err, errlen) == 0)
+	int r = zip_open1(z, path, err, errlen);
+
+	if (r == 0)
 		return 0;
 	zip_close(z); /* nothing half-read survives a failure */
-	return -1;
+	return r == ZIP_EPATH ? ZIP_EPATH : -1;
 }
 
 void
@@ -266,6 +432,9 @@ zip_read(const struct zipin *z, const struct zipent *e,
 	z_stream s;
 	int r, zr = Z_OK;
 
+	if (e->usize > zip_maxinflate)
+		return fail(err, errlen, "member '%s' declares %llu bytes, over the cap of %llu", e->name,
+		            (unsigned long long)e->usize, (unsigned long long)zip_maxinflate);
 	if (e->method == 0) {
 		while (left) {
 			k = left > (1u << 24) ? (1u << 24) : (size_t)left;
@@ -304,6 +473,11 @@ zip_read(const struct zipin *z, const struct zipent *e,
 		got = obn - s.avail_out;
 		if (got) {
 			out += got;
+			if (out > zip_maxinflate) {
+				r = fail(err, errlen, "member '%s' inflates past the cap of %llu bytes", e->name,
+				         (unsigned long long)zip_maxinflate);
+				break;
+			}
 			if (out > e->usize) {
 				r = fail(err, errlen, "member '%s' inflates to more than its recorded %llu bytes",
 				         e->name, (unsigned long long)e->usize);
@@ -318,6 +492,9 @@ zip_read(const struct zipin *z, const struct zipent *e,
 	inflateEnd(&s);
 	if (r)
 		return r;
+	if (left || s.avail_in)
+		return fail(err, errlen, "member '%s': its deflate stream ends %llu bytes before its recorded compressed size %llu",
+		            e->name, (unsigned long long)(left + s.avail_in), (unsigned long long)e->csize);
 	if (out != e->usize)
 		return fail(err, errlen, "member '%s' inflates to %llu bytes, recorded %llu", e->name,
 		            (unsigned long long)out, (unsigned long long)e->usize);

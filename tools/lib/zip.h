@@ -19,6 +19,7 @@ struct zipent {
 	uint32_t crc, extattr;     /* CRC-32 of the content, external attributes */
 	uint64_t csize, usize;     /* compressed and uncompressed sizes */
 	uint64_t lho, dataoff;     /* local header offset, offset of the compressed bytes */
+	uint64_t end;              /* end of its bytes in the file (data descriptor included) */
 };
 
 /* an archive open for reading; the members point into the map */
@@ -28,17 +29,32 @@ struct zipin {
 	size_t n;
 };
 
-/* Map path and read its central directory, checking every offset, size, local header
-   and name (no "..", no absolute or backslash paths, no duplicates, no encryption,
-   methods 0 and 8 only). Returns 0, or -1 with a message naming the offset in err. */
+/* the largest member zip_open accepts and zip_read inflates, in bytes, unless a tool
+   sets zip_maxinflate (one cap for every decompression path that reads a zipin) */
+#define ZIP_MAXINFLATE ((uint64_t)16 << 30)
+extern uint64_t zip_maxinflate;
+/* zip_open's return for a member path that is unsafe or installs where another does */
+#define ZIP_EPATH (-2)
+
+/* Open path without blocking (a FIFO or device is refused, not waited on), require a
+   regular file, map it and read its central directory, checking every offset and size,
+   each local header against its central entry (name, method, flags, CRC-32 and sizes,
+   or the data descriptor's CRC-32), that no two members overlap, that no member declares
+   more than zip_maxinflate bytes or more than deflate can expand its compressed bytes
+   to, no encryption, methods 0 and 8 only, no data in folder entries, and every name
+   (zip_safename, and no two that pip would install to one path: wheelpath_clash).
+   Returns 0; ZIP_EPATH for an unsafe or clashing name; -1 for anything else; with a
+   message in err. */
 int zip_open(struct zipin *z, const char *path, char *err, size_t errlen);
 /* unmap and free */
 void zip_close(struct zipin *z);
-/* true if name is a safe relative member path (no "..", "/" or "\" tricks) */
+/* true if name is a safe relative member path: not empty, not absolute ("/", "C:"), no
+   ".." component, no '\\', no control characters or DEL */
 int zip_safename(const char *name);
 
-/* Stream a member's uncompressed content through fn in chunks, checking its size and
-   CRC-32. fn returns non-zero to stop (zip_read then returns that value). Returns 0,
+/* Stream a member's uncompressed content through fn in chunks, checking that the
+   deflate stream ends exactly at its compressed size, that it inflates to exactly its
+   recorded size (never past zip_maxinflate), and its CRC-32. fn returns non-zero to stop (zip_read then returns that value). Returns 0,
    -1 with err set on corrupt data, or fn's value. */
 int zip_read(const struct zipin *z, const struct zipent *e,
              int (*fn)(void *ctx, const void *p, size_t n), void *ctx, char *err, size_t errlen);

@@ -1,71 +1,20 @@
-/* --check and Requires-Python: read a wheel with libarchive (see check.h) */
-#include <archive.h>
-#include <archive_entry.h>
-#include <dlfcn.h>
+/* --check and Requires-Python: read a wheel with the zip reader of tools/lib, which
+   refuses what pip cannot install safely (see check.h) */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
 
 #include "check.h"
 #include "hash.h"
+#include "wheelpath.h"
+#include "zip.h"
 
 #define MAXMETA (256u << 20) /* largest WHEEL / METADATA / RECORD read into memory */
-
-/* libarchive is loaded when a wheel is opened (--check, the winner's Requires-Python):
-   linking it would cost every run about 4 ms of relocations (it brings libxml2, ICU and
-   libstdc++), a third of a 10,000-file choice. The pointers take their types from
-   libarchive's own headers, so the compiler checks every call. */
-static struct {
-	__typeof__(archive_read_new) *read_new;
-	__typeof__(archive_read_support_format_zip_seekable) *support_zip;
-	__typeof__(archive_read_open_filename) *open_filename;
-	__typeof__(archive_error_string) *error_string;
-	__typeof__(archive_read_next_header) *next_header;
-	__typeof__(archive_entry_pathname) *pathname;
-	__typeof__(archive_entry_filetype) *filetype;
-	__typeof__(archive_read_data_block) *data_block;
-	__typeof__(archive_read_free) *read_free;
-} la;
-
-/* load libarchive; returns 0, or -1 with a message in *err */
-static int
-loadarchive(char **err)
-{
-	static const char *const names[] = { "libarchive.so.13", "libarchive.so", NULL };
-	static void *h;
-	const char *const *n;
-
-	if (h)
-		return 0;
-	for (n = names; *n && !h; n++)
-		h = dlopen(*n, RTLD_NOW | RTLD_LOCAL);
-	if (!h) {
-		*err = xasprintf("cannot load libarchive: %s", dlerror());
-		return -1;
-	}
-#define SYM(f, name) if (!(*(void **)&la.f = dlsym(h, name))) goto bad
-	SYM(read_new, "archive_read_new");
-	SYM(support_zip, "archive_read_support_format_zip_seekable");
-	SYM(open_filename, "archive_read_open_filename");
-	SYM(error_string, "archive_error_string");
-	SYM(next_header, "archive_read_next_header");
-	SYM(pathname, "archive_entry_pathname");
-	SYM(filetype, "archive_entry_filetype");
-	SYM(data_block, "archive_read_data_block");
-	SYM(read_free, "archive_read_free");
-#undef SYM
-	return 0;
-bad:
-	*err = xasprintf("libarchive lacks %s", dlerror());
-	dlclose(h);
-	h = NULL;
-	return -1;
-}
-
 
 /* one member of the zip */
 struct member {
@@ -308,51 +257,97 @@ out:
 	return r;
 }
 
-int
-wheel_check(const char *path, const struct wheelname *w, char **err)
+/* open path for reading without blocking; 0, or 2 with *err (missing, a FIFO ...) */
+static int
+regular(const char *path, char **err)
 {
-	struct archive *a;
-	struct archive_entry *e;
-	struct member *m = NULL;
-	size_t nm = 0, cap = 0, k;
-	char *dist = NULL, *wheel = NULL, *meta = NULL, *rec = NULL;
-	int ndist = 0, r = 1, st, fd;
-	struct buf hb = { 0 };
+	struct stat st;
+	int fd;
 
-	*err = NULL;
-	if (loadarchive(err) < 0)
-		return 2;
-	a = la.read_new();
-	/* a file that cannot be opened is an input error, not a bad wheel */
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+	/* O_NONBLOCK: a FIFO named *.whl would otherwise wait for a writer forever */
+	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0) {
 		*err = xasprintf("cannot open: %s", strerror(errno));
-		la.read_free(a);
+		return 2;
+	}
+	if (fstat(fd, &st) < 0) {
+		*err = xasprintf("cannot stat: %s", strerror(errno));
+		close(fd);
+		return 2;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		*err = xasprintf("is %s, not a wheel file", filekind(st.st_mode));
+		close(fd);
 		return 2;
 	}
 	close(fd);
-	la.support_zip(a);
-	if (la.open_filename(a, path, 1 << 16) != ARCHIVE_OK) {
-		*err = xasprintf("not a valid zip: %s", la.error_string(a));
-		goto out;
-	}
-	while ((st = la.next_header(a, &e)) == ARCHIVE_OK || st == ARCHIVE_WARN) {
-		const char *name = la.pathname(e), *slash;
-		struct sha256 h;
-		unsigned char d[32];
-		const void *buf;
-		size_t len;
-		int64_t off;
-		uint64_t size = 0;
-		struct buf content = { 0 };
-		int keep = 0, dr;
+	return 0;
+}
 
-		if (!name) {
-			*err = xasprintf("a member has no name");
-			goto out;
-		}
-		if ((slash = strchr(name, '/')) && (size_t)(slash - name) > 10 &&
-		    !strncmp(slash - 10, ".dist-info", 10)) {
-			char *top = xstrndup(name, (size_t)(slash - name));
+struct sink {
+	struct sha256 h;
+	int hash;              /* h is in use */
+	uint64_t size;
+	struct buf *keep;      /* content kept (WHEEL, METADATA, RECORD), or NULL */
+};
+
+static int
+sinkchunk(void *ctx, const void *p, size_t n)
+{
+	struct sink *k = ctx;
+
+	if (k->hash)
+		sha256_update(&k->h, p, n);
+	k->size += n;
+	if (k->keep) {
+		if (k->keep->len + n > MAXMETA)
+			return 1;
+		bufadd(k->keep, p, n);
+	}
+	return 0;
+}
+
+/* the NAME.dist-info folder a top-level member name is in (fresh), or NULL */
+static char *
+distof(const char *name)
+{
+	const char *slash = strchr(name, '/');
+
+	if (slash && (size_t)(slash - name) > 10 && !strncmp(slash - 10, ".dist-info", 10))
+		return xstrndup(name, (size_t)(slash - name));
+	return NULL;
+}
+
+int
+wheel_check(const char *path, const struct wheelname *w, char **err)
+{
+	struct zipin z;
+	struct member *m = NULL;
+	size_t nm = 0, cap = 0, k;
+	char *dist = NULL, *wheel = NULL, *meta = NULL, *rec = NULL;
+	int ndist = 0, r = 1, zr;
+	struct buf hb = { 0 };
+	char zerr[1024];
+
+	*err = NULL;
+	if (regular(path, err))
+		return 2;
+	if ((zr = zip_open(&z, path, zerr, sizeof zerr)) < 0) {
+		/* a member path pip would write outside its folder, or two members that install
+		   to one path: the input is hostile, not merely damaged */
+		*err = zr == ZIP_EPATH ? xstrdup(zerr) : xasprintf("not a valid zip: %s", zerr);
+		return zr == ZIP_EPATH ? 2 : 1;
+	}
+	for (k = 0; k < z.n; k++) {
+		const struct zipent *e = &z.e[k];
+		const char *name = e->name;
+		char *top = distof(name);
+		struct sink sk;
+		unsigned char d[32];
+		struct buf content = { 0 };
+		int keep = 0, rr;
+
+		if (top) {
+			const char *rest = name + strlen(top) + 1;
 			if (!dist) {
 				dist = top;
 				ndist = 1;
@@ -363,35 +358,35 @@ wheel_check(const char *path, const struct wheelname *w, char **err)
 			} else {
 				free(top);
 			}
-			keep = !strcmp(slash + 1, "WHEEL") || !strcmp(slash + 1, "METADATA") ||
-			       !strcmp(slash + 1, "RECORD");
+			keep = !strcmp(rest, "WHEEL") || !strcmp(rest, "METADATA") || !strcmp(rest, "RECORD");
 		}
-		if (la.filetype(e) == AE_IFDIR || endswith(name, "/"))
+		if (endswith(name, "/"))
 			continue;
-		sha256_init(&h);
-		while ((dr = la.data_block(a, &buf, &len, &off)) == ARCHIVE_OK) {
-			sha256_update(&h, buf, len);
-			size += len;
-			if (keep && content.len + len > MAXMETA) {
-				*err = xasprintf("%s is over %u MiB", name, MAXMETA >> 20);
-				buffree(&content);
-				goto out;
-			}
-			if (keep)
-				bufadd(&content, buf, len);
+		sha256_init(&sk.h);
+		sk.hash = 1;
+		sk.size = 0;
+		sk.keep = keep ? &content : NULL;
+		/* every member is inflated: its size and CRC-32 must be what the archive says,
+		   as pip's zipfile checks when it installs it */
+		rr = zip_read(&z, e, sinkchunk, &sk, zerr, sizeof zerr);
+		sha256_final(&sk.h, d);
+		if (rr > 0) {
+			*err = xasprintf("%s is over %u MiB", name, MAXMETA >> 20);
+			buffree(&content);
+			goto out;
 		}
-		sha256_final(&h, d);
-		if (dr != ARCHIVE_EOF) {
-			*err = xasprintf("member %s cannot be read: %s", name, la.error_string(a));
+		if (rr < 0) {
+			*err = xasprintf("not a valid zip: %s", zerr);
 			buffree(&content);
 			goto out;
 		}
 		if (keep) {
+			const char *rest = name + strlen(dist) + 1;
 			bufputs(&content, "");
-			if (endswith(name, "/WHEEL")) {
+			if (!strcmp(rest, "WHEEL")) {
 				free(wheel);
 				wheel = bufdetach(&content);
-			} else if (endswith(name, "/METADATA")) {
+			} else if (!strcmp(rest, "METADATA")) {
 				free(meta);
 				meta = bufdetach(&content);
 			} else {
@@ -405,13 +400,9 @@ wheel_check(const char *path, const struct wheelname *w, char **err)
 		bufreset(&hb);
 		b64url(&hb, d, 32);
 		m[nm].b64 = xstrdup(hb.s);
-		m[nm].size = size;
+		m[nm].size = sk.size;
 		m[nm].listed = 0;
 		nm++;
-	}
-	if (st != ARCHIVE_EOF) {
-		*err = xasprintf("not a valid zip: %s", la.error_string(a));
-		goto out;
 	}
 	if (!ndist) {
 		*err = xasprintf("no .dist-info folder");
@@ -488,7 +479,7 @@ wheel_check(const char *path, const struct wheelname *w, char **err)
 		free(recname);
 	}
 out:
-	la.read_free(a);
+	zip_close(&z);
 	for (k = 0; k < nm; k++) {
 		free(m[k].name);
 		free(m[k].b64);
@@ -504,49 +495,41 @@ out:
 int
 wheel_requirespython(const char *path, char **out, char **err)
 {
-	struct archive *a;
-	struct archive_entry *e;
-	int st, r = -1;
+	struct zipin z;
+	struct buf meta = { 0 };
+	struct sink sk;
+	char zerr[1024];
+	size_t k;
+	int r = 0;
 
 	*out = NULL;
 	*err = NULL;
-	if (loadarchive(err) < 0)
-		return -2;
-	a = la.read_new();
-	la.support_zip(a);
-	if (la.open_filename(a, path, 1 << 16) != ARCHIVE_OK) {
-		*err = xasprintf("not a valid zip: %s", la.error_string(a));
-		goto out;
+	if (regular(path, err))
+		return -1;
+	if (zip_open(&z, path, zerr, sizeof zerr) < 0) {
+		*err = xstrdup(zerr);
+		return -1;
 	}
-	while ((st = la.next_header(a, &e)) == ARCHIVE_OK || st == ARCHIVE_WARN) {
-		const char *name = la.pathname(e), *slash = name ? strchr(name, '/') : NULL;
-		struct buf meta = { 0 };
-		const void *buf;
-		size_t len;
-		int64_t off;
-		int dr;
-
-		if (!slash || strcmp(slash + 1, "METADATA") || (size_t)(slash - name) <= 10 ||
-		    strncmp(slash - 10, ".dist-info", 10))
+	for (k = 0; k < z.n; k++) {
+		char *top = distof(z.e[k].name);
+		int is = top && !strcmp(z.e[k].name + strlen(top) + 1, "METADATA");
+		free(top);
+		if (!is)
 			continue;
-		while ((dr = la.data_block(a, &buf, &len, &off)) == ARCHIVE_OK && meta.len < MAXMETA)
-			bufadd(&meta, buf, len);
-		if (dr != ARCHIVE_OK && dr != ARCHIVE_EOF) {
-			*err = xasprintf("%s cannot be read: %s", name, la.error_string(a));
-			buffree(&meta);
-			goto out;
+		sk.hash = 0;
+		sk.size = 0;
+		sk.keep = &meta;
+		if (zip_read(&z, &z.e[k], sinkchunk, &sk, zerr, sizeof zerr) < 0) {
+			*err = xasprintf("%s cannot be read: %s", z.e[k].name, zerr);
+			r = -1;
+			break;
 		}
 		bufputs(&meta, "");
 		*out = header(meta.s, "Requires-Python");
-		buffree(&meta);
 		r = *out ? 1 : 0;
-		goto out;
+		break;
 	}
-	if (st != ARCHIVE_EOF)
-		*err = xasprintf("not a valid zip: %s", la.error_string(a));
-	else
-		r = 0;
-out:
-	la.read_free(a);
+	buffree(&meta);
+	zip_close(&z);
 	return r;
 }

@@ -10,6 +10,7 @@
 
 #include "check.h"
 #include "pick.h"
+#include "wheelpath.h"
 
 static void
 addcand(struct pickset *ps, char *path)
@@ -55,13 +56,36 @@ pick_add(struct pickset *ps, const char *path)
 		rl = strlen(real);
 		while ((e = readdir(d))) {
 			size_t l = strlen(e->d_name);
-			if (l < 4 || strcmp(e->d_name + l - 4, ".whl") || e->d_type == DT_DIR)
+			struct stat es;
+			int type = e->d_type;
+			es.st_mode = 0;
+			if (l < 4 || strcmp(e->d_name + l - 4, ".whl") || type == DT_DIR)
 				continue;
+			/* only regular files are candidates: the winner is opened later, and a FIFO
+			   named *.whl would wait for a writer forever. Links are followed; a
+			   dangling one stays a candidate and fails when it is read. */
+			if ((type == DT_LNK || type == DT_UNKNOWN) && fstatat(dirfd(d), e->d_name, &es, 0) == 0)
+				type = S_ISREG(es.st_mode) ? DT_REG : S_ISDIR(es.st_mode) ? DT_DIR : DT_FIFO;
+			else if (type != DT_REG && type != DT_LNK && type != DT_UNKNOWN)
+				es.st_mode = type == DT_FIFO ? S_IFIFO : type == DT_CHR ? S_IFCHR :
+				             type == DT_BLK ? S_IFBLK : type == DT_SOCK ? S_IFSOCK : 0;
+			if (type == DT_DIR)
+				continue;
+			if (type != DT_REG && type != DT_LNK && type != DT_UNKNOWN) {
+				char *p = joinpath(real, rl, e->d_name, l);
+				char *m = xasprintf("%s: is %s, not a wheel file; skipped", p, filekind(es.st_mode));
+				strv_add(&ps->warnings, m, 1);
+				free(m);
+				free(p);
+				continue;
+			}
 			addcand(ps, joinpath(real, rl, e->d_name, l));
 		}
 		closedir(d);
 		return 0;
 	}
+	if (!S_ISREG(st.st_mode))
+		dien(EXIT_USAGE, "%s: is %s, not a wheel file", path, filekind(st.st_mode));
 	{
 		/* a file: make its folder absolute, keep its own name (it may be a link) */
 		const char *sl = strrchr(path, '/');

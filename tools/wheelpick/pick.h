@@ -53,8 +53,11 @@ struct pickset {
 	char *name;            /* the project chosen among (canonical), or NULL */
 };
 
-/* Add the wheel files of a path: a folder's *.whl entries (not recursive), or the file
-   itself. Returns 0, or -1 with errno set (the path cannot be read). */
+/* Add the wheel files of a path: a folder's *.whl entries that are regular files or
+   links to them (not recursive; a FIFO, device or socket is skipped with a warning in
+   ps->warnings), or the file itself (exit 2 with its path when it is a FIFO, device or
+   socket: nothing is opened that could block). Returns 0, or -1 with errno set (the
+   path cannot be read). */
 int pick_add(struct pickset *ps, const char *path);
 /* Parse, filter and rank every candidate against t and o, choosing one (ps->chosen).
    Returns 0 (check ps->chosen), or 2 when several projects are present and o->name is

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "atomic.h"
@@ -179,6 +180,41 @@ test_corrupt(void)
 	      "zip_safename");
 }
 
+/* one cap for every inflate: zip_open refuses a member declared over zip_maxinflate,
+   zip_read stops at it; and a FIFO is refused without waiting for a writer */
+static void
+test_cap(void)
+{
+	char *p = mkarchive(4, "cap.zip"), *fifo = xasprintf("%s/fifo.zip", dir);
+	struct zipin z;
+	struct buf got = {0};
+	char err[256];
+	uint64_t saved = zip_maxinflate;
+
+	CHECK(zip_maxinflate == ZIP_MAXINFLATE, "the default cap is ZIP_MAXINFLATE");
+	zip_maxinflate = 20;
+	CHECK(zip_open(&z, p, err, sizeof err) == -1 && strstr(err, "over the cap of 20"),
+	      "zip_open refuses members declared over the cap (%s)", err);
+	zip_maxinflate = saved;
+	CHECK(zip_open(&z, p, err, sizeof err) == 0, "the same archive opens under the default cap");
+	zip_maxinflate = 20;
+	CHECK(zip_read(&z, &z.e[0], count, &got, err, sizeof err) < 0 && strstr(err, "over the cap"),
+	      "zip_read of a deflated member honours a lowered cap (%s)", err);
+	CHECK(zip_read(&z, &z.e[1], count, &got, err, sizeof err) < 0 && strstr(err, "over the cap"),
+	      "zip_read of a stored member too (%s)", err);
+	zip_maxinflate = saved;
+	zip_close(&z);
+	buffree(&got);
+	CHECK(mkfifo(fifo, 0600) == 0, "mkfifo");
+	CHECK(zip_open(&z, fifo, err, sizeof err) == -1 && strstr(err, "is a FIFO, not a regular file"),
+	      "zip_open refuses a FIFO at once (%s)", err);
+	CHECK(zip_safename("a/b") && !zip_safename("a/\x1b[2Jb") && !zip_safename("a\nb") &&
+	      !zip_safename("a\x7f"), "zip_safename refuses control characters and DEL");
+	unlink(fifo);
+	free(fifo);
+	free(p);
+}
+
 static void
 test_wheel(void)
 {
@@ -229,6 +265,7 @@ main(void)
 	test_roundtrip();
 	test_zip64count();
 	test_corrupt();
+	test_cap();
 	test_wheel();
 	cmd = xasprintf("rm -rf '%s'", dir);
 	if (system(cmd) != 0)
