@@ -2,6 +2,7 @@
    memory, never unpacked to disk) and folders */
 #include "gpucheck.h"
 #include "mapfile.h"
+#include "os.h"
 
 #ifndef GPUCHECK_NO_LIBARCHIVE
 #include <archive.h>
@@ -9,10 +10,12 @@
 #endif
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static struct scanned *
 addscanned(struct scanset *s, const char *path)
@@ -72,26 +75,30 @@ bad:
 #ifdef GPUCHECK_NO_LIBARCHIVE
 /* a build without libarchive (a bare machine): wheels cannot be read */
 static int
-scanwheel(struct scanset *s, const char *path)
+scanwheel(struct scanset *s, const char *path, int fd)
 {
+	(void)fd;
 	warn("%s: this gpucheck was built without libarchive and cannot read wheels", path);
 	s->errors++;
 	return -1;
 }
 #else
+/* Scan the ELF members of a wheel, each decompressed in memory: a member that says or
+   turns out to be larger than the --max-inflate cap is refused before more is read. */
 static int
-scanwheel(struct scanset *s, const char *path)
+scanwheel(struct scanset *s, const char *path, int fd)
 {
 	struct archive *a = archive_read_new();
 	struct archive_entry *ae;
 	unsigned char *buf = NULL;
 	size_t cap = 0, len;
+	uint64_t max = s->maxraw ? s->maxraw : OFF_MAXRAW, room;
 	la_ssize_t r;
 	int rc = 0, ar;
 	char *name;
 
 	archive_read_support_format_zip_seekable(a);
-	if (archive_read_open_filename(a, path, 1 << 16) != ARCHIVE_OK) {
+	if (archive_read_open_fd(a, fd, 1 << 16) != ARCHIVE_OK) {
 		warn("%s: not a readable wheel (%s)", path, archive_error_string(a));
 		archive_read_free(a);
 		s->errors++;
@@ -107,12 +114,31 @@ scanwheel(struct scanset *s, const char *path)
 			len += (size_t)r;
 		if (len < 4 || memcmp(buf, "\177ELF", 4) != 0)
 			continue;
+		if (archive_entry_size_is_set(ae) && (uint64_t)archive_entry_size(ae) > max) {
+			warn("%s: member %s would decompress to %llu bytes, over the %llu-byte cap "
+			     "(--max-inflate)", path, archive_entry_pathname(ae),
+			     (unsigned long long)archive_entry_size(ae), (unsigned long long)max);
+			s->errors++;
+			rc = -1;
+			continue;
+		}
 		if (archive_entry_size_is_set(ae) && archive_entry_size(ae) > 4)
 			buf = xgrow(buf, &cap, (size_t)archive_entry_size(ae), 1);
 		for (;;) {
 			if (cap - len < 1 << 16)
 				buf = xgrow(buf, &cap, len + (1 << 16), 1);
-			r = archive_read_data(a, buf + len, cap - len);
+			/* never more than the cap, whatever the member's header said */
+			room = len <= max ? max + 1 - len : 1;
+			r = archive_read_data(a, buf + len, cap - len < room ? cap - len : (size_t)room);
+			if (r > 0 && len + (size_t)r > max) {
+				/* checked before reading on: at most max + 1 bytes are ever held */
+				warn("%s: member %s decompresses to more than the %llu-byte cap (--max-inflate)",
+				     path, archive_entry_pathname(ae), (unsigned long long)max);
+				s->errors++;
+				rc = -1;
+				len = 0;
+				break;
+			}
 			if (r < 0) {
 				warn("%s: member %s: %s", path, archive_entry_pathname(ae),
 				     archive_error_string(a));
@@ -124,6 +150,8 @@ scanwheel(struct scanset *s, const char *path)
 				break;
 			len += (size_t)r;
 		}
+		if (!len)
+			continue;
 		name = xasprintf("%s!%s", path, archive_entry_pathname(ae));
 		if (scanbytes(s, name, buf, len, 0) < 0)
 			rc = -1;
@@ -141,19 +169,32 @@ out:
 }
 #endif
 
+/* scan a file that should be regular: a FIFO, device or socket (even one swapped in
+   after the folder was listed) is an input error, never opened blocking */
 static int
 scanfile(struct scanset *s, const char *path, int explicit)
 {
 	struct mapfile m;
-	int rc;
+	char err[PATH_MAX + 128];
+	int rc, fd;
 
-	if (endswith(path, ".whl"))
-		return scanwheel(s, path);
-	if (map_open(&m, path) < 0) {
-		warn("%s:", path);
+	if ((fd = os_openreg(path, 0, NULL, err, sizeof err)) < 0) {
+		warn("%s", err);
 		s->errors++;
 		return -1;
 	}
+	if (endswith(path, ".whl")) {
+		rc = scanwheel(s, path, fd);
+		close(fd);
+		return rc;
+	}
+	if (map_fd(&m, fd) < 0) {
+		warn("%s:", path);
+		close(fd);
+		s->errors++;
+		return -1;
+	}
+	close(fd);
 	rc = scanbytes(s, path, m.p ? m.p : (const unsigned char *)"", m.n, explicit);
 	map_close(&m);
 	return rc < 0 ? -1 : 0;

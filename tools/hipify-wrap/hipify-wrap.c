@@ -14,6 +14,7 @@
 #include "atomic.h"
 #include "hash.h"
 #include "hw.h"
+#include "os.h"
 #include "json.h"
 #include "kv.h"
 #include "proc.h"
@@ -262,15 +263,17 @@ findpython(void)
 	free(p);
 }
 
-/* the state folder: .git/kiln-hipify in a git work tree, else SRCDIR/.kiln-hipify */
+/* the state folder: .git/kiln-hipify in a git work tree, else SRCDIR/.kiln-hipify.
+   It must be a folder of its own: a symlink planted there (or at .git) would send the
+   log, the journal and the stash outside the tree, so it is refused (exit 2). */
 static void
 findstate(void)
 {
 	struct stat st;
-	char *gitdir = tpath(".git");
+	char *gitdir = tpath(".git"), err[PATH_MAX + 128];
 
 	if (!g.state) {
-		if (stat(gitdir, &st) == 0 && S_ISDIR(st.st_mode)) {
+		if (lstat(gitdir, &st) == 0 && S_ISDIR(st.st_mode)) {
 			g.state = xasprintf("%s/kiln-hipify", gitdir);
 		} else {
 			g.state = tpath(".kiln-hipify");
@@ -278,7 +281,7 @@ findstate(void)
 		}
 	} else {
 		char *r;
-		if (mkdir(g.state, 0755) < 0 && errno != EEXIST)
+		if (os_mkdirs(g.state, 0755) < 0)
 			dien(EXIT_USAGE, "--state=%s: %s", g.state, strerror(errno));
 		if (!(r = realpath(g.state, NULL)))
 			dien(EXIT_USAGE, "--state=%s: %s", g.state, strerror(errno));
@@ -289,14 +292,14 @@ findstate(void)
 			dien(EXIT_USAGE, "--state=%s: inside SRCDIR it must be a top-level folder", g.state);
 	}
 	free(gitdir);
-	if (mkdir(g.state, 0755) < 0 && errno != EEXIST)
-		dien(EXIT_USAGE, "%s: cannot create the state folder: %s", g.state, strerror(errno));
+	if (os_owndir(g.state, err, sizeof err) < 0)
+		dien(EXIT_USAGE, "%s", err);
 }
 
 int
 main(int argc, char **argv)
 {
-	char key[65], source[65], hx[65], *err = NULL, *why = NULL, *p, *lockp, *resultp, *journal, *orig;
+	char key[65], source[65], hx[65], msg[PATH_MAX + 128], *err = NULL, *why = NULL, *p, *lockp, *resultp, *journal, *orig;
 	struct tally t = {0};
 	int lockfd, logfd, rc, state, haveresult = 0, dirty = 0;
 	unsigned long made = 0, rewrote = 0, kept = 0;
@@ -327,8 +330,8 @@ main(int argc, char **argv)
 	g.progress = isatty(2) && !g.json;
 
 	lockp = spath("lock");
-	if ((lockfd = open(lockp, O_RDWR | O_CREAT | O_CLOEXEC, 0644)) < 0)
-		die("%s:", lockp);
+	if ((lockfd = os_createreg(lockp, O_RDWR, 0644, msg, sizeof msg)) < 0)
+		dien(EXIT_USAGE, "%s", msg);
 	if (flock(lockfd, LOCK_EX | LOCK_NB) < 0) {
 		fprintf(stderr, "%s: waiting for another hipify-wrap on %s\n", argv0, g.srcdir);
 		if (flock(lockfd, LOCK_EX) < 0)
@@ -461,8 +464,8 @@ main(int argc, char **argv)
 	makekey(source, key);
 
 	/* the log first: a log that cannot be written stops us before anything is journaled */
-	if ((logfd = open(g.logpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0)
-		dien(EXIT_USAGE, "%s: %s", g.logpath, strerror(errno));
+	if ((logfd = os_createreg(g.logpath, O_TRUNC, 0644, msg, sizeof msg)) < 0)
+		dien(EXIT_USAGE, "%s", msg);
 
 	/* the journal: originals of everything hipify might rewrite, then the pending mark */
 	journal = spath("orig.new");
@@ -578,8 +581,8 @@ main(int argc, char **argv)
 	orig = spath("orig");
 	rmtree(orig);
 	if (rewrote) {
-		if (mkdir(orig, 0755) < 0 && errno != EEXIST)
-			die("%s:", orig);
+		if (os_owndir(orig, msg, sizeof msg) < 0)
+			dien(EXIT_USAGE, "%s", msg);
 		for (i = 0; i < g.post.n; i++) {
 			e = &g.post.v[i];
 			if (e->kind != F_MODIFIED || !e->has_orig)

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 
 #include "atomic.h"
 #include "hw.h"
+#include "os.h"
 #include "util.h"
 
 /* write src's bytes to dst (temp + rename, no fsync: journal data), with mode */
@@ -22,7 +24,7 @@ copyfile(const char *src, const char *dst, unsigned mode)
 
 	if (readfile(src, &b, 0) < 0)
 		goto out;
-	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode ? mode : 0644)) < 0)
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode ? mode : 0644)) < 0)
 		goto out;
 	if (writeall(fd, b.s ? b.s : "", b.len) < 0 || fchmod(fd, mode ? mode : 0644) < 0) {
 		close(fd);
@@ -78,11 +80,11 @@ journaled(const struct fent *e)
 void
 journal_copy(const struct flist *l, const char *dir)
 {
-	char hx[65], *dst, *src;
+	char hx[65], *dst, *src, err[PATH_MAX + 128];
 	size_t i;
 
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-		die("%s:", dir);
+	if (os_owndir(dir, err, sizeof err) < 0)
+		dien(EXIT_USAGE, "%s", err);
 	for (i = 0; i < l->n; i++) {
 		if (!journaled(&l->v[i]))
 			continue;
@@ -103,10 +105,10 @@ static void
 stash(const char *rel, const unsigned char hash[32])
 {
 	struct stash *s;
-	char *from = tpath(rel), *dir = spath("stash");
+	char *from = tpath(rel), *dir = spath("stash"), err[PATH_MAX + 128];
 
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-		die("%s:", dir);
+	if (os_owndir(dir, err, sizeof err) < 0)
+		dien(EXIT_USAGE, "%s", err);
 	g.st = xgrow(g.st, &g.cst, g.nst + 1, sizeof(*g.st));
 	s = &g.st[g.nst];
 	s->path = xstrdup(rel);
