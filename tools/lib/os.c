@@ -203,9 +203,14 @@ os_openreg(const char *path, int flags, struct stat *stp, char *err, size_t errl
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		goto fail;
 	}
+	if (S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "%s: %s", path, strerror(EISDIR));
+		errno = EISDIR;
+		goto fail;
+	}
 	if (!S_ISREG(st.st_mode)) {
 		snprintf(err, errlen, "%s: is %s, not a regular file", path, os_ftype(st.st_mode));
-		errno = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+		errno = EINVAL;
 		goto fail;
 	}
 	if ((fl = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
@@ -286,6 +291,8 @@ os_createreg(const char *path, int flags, unsigned mode, char *err, size_t errle
 		if (e == ELOOP)
 			snprintf(err, errlen, "%s: is a symbolic link; kiln's own files are never written "
 			         "through one (remove the link)", path);
+		else if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
+			snprintf(err, errlen, "%s: is %s, not a regular file", path, os_ftype(st.st_mode));
 		else
 			snprintf(err, errlen, "%s: %s", path, strerror(e));
 		errno = e;

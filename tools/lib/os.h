@@ -44,7 +44,8 @@ const char *os_ftype(unsigned mode);
    the open), O_NOCTTY, O_CLOEXEC and the extra flags (O_NOFOLLOW to refuse a final
    symlink), then fstat: anything but a regular file is refused. The fd is returned in
    blocking mode, its stat in *st (may be NULL). Returns the fd, or -1 with errno set and
-   "PATH: is a FIFO, not a regular file" (or "PATH: strerror") in err. */
+   "PATH: is a FIFO, not a regular file" (a folder: "PATH: Is a directory", errno
+   EISDIR; others EINVAL; else "PATH: strerror") in err. */
 int os_openreg(const char *path, int flags, struct stat *st, char *err, size_t errlen);
 /* os_openreg + read the whole file (at most max bytes, 0 = no limit) into out;
    returns 0, or -1 with errno set and the message in err ("PATH: over N bytes" for
