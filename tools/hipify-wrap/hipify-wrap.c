@@ -14,6 +14,7 @@
 #include "atomic.h"
 #include "hash.h"
 #include "hw.h"
+#include "opt.h"
 #include "os.h"
 #include "json.h"
 #include "kv.h"
@@ -33,6 +34,7 @@ usage(const char *err)
 	        "usage: hipify-wrap [--project=torch|vision|generic] [--python=PATH] [--reset]\n"
 	        "                   [--log FILE] [--state=DIR] [--script=FILE]... [--series=FILE]\n"
 	        "                   [--json] SRCDIR [-- CMD...]\n"
+	        "       hipify-wrap --version\n"
 	        "Runs the project's hipify on SRCDIR once per source state (generic: CMD, run in\n"
 	        "SRCDIR) and prints a summary; 'hipify: up to date' when nothing changed.\n"
 	        "Exit: 0 done or up to date, 1 hipify failed or the tree was refused, 2 usage.\n");
@@ -163,14 +165,13 @@ opts(int argc, char **argv)
 		}
 		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0)
 			usage(NULL);
+		else if (opt_isversion(a))
+			opt_version();
 		else if (strcmp(a, "--reset") == 0)
 			g.reset = 1;
 		else if (strcmp(a, "--json") == 0)
 			g.json = 1;
-		else if (startswith(a, "--project=") || strcmp(a, "--project") == 0) {
-			v = strchr(a, '=') ? strchr(a, '=') + 1 : (++i < argc ? argv[i] : NULL);
-			if (!v)
-				usage("--project needs torch, vision or generic");
+		else if ((v = opt_val(argc, argv, &i, "--project", usage))) {
 			if (strcmp(v, "torch") == 0)
 				g.project = P_TORCH;
 			else if (strcmp(v, "vision") == 0)
@@ -179,13 +180,12 @@ opts(int argc, char **argv)
 				g.project = P_GENERIC;
 			else
 				dien(EXIT_USAGE, "unknown --project '%s'; use torch, vision or generic", v);
-		} else if (startswith(a, "--python=") || strcmp(a, "--python") == 0 ||
-		           startswith(a, "--log=") || strcmp(a, "--log") == 0 ||
-		           startswith(a, "--state=") || strcmp(a, "--state") == 0 ||
-		           startswith(a, "--script=") || strcmp(a, "--script") == 0 ||
-		           startswith(a, "--series=") || strcmp(a, "--series") == 0) {
-			v = strchr(a, '=') ? strchr(a, '=') + 1 : (++i < argc ? argv[i] : NULL);
-			if (!v || !*v)
+		} else if ((v = opt_val(argc, argv, &i, "--python", usage)) ||
+		           (v = opt_val(argc, argv, &i, "--log", usage)) ||
+		           (v = opt_val(argc, argv, &i, "--state", usage)) ||
+		           (v = opt_val(argc, argv, &i, "--script", usage)) ||
+		           (v = opt_val(argc, argv, &i, "--series", usage))) {
+			if (!*v)
 				dien(EXIT_USAGE, "%.*s needs a value", (int)strcspn(a, "="), a);
 			if (startswith(a, "--python"))
 				g.python = (char *)v;
