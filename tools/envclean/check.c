@@ -1,5 +1,6 @@
 /* envclean --check: copies of a module, import hooks, source trees, user site, libraries */
 #include "check.h"
+#include "os.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -121,23 +122,6 @@ struct state {
 	size_t nmods;
 };
 
-/* true if p is a folder (following links) */
-static int
-isdir(const char *p)
-{
-	struct stat st;
-
-	return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-/* true if p is a regular file (following links) */
-static int
-isfile(const char *p)
-{
-	struct stat st;
-
-	return stat(p, &st) == 0 && S_ISREG(st.st_mode);
-}
 
 /* qsort comparison of two strings */
 static int
@@ -359,7 +343,7 @@ srctree(const char *dir)
 
 	for (i = 0; i < 3 && !yes; i++) {
 		f = xasprintf("%s/%s", dir, marks[i]);
-		yes = isfile(f);
+		yes = os_isfile(f);
 		free(f);
 	}
 	return yes;
@@ -375,7 +359,7 @@ srcmark(const char *dir)
 
 	for (i = 0; i < 3; i++) {
 		f = xasprintf("%s/%s", dir, marks[i]);
-		if (isfile(f)) {
+		if (os_isfile(f)) {
 			free(f);
 			return marks[i];
 		}
@@ -437,7 +421,7 @@ readpth(struct state *st)
 
 					while (tl && isspace((unsigned char)text[tl - 1]))
 						text[--tl] = 0;  /* site.py: line.rstrip() */
-					abs = abspath(text, sites[i]);
+					abs = os_abspath(text, sites[i]);
 					pl->target = abs;
 				}
 				if (eol >= b.s + b.len)
@@ -488,7 +472,7 @@ entries(struct state *st)
 			if (end > p) {
 				char *ent = xstrndup(p, (size_t)(end - p));
 				st->pypath = xrealloc(st->pypath, (st->npypath + 1) * sizeof *st->pypath);
-				st->pypath[st->npypath++] = abspath(ent, pr->cwd);
+				st->pypath[st->npypath++] = os_abspath(ent, pr->cwd);
 				free(ent);
 			}
 			if (!*end)
@@ -500,10 +484,10 @@ entries(struct state *st)
 		struct entry *e = &st->e[st->ne++];
 		const char *raw = pr->path[i];
 
-		e->path = abspath(*raw ? raw : ".", pr->cwd);
+		e->path = os_abspath(*raw ? raw : ".", pr->cwd);
 		e->origin = O_OTHER;
-		e->srctree = isdir(e->path) && srctree(e->path);
-		if (!*raw || (i == 0 && strcmp(e->path, pr->cwd) == 0 && !isfile(e->path))) {
+		e->srctree = os_isdir(e->path) && srctree(e->path);
+		if (!*raw || (i == 0 && strcmp(e->path, pr->cwd) == 0 && !os_isfile(e->path))) {
 			e->origin = O_CWD;
 			continue;
 		}
@@ -513,7 +497,7 @@ entries(struct state *st)
 		if (e->origin != O_OTHER)
 			continue;
 		if (pr->user_site && *pr->user_site) {
-			a = abspath(pr->user_site, pr->cwd);
+			a = os_abspath(pr->user_site, pr->cwd);
 			if (strcmp(a, e->path) == 0)
 				e->origin = O_USER;
 			free(a);
@@ -521,7 +505,7 @@ entries(struct state *st)
 				continue;
 		}
 		for (j = 0; j < pr->nsite; j++) {
-			a = abspath(pr->site[j], pr->cwd);
+			a = os_abspath(pr->site[j], pr->cwd);
 			if (strcmp(a, e->path) == 0)
 				e->origin = O_SITE;
 			free(a);
@@ -540,7 +524,7 @@ entries(struct state *st)
 		}
 		if (e->origin != O_OTHER)
 			continue;
-		a = abspath(pr->stdlib, pr->cwd);
+		a = os_abspath(pr->stdlib, pr->cwd);
 		if (startswith(e->path, a))
 			e->origin = O_STDLIB;
 		else {
@@ -564,9 +548,9 @@ findin(const struct probe *pr, const char *dir, const char *mod, int *kind)
 	size_t i;
 
 	p = xasprintf("%s/%s", dir, mod);
-	if (isdir(p)) {
+	if (os_isdir(p)) {
 		f = xasprintf("%s/__init__.py", p);
-		if (isfile(f)) {
+		if (os_isfile(f)) {
 			free(f);
 			*kind = K_PKG;
 			return p;
@@ -574,7 +558,7 @@ findin(const struct probe *pr, const char *dir, const char *mod, int *kind)
 		free(f);
 		for (i = 0; i < pr->next; i++) {
 			f = xasprintf("%s/__init__%s", p, pr->ext[i]);
-			if (isfile(f)) {
+			if (os_isfile(f)) {
 				free(f);
 				*kind = K_PKG;
 				return p;
@@ -582,7 +566,7 @@ findin(const struct probe *pr, const char *dir, const char *mod, int *kind)
 			free(f);
 		}
 		f = xasprintf("%s/__init__.pyc", p);
-		if (isfile(f)) {
+		if (os_isfile(f)) {
 			free(f);
 			*kind = K_PKG;
 			return p;
@@ -591,7 +575,7 @@ findin(const struct probe *pr, const char *dir, const char *mod, int *kind)
 	}
 	for (i = 0; i < pr->next; i++) {
 		f = xasprintf("%s%s", p, pr->ext[i]);
-		if (isfile(f)) {
+		if (os_isfile(f)) {
 			free(p);
 			*kind = K_EXT;
 			return f;
@@ -599,20 +583,20 @@ findin(const struct probe *pr, const char *dir, const char *mod, int *kind)
 		free(f);
 	}
 	f = xasprintf("%s.py", p);
-	if (isfile(f)) {
+	if (os_isfile(f)) {
 		free(p);
 		*kind = K_PY;
 		return f;
 	}
 	free(f);
 	f = xasprintf("%s.pyc", p);
-	if (isfile(f)) {
+	if (os_isfile(f)) {
 		free(p);
 		*kind = K_PYC;
 		return f;
 	}
 	free(f);
-	if (isdir(p)) {
+	if (os_isdir(p)) {
 		*kind = K_NS;
 		return p;
 	}
@@ -675,7 +659,7 @@ metadata(const char *dir, const char *mod, char ***desc, char ***where, size_t *
 		nm = normname(e, namelen_);
 		yes = strcmp(nm, norm_mod) == 0;
 		f = xasprintf("%s/%s", dir, e);
-		isd = isdir(f);
+		isd = os_isdir(f);
 		free(f);
 		if (!yes && isd) {
 			f = xasprintf("%s/%s/top_level.txt", dir, e);
@@ -869,7 +853,7 @@ checkmod(struct state *st, const char *mod)
 	for (i = 0; i < st->ne; i++) {
 		if (st->e[i].origin == O_CWD)
 			cwdseen = 1;
-		if (!isdir(st->e[i].path))
+		if (!os_isdir(st->e[i].path))
 			continue;
 		p = findin(pr, st->e[i].path, mod, &kind);
 		if (!p)
@@ -901,7 +885,7 @@ checkmod(struct state *st, const char *mod)
 	for (i = 0; i < st->ne; i++) {
 		int here = -1, present = 0;
 
-		if (st->e[i].origin == O_STDLIB || !isdir(st->e[i].path))
+		if (st->e[i].origin == O_STDLIB || !os_isdir(st->e[i].path))
 			continue;
 		metadata(st->e[i].path, mod, &desc, &where, &nmeta);
 		for (j = 0; j < nc; j++) {
@@ -1069,7 +1053,7 @@ checkmod(struct state *st, const char *mod)
 					if (!startswith(names[j], "lib") || !strstr(names[j], ".so"))
 						continue;
 					p = xasprintf("%s/%s", d, names[j]);
-					if (isfile(p)) {
+					if (os_isfile(p)) {
 						push(&libs, &nlib, names[j]);
 						push(&libpath, &nl, p);
 					}
@@ -1086,7 +1070,7 @@ checkmod(struct state *st, const char *mod)
 				if (!end)
 					end = q + strlen(q);
 				dir = end > q ? xstrndup(q, (size_t)(end - q)) : xstrdup(".");
-				d = abspath(dir, pr->cwd);
+				d = os_abspath(dir, pr->cwd);
 				free(dir);
 				names = listdir(d, &nn);
 				for (k = 0; k < nlib; k++) {
@@ -1169,7 +1153,7 @@ checkhooks(struct state *st)
 		                pl->line, pl->file);
 		addfinding(st, bad ? L_PROBLEM : L_NOTE, "pth", NULL, s, fix, pl->file, NULL);
 	}
-	stdlib = abspath(pr->stdlib, pr->cwd);
+	stdlib = os_abspath(pr->stdlib, pr->cwd);
 	if (pr->sitecustomize) {
 		bad = !startswith(pr->sitecustomize, stdlib) && !startswith(pr->sitecustomize, "/etc/");
 		s = xasprintf("%s: sitecustomize runs at every interpreter start%s", pr->sitecustomize,
@@ -1316,7 +1300,7 @@ check_run(const struct checkopt *o0)
 	st.o = &o;
 	if (!o.python)
 		python = xstrdup("python3");
-	else if (isdir(o.python))
+	else if (os_isdir(o.python))
 		python = xasprintf("%s/bin/python", o.python);
 	else
 		python = xstrdup(o.python);
@@ -1328,11 +1312,11 @@ check_run(const struct checkopt *o0)
 			free(python);
 			die("cannot read the working folder:");
 		}
-		a = abspath(python, wd);
+		a = os_abspath(python, wd);
 		free(python);
 		python = a;
 	}
-	if (!isdir(o.cwd)) {
+	if (!os_isdir(o.cwd)) {
 		fprintf(stderr, "envclean: --cwd=%s: not a folder\n", o.cwd);
 		free(python);
 		return EXIT_USAGE;

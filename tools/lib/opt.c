@@ -21,8 +21,11 @@ opt_val(int argc, char **argv, int *i, const char *opt, opt_usagefn usage)
 	if (a[n] != 0)
 		return NULL;
 	if (*i + 1 >= argc) {
-		usage(xasprintf("%s needs a value", opt));
-		die("%s needs a value", opt); /* a usage that returned */
+		static char msg[256];
+
+		snprintf(msg, sizeof msg, "%s needs a value", opt);
+		usage(msg);
+		die("%s", msg); /* a usage that returned */
 	}
 	return argv[++*i];
 }

@@ -114,14 +114,16 @@ os_findprog(const char *name, const char *path, const char *cwd)
 		return NULL;
 	}
 	if (strchr(name, '/')) {
-		if (stat(name, &st) < 0)
+		if (stat(name, &st) < 0) {
+			errno = ENOENT;
 			return NULL;
+		}
 		return xstrdup(name);
 	}
 	if (!path)
 		path = getenv("PATH");
 	if (!path)
-		path = "/usr/local/bin:/usr/bin:/bin";
+		path = OS_DEFPATH;
 	for (p = path;; p = end + 1) {
 		end = strchr(p, ':');
 		if (!end)

@@ -25,11 +25,12 @@ int os_mkparents(const char *file, unsigned mode);
    exist. Always a fresh string starting with '/', without a trailing '/' (but "/"). */
 char *os_abspath(const char *path, const char *cwd);
 
-/* The program a shell would run for name: name itself when it holds a '/', else the
-   first PATH entry (path; NULL: $PATH, or /usr/local/bin:/usr/bin:/bin when unset)
+/* The program a shell would run for name: name itself when it holds a '/' (and exists), else the
+   first PATH entry (path; NULL: $PATH, or OS_DEFPATH when unset)
    holding an executable regular file of that name; an empty entry is cwd (NULL: ".").
    Returns a fresh path, or NULL with errno ENOENT (none) or EACCES (only files that are
    not executable). */
+#define OS_DEFPATH "/usr/local/bin:/usr/bin:/bin"
 char *os_findprog(const char *name, const char *path, const char *cwd);
 
 /* the names in folder dir except "." and "..", sorted (strcmp), appended to out;
