@@ -294,25 +294,24 @@ numcmp(const void *a, const void *b)
 static long *
 numdirs(const char *dir, size_t *n)
 {
-	DIR *d = opendir(dir);
-	struct dirent *de;
+	struct strv names = {0};
 	long *v = NULL;
-	size_t cap = 0;
+	size_t cap = 0, i;
 	char *end;
 
 	*n = 0;
-	if (!d)
+	if (os_listdir(dir, &names) < 0)
 		return NULL;
-	while ((de = readdir(d))) {
-		if (!isdigit((unsigned char)de->d_name[0]))
+	for (i = 0; i < names.n; i++) {
+		if (!isdigit((unsigned char)names.v[i][0]))
 			continue;
-		long x = strtol(de->d_name, &end, 10);
+		long x = strtol(names.v[i], &end, 10);
 		if (*end)
 			continue;
 		v = xgrow(v, &cap, *n + 1, sizeof *v);
 		v[(*n)++] = x;
 	}
-	closedir(d);
+	strv_free(&names);
 	if (*n)
 		qsort(v, *n, sizeof *v, numcmp);
 	return v;
