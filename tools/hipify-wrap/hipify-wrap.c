@@ -218,9 +218,14 @@ opts(int argc, char **argv)
 		if (stat(g.srcdir, &st) < 0 || !S_ISDIR(st.st_mode))
 			dien(EXIT_USAGE, "%s: not a folder", srcdir);
 	}
-	for (i = 0; i < g.nscripts; i++)
-		if (access(g.scripts[i], R_OK) < 0)
-			dien(EXIT_USAGE, "--script=%s: %s", g.scripts[i], strerror(errno));
+	for (i = 0; i < g.nscripts; i++) {
+		/* hashed into the key: a FIFO or device there must not hang the run */
+		char msg[PATH_MAX + 128];
+		int fd = os_openreg(g.scripts[i], 0, NULL, msg, sizeof msg);
+		if (fd < 0)
+			dien(EXIT_USAGE, "--script=%s", msg);
+		close(fd);
+	}
 }
 
 /* the interpreter: --python, else python3 on PATH; its realpath and size:mtime */

@@ -73,3 +73,16 @@ ln -s ../../out t4/.kiln-hipify/orig.new
 run $TO hipify-wrap t4 -- sh -c "$HIP"
 same "a planted orig.new link is removed, not followed" "victim" "$(ls out)"
 [ -L t4/.kiln-hipify/orig.new ] && notok "orig.new link gone" || ok "orig.new link gone"
+
+# FIFOs where hipify-wrap reads: a --script, a file in the tree, its own manifest
+mktree t5
+mkfifo t5/src/pipe fifo.py
+exits "--script naming a FIFO: exit 2, no hang" 2 $TO hipify-wrap --script=fifo.py t5 -- sh -c "$HIP"
+has "names it and says what it is" "$T/.err" "--script=fifo.py: is a FIFO, not a regular file"
+check "a FIFO in the source tree: hipify runs, no hang" $TO hipify-wrap t5 -- sh -c "$HIP"
+[ -p t5/src/pipe ] && ok "the FIFO is left as it was" || notok "the FIFO is left as it was"
+rm t5/.kiln-hipify/manifest && mkfifo t5/.kiln-hipify/manifest
+run $TO hipify-wrap t5 -- sh -c "$HIP"
+[ "$rc" != 0 ] && [ "$rc" != 124 ] && ok "a FIFO planted as the manifest: refused, no hang (exit $rc)" ||
+	notok "a FIFO planted as the manifest: refused, no hang (exit $rc)"
+has "names the manifest" "$T/.err" ".kiln-hipify/manifest: is a FIFO, not a regular file"
