@@ -1,21 +1,15 @@
 /* envclean --check: ask the interpreter once, then run the checks of the other
    check modules (syspath.c, copies.c, ldpath.c) and report (report.c) */
 #include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "checkint.h"
-#include "json.h"
 #include "os.h"
-#include "policy.h"
 #include "proc.h"
-#include "strv.h"
-#include "util.h"
 
 /* the origins and kinds in words (checkint.h) */
 const char *const origname[] = {

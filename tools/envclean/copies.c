@@ -1,21 +1,10 @@
 /* envclean --check: the copies of a module on sys.path, their metadata, and what
    shadows what */
-#include <ctype.h>
-#include <dirent.h>
-#include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "checkint.h"
-#include "json.h"
 #include "os.h"
-#include "policy.h"
-#include "proc.h"
-#include "strv.h"
-#include "util.h"
 
 /* the copy of module in folder dir, if any: its path and kind */
 static char *

@@ -1,20 +1,9 @@
 /* envclean --check: libraries a module ships that LD_LIBRARY_PATH reaches in another copy */
-#include <ctype.h>
-#include <dirent.h>
-#include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "checkint.h"
-#include "json.h"
 #include "os.h"
-#include "policy.h"
-#include "proc.h"
-#include "strv.h"
-#include "util.h"
 
 void
 check_ldpath(struct state *st, const char *mod, struct copy *c, size_t nc, size_t nreg)

@@ -1,20 +1,9 @@
 /* envclean --check: the question the interpreter is asked, and its answer parsed */
-#include <ctype.h>
-#include <dirent.h>
-#include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "checkint.h"
-#include "json.h"
 #include "os.h"
-#include "policy.h"
-#include "proc.h"
-#include "strv.h"
-#include "util.h"
 
 /* Asked of the interpreter once: sys.path after site ran, the site folders, the user
    site, extension suffixes, and what startup already imported. It imports nothing of

@@ -1,20 +1,10 @@
 /* envclean --check: the findings, and their printing as lines or JSON */
-#include <ctype.h>
-#include <dirent.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "checkint.h"
 #include "json.h"
-#include "os.h"
-#include "policy.h"
-#include "proc.h"
-#include "strv.h"
-#include "util.h"
 
 /* record one finding; text and fix become owned by it */
 void

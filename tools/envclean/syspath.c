@@ -1,21 +1,11 @@
 /* envclean --check: sys.path provenance (the working folder, PYTHONPATH, site folders,
    .pth lines, editable installs) and the startup hooks (.pth imports, sitecustomize) */
 #include <ctype.h>
-#include <dirent.h>
-#include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "checkint.h"
-#include "json.h"
 #include "os.h"
-#include "policy.h"
-#include "proc.h"
-#include "strv.h"
-#include "util.h"
 
 int
 pth_kind(const char *line)
