@@ -1,7 +1,6 @@
 /* the journal: originals kept, the pristine tree restored, outputs put back */
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,20 +42,12 @@ out:
 	return r;
 }
 
-static int
-rmone(const char *p, const struct stat *st, int type, struct FTW *f)
-{
-	(void)st, (void)type, (void)f;
-	if (remove(p) < 0 && errno != ENOENT)
-		warn("cannot remove %s:", p);
-	return 0;
-}
-
 /* remove a folder and everything in it (hipify-wrap's own state folders only) */
 void
 rmtree(const char *p)
 {
-	nftw(p, rmone, 16, FTW_DEPTH | FTW_PHYS);
+	if (os_rmtree(p) < 0)
+		warn("cannot remove all of %s:", p);
 }
 
 /* would the journal keep a copy of this file (sources, headers, build files, Python) */

@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -143,6 +144,39 @@ os_findprog(const char *name, const char *path, const char *cwd)
 	}
 	errno = why;
 	return NULL;
+}
+
+static int rmerr; /* errno of os_rmtree's first failure */
+
+static int
+rmone(const char *p, const struct stat *st, int type, struct FTW *f)
+{
+	int r;
+
+	(void)st, (void)f;
+	r = type == FTW_DP ? rmdir(p) : unlink(p);
+	if (r < 0 && errno != ENOENT && !rmerr)
+		rmerr = errno;
+	return 0;
+}
+
+int
+os_rmtree(const char *path)
+{
+	struct stat st;
+
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT ? 0 : -1;
+	if (!S_ISDIR(st.st_mode))
+		return unlink(path) < 0 && errno != ENOENT ? -1 : 0;
+	rmerr = 0;
+	if (nftw(path, rmone, 16, FTW_DEPTH | FTW_PHYS) < 0 && !rmerr)
+		rmerr = errno;
+	if (rmerr) {
+		errno = rmerr;
+		return -1;
+	}
+	return 0;
 }
 
 static int

@@ -33,6 +33,11 @@ char *os_abspath(const char *path, const char *cwd);
 #define OS_DEFPATH "/usr/local/bin:/usr/bin:/bin"
 char *os_findprog(const char *name, const char *path, const char *cwd);
 
+/* rm -rf path without following links: a symlink or file is unlinked, a folder emptied
+   depth first and removed; a missing path is fine. Keeps going past what it cannot
+   remove; returns 0, or -1 with errno of the first failure. */
+int os_rmtree(const char *path);
+
 /* the names in folder dir except "." and "..", sorted (strcmp), appended to out;
    returns 0, or -1 with errno set */
 int os_listdir(const char *dir, struct strv *out);

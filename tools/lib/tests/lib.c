@@ -287,6 +287,21 @@ test_os(const char *dir)
 	free(s);
 	free(p);
 
+	/* rm -rf without following links: a link to a folder outside is removed, not emptied */
+	p = xasprintf("%s/tree/a/b", d);
+	CHECK(os_mkdirs(p, 0755) == 0, "a tree to remove");
+	free(p);
+	p = xasprintf("%s/tree/a/out", d);
+	s = xasprintf("%s/a", d);
+	CHECK(symlink(s, p) == 0, "a link out of it");
+	free(p);
+	p = xasprintf("%s/tree", d);
+	CHECK(os_rmtree(p) == 0 && !os_isdir(p), "os_rmtree removes the tree");
+	CHECK(os_isdir(s) && os_isdir(p) == 0, "and leaves what its link pointed to");
+	CHECK(os_rmtree(p) == 0, "os_rmtree on a missing path is fine");
+	free(p);
+	free(s);
+
 	/* options */
 	i = 1;
 	CHECK_STR(opt_val(6, argv, &i, "--log", nousage), "a", "opt_val --opt=VALUE");
