@@ -6,6 +6,13 @@
 #   sh bench/gpucheck.sh device [OUT]   on a machine with an NVIDIA GPU and torch: builds
 #                                       gpucheck with cc, runs it on the GPU and on
 #                                       libtorch_cuda.so beside cuobjdump --list-elf/--list-ptx
+#   sh bench/gpucheck.sh cold [GPUCHECK] [DIR]
+#                                       from a cold page cache: targets on librocsparse and
+#                                       cover on a folder of libraries (default
+#                                       /usr/lib/x86_64-linux-gnu), each file evicted with
+#                                       POSIX_FADV_DONTNEED first; with KILN_BENCH_DROP=1 (root)
+#                                       also after echo 3 >/proc/sys/vm/drop_caches, which
+#                                       slows every other process on the machine: run it rarely
 set -u
 src=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -67,6 +74,57 @@ PY
 	echo "== gpucheck cover --target=sm_61"; "$gc" cover --target=sm_61 "$lib"; echo "exit $?"
 	echo "== gpucheck env"; "$gc" env; echo "exit $?"
 	echo "== gpucheck smoke"; "$gc" smoke --python="$(command -v "$py")" --timeout=300; echo "exit $?"
+	exit 0
+fi
+
+if [ "${1:-}" = cold ]; then
+	gc=${2:-$src/build/bin/gpucheck}
+	dir=${3:-/usr/lib/x86_64-linux-gnu}
+	rs=/usr/lib/x86_64-linux-gnu/librocsparse.so.0.1
+	# evict FILE|DIR...: drop their pages from the page cache (mapped pages stay)
+	evict () {
+		python3 - "$@" <<'PY'
+import os, sys
+for root in sys.argv[1:]:
+    walk = [(root, [], [''])] if os.path.isfile(root) else os.walk(root)
+    for d, _, fs in walk:
+        for f in fs:
+            p = os.path.join(d, f) if f else d
+            try:
+                if os.path.islink(p):
+                    continue
+                fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK)
+                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+                os.close(fd)
+            except OSError:
+                pass
+PY
+	}
+	# secs CMD...: wall seconds of one run
+	secs () { t0=$(date +%s%N); "$@" >/dev/null 2>&1; t1=$(date +%s%N); echo "$(( (t1 - t0) / 1000000 ))" | awk '{ printf "%.3f s", $1 / 1000 }'; }
+	res () { fincore -nb -o RES "$1" | awk '{ printf "%.1f MiB", $1 / 1048576 }'; }
+	nfiles=$(find "$dir" -type f | wc -l)
+	echo "== cold file (POSIX_FADV_DONTNEED on it), then warm"
+	for i in 1 2 3; do
+		evict "$rs"
+		echo "gpucheck targets librocsparse (1.3 GB): cold $(secs "$gc" targets "$rs"), read in $(res "$rs"); warm $(secs "$gc" targets "$rs")"
+	done
+	evict "$rs"
+	echo "clang-offload-bundler-19 --list: cold $(secs clang-offload-bundler-19 --list --type=o --input="$rs")"
+	echo "== cold folder: gpucheck cover --target=gfx90a $dir ($nfiles files, $(du -sh "$dir" | cut -f1))"
+	for i in 1 2 3; do
+		evict "$dir"
+		echo "cold $(secs "$gc" cover --target=gfx90a "$dir"); warm $(secs "$gc" cover --target=gfx90a "$dir")"
+	done
+	if [ "${KILN_BENCH_DROP:-0}" = 1 ]; then
+		echo "== after sync; echo 3 >/proc/sys/vm/drop_caches (dentries, inodes, the binary and its libraries too)"
+		sync; echo 3 >/proc/sys/vm/drop_caches
+		echo "gpucheck targets librocsparse: $(secs "$gc" targets "$rs")"
+		sync; echo 3 >/proc/sys/vm/drop_caches
+		echo "gpucheck cover --target=gfx90a $dir: $(secs "$gc" cover --target=gfx90a "$dir")"
+		sync; echo 3 >/proc/sys/vm/drop_caches
+		echo "clang-offload-bundler-19 --list librocsparse: $(secs clang-offload-bundler-19 --list --type=o --input="$rs")"
+	fi
 	exit 0
 fi
 

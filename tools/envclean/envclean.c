@@ -9,6 +9,7 @@
 
 #include "check.h"
 #include "json.h"
+#include "opt.h"
 #include "policy.h"
 #include "util.h"
 
@@ -18,7 +19,8 @@ static const char synopsis[] =
 	"usage: envclean [-i] [--profile FILE]... [--set NAME=VALUE]... [--keep NAME]...\n"
 	"                [--unset NAME]... [--prepend-path DIR]... [-n|--explain [--json]]\n"
 	"                [--] COMMAND [ARG]...\n"
-	"       envclean --check [--python=PATH] [--module=NAME]... [--cwd=DIR] [--json] [-v]\n";
+	"       envclean --check [--python=PATH] [--module=NAME]... [--cwd=DIR] [--json] [-v]\n"
+	"       envclean --version\n";
 
 /* print the error (if any) and the synopsis; exit 2 on error, 0 for --help */
 static void
@@ -49,26 +51,6 @@ usage(const char *error)
 	       "finding with the fix; -v adds notes. Exit 0 clean, 1 findings, 2 usage or input\n"
 	       "error. See envclean(1).\n", synopsis);
 	exit(EXIT_OK);
-}
-
-/* the value of an option given as --opt=VALUE or --opt VALUE; advances *i for the latter */
-static const char *
-optval(int argc, char **argv, int *i, const char *opt)
-{
-	const char *a = argv[*i];
-	size_t n = strlen(opt);
-
-	if (strncmp(a, opt, n) != 0)
-		return NULL;
-	if (a[n] == '=')
-		return a + n + 1;
-	if (a[n] != 0)
-		return NULL;
-	if (*i + 1 >= argc) {
-		char *m = xasprintf("%s needs a value", opt);
-		usage(m);
-	}
-	return argv[++*i];
 }
 
 /* append s, quoted for sh only when it needs it */
@@ -172,12 +154,12 @@ runcheck(int argc, char **argv, int i)
 
 		if (strcmp(a, "--check") == 0)
 			continue;
-		if ((v = optval(argc, argv, &i, "--python")))
+		if ((v = opt_val(argc, argv, &i, "--python", usage)))
 			co.python = v;
-		else if ((v = optval(argc, argv, &i, "--module"))) {
+		else if ((v = opt_val(argc, argv, &i, "--module", usage))) {
 			co.modules = xrealloc(co.modules, (co.nmodules + 1) * sizeof *co.modules);
 			co.modules[co.nmodules++] = v;
-		} else if ((v = optval(argc, argv, &i, "--cwd")))
+		} else if ((v = opt_val(argc, argv, &i, "--cwd", usage)))
 			co.cwd = v;
 		else if (strcmp(a, "--json") == 0)
 			co.json = 1;
@@ -185,6 +167,8 @@ runcheck(int argc, char **argv, int i)
 			co.verbose = 1;
 		else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0)
 			usage(NULL);
+		else if (opt_isversion(a))
+			opt_version();
 		else {
 			char *m = a[0] == '-' ? xasprintf("--check: unknown option '%s'", a) :
 			          xasprintf("--check takes no command ('%s')", a);
@@ -240,15 +224,17 @@ main(int argc, char **argv)
 			json = 1;
 		else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0)
 			usage(NULL);
-		else if ((v = optval(argc, argv, &i, "--profile")))
+		else if (opt_isversion(a))
+			opt_version();
+		else if ((v = opt_val(argc, argv, &i, "--profile", usage)))
 			p.ops[p.nops++] = (struct envop){OP_PROFILE, v};
-		else if ((v = optval(argc, argv, &i, "--set")))
+		else if ((v = opt_val(argc, argv, &i, "--set", usage)))
 			p.ops[p.nops++] = (struct envop){OP_SET, v};
-		else if ((v = optval(argc, argv, &i, "--unset")))
+		else if ((v = opt_val(argc, argv, &i, "--unset", usage)))
 			p.ops[p.nops++] = (struct envop){OP_UNSET, v};
-		else if ((v = optval(argc, argv, &i, "--keep")))
+		else if ((v = opt_val(argc, argv, &i, "--keep", usage)))
 			p.keep[p.nkeep++] = v;
-		else if ((v = optval(argc, argv, &i, "--prepend-path")))
+		else if ((v = opt_val(argc, argv, &i, "--prepend-path", usage)))
 			p.prepend[p.nprepend++] = v;
 		else {
 			char *m = xasprintf("unknown option '%s'", a);

@@ -1,5 +1,6 @@
 /* envclean's sanitizing policy */
 #include "policy.h"
+#include "os.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -153,70 +154,6 @@ locale_utf8(const char *v)
 	return strncasecmp(dot + 1, "utf-8", 5) == 0 || strncasecmp(dot + 1, "utf8", 4) == 0;
 }
 
-char *
-abspath(const char *path, const char *cwd)
-{
-	struct buf in = {0}, out = {0};
-	char *p, *seg, *save = NULL;
-
-	if (path[0] != '/')
-		bufprintf(&in, "%s/", cwd);
-	bufputs(&in, path);
-	for (p = in.s; (seg = strtok_r(p, "/", &save)); p = NULL) {
-		if (strcmp(seg, ".") == 0)
-			continue;
-		if (strcmp(seg, "..") == 0) {
-			char *slash = out.len ? strrchr(out.s, '/') : NULL;
-			if (slash)
-				out.len = (size_t)(slash - out.s), out.s[out.len] = 0;
-			continue;
-		}
-		bufputc(&out, '/');
-		bufputs(&out, seg);
-	}
-	if (!out.len)
-		bufputc(&out, '/');
-	buffree(&in);
-	return bufdetach(&out);
-}
-
-char *
-path_search(const char *cmd, const char *path, const char *cwd, int *why)
-{
-	struct stat st;
-	const char *p, *end;
-	char *cand;
-
-	*why = ENOENT;
-	if (!*cmd)
-		return NULL;
-	if (strchr(cmd, '/')) {
-		if (stat(cmd, &st) < 0)
-			return NULL;
-		return xstrdup(cmd);
-	}
-	if (!path)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	for (p = path;; p = end + 1) {
-		end = strchr(p, ':');
-		if (!end)
-			end = p + strlen(p);
-		if (end == p)
-			cand = xasprintf("%s/%s", cwd, cmd);
-		else
-			cand = xasprintf("%.*s/%s", (int)(end - p), p, cmd);
-		if (stat(cand, &st) == 0 && S_ISREG(st.st_mode)) {
-			if (access(cand, X_OK) == 0)
-				return cand;
-			*why = EACCES;
-		}
-		free(cand);
-		if (!*end)
-			break;
-	}
-	return NULL;
-}
-
 /* record one decision; why becomes owned by the record */
 static void
 note(struct envres *r, int action, const char *name, const char *value, char *why)
@@ -356,7 +293,7 @@ strippath(struct envres *r, const char *prefix, const char *cwd)
 		if (!end)
 			end = p + strlen(p);
 		ent = xstrndup(p, (size_t)(end - p));
-		abs = abspath(*ent ? ent : ".", cwd);
+		abs = os_abspath(*ent ? ent : ".", cwd);
 		if (under(abs, prefix)) {
 			removed_n++;
 		} else {
@@ -453,7 +390,7 @@ prepend(const struct policy *p, struct envres *r, char **err)
 		return 0;
 	}
 	for (i = 0; i < p->nprepend; i++) {
-		abs[i] = abspath(p->prepend[i], p->cwd);
+		abs[i] = os_abspath(p->prepend[i], p->cwd);
 		if (stat(abs[i], &st) < 0 || !S_ISDIR(st.st_mode)) {
 			*err = xasprintf("--prepend-path %s: %s", p->prepend[i],
 			                 stat(abs[i], &st) < 0 ? strerror(errno) : "not a folder");
@@ -472,7 +409,7 @@ prepend(const struct policy *p, struct envres *r, char **err)
 		if (!end)
 			end = q + strlen(q);
 		ent = xstrndup(q, (size_t)(end - q));
-		a = abspath(*ent ? ent : ".", p->cwd);
+		a = os_abspath(*ent ? ent : ".", p->cwd);
 		for (dup = 0, k = 0; k < p->nprepend; k++)
 			dup |= strcmp(a, abs[k]) == 0;
 		if (!dup) {
@@ -498,14 +435,13 @@ foreign(const struct policy *p, struct envres *r)
 	const char *v;
 	char *venv, *conda, *target = NULL, *t, *prog, *d, *a, *cfg, **names;
 	size_t i, n;
-	int why;
 
 	v = env_get(&r->env, "VIRTUAL_ENV");
 	venv = v ? xstrdup(v) : NULL;
 	v = env_get(&r->env, "CONDA_PREFIX");
 	conda = v ? xstrdup(v) : NULL;
 	for (i = 0; i < p->nprepend && !target; i++) {
-		a = abspath(p->prepend[i], p->cwd);
+		a = os_abspath(p->prepend[i], p->cwd);
 		t = envof(a);
 		free(a);
 		if (!t)
@@ -518,8 +454,8 @@ foreign(const struct policy *p, struct envres *r)
 			       xasprintf("--prepend-path %s is this venv's bin folder", p->prepend[i]));
 		free(cfg);
 	}
-	if (!target && p->cmd && (prog = path_search(p->cmd, env_get(&r->env, "PATH"), p->cwd, &why))) {
-		a = abspath(prog, p->cwd);
+	if (!target && p->cmd && (prog = os_findprog(p->cmd, env_get(&r->env, "PATH") ? env_get(&r->env, "PATH") : OS_DEFPATH, p->cwd))) {
+		a = os_abspath(prog, p->cwd);
 		d = dirpart(a);
 		target = envof(d);
 		free(d);
@@ -617,7 +553,8 @@ policy_apply(const struct policy *p, char *const *envp, struct envres *r, char *
 	}
 	foreign(p, r);
 	if (p->cmd)
-		r->cmdpath = path_search(p->cmd, env_get(&r->env, "PATH"), p->cwd, &r->cmderr);
+		if (!(r->cmdpath = os_findprog(p->cmd, env_get(&r->env, "PATH") ? env_get(&r->env, "PATH") : OS_DEFPATH, p->cwd)))
+			r->cmderr = errno;
 
 	/* what passed through unchanged */
 	for (i = 0; i < r->env.n; i++) {

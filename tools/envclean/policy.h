@@ -72,10 +72,5 @@ void envres_free(struct envres *r);
 int env_match(const char *pattern, const char *name);
 /* true if the locale value names a UTF-8 codeset ("C.UTF-8", "en_US.utf8") */
 int locale_utf8(const char *v);
-/* search for cmd in the colon-separated path (empty entries mean "."); a cmd with a '/'
-   is taken as is. Returns a fresh path, or NULL with *why set to ENOENT or EACCES. */
-char *path_search(const char *cmd, const char *path, const char *cwd, int *why);
-/* a lexically normalized absolute form of path (relative to cwd): no ".", "..", "//" */
-char *abspath(const char *path, const char *cwd);
 
 #endif

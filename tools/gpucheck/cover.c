@@ -214,6 +214,8 @@ cmd_cover(int argc, char **argv)
 			json = 1;
 		else if (startswith(argv[i], "--target="))
 			tsel = argv[i] + 9;
+		else if (gc_maxinflate(argv[i], &s.maxraw))
+			;
 		else if (strcmp(argv[i], "--") == 0) {
 			i++;
 			break;

@@ -1,6 +1,7 @@
 /* GPU detection: AMD from the KFD topology in sysfs, NVIDIA from /proc/driver/nvidia
    and, when present, libcuda.so.1 (opened at run time; no link-time CUDA dependency). */
 #include "gpucheck.h"
+#include "os.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -174,6 +175,42 @@ struct kfdprops {
 	int has_gfxv, nlines;
 };
 
+/* the largest values a GPU reports; anything beyond is a forged or corrupt file */
+#define KFD_MAXSIMD 65536u                 /* MI300X has 1216 */
+#define KFD_MAXSIMDPERCU 16u               /* 4 on GCN/CDNA, 2 on RDNA */
+#define KFD_MAXBANK ((uint64_t)1 << 50)    /* 1 PiB in one memory bank */
+
+/* Numbers no GPU reports are bad input: a made-up target must not come out of them.
+   gfx_target_version is major*10000 + minor*100 + stepping with major 1-63 and minor
+   and stepping one hex digit each (0-15) in the target's name; 0 means not reported. */
+static int
+kfdrange(const char *path, const struct kfdprops *k, char *err, size_t errlen)
+{
+	uint64_t v = k->gfx_target_version;
+
+	if (k->simd_count > KFD_MAXSIMD)
+		FAIL("%s: simd_count %llu is more than any GPU has (at most %u)", path,
+		     (unsigned long long)k->simd_count, KFD_MAXSIMD);
+	if (k->simd_per_cu > KFD_MAXSIMDPERCU)
+		FAIL("%s: simd_per_cu %llu is more than any GPU has (at most %u)", path,
+		     (unsigned long long)k->simd_per_cu, KFD_MAXSIMDPERCU);
+	if (v && (v / 10000 == 0 || v / 10000 > 63 || v / 100 % 100 > 15 || v % 100 > 15))
+		FAIL("%s: gfx_target_version %llu is not a GPU version (major 1-63, minor and "
+		     "stepping 0-15: e.g. 110501 for gfx1151)", path, (unsigned long long)v);
+	if (k->wave_front_size && k->wave_front_size != 32 && k->wave_front_size != 64)
+		FAIL("%s: wave_front_size %llu is not 32 or 64", path, (unsigned long long)k->wave_front_size);
+	if (k->device_id > 0xffff)
+		FAIL("%s: device_id %llu is not a PCI device id (at most 65535)", path,
+		     (unsigned long long)k->device_id);
+	if (k->vendor_id > 0xffff)
+		FAIL("%s: vendor_id %llu is not a PCI vendor id (at most 65535)", path,
+		     (unsigned long long)k->vendor_id);
+	if (k->size_in_bytes > KFD_MAXBANK)
+		FAIL("%s: size_in_bytes %llu is more memory than a GPU has (at most 1 PiB a bank)", path,
+		     (unsigned long long)k->size_in_bytes);
+	return 0;
+}
+
 /* Parse "key value" lines, skipping lines that are not that shape (as the thunk does).
    Garbage (NUL or control bytes, numbers that overflow) is an error naming the offset. */
 static int
@@ -185,8 +222,9 @@ kfdparse(const char *path, struct kfdprops *k, char *err, size_t errlen)
 	const char *s;
 
 	memset(k, 0, sizeof *k);
-	if (readfile(path, &b, 1 << 20) < 0)
-		FAIL("%s: %s", path, strerror(errno));
+	/* a FIFO or device planted in a captured tree must not hang or be read */
+	if (os_readreg(path, 0, &b, 1 << 20, err, errlen) < 0)
+		return -1;
 	s = b.s ? b.s : "";
 	for (i = 0; i < b.len; i++) {
 		unsigned char c = (unsigned char)s[i];
@@ -241,7 +279,7 @@ kfdparse(const char *path, struct kfdprops *k, char *err, size_t errlen)
 	buffree(&b);
 	if (k->nlines == 0)
 		FAIL("%s: not a KFD properties file (no 'key value' line at offset 0)", path);
-	return 0;
+	return kfdrange(path, k, err, errlen);
 }
 
 static int
@@ -256,25 +294,24 @@ numcmp(const void *a, const void *b)
 static long *
 numdirs(const char *dir, size_t *n)
 {
-	DIR *d = opendir(dir);
-	struct dirent *de;
+	struct strv names = {0};
 	long *v = NULL;
-	size_t cap = 0;
+	size_t cap = 0, i;
 	char *end;
 
 	*n = 0;
-	if (!d)
+	if (os_listdir(dir, &names) < 0)
 		return NULL;
-	while ((de = readdir(d))) {
-		if (!isdigit((unsigned char)de->d_name[0]))
+	for (i = 0; i < names.n; i++) {
+		if (!isdigit((unsigned char)names.v[i][0]))
 			continue;
-		long x = strtol(de->d_name, &end, 10);
+		long x = strtol(names.v[i], &end, 10);
 		if (*end)
 			continue;
 		v = xgrow(v, &cap, *n + 1, sizeof *v);
 		v[(*n)++] = x;
 	}
-	closedir(d);
+	strv_free(&names);
 	if (*n)
 		qsort(v, *n, sizeof *v, numcmp);
 	return v;
@@ -304,7 +341,7 @@ detect_amd(struct gpulist *l, const char *sysfs, char *err, size_t errlen)
 
 	ids = numdirs(nodes, &n);
 	path = xasprintf("%s/module/amdgpu/version", sysfs);
-	if (readfile(path, &vb, 256) == 0 && vb.len) {
+	if (os_readreg(path, 0, &vb, 256, err, errlen) == 0 && vb.len) {
 		snprintf(drv, sizeof drv, "amdgpu %s", vb.s);
 		trimnl(drv);
 	}
@@ -354,9 +391,19 @@ detect_amd(struct gpulist *l, const char *sysfs, char *err, size_t errlen)
 				free(nodes);
 				return -1;
 			}
-			free(path);
 			if (mk.heap_type == 1 || mk.heap_type == 2)
 				g.vram += mk.size_in_bytes;
+			if (g.vram > KFD_MAXBANK) {
+				snprintf(err, errlen, "%s: size_in_bytes: the node's banks add up to more memory than "
+				         "a GPU has (at most 1 PiB)", path);
+				free(path);
+				free(banks);
+				free(bdir);
+				free(ids);
+				free(nodes);
+				return -1;
+			}
+			free(path);
 		}
 		free(banks);
 		free(bdir);
@@ -491,9 +538,11 @@ detect_nvidia(struct gpulist *l, const char *procfs, int usecuda, char *err, siz
 	const char *s;
 
 	path = xasprintf("%s/driver/nvidia/version", procfs);
-	if (readfile(path, &b, 1 << 16) < 0) {
+	if (os_readreg(path, 0, &b, 1 << 16, err, errlen) < 0) {
 		free(path);
-		return 0; /* no NVIDIA driver */
+		buffree(&b);
+		/* no NVIDIA driver; but a FIFO or device in its place is bad input */
+		return errno == EINVAL || errno == EISDIR ? -1 : 0;
 	}
 	/* "NVRM version: NVIDIA UNIX [Open ]Kernel Module [for x86_64]  580.159.04  ...":
 	   the version is the first word of digits and dots on that line */
@@ -527,8 +576,14 @@ detect_nvidia(struct gpulist *l, const char *procfs, int usecuda, char *err, siz
 		if (de->d_name[0] == '.')
 			continue;
 		path = xasprintf("%s/%s/information", gdir, de->d_name);
-		if (readfile(path, &b, 1 << 16) < 0) {
+		if (os_readreg(path, 0, &b, 1 << 16, err, errlen) < 0) {
 			free(path);
+			if (errno == EINVAL || errno == EISDIR) {
+				buffree(&b);
+				closedir(d);
+				free(gdir);
+				return -1;
+			}
 			continue;
 		}
 		memset(&g, 0, sizeof g);

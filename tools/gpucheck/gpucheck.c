@@ -216,7 +216,6 @@ cmd_targets(int argc, char **argv)
 	const struct scanned *f;
 	const struct offbundle *bd;
 	const struct offentry *e;
-	char *end;
 
 	for (i = 1; i < argc; i++) {
 		if (gc_commonopt(argv[i]))
@@ -225,11 +224,9 @@ cmd_targets(int argc, char **argv)
 			json = 1;
 		else if (strcmp(argv[i], "-v") == 0 || strcmp(argv[i], "--verbose") == 0)
 			verbose = 1;
-		else if (startswith(argv[i], "--max-inflate=")) {
-			s.maxraw = strtoull(argv[i] + 14, &end, 10);
-			if (*end || !s.maxraw)
-				gc_usage("--max-inflate needs a positive number of bytes");
-		} else if (strcmp(argv[i], "--") == 0) {
+		else if (gc_maxinflate(argv[i], &s.maxraw))
+			;
+		else if (strcmp(argv[i], "--") == 0) {
 			i++;
 			break;
 		} else if (argv[i][0] == '-' && argv[i][1])

@@ -98,6 +98,9 @@ extern const char *opt_sysfs, *opt_procfs;
 extern int procset, sysfsset;
 /* take --sysfs=, --proc= and --help from any verb's options; returns 1 if consumed */
 int gc_commonopt(const char *arg);
+/* take --max-inflate=BYTES (the one cap on every decompression: CCOBs and wheel
+   members) into *max; returns 1 if consumed, exits 2 on a bad number */
+int gc_maxinflate(const char *arg, uint64_t *max);
 /* print the error (if any) and the synopsis; exit 2 (0 without an error) */
 void gc_usage(const char *error, ...) __attribute__((noreturn, format(printf, 1, 2)));
 /* detect with the shared options; dies (exit 2) on garbage input */

@@ -1,6 +1,8 @@
 /* gpucheck: options every verb shares, usage, detection with those options */
 #include "gpucheck.h"
+#include "opt.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,9 +26,10 @@ gc_usage(const char *error, ...)
 	fprintf(error ? stderr : stdout,
 	        "usage: gpucheck [--arch] [--json] [--sysfs=DIR] [--proc=DIR]\n"
 	        "       gpucheck targets [--json] [-v] [--max-inflate=BYTES] FILE|WHEEL|DIR...\n"
-	        "       gpucheck cover [--target=T[,T...]|auto] [--json] FILE|WHEEL|DIR...\n"
+	        "       gpucheck cover [--target=T[,T...]|auto] [--json] [--max-inflate=BYTES] FILE|WHEEL|DIR...\n"
 	        "       gpucheck env [--json] [--sysfs=DIR] [--proc=DIR]\n"
 	        "       gpucheck smoke --python=PATH [--timeout=SECONDS] [--json]\n"
+	        "       gpucheck --version\n"
 	        "Exit status: 0 ok, 1 a problem found (no GPU, not covered, bad environment,\n"
 	        "failed smoke check), 2 usage or input error. See gpucheck(1).\n");
 	exit(error ? EXIT_USAGE : EXIT_OK);
@@ -48,7 +51,23 @@ gc_commonopt(const char *a)
 	}
 	if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0)
 		gc_usage(NULL);
+	if (opt_isversion(a))
+		opt_version();
 	return 0;
+}
+
+int
+gc_maxinflate(const char *a, uint64_t *max)
+{
+	char *end;
+
+	if (!startswith(a, "--max-inflate="))
+		return 0;
+	errno = 0;
+	*max = strtoull(a + 14, &end, 10);
+	if (*end || !*max || errno || !isdig((unsigned char)a[14]))
+		gc_usage("--max-inflate needs a positive number of bytes");
+	return 1;
 }
 
 void

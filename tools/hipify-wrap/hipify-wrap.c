@@ -14,6 +14,8 @@
 #include "atomic.h"
 #include "hash.h"
 #include "hw.h"
+#include "opt.h"
+#include "os.h"
 #include "json.h"
 #include "kv.h"
 #include "proc.h"
@@ -32,6 +34,7 @@ usage(const char *err)
 	        "usage: hipify-wrap [--project=torch|vision|generic] [--python=PATH] [--reset]\n"
 	        "                   [--log FILE] [--state=DIR] [--script=FILE]... [--series=FILE]\n"
 	        "                   [--json] SRCDIR [-- CMD...]\n"
+	        "       hipify-wrap --version\n"
 	        "Runs the project's hipify on SRCDIR once per source state (generic: CMD, run in\n"
 	        "SRCDIR) and prints a summary; 'hipify: up to date' when nothing changed.\n"
 	        "Exit: 0 done or up to date, 1 hipify failed or the tree was refused, 2 usage.\n");
@@ -162,14 +165,13 @@ opts(int argc, char **argv)
 		}
 		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0)
 			usage(NULL);
+		else if (opt_isversion(a))
+			opt_version();
 		else if (strcmp(a, "--reset") == 0)
 			g.reset = 1;
 		else if (strcmp(a, "--json") == 0)
 			g.json = 1;
-		else if (startswith(a, "--project=") || strcmp(a, "--project") == 0) {
-			v = strchr(a, '=') ? strchr(a, '=') + 1 : (++i < argc ? argv[i] : NULL);
-			if (!v)
-				usage("--project needs torch, vision or generic");
+		else if ((v = opt_val(argc, argv, &i, "--project", usage))) {
 			if (strcmp(v, "torch") == 0)
 				g.project = P_TORCH;
 			else if (strcmp(v, "vision") == 0)
@@ -178,13 +180,12 @@ opts(int argc, char **argv)
 				g.project = P_GENERIC;
 			else
 				dien(EXIT_USAGE, "unknown --project '%s'; use torch, vision or generic", v);
-		} else if (startswith(a, "--python=") || strcmp(a, "--python") == 0 ||
-		           startswith(a, "--log=") || strcmp(a, "--log") == 0 ||
-		           startswith(a, "--state=") || strcmp(a, "--state") == 0 ||
-		           startswith(a, "--script=") || strcmp(a, "--script") == 0 ||
-		           startswith(a, "--series=") || strcmp(a, "--series") == 0) {
-			v = strchr(a, '=') ? strchr(a, '=') + 1 : (++i < argc ? argv[i] : NULL);
-			if (!v || !*v)
+		} else if ((v = opt_val(argc, argv, &i, "--python", usage)) ||
+		           (v = opt_val(argc, argv, &i, "--log", usage)) ||
+		           (v = opt_val(argc, argv, &i, "--state", usage)) ||
+		           (v = opt_val(argc, argv, &i, "--script", usage)) ||
+		           (v = opt_val(argc, argv, &i, "--series", usage))) {
+			if (!*v)
 				dien(EXIT_USAGE, "%.*s needs a value", (int)strcspn(a, "="), a);
 			if (startswith(a, "--python"))
 				g.python = (char *)v;
@@ -217,9 +218,14 @@ opts(int argc, char **argv)
 		if (stat(g.srcdir, &st) < 0 || !S_ISDIR(st.st_mode))
 			dien(EXIT_USAGE, "%s: not a folder", srcdir);
 	}
-	for (i = 0; i < g.nscripts; i++)
-		if (access(g.scripts[i], R_OK) < 0)
-			dien(EXIT_USAGE, "--script=%s: %s", g.scripts[i], strerror(errno));
+	for (i = 0; i < g.nscripts; i++) {
+		/* hashed into the key: a FIFO or device there must not hang the run */
+		char msg[PATH_MAX + 128];
+		int fd = os_openreg(g.scripts[i], 0, NULL, msg, sizeof msg);
+		if (fd < 0)
+			dien(EXIT_USAGE, "--script=%s", msg);
+		close(fd);
+	}
 }
 
 /* the interpreter: --python, else python3 on PATH; its realpath and size:mtime */
@@ -262,15 +268,17 @@ findpython(void)
 	free(p);
 }
 
-/* the state folder: .git/kiln-hipify in a git work tree, else SRCDIR/.kiln-hipify */
+/* the state folder: .git/kiln-hipify in a git work tree, else SRCDIR/.kiln-hipify.
+   It must be a folder of its own: a symlink planted there (or at .git) would send the
+   log, the journal and the stash outside the tree, so it is refused (exit 2). */
 static void
 findstate(void)
 {
 	struct stat st;
-	char *gitdir = tpath(".git");
+	char *gitdir = tpath(".git"), err[PATH_MAX + 128];
 
 	if (!g.state) {
-		if (stat(gitdir, &st) == 0 && S_ISDIR(st.st_mode)) {
+		if (lstat(gitdir, &st) == 0 && S_ISDIR(st.st_mode)) {
 			g.state = xasprintf("%s/kiln-hipify", gitdir);
 		} else {
 			g.state = tpath(".kiln-hipify");
@@ -278,7 +286,7 @@ findstate(void)
 		}
 	} else {
 		char *r;
-		if (mkdir(g.state, 0755) < 0 && errno != EEXIST)
+		if (os_mkdirs(g.state, 0755) < 0)
 			dien(EXIT_USAGE, "--state=%s: %s", g.state, strerror(errno));
 		if (!(r = realpath(g.state, NULL)))
 			dien(EXIT_USAGE, "--state=%s: %s", g.state, strerror(errno));
@@ -289,14 +297,14 @@ findstate(void)
 			dien(EXIT_USAGE, "--state=%s: inside SRCDIR it must be a top-level folder", g.state);
 	}
 	free(gitdir);
-	if (mkdir(g.state, 0755) < 0 && errno != EEXIST)
-		dien(EXIT_USAGE, "%s: cannot create the state folder: %s", g.state, strerror(errno));
+	if (os_owndir(g.state, err, sizeof err) < 0)
+		dien(EXIT_USAGE, "%s", err);
 }
 
 int
 main(int argc, char **argv)
 {
-	char key[65], source[65], hx[65], *err = NULL, *why = NULL, *p, *lockp, *resultp, *journal, *orig;
+	char key[65], source[65], hx[65], msg[PATH_MAX + 128], *err = NULL, *why = NULL, *p, *lockp, *resultp, *journal, *orig;
 	struct tally t = {0};
 	int lockfd, logfd, rc, state, haveresult = 0, dirty = 0;
 	unsigned long made = 0, rewrote = 0, kept = 0;
@@ -327,8 +335,8 @@ main(int argc, char **argv)
 	g.progress = isatty(2) && !g.json;
 
 	lockp = spath("lock");
-	if ((lockfd = open(lockp, O_RDWR | O_CREAT | O_CLOEXEC, 0644)) < 0)
-		die("%s:", lockp);
+	if ((lockfd = os_createreg(lockp, O_RDWR, 0644, msg, sizeof msg)) < 0)
+		dien(EXIT_USAGE, "%s", msg);
 	if (flock(lockfd, LOCK_EX | LOCK_NB) < 0) {
 		fprintf(stderr, "%s: waiting for another hipify-wrap on %s\n", argv0, g.srcdir);
 		if (flock(lockfd, LOCK_EX) < 0)
@@ -461,8 +469,8 @@ main(int argc, char **argv)
 	makekey(source, key);
 
 	/* the log first: a log that cannot be written stops us before anything is journaled */
-	if ((logfd = open(g.logpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0)
-		dien(EXIT_USAGE, "%s: %s", g.logpath, strerror(errno));
+	if ((logfd = os_createreg(g.logpath, O_TRUNC, 0644, msg, sizeof msg)) < 0)
+		dien(EXIT_USAGE, "%s", msg);
 
 	/* the journal: originals of everything hipify might rewrite, then the pending mark */
 	journal = spath("orig.new");
@@ -578,8 +586,8 @@ main(int argc, char **argv)
 	orig = spath("orig");
 	rmtree(orig);
 	if (rewrote) {
-		if (mkdir(orig, 0755) < 0 && errno != EEXIST)
-			die("%s:", orig);
+		if (os_owndir(orig, msg, sizeof msg) < 0)
+			dien(EXIT_USAGE, "%s", msg);
 		for (i = 0; i < g.post.n; i++) {
 			e = &g.post.v[i];
 			if (e->kind != F_MODIFIED || !e->has_orig)

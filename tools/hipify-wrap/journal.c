@@ -1,7 +1,7 @@
 /* the journal: originals kept, the pristine tree restored, outputs put back */
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +10,7 @@
 
 #include "atomic.h"
 #include "hw.h"
+#include "os.h"
 #include "util.h"
 
 /* write src's bytes to dst (temp + rename, no fsync: journal data), with mode */
@@ -22,7 +23,7 @@ copyfile(const char *src, const char *dst, unsigned mode)
 
 	if (readfile(src, &b, 0) < 0)
 		goto out;
-	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode ? mode : 0644)) < 0)
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode ? mode : 0644)) < 0)
 		goto out;
 	if (writeall(fd, b.s ? b.s : "", b.len) < 0 || fchmod(fd, mode ? mode : 0644) < 0) {
 		close(fd);
@@ -41,20 +42,12 @@ out:
 	return r;
 }
 
-static int
-rmone(const char *p, const struct stat *st, int type, struct FTW *f)
-{
-	(void)st, (void)type, (void)f;
-	if (remove(p) < 0 && errno != ENOENT)
-		warn("cannot remove %s:", p);
-	return 0;
-}
-
 /* remove a folder and everything in it (hipify-wrap's own state folders only) */
 void
 rmtree(const char *p)
 {
-	nftw(p, rmone, 16, FTW_DEPTH | FTW_PHYS);
+	if (os_rmtree(p) < 0)
+		warn("cannot remove all of %s:", p);
 }
 
 /* would the journal keep a copy of this file (sources, headers, build files, Python) */
@@ -78,11 +71,11 @@ journaled(const struct fent *e)
 void
 journal_copy(const struct flist *l, const char *dir)
 {
-	char hx[65], *dst, *src;
+	char hx[65], *dst, *src, err[PATH_MAX + 128];
 	size_t i;
 
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-		die("%s:", dir);
+	if (os_owndir(dir, err, sizeof err) < 0)
+		dien(EXIT_USAGE, "%s", err);
 	for (i = 0; i < l->n; i++) {
 		if (!journaled(&l->v[i]))
 			continue;
@@ -103,10 +96,10 @@ static void
 stash(const char *rel, const unsigned char hash[32])
 {
 	struct stash *s;
-	char *from = tpath(rel), *dir = spath("stash");
+	char *from = tpath(rel), *dir = spath("stash"), err[PATH_MAX + 128];
 
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-		die("%s:", dir);
+	if (os_owndir(dir, err, sizeof err) < 0)
+		dien(EXIT_USAGE, "%s", err);
 	g.st = xgrow(g.st, &g.cst, g.nst + 1, sizeof(*g.st));
 	s = &g.st[g.nst];
 	s->path = xstrdup(rel);

@@ -1,9 +1,11 @@
 /* listing, hashing and recording the files of a source tree */
 #include "tree.h"
+#include "os.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -234,7 +236,8 @@ int
 tree_crumb(const char *root, const char *path)
 {
 	char *full = xasprintf("%s/%s", root, path), head[sizeof(HIPIFY_CRUMB)];
-	int fd = open(full, O_RDONLY | O_CLOEXEC | O_NOFOLLOW), r = 0;
+	/* O_NONBLOCK: a FIFO left in the tree reads as nothing instead of hanging the walk */
+	int fd = open(full, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK), r = 0;
 	ssize_t n;
 
 	free(full);
@@ -379,11 +382,13 @@ manifest_read(const char *path, struct flist *l, char **err)
 	unsigned long long size, ino;
 	long long ms, mns;
 	unsigned mode;
+	char msg[PATH_MAX + 128];
 
-	if (readfile(path, &b, 0) < 0) {
+	/* a state file: never through a planted link, never blocking on a planted FIFO */
+	if (os_readreg(path, O_NOFOLLOW, &b, 0, msg, sizeof msg) < 0) {
 		if (errno == ENOENT)
 			return 0;
-		*err = xasprintf("%s: %s", path, strerror(errno));
+		*err = xstrdup(msg);
 		return -1;
 	}
 	for (line = b.s; line && *line; line = next) {

@@ -1,8 +1,10 @@
 /* KEY=VALUE file parser */
 #include "kv.h"
+#include "os.h"
 #include "util.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -135,11 +137,13 @@ int
 kv_load(struct kvfile *f, const char *path, char **err)
 {
 	struct buf b = {0};
+	char msg[PATH_MAX + 128];
 	int r;
 
-	if (readfile(path, &b, 16 << 20) < 0) {
+	/* a FIFO or device named as a profile must not hang or be read as text */
+	if (os_readreg(path, 0, &b, 16 << 20, msg, sizeof msg) < 0) {
 		memset(f, 0, sizeof *f);
-		*err = xasprintf("%s: %s", path, strerror(errno));
+		*err = xstrdup(msg);
 		buffree(&b);
 		return -1;
 	}

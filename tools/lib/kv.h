@@ -22,6 +22,7 @@ struct kvfile {
    (no expansion). Returns 0, or -1 with a one-line message "path:line: what is wrong"
    (or "path: strerror") in err (caller frees). */
 int kv_load(struct kvfile *f, const char *path, char **err);
+/* (kv_load refuses a FIFO, device or folder: "path: is a FIFO, not a regular file") */
 /* parse text already in memory; name is used in messages */
 int kv_parse(struct kvfile *f, const char *name, const char *text, size_t len, char **err);
 /* the value of the last assignment of key, or NULL */

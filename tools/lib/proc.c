@@ -1,9 +1,11 @@
 /* running a child process and capturing what it prints */
 #include "proc.h"
+#include "atomic.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdio.h>
 #include <signal.h>
 #include <spawn.h>
 #include <string.h>
@@ -120,4 +122,59 @@ proc_capture(char *const argv[], char *const envp[], struct buf *out, struct buf
 		bufadd(errout, "", 0);
 	res->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 	return 0;
+}
+
+int
+proc_tofd(char *const argv[], char *const envp[], const char *cwd, int fd,
+          void (*tick)(unsigned long lines, void *arg), void *arg)
+{
+	int p[2], st, dn;
+	pid_t pid;
+	char chunk[65536];
+	ssize_t n, k;
+	unsigned long lines = 0;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -1;
+	if ((pid = fork()) < 0) {
+		close(p[0]);
+		close(p[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		dn = open("/dev/null", O_RDONLY);
+		if (dn < 0 || dup2(dn, 0) < 0 || dup2(p[1], 1) < 0 || dup2(p[1], 2) < 0)
+			_exit(127);
+		if (cwd && chdir(cwd) < 0) {
+			dprintf(2, "%s: cannot enter %s: %s\n", argv0, cwd, strerror(errno));
+			_exit(127);
+		}
+		if (envp)
+			execvpe(argv[0], argv, envp);
+		else
+			execvp(argv[0], argv);
+		dprintf(2, "%s: cannot run %s: %s\n", argv0, argv[0], strerror(errno));
+		_exit(127);
+	}
+	close(p[1]);
+	for (;;) {
+		n = read(p[0], chunk, sizeof(chunk));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		if (writeall(fd, chunk, (size_t)n) < 0)
+			warn("writing the log:");
+		for (k = 0; k < n; k++)
+			lines += chunk[k] == '\n';
+		if (tick)
+			tick(lines, arg);
+	}
+	close(p[0]);
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	if (WIFSIGNALED(st))
+		return 128 + WTERMSIG(st);
+	return WEXITSTATUS(st);
 }

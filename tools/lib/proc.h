@@ -19,4 +19,13 @@ struct procres {
 int proc_capture(char *const argv[], char *const envp[], struct buf *out, struct buf *errout,
                  size_t max, int timeout_ms, struct procres *res);
 
+/* Run argv (PATH searched) in folder cwd (NULL: here) with envp (NULL = this
+   environment), stdin from /dev/null, stdout and stderr both written to the open file
+   fd (a log). After each chunk of output, tick (may be NULL) gets the number of lines
+   written so far and arg. Returns the exit status (128+signal when killed), 127 if
+   argv[0] could not be started or cwd entered (said on fd), -1 with errno set if no
+   child could be made. */
+int proc_tofd(char *const argv[], char *const envp[], const char *cwd, int fd,
+              void (*tick)(unsigned long lines, void *arg), void *arg);
+
 #endif

@@ -233,40 +233,49 @@ endswith(const char *s, const char *suffix)
 }
 
 int
-readfile(const char *path, struct buf *out, size_t max)
+readfd(int fd, struct buf *out, size_t max)
 {
 	char tmp[65536];
 	ssize_t n;
+
+	bufreset(out);
+	for (;;) {
+		n = read(fd, tmp, sizeof tmp);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (n == 0)
+			break;
+		if (max && out->len + (size_t)n > max) {
+			errno = EFBIG;
+			return -1;
+		}
+		bufadd(out, tmp, (size_t)n);
+	}
+	if (!out->s)
+		bufadd(out, "", 0);
+	return 0;
+}
+
+int
+readfile(const char *path, struct buf *out, size_t max)
+{
 	int fd, err;
 
 	bufreset(out);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
-	for (;;) {
-		n = read(fd, tmp, sizeof tmp);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			goto fail;
-		}
-		if (n == 0)
-			break;
-		if (max && out->len + (size_t)n > max) {
-			errno = EFBIG;
-			goto fail;
-		}
-		bufadd(out, tmp, (size_t)n);
+	if (readfd(fd, out, max) < 0) {
+		err = errno;
+		close(fd);
+		errno = err;
+		return -1;
 	}
-	if (!out->s)
-		bufadd(out, "", 0);
 	close(fd);
 	return 0;
-fail:
-	err = errno;
-	close(fd);
-	errno = err;
-	return -1;
 }
 
 void

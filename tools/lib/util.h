@@ -66,6 +66,9 @@ int endswith(const char *s, const char *suffix);
 /* read a whole file (at most max bytes, 0 = no limit) into a fresh buffer;
    returns 0, or -1 with errno set (EFBIG when over max) */
 int readfile(const char *path, struct buf *out, size_t max);
+/* read what is left of fd into out (replacing its content) the same way; the fd stays
+   open */
+int readfd(int fd, struct buf *out, size_t max);
 
 /* append the last n lines of the file at path to b, each line prefixed with pfx and
    ending in a newline; reads at most the file's last 256 KiB (a build log can be huge).

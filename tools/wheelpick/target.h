@@ -33,6 +33,8 @@ struct target {
 	size_t hcap;
 };
 
+/* target.c: tag generation */
+
 /* CPython tags as packaging's cpython_tags(version, abis, platforms) yields them */
 void tags_cpython(struct strv *out, int major, int minor, const struct strv *abis,
                   const struct strv *plats);
@@ -55,12 +57,16 @@ void plats_linux(struct strv *out, const char *sysplat, int bits, int gmaj, int 
    older manylinux of that arch, musllinux_X_Y_ARCH every older musllinux; others as is */
 void plats_expand(struct strv *out, const char *plat);
 
+/* query.c: asking the interpreter and this machine */
+
 /* Ask the interpreter once (or read a cached answer keyed by its file; nocache skips
    the cache) and fill t (impl, version, abis, platforms). Returns 0, or -1 with a
    message in *err (caller frees). */
 int target_query(struct target *t, const char *python, int nocache, char **err);
 /* Fill the platforms from this machine (uname, glibc or musl) without a Python */
 void target_localplats(struct target *t);
+/* target.c again: the target's tag list */
+
 /* Derive t->abis from an ABI list given by the user ("cp313" or "cp313t,abi3") */
 void target_setabis(struct target *t, const char *list);
 /* Compute t->tags (and the index) from what t holds */

@@ -2,6 +2,7 @@
    wheels, as pip ranks them, say why, print the exact pip command, verify the wheel */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,8 @@
 
 #include "check.h"
 #include "json.h"
+#include "opt.h"
+#include "os.h"
 #include "pick.h"
 #include "target.h"
 
@@ -24,29 +27,10 @@ usage(const char *err)
 	        "                 [--require SPEC] [--pre] [--local LABEL] [--pip] [--json] [-v]\n"
 	        "                 [--check] [--ignore-requires-python] [--no-cache] DIR|WHEEL...\n"
 	        "       wheelpick --tags [TARGET OPTIONS]\n"
+	        "       wheelpick --version\n"
 	        "Prints the absolute path of the wheel the interpreter would install (exit 0),\n"
 	        "or why none fits (exit 1); 2 for usage or unreadable input. See wheelpick(1).\n");
 	exit(err ? EXIT_USAGE : EXIT_OK);
-}
-
-/* match --opt=VALUE or --opt VALUE at argv[*i]; returns the value or NULL */
-static const char *
-optval(char **argv, int argc, int *i, const char *opt)
-{
-	size_t l = strlen(opt);
-	const char *a = argv[*i];
-
-	if (strncmp(a, opt, l))
-		return NULL;
-	if (a[l] == '=')
-		return a + l + 1;
-	if (a[l])
-		return NULL;
-	if (*i + 1 >= argc) {
-		char *m = xasprintf("%s needs a value", opt);
-		usage(m);
-	}
-	return argv[++*i];
 }
 
 /* split a requirement "name[extras] SPEC" into the name (canonical, or NULL) and SPEC
@@ -237,26 +221,28 @@ main(int argc, char **argv)
 			ended = 1;
 		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			usage(NULL);
-		} else if ((val = optval(argv, argc, &i, "--python"))) {
+		} else if (opt_isversion(a)) {
+			opt_version();
+		} else if ((val = opt_val(argc, argv, &i, "--python", usage))) {
 			python = val;
-		} else if ((val = optval(argv, argc, &i, "--python-version"))) {
+		} else if ((val = opt_val(argc, argv, &i, "--python-version", usage))) {
 			pyver = val;
-		} else if ((val = optval(argv, argc, &i, "--abi"))) {
+		} else if ((val = opt_val(argc, argv, &i, "--abi", usage))) {
 			abi = val;
-		} else if ((val = optval(argv, argc, &i, "--platform"))) {
+		} else if ((val = opt_val(argc, argv, &i, "--platform", usage))) {
 			strv_add(&plats, val, 1);
-		} else if ((val = optval(argv, argc, &i, "--tag-order"))) {
+		} else if ((val = opt_val(argc, argv, &i, "--tag-order", usage))) {
 			if (!strcmp(val, "pip"))
 				order = ORDER_PIP;
 			else if (!strcmp(val, "packaging"))
 				order = ORDER_PACKAGING;
 			else
 				usage("--tag-order must be pip or packaging");
-		} else if ((val = optval(argv, argc, &i, "--name"))) {
+		} else if ((val = opt_val(argc, argv, &i, "--name", usage))) {
 			name = val;
-		} else if ((val = optval(argv, argc, &i, "--require"))) {
+		} else if ((val = opt_val(argc, argv, &i, "--require", usage))) {
 			req = val;
-		} else if ((val = optval(argv, argc, &i, "--local"))) {
+		} else if ((val = opt_val(argc, argv, &i, "--local", usage))) {
 			local = val;
 		} else if (!strcmp(a, "--pre")) {
 			pre = 1;
@@ -430,11 +416,12 @@ main(int argc, char **argv)
 	}
 	{
 		const struct cand *c = &ps.c[ps.chosen];
-		int fd = open(c->path, O_RDONLY | O_CLOEXEC);
-		struct stat st;
+		char owhy[PATH_MAX + 128];
+		/* O_NONBLOCK inside: a FIFO named like a wheel cannot hang us */
+		int fd = os_openreg(c->path, 0, NULL, owhy, sizeof owhy);
+		if (fd < 0 && errno != EINVAL && errno != EISDIR)
+			dien(EXIT_USAGE, "%s: cannot read the chosen wheel: %s", c->path, strerror(errno));
 		if (fd < 0)
-			dien(EXIT_USAGE, "%s: cannot read the chosen wheel:", c->path);
-		if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
 			dien(EXIT_USAGE, "%s: the chosen wheel is not a regular file", c->path);
 		close(fd);
 		if (check) {

@@ -70,3 +70,11 @@ exits "--check with a stray argument: exit 2" 2 envclean --check python3
 exits "--check with an unknown option: exit 2" 2 envclean --check --frob
 exits "--help: exit 0" 0 envclean --help
 has "--help shows the synopsis" "$T/.out" "envclean --check [--python=PATH]"
+
+# hostile inputs (issue #15): a FIFO or a device as a profile ends at once, exit 2
+mkfifo "$T/fifo.env"
+exits "a FIFO as profile: exit 2, no hang" 2 timeout 20 envclean --profile "$T/fifo.env" -- true
+has "a FIFO as profile: named, and what it is" "$T/.err" "$T/fifo.env: is a FIFO, not a regular file"
+exits "a FIFO as profile under --explain: exit 2" 2 timeout 20 envclean -n --profile "$T/fifo.env"
+exits "a character device as profile: exit 2" 2 timeout 20 envclean --profile /dev/zero -- true
+has "a device as profile: named" "$T/.err" "/dev/zero: is a character device, not a regular file"

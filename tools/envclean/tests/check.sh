@@ -231,3 +231,11 @@ exits "two extension-module copies: --check exits 1" 1 \
 	env PYTHONPATH="$T/exta:$T/extb" envclean --check --python="$E0" --module=kilnext
 has "two extension-module copies: both named with their kind" "$T/.out" \
 	"kilnext: 2 copies on sys.path: $T/exta/kilnext$SUF (PYTHONPATH; extension module; no metadata) is imported and shadows $T/extb/kilnext.abi3.so (PYTHONPATH; extension module; no metadata)"
+
+# hostile input (issue #15): a FIFO where --check reads metadata does not hang it
+mkdir -p "$SP/kilnfifo-1.0.dist-info"
+mkfifo "$SP/kilnfifo-1.0.dist-info/top_level.txt" "$SP/kilnfifo-1.0.dist-info/RECORD"
+run timeout 30 envclean --check --python="$V" --module=dupdemo
+[ "$rc" = 0 ] || [ "$rc" = 1 ] && ok "a FIFO as a dist-info's top_level.txt and RECORD: --check finishes (exit $rc)" ||
+	notok "a FIFO as a dist-info's top_level.txt and RECORD: --check finishes (exit $rc)"
+rm -rf "$SP/kilnfifo-1.0.dist-info"

@@ -14,7 +14,6 @@ static void
 test_small(void)
 {
 	char *s;
-	int why;
 
 	CHECK(env_match("PIP_*", "PIP_USER") && !env_match("PIP_*", "XPIP_USER"), "prefix pattern");
 	CHECK(env_match("HOME", "HOME") && !env_match("HOME", "HOMEX"), "exact pattern");
@@ -22,17 +21,6 @@ test_small(void)
 	      "UTF-8 locales");
 	CHECK(!locale_utf8("C") && !locale_utf8("POSIX") && !locale_utf8("en_US.ISO-8859-1") &&
 	      !locale_utf8(NULL), "non-UTF-8 locales");
-	s = abspath("../b/./c//d/", "/x/y");
-	CHECK_STR(s, "/x/b/c/d", "abspath resolves . and .. lexically");
-	free(s);
-	s = abspath("/../..", "/x");
-	CHECK_STR(s, "/", "abspath stops at /");
-	free(s);
-	s = path_search("sh", "/nonexistent:/bin:/usr/bin", "/", &why);
-	CHECK(s && endswith(s, "/sh"), "path_search finds sh");
-	free(s);
-	s = path_search("kiln-none", "/bin", "/", &why);
-	CHECK(!s && why == ENOENT, "path_search: not found is ENOENT");
 	s = normname("Foo.Bar--baz_", 13);
 	CHECK_STR(s, "foo_bar_baz_", "normname folds case and runs of -_.");
 	free(s);

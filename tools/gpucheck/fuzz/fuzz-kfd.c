@@ -1,5 +1,7 @@
 /* libFuzzer target: KFD topology properties (nodes/N/properties and mem_banks), read
-   through gpucheck's detection from a scratch sysfs tree. The input is split at the
+   through gpucheck's detection from a scratch sysfs tree. A detected GPU must have a
+   target, CU count, VRAM and wave size some GPU can have: out-of-range numbers are
+   errors, never a made-up GPU. The input is split at the
    first "\n--\n": before it the node's properties, after it one memory bank's. */
 #include <stdint.h>
 #include <stdio.h>
@@ -12,6 +14,23 @@
 #include "gpucheck.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *p, size_t n);
+
+/* a target name a GPU can have: gfx, a decimal major 1-63, two hex digits (gfx90a) */
+static int
+realtarget(const char *t)
+{
+	size_t k = strlen(t), i;
+	unsigned major = 0;
+
+	if (strncmp(t, "gfx", 3) != 0 || k < 6 || k > 7)
+		return 0;
+	for (i = 3; i < k - 2; i++) {
+		if (t[i] < '0' || t[i] > '9')
+			return 0;
+		major = major * 10 + (unsigned)(t[i] - '0');
+	}
+	return major >= 1 && major <= 63 && strspn(t + k - 2, "0123456789abcdef") == 2;
+}
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *p, size_t n)
@@ -46,10 +65,17 @@ LLVMFuzzerTestOneInput(const uint8_t *p, size_t n)
 	    sep ? n - (size_t)(sep + 4 - p) : 0);
 	o.sysfs = root;
 	if (detect(&l, &o, err, sizeof err) == 0) {
-		for (i = 0; i < l.n; i++)
+		for (i = 0; i < l.n; i++) {
 			if (!memchr(l.g[i].real, 0, sizeof l.g[i].real) ||
 			    !memchr(l.g[i].target, 0, sizeof l.g[i].target))
 				abort();
+			/* numbers no GPU reports never make a GPU (issue #15) */
+			if (l.g[i].real[0] && !realtarget(l.g[i].real))
+				abort();
+			if (l.g[i].cus > 65536 || l.g[i].vram > ((uint64_t)1 << 50) ||
+			    (l.g[i].wave && l.g[i].wave != 32 && l.g[i].wave != 64) || l.g[i].devid > 0xffff)
+				abort();
+		}
 	} else if (!strstr(err, root)) {
 		abort(); /* errors name the file */
 	}

@@ -16,3 +16,15 @@ exits "cover gfx1151: not covered" 1 gpucheck cover --target=gfx1151 "$rs"
 has "gfx1151: rebuild only" "$T/.out" "fix: rebuild with PYTORCH_ROCM_ARCH=gfx1151"
 lacks "gfx1151: no override from another family" "$T/.out" "HSA_OVERRIDE"
 exits "cover gfx90a with HSA_XNACK=1" 0 env HSA_XNACK=1 gpucheck cover --target=gfx90a "$rs"
+
+# a cold page cache (issue #18): only the headers are read in, not the 1.3 GB (each page
+# fault used to bring in read_ahead_kb around it). This file alone is evicted, with
+# POSIX_FADV_DONTNEED; the pages gpucheck brings back in are counted with fincore.
+need fincore python3
+resident () { fincore -nb -o RES "$rs" | tr -d ' '; }
+python3 -c 'import os, sys; fd = os.open(sys.argv[1], os.O_RDONLY); os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)' "$rs"
+r0=$(resident)
+check "targets on librocsparse from a cold page cache" gpucheck targets "$rs"
+r1=$(resident)
+[ $((r1 - r0)) -lt $((64 << 20)) ] && ok "cold: it reads $(( (r1 - r0) >> 10 )) KiB of the 1.3 GB (< 64 MiB)" ||
+	notok "cold: it reads $(( (r1 - r0) >> 10 )) KiB of the 1.3 GB (want < 64 MiB)"

@@ -1,5 +1,7 @@
 /* unit tests of tools/lib: strings, quoting, hashing, atomic files, JSON, KEY=VALUE */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -9,6 +11,8 @@
 #include "hash.h"
 #include "json.h"
 #include "kv.h"
+#include "opt.h"
+#include "os.h"
 #include "proc.h"
 #include "test.h"
 #include "util.h"
@@ -193,6 +197,126 @@ test_proc(void)
 	buffree(&e);
 }
 
+static void
+nousage(const char *error)
+{
+	fprintf(stderr, "usage called: %s\n", error);
+	exit(3);
+}
+
+/* the OS layer: lexical paths, PATH lookup, folders, and opens that neither hang on a
+   FIFO nor follow a planted link */
+static void
+test_os(const char *dir)
+{
+	char err[512], *s, *d = xasprintf("%s/os", dir), *p;
+	struct strv l = {0};
+	struct buf b = {0};
+	char *argv[] = {"t", "--log=a", "--log", "b", "--logx", "--log", NULL};
+	int fd, i;
+
+	s = os_abspath("../b/./c//d/", "/x/y");
+	CHECK_STR(s, "/x/b/c/d", "os_abspath resolves . and .. lexically");
+	free(s);
+	s = os_abspath("/../..", "/x");
+	CHECK_STR(s, "/", "os_abspath stops at /");
+	free(s);
+	s = os_findprog("sh", "/nonexistent:/bin:/usr/bin", "/");
+	CHECK(s && endswith(s, "/sh"), "os_findprog finds sh");
+	free(s);
+	errno = 0;
+	s = os_findprog("kiln-none", "/bin", "/");
+	CHECK(!s && errno == ENOENT, "os_findprog: not found is ENOENT");
+
+	p = xasprintf("%s/a/b/c", d);
+	CHECK(os_mkdirs(p, 0755) == 0 && os_isdir(p), "os_mkdirs makes every level");
+	CHECK(os_mkdirs(p, 0755) == 0, "os_mkdirs on an existing folder is fine");
+	free(p);
+	p = xasprintf("%s/a/file", d);
+	CHECK(writefile_atomic(p, "x\n", 2, 0644) == 0 && os_isfile(p) && !os_isdir(p), "os_isfile");
+	free(p);
+	p = xasprintf("%s/a/file/sub", d);
+	errno = 0;
+	CHECK(os_mkdirs(p, 0755) < 0 && errno == ENOTDIR, "os_mkdirs through a file is ENOTDIR");
+	free(p);
+	p = xasprintf("%s/a", d);
+	CHECK(os_listdir(p, &l) == 0 && l.n == 2 && strcmp(l.v[0], "b") == 0 && strcmp(l.v[1], "file") == 0,
+	      "os_listdir lists sorted names without . and ..");
+	strv_free(&l);
+	free(p);
+
+	/* a FIFO: refused at once, never blocking */
+	p = xasprintf("%s/fifo", d);
+	CHECK(mkfifo(p, 0644) == 0, "mkfifo");
+	CHECK(os_openreg(p, 0, NULL, err, sizeof err) < 0 && strstr(err, "fifo: is a FIFO, not a regular file"),
+	      "os_openreg refuses a FIFO without blocking");
+	CHECK(os_readreg(p, 0, &b, 0, err, sizeof err) < 0 && errno == EINVAL, "os_readreg too");
+	CHECK(os_createreg(p, O_TRUNC, 0644, err, sizeof err) < 0 && strstr(err, "is a FIFO"),
+	      "os_createreg refuses a FIFO");
+	free(p);
+	CHECK(os_openreg(d, 0, NULL, err, sizeof err) < 0 && errno == EISDIR, "os_openreg refuses a folder");
+	CHECK(os_openreg("/dev/null", 0, NULL, err, sizeof err) < 0 && strstr(err, "a character device"),
+	      "os_openreg refuses a device");
+
+	/* links: a planted symlink is not followed, neither for reading (O_NOFOLLOW) nor writing */
+	p = xasprintf("%s/link", d);
+	s = xasprintf("%s/a/file", d);
+	CHECK(symlink(s, p) == 0, "symlink");
+	CHECK(os_readreg(p, 0, &b, 0, err, sizeof err) == 0 && strcmp(b.s, "x\n") == 0, "os_readreg follows by default");
+	CHECK(os_openreg(p, O_NOFOLLOW, NULL, err, sizeof err) < 0 && strstr(err, "is a symbolic link"),
+	      "os_openreg with O_NOFOLLOW refuses the link");
+	CHECK(os_createreg(p, O_TRUNC, 0644, err, sizeof err) < 0 && strstr(err, "link: is a symbolic link"),
+	      "os_createreg never writes through a symlink");
+	CHECK(readfile(s, &b, 0) == 0 && b.len == 2, "and the target is untouched");
+	CHECK(os_owndir(p, err, sizeof err) < 0 && strstr(err, "is a symbolic link"), "os_owndir refuses a symlink");
+	free(p);
+	p = xasprintf("%s/hard", d);
+	CHECK(link(s, p) == 0, "link");
+	CHECK(os_createreg(p, O_TRUNC, 0644, err, sizeof err) < 0 && strstr(err, "hard links"),
+	      "os_createreg refuses a hard-linked file");
+	CHECK(readfile(s, &b, 0) == 0 && b.len == 2, "and does not truncate it");
+	free(p);
+	free(s);
+	p = xasprintf("%s/state", d);
+	CHECK(os_owndir(p, err, sizeof err) == 0 && os_isdir(p), "os_owndir makes the folder");
+	s = xasprintf("%s/log", p);
+	fd = os_createreg(s, O_TRUNC, 0644, err, sizeof err);
+	CHECK(fd >= 0 && write(fd, "ok", 2) == 2, "os_createreg makes a new file");
+	if (fd >= 0)
+		close(fd);
+	free(s);
+	free(p);
+
+	/* rm -rf without following links: a link to a folder outside is removed, not emptied */
+	p = xasprintf("%s/tree/a/b", d);
+	CHECK(os_mkdirs(p, 0755) == 0, "a tree to remove");
+	free(p);
+	p = xasprintf("%s/tree/a/out", d);
+	s = xasprintf("%s/a", d);
+	CHECK(symlink(s, p) == 0, "a link out of it");
+	free(p);
+	p = xasprintf("%s/tree", d);
+	CHECK(os_rmtree(p) == 0 && !os_isdir(p), "os_rmtree removes the tree");
+	CHECK(os_isdir(s) && os_isdir(p) == 0, "and leaves what its link pointed to");
+	CHECK(os_rmtree(p) == 0, "os_rmtree on a missing path is fine");
+	free(p);
+	free(s);
+
+	/* options */
+	i = 1;
+	CHECK_STR(opt_val(6, argv, &i, "--log", nousage), "a", "opt_val --opt=VALUE");
+	i = 2;
+	CHECK(strcmp(opt_val(6, argv, &i, "--log", nousage), "b") == 0 && i == 3, "opt_val --opt VALUE advances");
+	i = 4;
+	CHECK(opt_val(6, argv, &i, "--log", nousage) == NULL, "opt_val: --logx is another option");
+	CHECK(opt_isversion("--version") && !opt_isversion("--versions"), "opt_isversion");
+	buffree(&b);
+	p = xasprintf("rm -rf '%s'", d);
+	CHECK(system(p) == 0, "cleanup");
+	free(p);
+	free(d);
+}
+
 int
 main(void)
 {
@@ -206,6 +330,7 @@ main(void)
 	test_json();
 	test_kv();
 	test_proc();
+	test_os(dir);
 	rmdir(dir);
 	return TEST_DONE();
 }

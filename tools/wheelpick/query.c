@@ -1,0 +1,363 @@
+/* asking the target interpreter what it is, once, with the answer cached by its file;
+   and this machine's platforms when no interpreter is named (see target.h) */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "atomic.h"
+#include "elffile.h"
+#include "hash.h"
+#include "mapfile.h"
+#include "os.h"
+#include "proc.h"
+#include "target.h"
+
+/* what the interpreter prints: one KEY=VALUE per line (Python 3.6+) */
+static const char query[] =
+	"import os, struct, sys, sysconfig\n"
+	"g = sysconfig.get_config_var\n"
+	"def p(k, v):\n"
+	"    sys.stdout.write('%s=%s\\n' % (k, '' if v is None else v))\n"
+	"p('impl', sys.implementation.name)\n"
+	"p('major', sys.version_info[0])\n"
+	"p('minor', sys.version_info[1])\n"
+	"p('full', '%d.%d.%d' % tuple(sys.version_info[:3]))\n"
+	"p('nodot', g('py_version_nodot'))\n"
+	"p('ext_suffix', g('EXT_SUFFIX'))\n"
+	"p('py_debug', g('Py_DEBUG'))\n"
+	"p('gil_disabled', g('Py_GIL_DISABLED'))\n"
+	"p('pymalloc', g('WITH_PYMALLOC'))\n"
+	"p('refcount', int(hasattr(sys, 'gettotalrefcount')))\n"
+	"p('platform', sysconfig.get_platform())\n"
+	"p('bits', struct.calcsize('P') * 8)\n"
+	"try:\n"
+	"    l = os.confstr('CS_GNU_LIBC_VERSION')\n"
+	"except (AttributeError, OSError, ValueError):\n"
+	"    l = None\n"
+	"p('libc', l)\n"
+	"p('executable', sys.executable)\n";
+
+/* the value of key in the KEY=VALUE text, or NULL (a pointer into a static copy) */
+static const char *
+getval(const char *text, const char *key, char *out, size_t outn)
+{
+	size_t kl = strlen(key);
+	const char *p = text;
+
+	while (p && *p) {
+		const char *e = strchr(p, '\n');
+		size_t ll = e ? (size_t)(e - p) : strlen(p);
+		if (ll > kl && !strncmp(p, key, kl) && p[kl] == '=') {
+			size_t vl = ll - kl - 1;
+			if (vl >= outn)
+				vl = outn - 1;
+			memcpy(out, p + kl + 1, vl);
+			out[vl] = 0;
+			return out;
+		}
+		p = e ? e + 1 : NULL;
+	}
+	return NULL;
+}
+
+/* a truthy sysconfig value ("1", "True"); -1 when it is unset */
+static int
+truthy(const char *v)
+{
+	if (!v || !*v)
+		return -1;
+	return strcmp(v, "0") && strcmp(v, "False");
+}
+
+/* the interpreter named by prog: a path as given (made absolute, lexically), else the
+   first absolute PATH entry holding it (PATH unset: /usr/bin:/bin); NULL if none */
+static char *
+pathfind(const char *prog)
+{
+	char *c;
+
+	if (strchr(prog, '/'))
+		return os_abspath(prog, NULL);
+	c = os_findprog(prog, getenv("PATH") ? NULL : "/usr/bin:/bin", NULL);
+	if (c && c[0] != '/') {
+		free(c);
+		return NULL;
+	}
+	return c;
+}
+
+/* the musl version of the ELF executable's interpreter ("1.2.4"), or NULL */
+static char *
+muslof(const char *exe)
+{
+	struct mapfile m = { 0 };
+	struct elf e;
+	char err[128], *interp = NULL, *ver = NULL;
+	size_t k;
+
+	if (map_open(&m, exe) < 0 || !m.p)
+		return NULL;
+	if (elf_open(&e, m.p, m.n, err, sizeof err) == 0) {
+		for (k = 0; k < e.nph; k++)
+			if (e.ph[k].type == 3 && e.ph[k].off < m.n && e.ph[k].filesz <= m.n - e.ph[k].off)
+				interp = xstrndup((const char *)m.p + e.ph[k].off, e.ph[k].filesz);
+		elf_close(&e);
+	}
+	map_close(&m);
+	if (interp && strstr(interp, "musl")) {
+		char *argv[] = { interp, NULL };
+		struct buf out = { 0 }, eo = { 0 };
+		struct procres r;
+		if (proc_capture(argv, NULL, &out, &eo, 1 << 16, 5000, &r) == 0 && eo.s) {
+			const char *v = strstr(eo.s, "Version ");
+			if (v) {
+				v += 8;
+				k = strspn(v, "0123456789.");
+				if (k)
+					ver = xstrndup(v, k);
+			}
+		}
+		buffree(&out);
+		buffree(&eo);
+	}
+	free(interp);
+	return ver;
+}
+
+/* normalize a sysconfig platform: '-', '.', ' ' -> '_' */
+static char *
+normplat(const char *s)
+{
+	char *r = xstrdup(s), *p;
+
+	for (p = r; *p; p++)
+		if (*p == '-' || *p == '.' || *p == ' ')
+			*p = '_';
+	return r;
+}
+
+/* the glibc version of this process, "" if none */
+static const char *
+ownlibc(char *buf, size_t n)
+{
+	size_t r = confstr(_CS_GNU_LIBC_VERSION, buf, n);
+	if (r == 0 || r > n)
+		buf[0] = 0;
+	return buf;
+}
+
+/* the cache file for an interpreter file, or NULL when it must not be cached (a script,
+   such as a pyenv shim, may run a different Python in each folder) */
+static char *
+cachefile(const char *abspath)
+{
+	char real[PATH_MAX], lc[64];
+	unsigned char d[32], head[4];
+	const char *base, *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	struct buf key = { 0 }, hex = { 0 };
+	struct stat st;
+	char *dir, *f;
+	int fd;
+
+	if (!realpath(abspath, real) || stat(real, &st) < 0)
+		return NULL;
+	if ((fd = open(real, O_RDONLY | O_CLOEXEC)) < 0)
+		return NULL;
+	if (read(fd, head, 4) != 4 || !elf_is(head, 4)) {
+		close(fd);
+		return NULL;
+	}
+	close(fd);
+	if (xdg && xdg[0] == '/')
+		base = xdg;
+	else if (home && home[0] == '/')
+		base = NULL;
+	else
+		return NULL;
+	bufprintf(&key, "wheelpick-query-2\n%s\n%s\n%llu %llu %lld %lld.%09ld %lld.%09ld\n%s\n%s",
+	          abspath, real, (unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
+	          (long long)st.st_size, (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec,
+	          (long long)st.st_ctim.tv_sec, st.st_ctim.tv_nsec, ownlibc(lc, sizeof lc), query);
+	sha256_buf(key.s, key.len, d);
+	hexenc(&hex, d, 12);
+	dir = base ? xasprintf("%s/kiln", base) : xasprintf("%s/.cache/kiln", home);
+	f = xasprintf("%s/wheelpick-python-%s", dir, hex.s);
+	free(dir);
+	buffree(&key);
+	buffree(&hex);
+	return f;
+}
+
+int
+target_query(struct target *t, const char *python, int nocache, char **err)
+{
+	char v[4096], v2[256], *cf = NULL, *abs = pathfind(python);
+	struct buf out = { 0 }, eo = { 0 };
+	struct procres r;
+	const char *ext;
+	int dbg, gil, pym, gmaj = 0, gmin = 0, mmaj = 0, mmin = 0, bits = 64;
+	char *musl = NULL;
+
+	struct stat st;
+
+	if (!abs) {
+		*err = xasprintf("%s: not found on PATH", python);
+		return -1;
+	}
+	if (stat(abs, &st) == 0 && S_ISDIR(st.st_mode)) {
+		/* a virtual environment: its interpreter */
+		char *p = xasprintf("%s%sbin/python", abs, endswith(abs, "/") ? "" : "/");
+		free(abs);
+		abs = p;
+	}
+	t->python = abs;
+	if (!nocache && (cf = cachefile(abs)) && readfile(cf, &out, 1 << 16) == 0 && out.s &&
+	    getval(out.s, "executable", v, sizeof v)) {
+		/* a cached answer */
+	} else {
+		char *argv[] = { abs, "-I", "-S", "-c", (char *)query, NULL };
+		bufreset(&out);
+		if (proc_capture(argv, NULL, &out, &eo, 1 << 16, 60000, &r) < 0 || r.notfound) {
+			*err = xasprintf("%s: cannot run: %s", abs, strerror(r.notfound ? r.err : errno));
+			goto fail;
+		}
+		if (r.status != 0 || !out.s || !getval(out.s, "major", v, sizeof v)) {
+			char *nl = eo.s ? strrchr(eo.s, '\n') : NULL;
+			if (nl && !nl[1] && nl > eo.s)
+				*nl = 0;
+			nl = eo.s ? strrchr(eo.s, '\n') : NULL;
+			*err = xasprintf("%s: does not answer as a Python interpreter (exit %d%s%s)", abs,
+			                 r.status, eo.s ? ": " : "", eo.s ? (nl ? nl + 1 : eo.s) : "");
+			goto fail;
+		}
+		if (cf) {
+			os_mkparents(cf, 0755); /* errors are left to the write that follows */
+			writefile_atomic(cf, out.s, out.len, 0644);
+		}
+	}
+	t->impl = xstrdup(getval(out.s, "impl", v, sizeof v) ? v : "cpython");
+	if (!strcmp(t->impl, "cpython")) {
+		free(t->impl);
+		t->impl = xstrdup("cp");
+	} else if (!strcmp(t->impl, "pypy")) {
+		free(t->impl);
+		t->impl = xstrdup("pp");
+	} else if (!strcmp(t->impl, "ironpython")) {
+		free(t->impl);
+		t->impl = xstrdup("ip");
+	} else if (!strcmp(t->impl, "jython")) {
+		free(t->impl);
+		t->impl = xstrdup("jy");
+	}
+	t->full = getval(out.s, "full", v, sizeof v) ? xstrdup(v) : NULL;
+	t->major = atoi(getval(out.s, "major", v, sizeof v) ? v : "3");
+	t->minor = atoi(getval(out.s, "minor", v, sizeof v) ? v : "0");
+	if (getval(out.s, "nodot", v, sizeof v) && *v)
+		t->nodot = xstrdup(v);
+	else
+		t->nodot = xasprintf("%d%d", t->major, t->minor);
+	t->executable = xstrdup(getval(out.s, "executable", v, sizeof v) ? v : abs);
+	dbg = truthy(getval(out.s, "py_debug", v2, sizeof v2));
+	if (dbg < 0)
+		dbg = truthy(getval(out.s, "refcount", v2, sizeof v2)) > 0;
+	gil = t->major == 3 && t->minor >= 13 && truthy(getval(out.s, "gil_disabled", v2, sizeof v2)) > 0;
+	pym = truthy(getval(out.s, "pymalloc", v2, sizeof v2));
+	strv_free(&t->abis);
+	if (!strcmp(t->impl, "cp")) {
+		/* packaging's _cpython_abis */
+		char a[64];
+		int old = t->major == 3 && t->minor < 8;
+		snprintf(a, sizeof a, "cp%d%d%s%s%s", t->major, t->minor, gil ? "t" : "",
+		         dbg ? "d" : "", old && pym != 0 ? "m" : "");
+		strv_add(&t->abis, a, 1);
+		if (!old && dbg) {
+			snprintf(a, sizeof a, "cp%d%d%s", t->major, t->minor, gil ? "t" : "");
+			strv_add(&t->abis, a, 1);
+		}
+		t->threaded = gil;
+	} else if ((ext = getval(out.s, "ext_suffix", v, sizeof v)) && ext[0] == '.') {
+		/* packaging's _generic_abi: the SOABI part of EXT_SUFFIX */
+		char *soabi = xstrdup(ext + 1), *dot = strchr(soabi, '.'), *abi = NULL;
+		if (dot) {
+			*dot = 0;
+			if (startswith(soabi, "pypy")) {
+				char *d1 = strchr(soabi, '-'), *d2 = d1 ? strchr(d1 + 1, '-') : NULL;
+				if (d2)
+					*d2 = 0;
+				abi = normplat(soabi);
+			} else if (startswith(soabi, "graalpy")) {
+				char *d1 = strchr(soabi, '-'), *d2 = d1 ? strchr(d1 + 1, '-') : NULL;
+				char *d3 = d2 ? strchr(d2 + 1, '-') : NULL;
+				if (d3)
+					*d3 = 0;
+				abi = normplat(soabi);
+			} else if (*soabi) {
+				abi = normplat(soabi);
+			}
+		}
+		if (abi)
+			strv_add(&t->abis, abi, 1);
+		free(abi);
+		free(soabi);
+	}
+	t->sysplat = normplat(getval(out.s, "platform", v, sizeof v) ? v : "linux-x86_64");
+	bits = atoi(getval(out.s, "bits", v2, sizeof v2) ? v2 : "64");
+	if (getval(out.s, "libc", v, sizeof v) && startswith(v, "glibc ") &&
+	    sscanf(v + 6, "%d.%d", &gmaj, &gmin) == 2) {
+		t->libc = xstrdup(v);
+	} else if ((musl = muslof(t->executable)) && sscanf(musl, "%d.%d", &mmaj, &mmin) == 2) {
+		t->libc = xasprintf("musl %s", musl);
+	}
+	free(musl);
+	strv_free(&t->plats);
+	plats_linux(&t->plats, t->sysplat, bits, gmaj, gmin, mmaj, mmin, t->order);
+	buffree(&out);
+	buffree(&eo);
+	free(cf);
+	return 0;
+fail:
+	buffree(&out);
+	buffree(&eo);
+	free(cf);
+	return -1;
+}
+
+void
+target_localplats(struct target *t)
+{
+	struct utsname u;
+	char lc[64], *glob = NULL, *musl = NULL;
+	int gmaj = 0, gmin = 0, mmaj = 0, mmin = 0;
+
+	if (uname(&u) < 0)
+		snprintf(u.machine, sizeof u.machine, "x86_64");
+	free(t->sysplat);
+	t->sysplat = xasprintf("linux_%s", u.machine);
+	ownlibc(lc, sizeof lc);
+	if (startswith(lc, "glibc ") && sscanf(lc + 6, "%d.%d", &gmaj, &gmin) == 2) {
+		t->libc = xstrdup(lc);
+	} else {
+		glob = xasprintf("/lib/ld-musl-%s.so.1", u.machine);
+		if (access(glob, X_OK) == 0) {
+			char *argv[] = { glob, NULL };
+			struct buf o = { 0 }, e = { 0 };
+			struct procres r;
+			if (proc_capture(argv, NULL, &o, &e, 1 << 16, 5000, &r) == 0 && e.s) {
+				const char *v = strstr(e.s, "Version ");
+				if (v && sscanf(v + 8, "%d.%d", &mmaj, &mmin) == 2)
+					musl = xasprintf("musl %d.%d", mmaj, mmin);
+			}
+			buffree(&o);
+			buffree(&e);
+		}
+		t->libc = musl;
+		free(glob);
+	}
+	strv_free(&t->plats);
+	plats_linux(&t->plats, t->sysplat, (int)sizeof(void *) * 8, gmaj, gmin, mmaj, mmin,
+	            t->order);
+}
