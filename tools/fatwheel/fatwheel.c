@@ -373,6 +373,8 @@ main(int argc, char **argv)
 	char *ldlp;
 
 	setprogname(argv[0]);
+	if (argc > 1 && strcmp(argv[1], "--edit-elf") == 0)
+		return editelf_main(argc, argv);
 	atexit(cleanup);
 	signal(SIGINT, onsignal);
 	signal(SIGTERM, onsignal);

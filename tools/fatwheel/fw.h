@@ -93,15 +93,14 @@ int rocmtar_readmany(struct rocmtar *t, const char **members, struct buf **outs,
                      char *err, size_t errlen);
 void rocmtar_close(struct rocmtar *t);
 
-/* 1 if this patchelf does several different edits in one call correctly (>= 0.14.5),
-   0 if not, -1 if it cannot be run */
-int patchelf_batches(const char *patchelf);
-/* Edit one ELF file in place with patchelf and verify the result by reading it back:
-   soname (NULL: keep), renames of DT_NEEDED (old[i] -> new[i]), and rpath (NULL: keep)
-   set as DT_RPATH with DT_RUNPATH removed. With batch, one call does it all; otherwise
-   one kind of edit per call. Returns 0, or -1 with err. */
-int elf_edit(const char *patchelf, int batch, const char *path, const char *soname, char **oldn,
-             char **newn, size_t nren, const char *rpath, char *err, size_t errlen);
+/* Edit one ELF image in memory (tools/lib/elfedit): soname (NULL: keep), renames of
+   DT_NEEDED (old[i] -> new[i]), and rpath (NULL: keep) set as DT_RPATH with DT_RUNPATH
+   removed; the result is read back with fatwheel's ELF reader and checked. Returns 0,
+   or -1 with err (data may then be half edited). */
+int elf_editbuf(struct buf *data, const char *soname, char **oldn, char **newn, size_t nren,
+                const char *rpath, char *err, size_t errlen);
+/* fatwheel --edit-elf [edits] IN OUT: the same edits on a file; returns the exit status */
+int editelf_main(int argc, char **argv);
 
 /* Inflate a whole member into out with libdeflate (out gets usize bytes, NUL added),
    checking its size and CRC-32. Returns 0, or -1 with err set. */
