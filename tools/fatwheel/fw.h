@@ -16,6 +16,8 @@ struct elfinfo {
 	char **needed;
 	size_t nneeded;
 	int glibc;                       /* highest GLIBC_2.N needed, as N; -1 if none */
+	int cxx;                         /* the lowest manylinux_2_N whose policy allows its
+	                                    GLIBCXX_/CXXABI_ needs, as N; -1 if none */
 	int dynamic;                     /* has a .dynamic section */
 };
 
@@ -55,6 +57,11 @@ void record_line(struct buf *b, const char *path, const unsigned char *hash32, u
 char *wheel_retag(const char *s, size_t n, const char *plat);
 /* the architecture suffix of a platform tag (linux_x86_64 -> x86_64), or NULL */
 const char *plat_arch(const char *plat);
+
+/* for a GLIBCXX_3.4.N or CXXABI_1.3.N version need: the glibc minor of the oldest
+   manylinux policy (auditwheel 6.7.0's policy JSON) whose libstdc++ provides it; 1000 if
+   none does; -1 for any other version name */
+int policy_cxx(const char *ver);
 
 /* true if soname is a library every manylinux platform provides (never bundled) */
 int policy_system(const char *soname);

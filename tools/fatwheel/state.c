@@ -22,6 +22,7 @@ struct member *wheelm, *recordm;
 struct whlname wn;
 char *libdir, *newplat, *outname, *outpath;
 int glibcmax = -1;
+int cxxmax = -1;
 
 void
 progress(const char *what, size_t done, size_t total, uint64_t bytes)

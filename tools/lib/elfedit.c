@@ -93,6 +93,13 @@ inside(uint64_t off, uint64_t len, uint64_t n)
 	return off <= n && len <= n - off;
 }
 
+/* do [a, a+n) and [b, b+m) share a byte? */
+static int
+overlaps(uint64_t a, uint64_t n, uint64_t b, uint64_t m)
+{
+	return n && m && a < b + m && b < a + n;
+}
+
 static uint64_t
 roundup(uint64_t v, uint64_t a)
 {
@@ -413,6 +420,23 @@ load(struct ed *x)
 		if (x->ph[i].type == PT_DYNAMIC && x->ph[i].off != x->dyn->off)
 			FAIL("PT_DYNAMIC (offset %llu) and the .dynamic section (offset %llu) disagree",
 			     (unsigned long long)x->ph[i].off, (unsigned long long)x->dyn->off);
+	/* what the edit writes must not share bytes with the headers or with each other */
+	for (i = 0; i < x->e.nsec; i++) {
+		const struct elfsec *s = &x->e.sec[i];
+		if (i != x->dynidx && i != x->stridx &&
+		    !((s->type == SHT_GNU_verneed) && s->link == x->stridx))
+			continue;
+		if (overlaps(s->off, s->size, 0, x->is64 ? 64 : 52) ||
+		    overlaps(s->off, s->size, x->phoff, (uint64_t)x->nph * x->phent) ||
+		    overlaps(s->off, s->size, x->shoff, (uint64_t)x->e.nsec * x->shent))
+			FAIL("section %zu (offset %llu) overlaps the ELF, program or section headers", i,
+			     (unsigned long long)s->off);
+		if (i != x->stridx && overlaps(s->off, s->size, x->str->off, x->str->size))
+			FAIL("section %zu (offset %llu) overlaps the dynamic string table", i,
+			     (unsigned long long)s->off);
+		if (i != x->dynidx && overlaps(s->off, s->size, x->dyn->off, x->dyn->size))
+			FAIL("section %zu (offset %llu) overlaps .dynamic", i, (unsigned long long)s->off);
+	}
 	x->slots = x->dyn->size / x->esz;
 	for (i = 0; i < x->slots; i++) {
 		const unsigned char *q = x->p + x->dyn->off + i * x->esz;

@@ -58,7 +58,7 @@ gcc -o "$T/load" "$T/load.c" -ldl || { notok "build the loader"; exit 1; }
 
 # one library: NAME FILE FUNC (FUNC optional: an int(void) to call)
 one () {
-	name=$1 f=$2 fn=$3
+	name=$1 f=$2 fn=${3:-}
 	[ -f "$f" ] || { notok "$name: $f is missing (install its Debian package)"; return; }
 	son=$(readelf -d "$f" | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')
 	mkdir -p "$T/$name/fw" "$T/$name/pe"
