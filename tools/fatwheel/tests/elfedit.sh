@@ -91,8 +91,7 @@ one () {
 	if [ "$rc" = 0 ] && ! [ -s "$T/.err" ]; then ok "$name: strip rewrites it without a warning"; else notok "$name: strip"; _show; fi
 	# the bundled copies, under their hashed names, beside it
 	for n in $ren; do
-		dep=$LD/$n
-		[ -e "$dep" ] || dep=/lib/$MA/$n
+		dep=$(ldd "$f" | awk -v n="$n" '$1 == n { print $3 }')
 		fatwheel --edit-elf --set-soname "$(hashed "$n")" "$dep" "$T/$name/fw/$(hashed "$n")" ||
 			notok "$name: cannot make the bundled copy of $n"
 	done
