@@ -142,6 +142,22 @@ readelf -V "$T/inplace.so" | grep -q 'File: libgssapi_krb9.so.2' && ok "in-place
 	notok "in-place rename: .gnu.version_r still names the old library"
 same "in-place rename: the symbol table is untouched" "$(readelf --dyn-syms -W "$f" | md5sum)" "$(readelf --dyn-syms -W "$T/inplace.so" | md5sum)"
 
+# DT_RUNPATH instead, and the same edit twice changes nothing the second time
+f=$(ls "$LD"/libgit2.so.1.* | head -n 1)
+check "--set-runpath" fatwheel --edit-elf --set-runpath '$ORIGIN/../lib' "$f" "$T/rp.so"
+readelf -d "$T/rp.so" >"$T/rp.dyn"
+has "... writes DT_RUNPATH" "$T/rp.dyn" 'Library runpath: [$ORIGIN/../lib]'
+lacks "... and no DT_RPATH" "$T/rp.dyn" '(RPATH)'
+check "--set-rpath over it" fatwheel --edit-elf --set-rpath '$ORIGIN' "$T/rp.so" "$T/rp2.so"
+readelf -d "$T/rp2.so" >"$T/rp2.dyn"
+has "... turns it into DT_RPATH" "$T/rp2.dyn" 'Library rpath: [$ORIGIN]'
+lacks "... with no DT_RUNPATH left" "$T/rp2.dyn" '(RUNPATH)'
+same "... in place: no second new segment" "$(readelf -lW "$T/rp.so" | grep -c ' LOAD ')" "$(readelf -lW "$T/rp2.so" | grep -c ' LOAD ')"
+check "the same edit again" fatwheel --edit-elf --set-rpath '$ORIGIN' "$T/rp2.so" "$T/rp3.so"
+cmp -s "$T/rp2.so" "$T/rp3.so" && ok "... leaves the bytes" || notok "... changed the bytes"
+run "$T/load" "$T/rp2.so" git_libgit2_init
+same "... and the twice-edited library runs" 0 "$rc"
+
 # other machines and the 32-bit class: clang-19 + lld link objects without a libc
 if command -v clang-19 >/dev/null && command -v ld.lld-19 >/dev/null || command -v ld.lld >/dev/null; then
 	printf 'int f(void) { return 1; }\n' >"$T/a.c"
