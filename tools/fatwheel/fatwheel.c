@@ -28,52 +28,17 @@ static const char *usagetext =
 static void
 cleanup(void)
 {
-	char *cmd;
-
 	if (outopen)
 		atomic_abort(&out);
 	outopen = 0;
-	if (tmpdir) {
-		cmd = tmpdir;
-		tmpdir = NULL;
-		/* files we made inside our own mkdtemp folder */
-		struct buf b = {0};
-		bufputs(&b, "rm -rf -- ");
-		shquote(&b, cmd);
-		if (system(b.s) != 0)
-			warn("could not remove %s", cmd);
-		buffree(&b);
-		free(cmd);
-	}
 }
 
-/* on a signal: no partial output and no scratch files left (only async-signal-safe
-   calls: unlink, rmdir), then die of it */
+/* on a signal: no partial output left (only async-signal-safe calls), then die of it */
 static void
 onsignal(int sig)
 {
-	static char p[PATH_MAX + 32];
-	size_t i, n, k;
-	char d[24];
-
 	if (outopen && out.tmp)
 		unlink(out.tmp);
-	if (tmpdir && (n = strlen(tmpdir)) < PATH_MAX) {
-		memcpy(p, tmpdir, n);
-		p[n] = '/';
-		for (i = 0; i < nscratch; i++) {
-			size_t v = i;
-			k = 0;
-			do
-				d[k++] = (char)('0' + v % 10);
-			while ((v /= 10) && k < sizeof d);
-			for (size_t j = 0; j < k; j++)
-				p[n + 1 + j] = d[k - 1 - j];
-			p[n + 1 + k] = 0;
-			unlink(p);
-		}
-		rmdir(tmpdir);
-	}
 	signal(sig, SIG_DFL);
 	raise(sig);
 }

@@ -31,7 +31,6 @@ collect(void *ctx, const void *p, size_t n)
 	return 0;
 }
 
-size_t nscratch;
 
 struct editjob {
 	struct member *m;

@@ -11,7 +11,6 @@ struct member *mem;
 size_t nmem;
 struct lib **libs;
 size_t nlibs, libcap;
-char *tmpdir;
 struct atomic out;
 int outopen;
 struct buf errors;

@@ -70,11 +70,9 @@ extern struct whlname wn;       /* the input's file name */
 extern char *libdir, *newplat, *outname, *outpath;
 extern int glibcmax;            /* highest GLIBC_2.N needed, -1 if none */
 extern int cxxmax;              /* manylinux_2_N the GLIBCXX/CXXABI needs ask for, -1 if none */
-extern char *tmpdir;            /* scratch folder, removed at exit */
 extern struct atomic out;       /* the output being written */
 extern int outopen;
 extern size_t nout;             /* members written */
-extern size_t nscratch;         /* scratch files tmpdir/0 ... tmpdir/N-1 may exist */
 
 /* print progress on a terminal (throttled to once a second) */
 void progress(const char *what, size_t done, size_t total, uint64_t bytes);
