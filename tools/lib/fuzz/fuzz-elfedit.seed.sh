@@ -1,7 +1,8 @@
 #!/bin/sh
 # fuzz-elfedit.seed.sh DIR: real ELF seeds for fuzz-elfedit, each behind its two bytes of
 # edit list: gcc-built shared objects (DT_NEEDED, SONAME, RUNPATH or RPATH, version
-# needs), and clang-19 + lld objects for aarch64 and i686 (another layout, ELF32).
+# needs), Debian's own libz (a real distribution library with version definitions), and
+# clang-19 + lld objects for aarch64 and i686 (another layout, ELF32).
 set -e
 d=$1
 t=$(mktemp -d)
@@ -16,6 +17,8 @@ for a in aarch64 i686; do
 	clang-19 --target=$a-linux-gnu -nostdlib -shared -fuse-ld=lld -fPIC "$t/a.c" \
 		-Wl,-soname,liba.so.1 -o "$t/lld-$a.so" 2>/dev/null || true
 done
+z=$(readlink -f "$(cc -print-file-name=libz.so)")
+[ -f "$z" ] && cp "$z" "$t/debian-libz.so"
 i=0
 for f in "$t"/*.so; do
 	for e in '\017\010' '\033\300' '\022\003' '\010\004'; do
