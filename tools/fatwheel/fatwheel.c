@@ -57,7 +57,8 @@ help(void)
 {
 	fputs(usagetext, stdout);
 	fputs("\nBundle the shared libraries a wheel needs into it and print the new wheel's path.\n"
-	      "  repair                 (first) auditwheel's defaults: --plat=auto, -w wheelhouse\n"
+	      "  repair                 (first) auditwheel's defaults: --plat=auto, --soname-hash,\n"
+	      "                         -w wheelhouse\n"
 	      "  -w, --wheel-dir DIR    folder for the output wheel, created if missing (required\n"
 	      "                         unless after repair)\n"
 	      "  -n, --dry-run          print the plan, write nothing\n"
@@ -141,6 +142,7 @@ parseargs(int argc, char **argv)
 		/* `auditwheel repair` swapped for `fatwheel repair`: its defaults */
 		opt.repair = 1;
 		opt.plat = "auto";
+		opt.sonamehash = 1;
 		first = 2;
 	}
 	for (i = first; i < argc; i++) {

@@ -64,6 +64,9 @@ mkdir -p "$T/cwd"
 same "fatwheel repair (no -w) succeeds" 0 "$(cat "$T/rc")"
 o=$(ls "$T"/cwd/wheelhouse/*.whl 2>/dev/null)
 [ -n "$o" ] && ok "... into ./wheelhouse, created" || notok "... into ./wheelhouse, created"
+unzip -Z1 "$o" >"$T/repair.list"
+grep -q '^cxdemo\.libs/libcx-[0-9a-f]\{8\}\.so\.1$' "$T/repair.list" && ok "... with hashed sonames, as auditwheel names them" ||
+	{ notok "... with hashed sonames"; sed 's/^/#   /' "$T/repair.list"; }
 case ${o##*/} in
 cxdemo-1.0-*-manylinux_2_${need}_x86_64.whl) ok "fatwheel repair picks manylinux_2_$need (--plat=auto)" ;;
 *) notok "--plat=auto counts GLIBCXX (got ${o##*/}, want manylinux_2_${need}_x86_64)" ;;
