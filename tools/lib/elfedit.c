@@ -325,13 +325,12 @@ verneedref(struct ed *x, uint64_t fieldoff, int file, void *ctx)
 	addref(x, v, file ? renamed(ed, strat(x, v)) : NULL);
 }
 
-/* set vn_file fields naming a renamed library to the new string's offset (ctx: the
-   table's final file offset minus its input offset, and the edits) */
+/* how vnfix1 rewrites .gnu.version_r: the edits, and how far the section moved (its
+   fields are read where they were and written where they went) */
 struct vnfix {
 	const struct elfedits *ed;
 	int64_t shift;
-	uint64_t stroff;            /* where the final string table is in the file */
-	int err;
+	int err;                    /* a renamed file has no new string */
 };
 
 /* find the offset of string s among the new entries (every new string is one) */
@@ -346,6 +345,7 @@ newoff(const struct ed *x, const char *s)
 	return -1;
 }
 
+/* point one vn_file that names a renamed library at the new name's string */
 static void
 vnfix1(struct ed *x, uint64_t fieldoff, int file, void *ctx)
 {
@@ -847,7 +847,6 @@ relocate(struct ed *x, struct buf *b, const struct elfedits *ed)
 		vf.ed = ed;
 		vf.err = 0;
 		vf.shift = block && vn->off >= l.bs && vn->off < l.be ? (int64_t)odelta : 0;
-		vf.stroff = l.stroff;
 		if (walkverneed(x, vn, vnfix1, &vf) < 0)
 			return -1;
 		if (vf.err)
@@ -917,7 +916,6 @@ inplace(struct ed *x, const struct elfedits *ed)
 		vf.ed = ed;
 		vf.err = 0;
 		vf.shift = 0;
-		vf.stroff = x->str->off;
 		if (walkverneed(x, s, vnfix1, &vf) < 0)
 			return -1;
 		if (vf.err)
