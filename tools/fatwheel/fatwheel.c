@@ -291,6 +291,8 @@ report(void)
 			printf("platform %s%s", newplat, strcmp(newplat, wn.plat) ? " (retagged)" : " (kept)");
 			if (glibcmax >= 0)
 				printf(", needs GLIBC 2.%d", glibcmax);
+			if (cxxmax >= 0)
+				printf(", GLIBCXX/CXXABI need manylinux_2_%d", cxxmax);
 			printf("\nlibdir   %s/\n", libdir);
 			for (i = 0; i < nlibs; i++)
 				printf("bundle   %s <- %s (%zu bytes), needed by %s\n", libs[i]->member,
@@ -324,6 +326,14 @@ report(void)
 		free(g);
 	} else {
 		json_key(&j, "glibc");
+		json_null(&j);
+	}
+	if (cxxmax >= 0) {
+		char *g = xasprintf("manylinux_2_%d", cxxmax);
+		json_kstr(&j, "cxx_policy", g);
+		free(g);
+	} else {
+		json_key(&j, "cxx_policy");
 		json_null(&j);
 	}
 	json_kstr(&j, "libdir", libdir);

@@ -58,6 +58,9 @@ exits "--plat manylinux2014_x86_64 is refused for GLIBCXX_3.4.21 alone" 1 fatwhe
 has "... saying so" "$T/.err" "cannot repair to manylinux2014_x86_64: it needs manylinux_2_24 (GLIBC 2.$gx, and GLIBCXX/CXXABI versions)"
 check "--plat manylinux_2_24_x86_64 is accepted" fatwheel --plat manylinux_2_24_x86_64 --exclude 'libzstd.so.*' --lib-path "$T/priv" "$W" -w "$T/x3"
 
+check "--dry-run --json names the C++ policy" fatwheel -n --json --exclude 'libzstd.so.*' --lib-path "$T/priv" "$W"
+has "... cxx_policy manylinux_2_24" "$T/.out" '"cxx_policy":"manylinux_2_24"'
+
 # fatwheel repair: auditwheel's defaults
 mkdir -p "$T/cwd"
 (cd "$T/cwd" && run fatwheel repair --lib-path "$T/priv" "$W"; echo "$rc" >"$T/rc")
