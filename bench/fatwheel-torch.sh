@@ -5,7 +5,8 @@
 # the result into a fresh venv and runs a small torch computation with the main
 # libraries hidden from the system and LD_DEBUG showing where each library came from.
 #   usage: bench/fatwheel-torch.sh [WORKDIR]   (FATWHEEL=path/to/fatwheel;
-#          PACK_ONLY=1 only packs the input wheel and prints its path)
+#          PACK_ONLY=1 only packs the input wheel and prints its path;
+#          SONAME_HASH=1 repairs with --soname-hash: every bundled library renamed)
 # Prints "ok"/"not ok" lines and the timings; exits 1 on any failure.
 set -u
 FATWHEEL=${FATWHEEL:-fatwheel}
@@ -54,7 +55,7 @@ echo "# packed $(du -h "$IN" | cut -f1) input wheel in $(echo "$t1 - $t0" | bc) 
 # 2. repair it (torch/bin/test_jit needs two test libraries Debian does not ship; torch
 #    dlopens torch/lib/libtorch_global_deps.so by file name, so it is an --include)
 t0=$(now)
-"$FATWHEEL" --json --layout=pkg:torch/lib --plat=auto --exclude libjitbackend_test.so --exclude libbackend_with_compiler.so \
+"$FATWHEEL" --json --layout=pkg:torch/lib --plat=auto $([ "${SONAME_HASH:-0}" = 1 ] && echo --soname-hash) --exclude libjitbackend_test.so --exclude libbackend_with_compiler.so \
 	--include "$SRC/lib/libtorch_global_deps.so" "$IN" -w "$W/out" >"$W/result.json" 2>"$W/fatwheel.err" ||
 	{ notok "fatwheel repairs the torch wheel"; cat "$W/fatwheel.err"; exit 1; }
 t1=$(now)

@@ -11,8 +11,10 @@
 # Inputs: "small" is a pip-built extension linking libzstd and libgit2 (12 libraries to
 # bundle); "torch" is Debian's python3-torch packed into a wheel (~270 libraries,
 # ~500 MB) by bench/fatwheel-torch.sh. Both tools bundle into NAME.libs with hashed
-# sonames (what auditwheel always does). The deflate floor is gzip -6 of the libraries
-# fatwheel added, one core.
+# sonames (what auditwheel always does). The floor is `cp` of the input wheel plus pigz -6
+# (multithreaded deflate, every core) of the libraries fatwheel added: fatwheel has to
+# write at least that much. The load average is printed before and after: the machine
+# may be shared.
 set -u
 FATWHEEL=${FATWHEEL:-fatwheel}
 AW=${AUDITWHEEL:-/tmp/auditwheel-6.7.0}
@@ -22,6 +24,7 @@ what=${1:-all}
 here=$(cd "$(dirname "$0")" && pwd)
 B=${TMPDIR:-/tmp}/fatwheel-bench
 command -v hyperfine >/dev/null || { echo "needs hyperfine"; exit 2; }
+command -v pigz >/dev/null || { echo "needs pigz"; exit 2; }
 command -v "$FATWHEEL" >/dev/null || { echo "no fatwheel (set FATWHEEL=)"; exit 2; }
 FATWHEEL=$(command -v "$FATWHEEL")
 [ -d "$AW/src/auditwheel" ] || { echo "no auditwheel sources in $AW/src (see the header)"; exit 2; }
@@ -66,20 +69,24 @@ bench () {
 	hyperfine -N --style basic --time-unit millisecond --export-markdown "$B/$name-aw.md" --runs "$awruns" \
 		--prepare "find $B/o-$name-aw -name *.whl -delete" -n "auditwheel repair" \
 		"sh -c 'cd /tmp && PYTHONPATH=$AW/src exec $PY -m auditwheel repair -w $B/o-$name-aw --plat $plat $(for e in "$@"; do case $e in --exclude=*) printf -- '--exclude %s ' "${e#--exclude=}" ;; esac; done) $in'" || return 1
-	# the deflate floor: the libraries fatwheel added, gzip -6 on one core
+	# the floor: cp of the input plus pigz -6 (all cores) of the libraries fatwheel added
 	$PY -m wheel unpack -d "$B/u-$name" "$B"/o-$name-fw/*.whl >/dev/null
-	libs=$(find "$B/u-$name" -path '*.libs/*' -type f)
-	mb=$(cat $libs | wc -c | awk '{printf "%.0f", $1 / 1048576}')
-	hyperfine -N --style basic --time-unit millisecond --export-markdown "$B/$name-gz.md" --runs 1 -n "gzip -6 of the $mb MiB added" \
-		"sh -c 'cat $(echo $libs) | gzip -6 >/dev/null'" >/dev/null
-	rm -rf "$B/u-$name"
+	find "$B/u-$name" -path '*.libs/*' -type f >"$B/u-$name.list"
+	mb=$(cat "$B/u-$name.list" | xargs cat | wc -c | awk '{printf "%.0f", $1 / 1048576}')
+	hyperfine -N --style basic --time-unit millisecond --export-markdown "$B/$name-gz.md" --runs "$RUNS" \
+		--prepare "rm -f $B/o-$name-cp/x.whl" -n "cp + pigz -6 of the $mb MiB added" \
+		"sh -c 'cp $in $B/o-$name-cp/x.whl && xargs cat <$B/u-$name.list | pigz -6 -p $(nproc) >/dev/null'" >/dev/null
+	rm -rf "$B/u-$name" "$B/u-$name.list"
 	echo "-- sizes: in $(wc -c <"$in"), fatwheel $(cat "$B"/o-$name-fw/*.whl | wc -c), auditwheel $(cat "$B"/o-$name-aw/*.whl | wc -c) bytes"
 	cat "$B/$name.md"; sed 1,2d "$B/$name-aw.md"; sed 1,2d "$B/$name-gz.md"
 	fw=$(sed -n 's/^| `*fatwheel`* *| *\([0-9.]*\).*/\1/p' "$B/$name.md")
 	aw=$(sed -n 's/^| `*auditwheel repair`* *| *\([0-9.]*\).*/\1/p' "$B/$name-aw.md")
+	fl=$(sed -n 's/^| `*cp + pigz[^|]*| *\([0-9.]*\).*/\1/p' "$B/$name-gz.md")
 	[ -n "$fw" ] && [ -n "$aw" ] && echo "-- fatwheel is $(echo "scale=1; $aw / $fw" | bc)x faster than auditwheel on $name"
+	[ -n "$fw" ] && [ -n "$fl" ] && echo "-- fatwheel takes $(echo "scale=2; $fw / $fl" | bc)x the cp + pigz floor on $name"
 }
 
+echo "== load before: $(cat /proc/loadavg) on $(nproc) cores"
 if [ "$what" = small ] || [ "$what" = all ]; then
 	w=$(small) || { echo "could not build the small wheel"; exit 2; }
 	bench small "$w" "$RUNS"
@@ -89,3 +96,4 @@ if [ "$what" = torch ] || [ "$what" = all ]; then
 	[ -f "$w" ] || { echo "could not pack the torch wheel"; exit 2; }
 	bench torch "$w" 1 --exclude=libjitbackend_test.so --exclude=libbackend_with_compiler.so
 fi
+echo "== load after: $(cat /proc/loadavg)"

@@ -1,178 +1,117 @@
-/* ELF edits through patchelf, one edit per call, each verified by reading the file back;
-   and a small parallel-for */
+/* ELF edits in memory with tools/lib/elfedit (no patchelf, no scratch files), the
+   --edit-elf mode that exposes them on files, and a small parallel-for */
 #include "fw.h"
-#include "mapfile.h"
-#include "proc.h"
+#include "atomic.h"
+#include "elfedit.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* run patchelf with the given arguments on path; returns 0 or -1 with err */
-static int
-patchelf(const char *pe, char **args, size_t nargs, const char *path, char *err, size_t errlen)
-{
-	char **argv = xcalloc(nargs + 3, sizeof *argv);
-	struct buf out = {0}, eo = {0};
-	struct procres res;
-	size_t i, k = 0;
-	int r = 0;
-
-	argv[k++] = (char *)pe;
-	for (i = 0; i < nargs; i++)
-		argv[k++] = args[i];
-	argv[k++] = (char *)path;
-	argv[k] = NULL;
-	if (proc_capture(argv, NULL, &out, &eo, 0, 0, &res) < 0 || res.notfound) {
-		snprintf(err, errlen, "cannot run %s: %s", pe, strerror(res.notfound ? res.err : errno));
-		r = -1;
-	} else if (res.status != 0) {
-		if (eo.len && eo.s[eo.len - 1] == '\n')
-			eo.s[--eo.len] = 0;
-		snprintf(err, errlen, "%s %s failed (exit %d): %s", pe, args[0], res.status,
-		         eo.s ? eo.s : "");
-		r = -1;
-	}
-	free(argv);
-	buffree(&out);
-	buffree(&eo);
-	return r;
-}
+#include <sys/stat.h>
 
 int
-patchelf_batches(const char *pe)
+elf_editbuf(struct buf *data, const char *soname, char **oldn, char **newn, size_t nren,
+            const char *rpath, char *err, size_t errlen)
 {
-	char *argv[] = {(char *)pe, "--version", NULL};
-	struct buf out = {0};
-	struct procres res;
-	int a = 0, b = 0, c = 0, ok;
-
-	ok = proc_capture(argv, NULL, &out, NULL, 0, 10000, &res) == 0 && !res.notfound &&
-	     res.status == 0 && out.s && sscanf(out.s, "patchelf %d.%d.%d", &a, &b, &c) >= 2;
-	buffree(&out);
-	if (!ok)
-		return -1;
-	/* 0.14.5 fixed several different edits in one call */
-	return a > 0 || b > 14 || (b == 14 && c >= 5);
-}
-
-/* read path back as ELF */
-static int
-readback(const char *path, struct elfinfo *info, char *err, size_t errlen)
-{
-	struct mapfile m;
+	struct elfedits ed;
+	struct elfinfo after;
 	char e2[256];
+	size_t i;
+	int r;
 
-	if (map_open(&m, path) < 0) {
-		snprintf(err, errlen, "cannot read back %s: %s", path, strerror(errno));
+	memset(&ed, 0, sizeof ed);
+	ed.soname = soname;
+	ed.oldn = (const char **)oldn;
+	ed.newn = (const char **)newn;
+	ed.nren = nren;
+	ed.rpath = rpath;
+	if ((r = elfedit(data, &ed, err, errlen)) < 0)
 		return -1;
-	}
-	if (elfinfo_read(info, m.p, m.n, e2, sizeof e2) < 0) {
+	/* fatwheel's own reader must agree before the bytes go into the wheel */
+	if (elfinfo_read(&after, data->s, data->len, e2, sizeof e2) < 0) {
 		snprintf(err, errlen, "edited file is no longer valid ELF: %s", e2);
-		map_close(&m);
 		return -1;
 	}
-	map_close(&m);
-	return 0;
+	r = 0;
+	if (soname && (!after.soname || strcmp(after.soname, soname) != 0))
+		r = snprintf(err, errlen, "SONAME reads back as '%s', want '%s'",
+		             after.soname ? after.soname : "", soname);
+	else if (rpath && (!after.rpath || strcmp(after.rpath, rpath) != 0 || after.runpath))
+		r = snprintf(err, errlen, "RPATH reads back as '%s', want '%s'",
+		             after.rpath ? after.rpath : "", rpath);
+	for (i = 0; !r && i < nren; i++)
+		for (size_t j = 0; !r && j < after.nneeded; j++)
+			if (strcmp(after.needed[j], oldn[i]) == 0 && strcmp(oldn[i], newn[i]) != 0)
+				r = snprintf(err, errlen, "DT_NEEDED still names '%s'", oldn[i]);
+	elfinfo_free(&after);
+	return r ? -1 : 0;
 }
 
-static int
-streq(const char *a, const char *b)
-{
-	return a && b ? strcmp(a, b) == 0 : a == b;
-}
+/* fatwheel --edit-elf ------------------------------------------------------------------ */
 
-/* run the collected arguments, or keep collecting when batching */
-static int
-flush(const char *pe, char **args, size_t *n, int batch, int last, const char *path, char *err,
-      size_t errlen)
+static void
+editusage(const char *msg)
 {
-	int r = 0;
-
-	if (*n && (!batch || last))
-		r = patchelf(pe, args, *n, path, err, errlen);
-	if (!batch || last)
-		*n = 0;
-	return r;
+	if (msg)
+		fprintf(stderr, "fatwheel: %s\n", msg);
+	fputs("usage: fatwheel --edit-elf [--set-soname NAME] [--replace-needed OLD NEW]...\n"
+	      "                [--set-rpath PATH | --set-runpath PATH] IN OUT\n", stderr);
+	exit(EXIT_USAGE);
 }
 
 int
-elf_edit(const char *pe, int batch, const char *path, const char *soname, char **oldn,
-         char **newn, size_t nren, const char *rpath, char *err, size_t errlen)
+editelf_main(int argc, char **argv)
 {
-	struct elfinfo before, after;
-	char **args = xcalloc(3 * nren + 8, sizeof *args);
-	size_t i, j, n = 0;
-	int bad = 0;
+	struct elfedits ed;
+	struct buf data = {0};
+	const char *in = NULL, *outp = NULL, **oldn, **newn;
+	char err[512];
+	struct stat st;
+	int i, r;
 
-	if (readback(path, &before, err, errlen) < 0) {
-		free(args);
-		return -1;
-	}
-	/* one kind of edit per call (several --replace-needed are one edit inside
-	   patchelf), or everything in one call when patchelf is new enough */
-	if (soname) {
-		args[n++] = "--set-soname";
-		args[n++] = (char *)soname;
-	}
-	if (flush(pe, args, &n, batch, 0, path, err, errlen) < 0)
-		goto fail;
-	for (i = 0; i < nren; i++) {
-		args[n++] = "--replace-needed";
-		args[n++] = oldn[i];
-		args[n++] = newn[i];
-	}
-	if (flush(pe, args, &n, batch, 0, path, err, errlen) < 0)
-		goto fail;
-	if (rpath) {
-		/* --force-rpath turns a DT_RUNPATH into DT_RPATH; with both present, the
-		   RUNPATH would still win: remove both first */
-		if (before.rpath && before.runpath) {
-			args[n++] = "--remove-rpath";
-			if (flush(pe, args, &n, 0, 0, path, err, errlen) < 0)
-				goto fail;
+	memset(&ed, 0, sizeof ed);
+	oldn = xcalloc((size_t)argc, sizeof *oldn);
+	newn = xcalloc((size_t)argc, sizeof *newn);
+	ed.oldn = oldn;
+	ed.newn = newn;
+	for (i = 2; i < argc; i++) {
+		if (strcmp(argv[i], "--set-soname") == 0 && i + 1 < argc) {
+			ed.soname = argv[++i];
+		} else if (strcmp(argv[i], "--replace-needed") == 0 && i + 2 < argc) {
+			oldn[ed.nren] = argv[++i];
+			newn[ed.nren++] = argv[++i];
+		} else if ((strcmp(argv[i], "--set-rpath") == 0 || strcmp(argv[i], "--set-runpath") == 0) &&
+		           i + 1 < argc) {
+			if (ed.rpath)
+				editusage("one of --set-rpath and --set-runpath");
+			ed.runpath = argv[i][6] == 'r' && argv[i][7] == 'u';
+			ed.rpath = argv[++i];
+		} else if (argv[i][0] == '-' && argv[i][1]) {
+			editusage(xasprintf("unknown or incomplete option '%s'", argv[i]));
+		} else if (!in) {
+			in = argv[i];
+		} else if (!outp) {
+			outp = argv[i];
+		} else {
+			editusage("more than IN and OUT");
 		}
-		args[n++] = "--force-rpath";
-		args[n++] = "--set-rpath";
-		args[n++] = (char *)rpath;
 	}
-	if (flush(pe, args, &n, batch, 1, path, err, errlen) < 0)
-		goto fail;
-	if (readback(path, &after, err, errlen) < 0)
-		goto fail;
-	/* every edit must be there, and nothing else changed */
-	if (soname && !streq(after.soname, soname))
-		bad = snprintf(err, errlen, "SONAME reads back as '%s', want '%s'",
-		               after.soname ? after.soname : "", soname);
-	else if (!soname && !streq(after.soname, before.soname))
-		bad = snprintf(err, errlen, "SONAME changed unasked");
-	else if (rpath && (!streq(after.rpath, rpath) || after.runpath))
-		bad = snprintf(err, errlen, "RPATH reads back as '%s' (RUNPATH '%s'), want RPATH '%s'",
-		               after.rpath ? after.rpath : "", after.runpath ? after.runpath : "", rpath);
-	else if (!rpath && (!streq(after.rpath, before.rpath) || !streq(after.runpath, before.runpath)))
-		bad = snprintf(err, errlen, "RPATH or RUNPATH changed unasked");
-	else if (after.nneeded != before.nneeded)
-		bad = snprintf(err, errlen, "DT_NEEDED count changed from %zu to %zu", before.nneeded,
-		               after.nneeded);
-	for (i = 0; !bad && i < before.nneeded; i++) {
-		const char *want = before.needed[i];
-		for (j = 0; j < nren; j++)
-			if (strcmp(want, oldn[j]) == 0)
-				want = newn[j];
-		if (strcmp(after.needed[i], want) != 0)
-			bad = snprintf(err, errlen, "DT_NEEDED[%zu] reads back as '%s', want '%s'", i,
-			               after.needed[i], want);
-	}
-	elfinfo_free(&before);
-	elfinfo_free(&after);
-	free(args);
-	return bad ? -1 : 0;
-fail:
-	elfinfo_free(&before);
-	free(args);
-	return -1;
+	if (!in || !outp)
+		editusage("IN and OUT are needed");
+	if (readfile(in, &data, 0) < 0)
+		dien(EXIT_USAGE, "%s:", in);
+	if ((r = elfedit(&data, &ed, err, sizeof err)) < 0)
+		dien(EXIT_USAGE, "%s: %s", in, err);
+	if (stat(in, &st) < 0)
+		st.st_mode = 0644;
+	if (writefile_atomic(outp, data.s, data.len, st.st_mode & 07777) < 0)
+		dien(EXIT_PROBLEM, "%s:", outp);
+	buffree(&data);
+	free(oldn);
+	free(newn);
+	return 0;
 }
 
 /* parallel for ---------------------------------------------------------------------- */

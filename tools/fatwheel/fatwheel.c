@@ -4,6 +4,7 @@
 #include "state.h"
 #include "json.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -14,62 +15,30 @@
 #include <unistd.h>
 
 static const char *usagetext =
-	"usage: fatwheel [-n|--dry-run] [--json] [-q] [--lib-path DIR]... [--rocm=DIR|TARBALL]\n"
-	"                [--use-ld-library-path] [--exclude GLOB]... [--include FILE]...\n"
-	"                [--arch=LIST] [--layout=libs|pkg:DIR] [--soname-hash]\n"
-	"                [--plat=keep|auto|TAG] [--level=N] [--jobs=N] [--patchelf=PATH]\n"
-	"                IN.whl -w OUTDIR\n";
+	"usage: fatwheel [repair] [-n|--dry-run] [--json] [-q] [--lib-path DIR]...\n"
+	"                [--rocm=DIR|TARBALL] [--use-ld-library-path] [--ldpaths DIRS]\n"
+	"                [--exclude GLOB]... [--include FILE]... [--arch=LIST]\n"
+	"                [--layout=libs|pkg:DIR | -L SUFFIX] [--soname-hash]\n"
+	"                [--plat=keep|auto|TAG] [--only-plat] [--no-update-tags]\n"
+	"                [--level=N | -z N] [--jobs=N] IN.whl -w OUTDIR\n"
+	"       fatwheel --edit-elf [--set-soname NAME] [--replace-needed OLD NEW]...\n"
+	"                [--set-rpath PATH | --set-runpath PATH] IN OUT\n";
 
 
 static void
 cleanup(void)
 {
-	char *cmd;
-
 	if (outopen)
 		atomic_abort(&out);
 	outopen = 0;
-	if (tmpdir) {
-		cmd = tmpdir;
-		tmpdir = NULL;
-		/* files we made inside our own mkdtemp folder */
-		struct buf b = {0};
-		bufputs(&b, "rm -rf -- ");
-		shquote(&b, cmd);
-		if (system(b.s) != 0)
-			warn("could not remove %s", cmd);
-		buffree(&b);
-		free(cmd);
-	}
 }
 
-/* on a signal: no partial output and no scratch files left (only async-signal-safe
-   calls: unlink, rmdir), then die of it */
+/* on a signal: no partial output left (only async-signal-safe calls), then die of it */
 static void
 onsignal(int sig)
 {
-	static char p[PATH_MAX + 32];
-	size_t i, n, k;
-	char d[24];
-
 	if (outopen && out.tmp)
 		unlink(out.tmp);
-	if (tmpdir && (n = strlen(tmpdir)) < PATH_MAX) {
-		memcpy(p, tmpdir, n);
-		p[n] = '/';
-		for (i = 0; i < nscratch; i++) {
-			size_t v = i;
-			k = 0;
-			do
-				d[k++] = (char)('0' + v % 10);
-			while ((v /= 10) && k < sizeof d);
-			for (size_t j = 0; j < k; j++)
-				p[n + 1 + j] = d[k - 1 - j];
-			p[n + 1 + k] = 0;
-			unlink(p);
-		}
-		rmdir(tmpdir);
-	}
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
@@ -88,7 +57,10 @@ help(void)
 {
 	fputs(usagetext, stdout);
 	fputs("\nBundle the shared libraries a wheel needs into it and print the new wheel's path.\n"
-	      "  -w, --wheel-dir DIR    folder for the output wheel (required)\n"
+	      "  repair                 (first) auditwheel's defaults: --plat=auto, --soname-hash,\n"
+	      "                         -w wheelhouse\n"
+	      "  -w, --wheel-dir DIR    folder for the output wheel, created if missing (required\n"
+	      "                         unless after repair)\n"
 	      "  -n, --dry-run          print the plan, write nothing\n"
 	      "  --json                 the plan or result as JSON on stdout\n"
 	      "  --lib-path DIR         search DIR for libraries (repeatable, before the system)\n"
@@ -102,7 +74,11 @@ help(void)
 	      "  --plat=keep|auto|TAG   keep the platform tag (default), compute manylinux_2_N, or set\n"
 	      "  --level=N              deflate level for new members (1-12, default 6)\n"
 	      "  --jobs=N               threads for hashing and deflating (default: CPUs)\n"
-	      "  --patchelf=PATH        the patchelf to run (default: patchelf on PATH)\n"
+	      "auditwheel repair's options, same meaning: --plat, --only-plat, --no-update-tags,\n"
+	      "  -L/--lib-sdir SUFFIX (NAME+SUFFIX/ folder), --exclude, -w, --ldpaths DIRS (instead\n"
+	      "  of the system folders), -z/--zip-compression-level 1-9, --disable-isa-ext-check and\n"
+	      "  --allow-pure-python-wheel (fatwheel does neither check); --strip is refused.\n"
+	      "  --edit-elf             edit one ELF file (the editor fatwheel uses) and exit\n"
 	      "  -q                     no warnings about unmatched --exclude patterns\n"
 	      "Exit status: 0 written, 1 a library is missing or the output failed, 2 usage or bad input.\n",
 	      stdout);
@@ -126,20 +102,52 @@ optval(int argc, char **argv, int *i, const char *name)
 	return argv[++*i];
 }
 
+/* mkdir -p: create dir and its parents; returns 0 or -1 with errno */
+static int
+mkdirp(const char *dir)
+{
+	char *p = xstrdup(dir), *q;
+	struct stat st;
+	int r = 0;
+
+	for (q = p + 1; ; q++) {
+		if (*q != '/' && *q)
+			continue;
+		char c = *q;
+		*q = 0;
+		if (mkdir(p, 0777) < 0 && errno != EEXIST)
+			r = -1;
+		else if (stat(p, &st) == 0 && !S_ISDIR(st.st_mode))
+			r = (errno = ENOTDIR, -1);
+		*q = c;
+		if (r < 0 || !c)
+			break;
+	}
+	free(p);
+	return r;
+}
+
 static void
 parseargs(int argc, char **argv)
 {
 	char *v;
-	int i, k;
+	int i, k, layoutset = 0, first = 1;
 
 	opt.level = 6;
 	opt.layout = "libs";
 	opt.plat = "keep";
-	opt.patchelf = "patchelf";
 	k = (int)sysconf(_SC_NPROCESSORS_ONLN);
 	opt.jobs = k > 0 ? k : 1;
-	for (i = 1; i < argc; i++) {
+	if (argc > 1 && strcmp(argv[1], "repair") == 0) {
+		/* `auditwheel repair` swapped for `fatwheel repair`: its defaults */
+		opt.repair = 1;
+		opt.plat = "auto";
+		opt.sonamehash = 1;
+		first = 2;
+	}
+	for (i = first; i < argc; i++) {
 		char *a = argv[i];
+		v = NULL;
 		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)
 			help();
 		else if (strcmp(a, "-n") == 0 || strcmp(a, "--dry-run") == 0)
@@ -152,6 +160,14 @@ parseargs(int argc, char **argv)
 			opt.useldlp = 1;
 		else if (strcmp(a, "--soname-hash") == 0)
 			opt.sonamehash = 1;
+		else if (strcmp(a, "--only-plat") == 0)
+			opt.onlyplat = 1;
+		else if (strcmp(a, "--no-update-tags") == 0)
+			opt.noupdate = 1;
+		else if (strcmp(a, "--disable-isa-ext-check") == 0 || strcmp(a, "--allow-pure-python-wheel") == 0)
+			; /* fatwheel checks no ISA level and repairs pure wheels: already so */
+		else if (strcmp(a, "--strip") == 0)
+			usage("--strip (auditwheel's) is not supported: strip the libraries before packing the wheel");
 		else if (strcmp(a, "-w") == 0 || strcmp(a, "--wheel-dir") == 0 || startswith(a, "--wheel-dir=")) {
 			if (a[1] == 'w' && !a[2]) {
 				if (++i >= argc)
@@ -160,7 +176,30 @@ parseargs(int argc, char **argv)
 			} else {
 				opt.outdir = optval(argc, argv, &i, "--wheel-dir");
 			}
-		} else if ((v = optval(argc, argv, &i, "--lib-path")))
+		} else if (strcmp(a, "-L") == 0 || (v = optval(argc, argv, &i, "--lib-sdir"))) {
+			if (a[1] == 'L') {
+				if (++i >= argc)
+					usage("-L needs a folder suffix");
+				v = argv[i];
+			}
+			if (!*v || strchr(v, '/'))
+				usage(xasprintf("-L %s: a suffix for the NAME%s folder, without '/'", v, v));
+			opt.libsdir = v;
+		} else if (strcmp(a, "-z") == 0 || (v = optval(argc, argv, &i, "--zip-compression-level"))) {
+			if (a[1] == 'z') {
+				if (++i >= argc)
+					usage("-z needs a level");
+				v = argv[i];
+			}
+			k = atoi(v);
+			if (strcmp(v, "-1") == 0)
+				k = 6; /* zlib's default */
+			else if (k < 1 || k > 9 || strspn(v, "0123456789") != strlen(v))
+				usage(xasprintf("-z %s: fatwheel deflates at 1 to 9 (0, stored, is not supported)", v));
+			opt.level = k;
+		} else if ((v = optval(argc, argv, &i, "--ldpaths")))
+			opt.ldpaths = v;
+		else if ((v = optval(argc, argv, &i, "--lib-path")))
 			search_add(&opt.sp, v);
 		else if ((v = optval(argc, argv, &i, "--rocm"))) {
 			struct stat st;
@@ -194,6 +233,7 @@ parseargs(int argc, char **argv)
 			if (strcmp(v, "libs") != 0 && !(startswith(v, "pkg:") && zip_safename(v + 4) && !endswith(v, "/")))
 				usage(xasprintf("--layout=%s: use libs or pkg:DIR (a relative folder in the wheel)", v));
 			opt.layout = v;
+			layoutset = 1;
 		} else if ((v = optval(argc, argv, &i, "--plat")))
 			opt.plat = v;
 		else if ((v = optval(argc, argv, &i, "--level"))) {
@@ -204,22 +244,28 @@ parseargs(int argc, char **argv)
 			opt.jobs = atoi(v);
 			if (opt.jobs < 1 || opt.jobs > 64)
 				usage("--jobs must be 1 to 64");
-		} else if ((v = optval(argc, argv, &i, "--patchelf")))
-			opt.patchelf = v;
+		} else if (startswith(a, "--patchelf"))
+			usage("--patchelf is gone: fatwheel edits ELF files itself and runs no patchelf");
 		else if (strcmp(a, "--") == 0) {
 			if (i + 1 < argc && !opt.in)
 				opt.in = argv[++i];
 		} else if (a[0] == '-' && a[1])
 			usage(xasprintf("unknown option '%s'", a));
 		else if (opt.in)
-			usage(xasprintf("more than one input wheel ('%s' and '%s')", opt.in, a));
+			usage(xasprintf("more than one input wheel ('%s' and '%s'); fatwheel repairs one at a time", opt.in, a));
 		else
 			opt.in = a;
 	}
 	if (!opt.in)
 		usage("no input wheel");
+	if (!opt.outdir && opt.repair)
+		opt.outdir = "wheelhouse";
 	if (!opt.outdir && !opt.dryrun)
 		usage("no output folder (-w OUTDIR)");
+	if (layoutset && opt.libsdir)
+		usage("--layout and -L/--lib-sdir both name the library folder: give one");
+	if (opt.noupdate && strcmp(opt.plat, "keep") != 0 && strcmp(opt.plat, "auto") != 0)
+		usage("--no-update-tags keeps the platform tag: drop --plat");
 	if (strcmp(opt.plat, "keep") != 0 && strcmp(opt.plat, "auto") != 0 &&
 	    (strchr(opt.plat, '-') || strchr(opt.plat, '/') || !*opt.plat))
 		usage(xasprintf("--plat=%s is not a platform tag", opt.plat));
@@ -245,6 +291,8 @@ report(void)
 			printf("platform %s%s", newplat, strcmp(newplat, wn.plat) ? " (retagged)" : " (kept)");
 			if (glibcmax >= 0)
 				printf(", needs GLIBC 2.%d", glibcmax);
+			if (cxxmax >= 0)
+				printf(", GLIBCXX/CXXABI need manylinux_2_%d", cxxmax);
 			printf("\nlibdir   %s/\n", libdir);
 			for (i = 0; i < nlibs; i++)
 				printf("bundle   %s <- %s (%zu bytes), needed by %s\n", libs[i]->member,
@@ -278,6 +326,14 @@ report(void)
 		free(g);
 	} else {
 		json_key(&j, "glibc");
+		json_null(&j);
+	}
+	if (cxxmax >= 0) {
+		char *g = xasprintf("manylinux_2_%d", cxxmax);
+		json_kstr(&j, "cxx_policy", g);
+		free(g);
+	} else {
+		json_key(&j, "cxx_policy");
 		json_null(&j);
 	}
 	json_kstr(&j, "libdir", libdir);
@@ -373,6 +429,8 @@ main(int argc, char **argv)
 	char *ldlp;
 
 	setprogname(argv[0]);
+	if (argc > 1 && strcmp(argv[1], "--edit-elf") == 0)
+		return editelf_main(argc, argv);
 	atexit(cleanup);
 	signal(SIGINT, onsignal);
 	signal(SIGTERM, onsignal);
@@ -380,11 +438,15 @@ main(int argc, char **argv)
 	parseargs(argc, argv);
 	if (opt.useldlp && (ldlp = getenv("LD_LIBRARY_PATH")) != NULL)
 		search_addlist(&opt.sp, ldlp);
-	search_addsystem(&opt.sp);
+	if (opt.ldpaths)
+		search_addlist(&opt.sp, opt.ldpaths); /* auditwheel: instead of the system's */
+	else
+		search_addsystem(&opt.sp);
 	if (opt.outdir && !opt.dryrun) {
 		struct stat st;
-		if (stat(opt.outdir, &st) < 0)
-			die("%s:", opt.outdir);
+		/* created with its parents, as auditwheel does */
+		if (stat(opt.outdir, &st) < 0 && (errno != ENOENT || mkdirp(opt.outdir) < 0 || stat(opt.outdir, &st) < 0))
+			dien(EXIT_PROBLEM, "%s: cannot create the output folder:", opt.outdir);
 		if (!S_ISDIR(st.st_mode))
 			die("%s: not a folder", opt.outdir);
 	}

@@ -16,6 +16,8 @@ struct elfinfo {
 	char **needed;
 	size_t nneeded;
 	int glibc;                       /* highest GLIBC_2.N needed, as N; -1 if none */
+	int cxx;                         /* the lowest manylinux_2_N whose policy allows its
+	                                    GLIBCXX_/CXXABI_ needs, as N; -1 if none */
 	int dynamic;                     /* has a .dynamic section */
 };
 
@@ -56,6 +58,11 @@ char *wheel_retag(const char *s, size_t n, const char *plat);
 /* the architecture suffix of a platform tag (linux_x86_64 -> x86_64), or NULL */
 const char *plat_arch(const char *plat);
 
+/* for a GLIBCXX_3.4.N or CXXABI_1.3.N version need: the glibc minor of the oldest
+   manylinux policy (auditwheel 6.7.0's policy JSON) whose libstdc++ provides it; 1000 if
+   none does; -1 for any other version name */
+int policy_cxx(const char *ver);
+
 /* true if soname is a library every manylinux platform provides (never bundled) */
 int policy_system(const char *soname);
 
@@ -93,15 +100,14 @@ int rocmtar_readmany(struct rocmtar *t, const char **members, struct buf **outs,
                      char *err, size_t errlen);
 void rocmtar_close(struct rocmtar *t);
 
-/* 1 if this patchelf does several different edits in one call correctly (>= 0.14.5),
-   0 if not, -1 if it cannot be run */
-int patchelf_batches(const char *patchelf);
-/* Edit one ELF file in place with patchelf and verify the result by reading it back:
-   soname (NULL: keep), renames of DT_NEEDED (old[i] -> new[i]), and rpath (NULL: keep)
-   set as DT_RPATH with DT_RUNPATH removed. With batch, one call does it all; otherwise
-   one kind of edit per call. Returns 0, or -1 with err. */
-int elf_edit(const char *patchelf, int batch, const char *path, const char *soname, char **oldn,
-             char **newn, size_t nren, const char *rpath, char *err, size_t errlen);
+/* Edit one ELF image in memory (tools/lib/elfedit): soname (NULL: keep), renames of
+   DT_NEEDED (old[i] -> new[i]), and rpath (NULL: keep) set as DT_RPATH with DT_RUNPATH
+   removed; the result is read back with fatwheel's ELF reader and checked. Returns 0,
+   or -1 with err (data may then be half edited). */
+int elf_editbuf(struct buf *data, const char *soname, char **oldn, char **newn, size_t nren,
+                const char *rpath, char *err, size_t errlen);
+/* fatwheel --edit-elf [edits] IN OUT: the same edits on a file; returns the exit status */
+int editelf_main(int argc, char **argv);
 
 /* Inflate a whole member into out with libdeflate (out gets usize bytes, NUL added),
    checking its size and CRC-32. Returns 0, or -1 with err set. */

@@ -32,8 +32,6 @@ collect(void *ctx, const void *p, size_t n)
 	return 0;
 }
 
-static int batch;               /* patchelf does several edits per call correctly */
-size_t nscratch;
 
 struct editjob {
 	struct member *m;
@@ -42,50 +40,26 @@ struct editjob {
 	int bad;
 };
 
-/* a scratch copy for patchelf: no fsync, it is removed again */
-static int
-writetmp(const char *path, const struct buf *data)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0700), e;
-
-	if (fd < 0)
-		return -1;
-	if (writeall(fd, data->s, data->len) < 0) {
-		e = errno;
-		close(fd);
-		errno = e;
-		return -1;
-	}
-	return close(fd);
-}
-
+/* inflate (for a wheel member) and edit one object in memory */
 static void
 edit1(void *ctx, size_t i)
 {
 	struct editjob *j = &((struct editjob *)ctx)[i];
 	struct buf *data = j->m ? &j->m->data : &j->l->data;
-	char *path = xasprintf("%s/%zu", tmpdir, i);
 	const char *what = j->m ? j->m->e->name : j->l->member;
+	char e2[900];
 
 	if (j->m && fast_inflate(&zin, j->m->e, data, j->err, sizeof j->err) < 0) {
 		j->bad = 1;
-	} else if (writetmp(path, data) < 0) {
-		j->bad = snprintf(j->err, sizeof j->err, "%s: %s", path, strerror(errno)) > 0;
-	} else if (j->m ? elf_edit(opt.patchelf, batch, path, NULL, j->m->oldn, j->m->newn, j->m->nren,
-	                           j->m->rpath, j->err, sizeof j->err) < 0
-	                : elf_edit(opt.patchelf, batch, path, j->l->soname, j->l->oldn, j->l->newn, j->l->nren,
-	                           j->l->rpath, j->err, sizeof j->err) < 0) {
-		char *e = xasprintf("%s: %s", what, j->err);
-		snprintf(j->err, sizeof j->err, "%s", e);
-		free(e);
+	} else if (j->m ? elf_editbuf(data, NULL, j->m->oldn, j->m->newn, j->m->nren, j->m->rpath, e2,
+	                              sizeof e2) < 0
+	                : elf_editbuf(data, j->l->soname, j->l->oldn, j->l->newn, j->l->nren, j->l->rpath,
+	                              e2, sizeof e2) < 0) {
+		snprintf(j->err, sizeof j->err, "%s: %s", what, e2);
 		j->bad = 1;
-	} else if (bufreset(data), readfile(path, data, 0) < 0) {
-		j->bad = snprintf(j->err, sizeof j->err, "%s: %s", path, strerror(errno)) > 0;
 	}
 	if (j->m)
 		j->m->changed = !j->bad;
-	unlink(path);
-	free(path);
 }
 
 static void
@@ -164,47 +138,27 @@ execute(void)
 {
 	struct editjob *jobs;
 	size_t nj = 0, i;
-	char tmpl[PATH_MAX];
-	const char *td = getenv("TMPDIR");
 	struct buf recbuf = {0}, wheeltext = {0};
 	struct zipout zw;
 	struct zipcd cd;
 	struct outm *o;
 	char err[512];
-	uint64_t done = 0, scratch = 0;
+	uint64_t done = 0;
 	struct stat sin, sout;
 
 	if (stat(opt.in, &sin) == 0 && stat(outpath, &sout) == 0 && sin.st_dev == sout.st_dev &&
 	    sin.st_ino == sout.st_ino)
 		die("%s: the output would replace the input; choose another -w folder", outpath);
-	/* ELF edits, checked by reading back; patchelf runs in parallel */
+	/* ELF edits in memory, checked by reading back, in parallel */
 	jobs = xcalloc(nmem + nlibs + 1, sizeof *jobs);
 	for (i = 0; i < nmem; i++) {
-		if (mem[i].edit) {
+		if (mem[i].edit)
 			jobs[nj++].m = &mem[i];
-			scratch += 2 * mem[i].e->usize;
-		}
 	}
 	for (i = 0; i < nlibs; i++) {
-		if (libs[i]->rpath || libs[i]->soname || libs[i]->nren) {
+		if (libs[i]->rpath || libs[i]->soname || libs[i]->nren)
 			jobs[nj++].l = libs[i];
-			scratch += 2 * libs[i]->data.len;
-		}
 	}
-	if (nj && (batch = patchelf_batches(opt.patchelf)) < 0)
-		dien(EXIT_PROBLEM, "%s: cannot run '%s --version'; install patchelf or pass --patchelf=PATH",
-		     opt.in, opt.patchelf);
-	/* scratch copies for patchelf: TMPDIR if set, else memory (/dev/shm) when it has room */
-	if (!(td && *td)) {
-		struct statvfs vf;
-		td = statvfs("/dev/shm", &vf) == 0 && (uint64_t)vf.f_bavail * vf.f_frsize > scratch + (256u << 20)
-		     ? "/dev/shm" : "/tmp";
-	}
-	snprintf(tmpl, sizeof tmpl, "%s/fatwheel.XXXXXX", td);
-	if (!mkdtemp(tmpl))
-		dien(EXIT_PROBLEM, "%s:", tmpl);
-	tmpdir = xstrdup(tmpl);
-	nscratch = nj;
 	pfor(nj, opt.jobs, edit1, jobs);
 	for (i = 0; i < nj; i++)
 		if (jobs[i].bad)

@@ -6,7 +6,93 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* manylinux policies as auditwheel 6.7.0's manylinux-policy.json lists them (x86_64;
+   aarch64 differs only in allowing GLIBCXX_3.4.24 at 2_26): the newest CXXABI_1.3.N and
+   GLIBCXX_3.4.N each glibc minor's libstdc++ provides */
+static const struct { int glibc, cxxabi, glibcxx; } cxxpolicy[] = {
+	{5, 1, 8}, {12, 3, 13}, {17, 7, 19}, {24, 10, 22}, {26, 10, 22}, {27, 11, 24},
+	{28, 11, 24}, {31, 12, 28}, {34, 13, 29}, {35, 13, 30}, {36, 13, 30}, {38, 13, 30},
+	{39, 15, 33}, {40, 15, 33}, {41, 15, 33},
+};
 
+int
+policy_cxx(const char *v)
+{
+	int abi, n = 0;
+	size_t i;
+	char c;
+
+	if (strcmp(v, "GLIBCXX_3.4") == 0 || strcmp(v, "CXXABI_1.3") == 0)
+		return cxxpolicy[0].glibc;
+	if (sscanf(v, "GLIBCXX_3.4.%d%c", &n, &c) == 1)
+		abi = 0;
+	else if (sscanf(v, "CXXABI_1.3.%d%c", &n, &c) == 1)
+		abi = 1;
+	else
+		return -1;
+	for (i = 0; i < sizeof cxxpolicy / sizeof *cxxpolicy; i++)
+		if ((abi ? cxxpolicy[i].cxxabi : cxxpolicy[i].glibcxx) >= n)
+			return cxxpolicy[i].glibc;
+	return 1000;
+}
+
+/* the legacy alias of manylinux_2_N, or NULL */
+static const char *
+plat_alias(int n)
+{
+	return n == 5 ? "manylinux1" : n == 12 ? "manylinux2010" : n == 17 ? "manylinux2014" : NULL;
+}
+
+/* N of manylinux_2_N_ARCH or of a legacy alias (manylinux2014_ARCH); -1 for other tags */
+static int
+plat_glibc(const char *tag)
+{
+	int n;
+	char c;
+
+	if (sscanf(tag, "manylinux_2_%d_%c", &n, &c) == 2)
+		return n;
+	if (startswith(tag, "manylinux1_"))
+		return 5;
+	if (startswith(tag, "manylinux2010_"))
+		return 12;
+	if (startswith(tag, "manylinux2014_"))
+		return 17;
+	return -1;
+}
+
+static int
+cmpstr(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* the tag set for manylinux_2_N_arch with its alias, plus (unless --only-plat) the older
+   policy 2_M the wheel also satisfies; sorted and dot-joined as auditwheel writes them */
+static char *
+plat_set(int n, int m, const char *arch)
+{
+	char *t[4];
+	size_t k = 0, i;
+	struct buf b = {0};
+
+	t[k++] = xasprintf("manylinux_2_%d_%s", n, arch);
+	if (plat_alias(n))
+		t[k++] = xasprintf("%s_%s", plat_alias(n), arch);
+	if (m >= 0 && m < n) {
+		t[k++] = xasprintf("manylinux_2_%d_%s", m, arch);
+		if (plat_alias(m))
+			t[k++] = xasprintf("%s_%s", plat_alias(m), arch);
+	}
+	qsort(t, k, sizeof *t, cmpstr);
+	for (i = 0; i < k; i++) {
+		if (i)
+			bufputc(&b, '.');
+		bufputs(&b, t[i]);
+		free(t[i]);
+	}
+	return bufdetach(&b);
+}
 
 /* "$ORIGIN/REL" reaching folder to from folder from (both relative to the wheel root) */
 static char *
@@ -151,11 +237,16 @@ plan(void)
 	size_t i;
 	struct lib *l;
 	const char *arch, *base;
-	int floor;
+	int floor, need, want = -1;
 
 	if (whl_parse(&wn, opt.in) < 0)
 		die("%s: not a wheel file name (NAME-VERSION-PY-ABI-PLAT.whl)", opt.in);
-	libdir = strcmp(opt.layout, "libs") == 0 ? xasprintf("%s.libs", wn.name) : xstrdup(opt.layout + 4);
+	if (opt.libsdir)
+		libdir = xasprintf("%s%s", wn.name, opt.libsdir);
+	else
+		libdir = strcmp(opt.layout, "libs") == 0 ? xasprintf("%s.libs", wn.name) : xstrdup(opt.layout + 4);
+	if (!zip_safename(libdir) || endswith(libdir, "/"))
+		dien(EXIT_USAGE, "%s: the library folder '%s' is not a safe relative path", opt.in, libdir);
 	for (i = 0; i < nmem; i++)
 		if (mem[i].iself)
 			resolveobj(&mem[i].ei, mem[i].e->name, NULL, mem[i].e->name);
@@ -203,23 +294,48 @@ plan(void)
 		if (libs[i]->iself)
 			planedit(&libs[i]->ei, libs[i]->member, 1, &libs[i]->rpath, &libs[i]->oldn, &libs[i]->newn,
 			         &libs[i]->nren);
-	/* the platform */
+	/* the platform: GLIBC_2.N as it is, GLIBCXX/CXXABI through the policy table */
 	for (i = 0; i < nmem; i++)
-		if (mem[i].iself && mem[i].ei.glibc > glibcmax)
-			glibcmax = mem[i].ei.glibc;
+		if (mem[i].iself) {
+			if (mem[i].ei.glibc > glibcmax)
+				glibcmax = mem[i].ei.glibc;
+			if (mem[i].ei.cxx > cxxmax)
+				cxxmax = mem[i].ei.cxx;
+		}
 	for (i = 0; i < nlibs; i++)
-		if (libs[i]->iself && libs[i]->ei.glibc > glibcmax)
-			glibcmax = libs[i]->ei.glibc;
-	if (strcmp(opt.plat, "keep") == 0) {
-		newplat = xstrdup(wn.plat);
-	} else if (strcmp(opt.plat, "auto") == 0) {
+		if (libs[i]->iself) {
+			if (libs[i]->ei.glibc > glibcmax)
+				glibcmax = libs[i]->ei.glibc;
+			if (libs[i]->ei.cxx > cxxmax)
+				cxxmax = libs[i]->ei.cxx;
+		}
+	{
 		char *first = xstrndup(wn.plat, strcspn(wn.plat, "."));
 		arch = plat_arch(first);
 		free(first);
+	}
+	need = glibcmax > cxxmax ? glibcmax : cxxmax;
+	if (strcmp(opt.plat, "keep") == 0 || opt.noupdate) {
+		newplat = xstrdup(wn.plat);
+	} else if (strcmp(opt.plat, "auto") == 0 || (want = plat_glibc(opt.plat)) >= 0) {
 		if (!arch)
-			die("%s: --plat=auto: cannot tell the architecture of platform tag '%s'", opt.in, wn.plat);
+			die("%s: --plat=%s: cannot tell the architecture of platform tag '%s'", opt.in, opt.plat, wn.plat);
+		if (cxxmax >= 1000)
+			dien(EXIT_PROBLEM, "%s: a GLIBCXX_ or CXXABI_ version it needs is newer than every manylinux policy",
+			     opt.in);
 		floor = strcmp(arch, "x86_64") == 0 || strcmp(arch, "i686") == 0 ? 5 : 17;
-		newplat = xasprintf("manylinux_2_%d_%s", glibcmax > floor ? glibcmax : floor, arch);
+		if (need < floor)
+			need = floor;
+		if (strcmp(opt.plat, "auto") == 0) {
+			newplat = plat_set(need, -1, arch);
+		} else {
+			if (!endswith(opt.plat, arch) || opt.plat[strlen(opt.plat) - strlen(arch) - 1] != '_')
+				die("%s: --plat=%s: the wheel is for %s", opt.in, opt.plat, arch);
+			if (need > want)
+				dien(EXIT_PROBLEM, "%s: cannot repair to %s: it needs manylinux_2_%d (GLIBC 2.%d%s)", opt.in,
+				     opt.plat, need, glibcmax, cxxmax > glibcmax ? ", and GLIBCXX/CXXABI versions" : "");
+			newplat = plat_set(want, opt.onlyplat ? -1 : need, arch);
+		}
 	} else {
 		newplat = xstrdup(opt.plat);
 	}

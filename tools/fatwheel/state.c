@@ -11,7 +11,6 @@ struct member *mem;
 size_t nmem;
 struct lib **libs;
 size_t nlibs, libcap;
-char *tmpdir;
 struct atomic out;
 int outopen;
 struct buf errors;
@@ -22,6 +21,7 @@ struct member *wheelm, *recordm;
 struct whlname wn;
 char *libdir, *newplat, *outname, *outpath;
 int glibcmax = -1;
+int cxxmax = -1;
 
 void
 progress(const char *what, size_t done, size_t total, uint64_t bytes)

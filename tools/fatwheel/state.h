@@ -46,7 +46,9 @@ struct lib {
 /* the command line */
 struct options {
 	int dryrun, json, quiet, useldlp, sonamehash, level, jobs, tty;
-	char *outdir, *in, *layout, *plat, *arch, *patchelf;
+	int onlyplat, noupdate, repair;  /* auditwheel's --only-plat, --no-update-tags, `repair` */
+	char *outdir, *in, *layout, *plat, *arch;
+	char *libsdir, *ldpaths;         /* auditwheel's -L/--lib-sdir and --ldpaths */
 	char **exclude, **include;
 	size_t nexclude, ninclude, xcap, icap;
 	int *exused;                /* per --exclude: it matched something */
@@ -67,11 +69,10 @@ extern struct member *wheelm, *recordm;
 extern struct whlname wn;       /* the input's file name */
 extern char *libdir, *newplat, *outname, *outpath;
 extern int glibcmax;            /* highest GLIBC_2.N needed, -1 if none */
-extern char *tmpdir;            /* scratch folder, removed at exit */
+extern int cxxmax;              /* manylinux_2_N the GLIBCXX/CXXABI needs ask for, -1 if none */
 extern struct atomic out;       /* the output being written */
 extern int outopen;
 extern size_t nout;             /* members written */
-extern size_t nscratch;         /* scratch files tmpdir/0 ... tmpdir/N-1 may exist */
 
 /* print progress on a terminal (throttled to once a second) */
 void progress(const char *what, size_t done, size_t total, uint64_t bytes);

@@ -17,7 +17,7 @@ elfinfo_read(struct elfinfo *info, const void *p, size_t n, char *err, size_t er
 	int minor;
 
 	memset(info, 0, sizeof *info);
-	info->glibc = -1;
+	info->glibc = info->cxx = -1;
 	if (!elf_is(p, n)) {
 		snprintf(err, errlen, "not an ELF file");
 		return -1;
@@ -43,6 +43,8 @@ elfinfo_read(struct elfinfo *info, const void *p, size_t n, char *err, size_t er
 		v = d.verneed[i];
 		if (startswith(v, "GLIBC_2.") && sscanf(v + 8, "%d", &minor) == 1 && minor > info->glibc)
 			info->glibc = minor;
+		if ((minor = policy_cxx(v)) > info->cxx)
+			info->cxx = minor;
 	}
 	elf_dynfree(&d);
 	elf_close(&e);

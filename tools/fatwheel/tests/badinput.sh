@@ -96,7 +96,7 @@ cp "$W" "$T/bad/pure.zip"
 exits "a file not named like a wheel is refused" 2 fatwheel "$T/bad/pure.zip" -w "$T/out"
 has "... said so" "$T/.err" "not a wheel file name"
 exits "a missing input is refused" 2 fatwheel "$T/nothere-1.0-py3-none-any.whl" -w "$T/out"
-exits "a missing output folder is refused" 2 fatwheel "$W" -w "$T/nothere"
+exits "an output folder that cannot be created is refused" 1 fatwheel "$W" -w /proc/nothere
 exits "writing over the input is refused" 2 fatwheel "$W" -w "$T/dist"
 same "nothing was written into out/ by any of the above" "" "$(ls -A "$T/out")"
 
