@@ -3,6 +3,8 @@
    change are copied as compressed bytes */
 #include "state.h"
 #include "json.h"
+#include "opt.h"
+#include "os.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -52,6 +54,13 @@ usage(const char *msg)
 	exit(EXIT_USAGE);
 }
 
+/* opt_val for this tool: the value lives in argv, which the options keep pointing into */
+static char *
+optv(int argc, char **argv, int *i, const char *name)
+{
+	return (char *)opt_val(argc, argv, i, name, usage);
+}
+
 static void
 help(void)
 {
@@ -80,51 +89,10 @@ help(void)
 	      "  --allow-pure-python-wheel (fatwheel does neither check); --strip is refused.\n"
 	      "  --edit-elf             edit one ELF file (the editor fatwheel uses) and exit\n"
 	      "  -q                     no warnings about unmatched --exclude patterns\n"
+	      "  --version              print the version and exit\n"
 	      "Exit status: 0 written, 1 a library is missing or the output failed, 2 usage or bad input.\n",
 	      stdout);
 	exit(0);
-}
-
-/* --opt=VAL or --opt VAL; returns VAL or NULL if arg is not opt */
-static char *
-optval(int argc, char **argv, int *i, const char *name)
-{
-	size_t n = strlen(name);
-
-	if (strncmp(argv[*i], name, n) != 0)
-		return NULL;
-	if (argv[*i][n] == '=')
-		return argv[*i] + n + 1;
-	if (argv[*i][n])
-		return NULL;
-	if (*i + 1 >= argc)
-		usage(xasprintf("%s needs a value", name));
-	return argv[++*i];
-}
-
-/* mkdir -p: create dir and its parents; returns 0 or -1 with errno */
-static int
-mkdirp(const char *dir)
-{
-	char *p = xstrdup(dir), *q;
-	struct stat st;
-	int r = 0;
-
-	for (q = p + 1; ; q++) {
-		if (*q != '/' && *q)
-			continue;
-		char c = *q;
-		*q = 0;
-		if (mkdir(p, 0777) < 0 && errno != EEXIST)
-			r = -1;
-		else if (stat(p, &st) == 0 && !S_ISDIR(st.st_mode))
-			r = (errno = ENOTDIR, -1);
-		*q = c;
-		if (r < 0 || !c)
-			break;
-	}
-	free(p);
-	return r;
 }
 
 static void
@@ -150,6 +118,8 @@ parseargs(int argc, char **argv)
 		v = NULL;
 		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)
 			help();
+		else if (opt_isversion(a))
+			opt_version();
 		else if (strcmp(a, "-n") == 0 || strcmp(a, "--dry-run") == 0)
 			opt.dryrun = 1;
 		else if (strcmp(a, "--json") == 0)
@@ -174,9 +144,9 @@ parseargs(int argc, char **argv)
 					usage("-w needs a folder");
 				opt.outdir = argv[i];
 			} else {
-				opt.outdir = optval(argc, argv, &i, "--wheel-dir");
+				opt.outdir = optv(argc, argv, &i, "--wheel-dir");
 			}
-		} else if (strcmp(a, "-L") == 0 || (v = optval(argc, argv, &i, "--lib-sdir"))) {
+		} else if (strcmp(a, "-L") == 0 || (v = optv(argc, argv, &i, "--lib-sdir"))) {
 			if (a[1] == 'L') {
 				if (++i >= argc)
 					usage("-L needs a folder suffix");
@@ -185,7 +155,7 @@ parseargs(int argc, char **argv)
 			if (!*v || strchr(v, '/'))
 				usage(xasprintf("-L %s: a suffix for the NAME%s folder, without '/'", v, v));
 			opt.libsdir = v;
-		} else if (strcmp(a, "-z") == 0 || (v = optval(argc, argv, &i, "--zip-compression-level"))) {
+		} else if (strcmp(a, "-z") == 0 || (v = optv(argc, argv, &i, "--zip-compression-level"))) {
 			if (a[1] == 'z') {
 				if (++i >= argc)
 					usage("-z needs a level");
@@ -197,11 +167,11 @@ parseargs(int argc, char **argv)
 			else if (k < 1 || k > 9 || strspn(v, "0123456789") != strlen(v))
 				usage(xasprintf("-z %s: fatwheel deflates at 1 to 9 (0, stored, is not supported)", v));
 			opt.level = k;
-		} else if ((v = optval(argc, argv, &i, "--ldpaths")))
+		} else if ((v = optv(argc, argv, &i, "--ldpaths")))
 			opt.ldpaths = v;
-		else if ((v = optval(argc, argv, &i, "--lib-path")))
+		else if ((v = optv(argc, argv, &i, "--lib-path")))
 			search_add(&opt.sp, v);
-		else if ((v = optval(argc, argv, &i, "--rocm"))) {
+		else if ((v = optv(argc, argv, &i, "--rocm"))) {
 			struct stat st;
 			char err[512];
 			if (stat(v, &st) < 0)
@@ -221,26 +191,26 @@ parseargs(int argc, char **argv)
 					die("%s: not a readable tarball: %s", v, err);
 				search_add(&opt.sp, "\001rocmtar");
 			}
-		} else if ((v = optval(argc, argv, &i, "--exclude"))) {
+		} else if ((v = optv(argc, argv, &i, "--exclude"))) {
 			opt.exclude = xgrow(opt.exclude, &opt.xcap, opt.nexclude + 1, sizeof *opt.exclude);
 			opt.exclude[opt.nexclude++] = v;
-		} else if ((v = optval(argc, argv, &i, "--include"))) {
+		} else if ((v = optv(argc, argv, &i, "--include"))) {
 			opt.include = xgrow(opt.include, &opt.icap, opt.ninclude + 1, sizeof *opt.include);
 			opt.include[opt.ninclude++] = v;
-		} else if ((v = optval(argc, argv, &i, "--arch")))
+		} else if ((v = optv(argc, argv, &i, "--arch")))
 			opt.arch = v;
-		else if ((v = optval(argc, argv, &i, "--layout"))) {
+		else if ((v = optv(argc, argv, &i, "--layout"))) {
 			if (strcmp(v, "libs") != 0 && !(startswith(v, "pkg:") && zip_safename(v + 4) && !endswith(v, "/")))
 				usage(xasprintf("--layout=%s: use libs or pkg:DIR (a relative folder in the wheel)", v));
 			opt.layout = v;
 			layoutset = 1;
-		} else if ((v = optval(argc, argv, &i, "--plat")))
+		} else if ((v = optv(argc, argv, &i, "--plat")))
 			opt.plat = v;
-		else if ((v = optval(argc, argv, &i, "--level"))) {
+		else if ((v = optv(argc, argv, &i, "--level"))) {
 			opt.level = atoi(v);
 			if (opt.level < 1 || opt.level > 12)
 				usage("--level must be 1 to 12");
-		} else if ((v = optval(argc, argv, &i, "--jobs"))) {
+		} else if ((v = optv(argc, argv, &i, "--jobs"))) {
 			opt.jobs = atoi(v);
 			if (opt.jobs < 1 || opt.jobs > 64)
 				usage("--jobs must be 1 to 64");
@@ -445,7 +415,7 @@ main(int argc, char **argv)
 	if (opt.outdir && !opt.dryrun) {
 		struct stat st;
 		/* created with its parents, as auditwheel does */
-		if (stat(opt.outdir, &st) < 0 && (errno != ENOENT || mkdirp(opt.outdir) < 0 || stat(opt.outdir, &st) < 0))
+		if (stat(opt.outdir, &st) < 0 && (errno != ENOENT || os_mkdirs(opt.outdir, 0777) < 0 || stat(opt.outdir, &st) < 0))
 			dien(EXIT_PROBLEM, "%s: cannot create the output folder:", opt.outdir);
 		if (!S_ISDIR(st.st_mode))
 			die("%s: not a folder", opt.outdir);
