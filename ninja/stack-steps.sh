@@ -149,14 +149,15 @@ step_wheel () {
 	for e in $ENV; do set -- "$@" --set "$e"; done
 
 	# the target Python must import what this build compiles against, and nothing else:
-	# asked in the environment the build gets, from the folder it runs in. A component
-	# that builds against nothing (torch) has nothing to check; without --module the check
-	# would look for torch, which torch's own source folder holds.
+	# asked in the environment the build gets, from the tree it runs in (the source, of
+	# which the build folder is an exact copy). A component that builds against nothing
+	# (torch) has nothing to check; without --module the check would look for torch,
+	# which torch's own source folder holds.
 	mods=
 	for m in $MODULES; do mods="$mods --module=$m"; done
 	if [ -n "$mods" ]; then
-		clean "$@" -- envclean --check --python="$PY" --cwd="$dir" $mods ||
-			die "envclean --check found problems with $PY in $dir (above); fix them, then run ninja again"
+		clean "$@" -- envclean --check --python="$PY" --cwd="$src${SUBDIR:+/$SUBDIR}" $mods ||
+			die "envclean --check found problems with $PY in $src${SUBDIR:+/$SUBDIR} (above); fix them, then run ninja again"
 	fi
 	cd "$dir" || die "no $dir"
 	build=$BUILD
