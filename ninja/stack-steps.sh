@@ -100,7 +100,7 @@ step_wheel () {
 	# one. Its first segment is letters only, so PEP 440's text order of mixed segments
 	# (+rocm10 < +rocm6) never ranks two kiln builds by accident.
 	rel=
-	for t in $(git --git-dir="$B/git/$c.git" tag --points-at "$commit" 2>/dev/null); do
+	for t in ${REF:-} $(git --git-dir="$B/git/$c.git" tag --points-at "$commit" 2>/dev/null); do
 		v=${t#v}
 		case "$v" in [0-9]*) case "$v" in *[!0-9.]*|*.|*..*) ;; *) rel=$v; break ;; esac ;; esac
 	done
@@ -135,7 +135,7 @@ step_wheel () {
 	case "$BACKEND" in
 	gfx) set -- "$@" --set PYTORCH_ROCM_ARCH="$ARCH" --set ROCM_PATH="$ROCM_PATH" --set ROCM_HOME="$ROCM_PATH" \
 		--set USE_FLASH_ATTENTION="$FLASH" --set GPU_TARGETS="$ARCH" ;;
-	cuda) set -- "$@" --set TORCH_CUDA_ARCH_LIST="$(echo "$ARCH" | tr ';' '\n' | sed 's/^sm_\([0-9]*\)\([0-9]\)\(a*\)$/\1.\2\3/' | tr '\n' ';' | sed 's/;$//')" ;;
+	cuda) set -- "$@" --keep CUDA_HOME --keep CUDA_PATH --keep CUDACXX --set TORCH_CUDA_ARCH_LIST="$(echo "$ARCH" | tr ';' '\n' | sed 's/^sm_\([0-9]*\)\([0-9]\)\(a*\)$/\1.\2\3/' | tr '\n' ';' | sed 's/;$//')" ;;
 	esac
 	# the compiler cache keeps its own settings (its folder defaults to the caller's)
 	case "$CACHE" in

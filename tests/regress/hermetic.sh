@@ -120,6 +120,7 @@ torch_REF=v1.0.0
 vision_URL=https://example.invalid/toy/vision
 vision_REF=v0.5.0
 vision_ENV="$1"
+vision_BUILD=${2:-}
 EOF
 }
 pins ""
@@ -259,8 +260,22 @@ has "corrupt entry: vision.wheel rebuilt" "$T/corrupt.log" "vision.wheel: rebuil
 check "corrupt entry: the rebuilt wheel is the right one" cmp "$vw2" "$w3"
 check "corrupt entry: replaced by a good entry" cmp "$vw2" "$ent/${vw2##*/}"
 
-# a wheel stage whose command succeeds but leaves no wheel: a failure, not a stamp
+# pip wheel (which builds in the tree it is given) instead of setup.py: the same promises
 cd "$T/b" || exit 2
+pins "" pip
+build pip
+same "vision_BUILD=pip: ninja succeeds" 0 "$brc"
+showlog pip
+vw3=$(wheel "$T/b/build/wheels/vision")
+members "$vw3" >"$T/m3"
+has "vision_BUILD=pip: the optional extension is back" "$T/m3" "torchvision/image"
+case "${vw3##*/}" in
+torchvision-0.5.0+kiln.cpu.g*-*.whl) ok "vision_BUILD=pip: release + kiln label (${vw3##*/})" ;;
+*) notok "vision_BUILD=pip: release + kiln label (${vw3##*/})" ;;
+esac
+check "vision_BUILD=pip: the source is still pristine" srcpin state --check "$T/b/build/src/vision"
+
+# a wheel stage whose command succeeds but leaves no wheel: a failure, not a stamp
 pins "TOY_NO_WHEEL=1"
 build empty
 same "no wheel: ninja fails" 1 "$brc"
