@@ -194,6 +194,7 @@ cmdrun(int argc, char **argv)
 	const char *key = NULL, *stampf = NULL, *logdir = "build/logs", *out = NULL;
 	const char *cache = NULL, *idfile = NULL, *idkeys = NULL, *name;
 	char **parents = NULL, *err = NULL, *why, *id = NULL, *logpath, *dur, *abs = NULL;
+	char *cachewhy = NULL;
 	size_t np = 0, cap = 0;
 	struct stage s;
 	struct stamp st;
@@ -317,7 +318,7 @@ cmdrun(int argc, char **argv)
 		r = cache_restore(cache, s.key, out, logdir, name, &id, &err);
 		if (r < 0) {
 			warn("%s: %s (building instead)", name, err);
-			free(err);
+			cachewhy = err;
 			err = NULL;
 		} else if (r == 1) {
 			goto done;
@@ -339,6 +340,9 @@ cmdrun(int argc, char **argv)
 		shquote(&b, argv[r]);
 	}
 	bufputc(&b, '\n');
+	if (cachewhy)
+		bufprintf(&b, "# %s (building instead)\n", cachewhy);
+	free(cachewhy);
 	writeall(logfd, b.s, b.len);
 	bufreset(&b);
 	status = spawn(argv + i, logfd, &s, logpath, out);

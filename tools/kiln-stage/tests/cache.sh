@@ -90,6 +90,7 @@ key v1
 printf 'X' | dd of="$e/x-1.0-py3-none-any.whl" bs=1 seek=40 conv=notrunc 2>/dev/null
 check "corrupt entry: the stage still succeeds" stage --stage-cache="$T/sc"
 has "corrupt entry: logged" "$T/.err" "x-1.0-py3-none-any.whl does not match its recorded digest; ignored and removed"
+has "corrupt entry: in the stage's log too" logs/w.log "x-1.0-py3-none-any.whl does not match its recorded digest; ignored and removed (building instead)"
 same "corrupt entry: rebuilt" "w: rebuilt in" "$(cut -c1-13 "$T/.out")"
 check "corrupt entry: the output is the good one" python3 -c 'import sys, zipfile; sys.exit(zipfile.ZipFile("out/x-1.0-py3-none-any.whl").testzip() is not None)'
 check "corrupt entry: replaced by a good entry" cmp out/x-1.0-py3-none-any.whl "$e/x-1.0-py3-none-any.whl"
