@@ -65,7 +65,7 @@ EOF
 printf 'from torch._C import scale\n' >"$d/torch/__init__.py"
 printf '1.0.0a0\n' >"$d/version.txt"
 printf '/build/\n/dist/\n*.egg-info\n' >"$d/.gitignore"
-(cd "$d" && git init -q -b main . && git add . && git commit -qm "toy torch" && git tag v1.0.0) || exit 2
+(cd "$d" && git init -q -b main . && git add . && GIT_COMMITTER_DATE=2022-10-28T12:00:00Z git commit -qm "toy torch" && git tag v1.0.0) || exit 2
 
 # toy vision: an extension built against torch's header, and an optional one
 d=$T/mirror/vision
@@ -111,7 +111,7 @@ EOF
 printf 'import torch\nfrom torchvision._C import op\n' >"$d/torchvision/__init__.py"
 printf '0.5.0a0\n' >"$d/version.txt"
 printf '/build/\n/dist/\n*.egg-info\n' >"$d/.gitignore"
-(cd "$d" && git init -q -b main . && git add . && git commit -qm "toy vision" && git tag v0.5.0) || exit 2
+(cd "$d" && git init -q -b main . && git add . && GIT_COMMITTER_DATE=2022-12-15T12:00:00Z git commit -qm "toy vision" && git tag v0.5.0) || exit 2
 
 pins () {
 	cat >"$T/pins.env" <<EOF
@@ -182,6 +182,13 @@ rel, local = v.split("+")
 assert tuple(map(int, rel.split("."))) >= (0, 5, 0) and local.startswith("kiln.cpu.g"), v'
 check "wheelpick takes it for >=0.5.0 (not a pre-release)" wheelpick --python="$T/venv/bin/python" \
 	--require 'torchvision>=0.5.0' "$T/b/build/wheels/vision"
+
+check "wheel members carry the pinned commit's time (SOURCE_DATE_EPOCH)" "$PY3" -c '
+import sys, time, zipfile
+t = time.gmtime(int(sys.argv[2]))[:6]
+t = t[:5] + (t[5] // 2 * 2,)
+got = {i.date_time for i in zipfile.ZipFile(sys.argv[1]).infolist()}
+assert got == {t}, (got, t)' "$vw" "$(git -C "$T/mirror/vision" show -s --format=%ct v0.5.0)"
 
 # the build ran in a copy: the checkout stays exactly its key
 check "srcpin state: vision's source is pristine after its wheel stage" srcpin state --check "$T/b/build/src/vision"
