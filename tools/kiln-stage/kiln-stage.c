@@ -17,6 +17,7 @@
 #include "info.h"
 #include "stage.h"
 #include "util.h"
+#include "verify.h"
 
 static volatile sig_atomic_t gotsig;
 static volatile pid_t child;
@@ -30,6 +31,10 @@ usage(const char *error)
 	        "usage: kiln-stage run --key=FILE --stamp=FILE [--parent=STAMP]... [--logdir=DIR]\n"
 	        "                      [--out=DIR] [--stage-cache=DIR] [--id-file=FILE] [--id-keys=LIST]\n"
 	        "                      [-n] STAGE -- CMD [ARG...]\n"
+	        "       kiln-stage verify --key=FILE --stamp=FILE [--parent=STAMP]... --out=DIR\n"
+	        "                      [--logdir=DIR] STAGE -- CMD [ARG...]\n"
+	        "       kiln-stage explain --key=FILE --stamp=FILE [--parent=STAMP]... [--out=DIR]\n"
+	        "                      [--stage-cache=DIR] STAGE\n"
 	        "       kiln-stage info [-o FILE] DIR\n"
 	        "       kiln-stage labels DIR\n");
 	exit(error ? EXIT_USAGE : EXIT_OK);
@@ -128,16 +133,72 @@ spawn(char **argv, int logfd, const struct stage *s, const char *logpath, const 
 	return status;
 }
 
+/* the outputs of a successful command: at least one file, none empty; their digests go
+   into sums. A stage that made nothing is a failure, not a stamp. */
+static void
+checkout(const char *name, const char *out, struct buf *sums)
+{
+	struct strv names = {0};
+	struct stat sb;
+	char *err = NULL, *p;
+	size_t i;
+
+	if (dir_files(out, &names) < 0 || names.n == 0)
+		dien(EXIT_PROBLEM, "%s: the command succeeded but left no files in %s; no stamp written",
+		     name, out);
+	for (i = 0; i < names.n; i++) {
+		p = xasprintf("%s/%s", out, names.v[i]);
+		if (stat(p, &sb) == 0 && sb.st_size == 0)
+			dien(EXIT_PROBLEM, "%s: the command succeeded but left %s empty; no stamp written",
+			     name, p);
+		free(p);
+	}
+	strv_free(&names);
+	if (dir_sums(out, sums, &err) < 0)
+		dien(EXIT_PROBLEM, "%s: %s", name, err);
+}
+
+/* an up-to-date stage whose key the stage cache lacks: store its outputs, if they are
+   still what the stamp recorded (a stage cache added to a built tree fills) */
+static void
+cachefill(const char *cache, const struct stage *s, const struct stamp *st, const char *out,
+          const char *logdir)
+{
+	struct buf now = {0};
+	struct stat sb;
+	char *ent = cache_entry(cache, s->key), *err = NULL, *logpath;
+
+	if (stat(ent, &sb) == 0) {
+		free(ent);
+		return;
+	}
+	free(ent);
+	if (dir_sums(out, &now, &err) < 0 || (st->sums && strcmp(st->sums, now.s ? now.s : "") != 0)) {
+		warn("%s: %s: the outputs differ from those the stamp records; not stored in the "
+		     "stage cache (run the stage again: rm %s/*)", s->name, err ? err : out, out);
+	} else {
+		logpath = xasprintf("%s/%s.log", logdir, s->name);
+		if (cache_store(cache, s, out, st->id, logpath, &err) < 0)
+			warn("%s: stage cache: %s", s->name, err);
+		else
+			printf("%s: stored in the stage cache\n", s->name);
+		free(logpath);
+	}
+	free(err);
+	buffree(&now);
+}
+
 static int
 cmdrun(int argc, char **argv)
 {
 	const char *key = NULL, *stampf = NULL, *logdir = "build/logs", *out = NULL;
 	const char *cache = NULL, *idfile = NULL, *idkeys = NULL, *name;
 	char **parents = NULL, *err = NULL, *why, *id = NULL, *logpath, *dur, *abs = NULL;
+	char *cachewhy = NULL;
 	size_t np = 0, cap = 0;
 	struct stage s;
 	struct stamp st;
-	struct buf b = {0};
+	struct buf b = {0}, sums = {0};
 	struct sigaction sa;
 	int i, r, dry = 0, explain, logfd, status, lockfd;
 	char *lock;
@@ -224,6 +285,8 @@ cmdrun(int argc, char **argv)
 	if (r == 1 && strcmp(st.key, s.key) == 0 && (!out || dir_count(out) > 0)) {
 		if (explain || dry)
 			fprintf(stderr, "kiln: %s: up to date\n", name);
+		if (cache && out && !dry)
+			cachefill(cache, &s, &st, out, logdir);
 		stamp_free(&st);
 		stage_free(&s);
 		return EXIT_OK;
@@ -247,10 +310,15 @@ cmdrun(int argc, char **argv)
 		dien(EXIT_USAGE, "%s: cannot remove the old stamp:", stampf);
 	t0 = now();
 	if (cache && out) {
-		r = cache_restore(cache, s.key, out, &id, &err);
+		if (explain) {
+			why = cache_explain(cache, &s);
+			fprintf(stderr, "kiln: %s: %s\n", name, why);
+			free(why);
+		}
+		r = cache_restore(cache, s.key, out, logdir, name, &id, &err);
 		if (r < 0) {
 			warn("%s: %s (building instead)", name, err);
-			free(err);
+			cachewhy = err;
 			err = NULL;
 		} else if (r == 1) {
 			goto done;
@@ -260,17 +328,21 @@ cmdrun(int argc, char **argv)
 		dien(EXIT_USAGE, "%s: %s", name, err);
 	if (mkdirs(logdir) < 0)
 		dien(EXIT_USAGE, "%s: cannot create:", logdir);
+	if ((logfd = log_open(logdir, name, &logpath, &err)) < 0)
+		dien(EXIT_USAGE, "%s", err);
+	free(logpath);
 	if ((abs = realpath(logdir, NULL)))
 		logdir = abs;
 	logpath = xasprintf("%s/%s.log", logdir, name);
-	if ((logfd = open(logpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0)
-		dien(EXIT_USAGE, "%s:", logpath);
 	bufprintf(&b, "# kiln-stage %s (key %.16s)\n# $", name, s.key);
 	for (r = i; r < argc; r++) {
 		bufputc(&b, ' ');
 		shquote(&b, argv[r]);
 	}
 	bufputc(&b, '\n');
+	if (cachewhy)
+		bufprintf(&b, "# %s (building instead)\n", cachewhy);
+	free(cachewhy);
 	writeall(logfd, b.s, b.len);
 	bufreset(&b);
 	status = spawn(argv + i, logfd, &s, logpath, out);
@@ -309,11 +381,8 @@ cmdrun(int argc, char **argv)
 		return EXIT_PROBLEM;
 	}
 	free(dur);
-	free(logpath);
-	free(abs);
-	if (out && dir_count(out) == 0)
-		dien(EXIT_PROBLEM, "%s: the command succeeded but left no files in %s; no stamp written",
-		     name, out);
+	if (out)
+		checkout(name, out, &sums);
 	if (idfile) {
 		if (!(id = readid(idfile)))
 			dien(EXIT_PROBLEM, "%s: %s: the command did not write its identity (one line):",
@@ -323,14 +392,18 @@ cmdrun(int argc, char **argv)
 	} else {
 		id = xstrdup(s.key);
 	}
-	if (cache && out && cache_store(cache, s.key, out, id, &err) < 0) {
+	if (cache && out && cache_store(cache, &s, out, id, logpath, &err) < 0) {
 		warn("%s: stage cache: %s (the stage itself succeeded)", name, err);
 		free(err);
 		err = NULL;
 	}
+	free(logpath);
+	free(abs);
 	r = 0;
 done:
-	stamp_format(&b, &s, id);
+	if (r == 1 && out && dir_sums(out, &sums, &err) < 0)
+		dien(EXIT_PROBLEM, "%s: %s", name, err);
+	stamp_format(&b, &s, id, sums.s);
 	if (writefile_atomic(stampf, b.s, b.len, 0644) < 0)
 		dien(EXIT_PROBLEM, "%s: cannot write the stamp %s:", name, stampf);
 	dur = fmtdur(now() - t0);
@@ -338,6 +411,7 @@ done:
 	free(dur);
 	free(id);
 	buffree(&b);
+	buffree(&sums);
 	stage_free(&s);
 	return EXIT_OK;
 }
@@ -419,6 +493,10 @@ main(int argc, char **argv)
 		usage(NULL);
 	if (strcmp(argv[1], "run") == 0)
 		return cmdrun(argc - 1, argv + 1);
+	if (strcmp(argv[1], "verify") == 0)
+		return cmdverify(argc - 1, argv + 1);
+	if (strcmp(argv[1], "explain") == 0)
+		return cmdexplain(argc - 1, argv + 1);
 	if (strcmp(argv[1], "info") == 0)
 		return cmdinfo(argc - 1, argv + 1);
 	if (strcmp(argv[1], "labels") == 0)

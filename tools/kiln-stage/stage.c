@@ -10,8 +10,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+
 #include "atomic.h"
 #include "hash.h"
+#include "strv.h"
 
 static void
 addinput(struct input **v, size_t *n, size_t *cap, const char *name, const char *value)
@@ -88,6 +92,7 @@ int
 stamp_read(struct stamp *st, const char *path, char **err)
 {
 	struct kvfile f;
+	struct buf sums = {0};
 	const char *v;
 	size_t i;
 
@@ -108,9 +113,13 @@ stamp_read(struct stamp *st, const char *path, char **err)
 	memcpy(st->key, v, 65);
 	st->stage = xstrdup(kv_get(&f, "STAGE"));
 	st->id = xstrdup(kv_get(&f, "ID"));
-	for (i = 0; i < f.n; i++)
+	for (i = 0; i < f.n; i++) {
 		if (startswith(f.v[i].key, "IN_"))
 			addinput(&st->in, &st->nin, &st->capin, f.v[i].key + 3, f.v[i].value);
+		else if (startswith(f.v[i].key, "OUT_"))
+			bufprintf(&sums, "%s\n", f.v[i].value);
+	}
+	st->sums = sums.s ? bufdetach(&sums) : NULL;
 	kv_free(&f);
 	return 1;
 }
@@ -120,6 +129,7 @@ stamp_free(struct stamp *st)
 {
 	free(st->stage);
 	free(st->id);
+	free(st->sums);
 	freeinputs(st->in, st->nin);
 	memset(st, 0, sizeof *st);
 }
@@ -142,10 +152,11 @@ putkv(struct buf *b, const char *k, const char *v)
 }
 
 void
-stamp_format(struct buf *b, const struct stage *s, const char *id)
+stamp_format(struct buf *b, const struct stage *s, const char *id, const char *sums)
 {
 	struct buf k = {0};
-	size_t i;
+	const char *p, *nl;
+	size_t i, n = 0;
 
 	bufputs(b, "# kiln-stage stamp: the stage ran for this key; written last\n");
 	bufputs(b, "KILN_STAMP=1\n");
@@ -156,6 +167,17 @@ stamp_format(struct buf *b, const struct stage *s, const char *id)
 		bufreset(&k);
 		bufprintf(&k, "IN_%s", s->in[i].name);
 		putkv(b, k.s, s->in[i].value);
+	}
+	for (p = sums; p && *p; p = nl + 1) {
+		char *line;
+
+		if (!(nl = strchr(p, '\n')))
+			nl = p + strlen(p) - 1;
+		line = xstrndup(p, (size_t)(nl - p + (*nl != '\n')));
+		bufreset(&k);
+		bufprintf(&k, "OUT_%zu", n++);
+		putkv(b, k.s, line);
+		free(line);
 	}
 	buffree(&k);
 }
@@ -392,67 +414,101 @@ dir_count(const char *dir)
 	return n;
 }
 
-/* hard link src to dst, or copy it when linking is not possible; 0 or -1 */
-static int
-linkorcopy(const char *src, const char *dst)
+
+int
+copyfile(const char *src, const char *dst)
 {
 	char b[1 << 16];
-	ssize_t n;
+	ssize_t n = 0;
 	int in, out, e;
 
-	if (link(src, dst) == 0)
-		return 0;
-	if ((in = open(src, O_RDONLY | O_CLOEXEC)) < 0)
+	if ((in = open(src, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)) < 0)
 		return -1;
-	if ((out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
+	if ((out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644)) < 0) {
 		e = errno;
 		close(in);
 		errno = e;
 		return -1;
 	}
-	while ((n = read(in, b, sizeof b)) > 0)
-		if (writeall(out, b, (size_t)n) < 0)
-			break;
+	/* a reflink shares the blocks until one side is written: a private copy for free */
+	if (ioctl(out, FICLONE, in) < 0) {
+		while ((n = read(in, b, sizeof b)) > 0)
+			if (writeall(out, b, (size_t)n) < 0)
+				break;
+	}
 	e = errno;
 	if (n != 0 || fsync(out) < 0) {
+		e = n != 0 ? e : errno;
 		close(in);
 		close(out);
 		unlink(dst);
-		errno = n != 0 ? e : errno;
+		errno = e;
 		return -1;
 	}
 	close(in);
 	return close(out);
 }
 
-/* link or copy every regular file of from into to; 0 or -1 with *err */
 static int
-copyfiles(const char *from, const char *to, char **err)
+bystr(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int
+dir_files(const char *dir, struct strv *names)
 {
 	DIR *d;
 	struct dirent *e;
 	struct stat sb;
-	char *s, *t;
-	int r = 0;
+	char *p;
 
-	if (!(d = opendir(from))) {
-		*err = xasprintf("%s: %s", from, strerror(errno));
+	if (!(d = opendir(dir)))
 		return -1;
-	}
-	while (r == 0 && (e = readdir(d))) {
+	while ((e = readdir(d))) {
 		if (e->d_name[0] == '.')
 			continue;
-		s = xasprintf("%s/%s", from, e->d_name);
-		t = xasprintf("%s/%s", to, e->d_name);
-		if (stat(s, &sb) == 0 && S_ISREG(sb.st_mode) && linkorcopy(s, t) < 0) {
-			*err = xasprintf("%s: cannot copy to %s: %s", s, to, strerror(errno));
-			r = -1;
-		}
-		free(s);
-		free(t);
+		p = xasprintf("%s/%s", dir, e->d_name);
+		if (lstat(p, &sb) == 0 && S_ISREG(sb.st_mode))
+			strv_add(names, e->d_name, 0);
+		free(p);
 	}
 	closedir(d);
-	return r;
+	if (names->n)
+		qsort(names->v, names->n, sizeof *names->v, bystr);
+	return 0;
+}
+
+int
+dir_sums(const char *dir, struct buf *sums, char **err)
+{
+	struct strv names = {0};
+	struct buf hex = {0};
+	unsigned char d[32];
+	size_t i;
+	char *p;
+
+	if (dir_files(dir, &names) < 0) {
+		*err = xasprintf("%s: %s", dir, strerror(errno));
+		return -1;
+	}
+	for (i = 0; i < names.n; i++) {
+		p = xasprintf("%s/%s", dir, names.v[i]);
+		if (sha256_file(p, d, NULL) < 0) {
+			*err = xasprintf("%s: %s", p, strerror(errno));
+			free(p);
+			strv_free(&names);
+			buffree(&hex);
+			return -1;
+		}
+		free(p);
+		bufreset(&hex);
+		hexenc(&hex, d, 32);
+		bufprintf(sums, "%s  %s\n", hex.s, names.v[i]);
+	}
+	strv_free(&names);
+	buffree(&hex);
+	return 0;
 }
 
 char *
@@ -461,27 +517,77 @@ cache_entry(const char *cachedir, const char *key)
 	return xasprintf("%s/%.2s/%s", cachedir, key, key);
 }
 
-/* remove a folder of plain files (a failed temp entry) */
+/* remove a folder of plain files (a temp or rejected entry) */
 static void
 rmflat(const char *dir)
 {
-	char *err = NULL;
-	struct stat sb;
+	DIR *d;
+	struct dirent *e;
+	char *p;
 
-	if (stat(dir, &sb) < 0)
+	if (!(d = opendir(dir)))
 		return;
-	if (dir_empty(dir, &err) == 0)
-		rmdir(dir);
-	free(err);
+	while ((e = readdir(d))) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		p = xasprintf("%s/%s", dir, e->d_name);
+		unlink(p);
+		free(p);
+	}
+	closedir(d);
+	rmdir(dir);
 }
 
 int
-cache_store(const char *cachedir, const char *key, const char *outdir, const char *id,
-            char **err)
+log_open(const char *logdir, const char *name, char **path, char **err)
 {
-	char *ent = cache_entry(cachedir, key), *tmp, *idf;
-	struct buf b = {0};
 	struct stat sb;
+	int fd;
+
+	*path = xasprintf("%s/%s.log", logdir, name);
+	if (lstat(logdir, &sb) < 0 || !S_ISDIR(sb.st_mode)) {
+		*err = xasprintf("%s: the log folder is %s; refusing to write logs there", logdir,
+		                 S_ISLNK(sb.st_mode) ? "a symbolic link" : "not a folder");
+		return -1;
+	}
+	fd = open(*path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
+	if (fd < 0 || fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
+		if (fd < 0 && errno == ELOOP)
+			*err = xasprintf("%s: is a symbolic link; refusing to write the log through it "
+			                 "(remove it)", *path);
+		else if (fd < 0)
+			*err = xasprintf("%s: %s", *path, strerror(errno));
+		else
+			*err = xasprintf("%s: not a regular file; refusing to write the log there", *path);
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* write n bytes as the file dir/name in a fresh entry; 0 or -1 with *err */
+static int
+putfile(const char *dir, const char *name, const void *p, size_t n, char **err)
+{
+	char *f = xasprintf("%s/%s", dir, name);
+	int r = writefile_atomic(f, p, n, 0644);
+
+	if (r < 0)
+		*err = xasprintf("%s: %s", f, strerror(errno));
+	free(f);
+	return r;
+}
+
+int
+cache_store(const char *cachedir, const struct stage *s, const char *outdir, const char *id,
+            const char *logpath, char **err)
+{
+	char *ent = cache_entry(cachedir, s->key), *tmp, *a, *b;
+	struct strv names = {0};
+	struct buf t = {0};
+	struct stat sb;
+	size_t i;
 	int r = -1;
 
 	if (stat(ent, &sb) == 0) {
@@ -489,20 +595,50 @@ cache_store(const char *cachedir, const char *key, const char *outdir, const cha
 		return 0;
 	}
 	tmp = xasprintf("%s.tmp.%ld", ent, (long)getpid());
+	rmflat(tmp);
 	if (mkdirs(tmp) < 0) {
 		*err = xasprintf("%s: cannot create: %s", tmp, strerror(errno));
 		goto out;
 	}
-	if (copyfiles(outdir, tmp, err) < 0)
-		goto out;
-	idf = xasprintf("%s/.kiln-id", tmp);
-	bufprintf(&b, "%s\n", id);
-	if (writefile_atomic(idf, b.s, b.len, 0644) < 0) {
-		*err = xasprintf("%s: %s", idf, strerror(errno));
-		free(idf);
+	if (dir_files(outdir, &names) < 0) {
+		*err = xasprintf("%s: %s", outdir, strerror(errno));
 		goto out;
 	}
-	free(idf);
+	for (i = 0; i < names.n; i++) {
+		a = xasprintf("%s/%s", outdir, names.v[i]);
+		b = xasprintf("%s/%s", tmp, names.v[i]);
+		r = copyfile(a, b);
+		if (r < 0)
+			*err = xasprintf("%s: cannot copy to %s: %s", a, tmp, strerror(errno));
+		free(a);
+		free(b);
+		if (r < 0)
+			goto out;
+	}
+	r = -1;
+	/* the digests of what the entry holds, taken from the copies themselves */
+	if (dir_sums(tmp, &t, err) < 0 || putfile(tmp, ".kiln-sums", t.s ? t.s : "", t.len, err) < 0)
+		goto out;
+	bufreset(&t);
+	bufprintf(&t, "%s\n", id);
+	if (putfile(tmp, ".kiln-id", t.s, t.len, err) < 0)
+		goto out;
+	bufreset(&t);
+	stamp_format(&t, s, id, NULL);
+	if (putfile(tmp, ".kiln-inputs", t.s, t.len, err) < 0)
+		goto out;
+	if (logpath) {
+		a = xasprintf("%s/.kiln-log", tmp);
+		if (copyfile(logpath, a) < 0 && errno != ENOENT) {
+			*err = xasprintf("%s: cannot copy to %s: %s", logpath, tmp, strerror(errno));
+			free(a);
+			goto out;
+		}
+		free(a);
+	}
+	a = xasprintf("%s/%.2s", cachedir, s->key);
+	mkdirs(a);
+	free(a);
 	if (rename(tmp, ent) < 0 && errno != EEXIST && errno != ENOTEMPTY) {
 		*err = xasprintf("%s: cannot store: %s", ent, strerror(errno));
 		goto out;
@@ -512,17 +648,77 @@ out:
 	rmflat(tmp);
 	free(tmp);
 	free(ent);
-	buffree(&b);
+	strv_free(&names);
+	buffree(&t);
 	return r;
 }
 
-int
-cache_restore(const char *cachedir, const char *key, const char *outdir, char **id,
-              char **err)
+/* move a rejected entry out of the way and remove it, so the rebuild can store anew */
+static void
+reject(const char *ent)
 {
-	char *ent = cache_entry(cachedir, key), *idf;
+	char *aside = xasprintf("%s.bad.%ld", ent, (long)getpid());
+
+	if (rename(ent, aside) == 0)
+		rmflat(aside);
+	free(aside);
+}
+
+/* the restored log: a header naming the entry, then the log of the run that built it */
+static void
+restorelog(const char *ent, const char *logdir, const char *name)
+{
+	char *src = xasprintf("%s/.kiln-log", ent), *path = NULL, *err = NULL;
 	struct buf b = {0};
+	int fd;
+
+	if ((fd = log_open(logdir, name, &path, &err)) < 0) {
+		warn("%s", err);
+	} else {
+		bufprintf(&b, "# kiln-stage %s: restored from the stage cache %s; the log of the run "
+		          "that built it follows\n", name, ent);
+		writeall(fd, b.s, b.len);
+		bufreset(&b);
+		if (readfile(src, &b, (size_t)1 << 30) == 0)
+			writeall(fd, b.s, b.len);
+		close(fd);
+	}
+	free(err);
+	free(path);
+	free(src);
+	buffree(&b);
+}
+
+/* split .kiln-sums text into names and digests; 0, or -1 with a reason in *bad */
+static int
+parsesums(char *text, struct strv *names, struct strv *hexes, char **bad)
+{
+	char *line, *nl;
+
+	for (line = text; line && *line; line = nl) {
+		if ((nl = strchr(line, '\n')))
+			*nl++ = 0;
+		if (strlen(line) < 67 || line[64] != ' ' || line[65] != ' ' || strchr(line + 66, '/') ||
+		    line[66] == '.') {
+			*bad = xasprintf("malformed .kiln-sums line '%.80s'", line);
+			return -1;
+		}
+		line[64] = 0;
+		strv_add(hexes, line, 0);
+		strv_add(names, line + 66, 0);
+	}
+	return 0;
+}
+
+int
+cache_restore(const char *cachedir, const char *key, const char *outdir, const char *logdir,
+              const char *name, char **id, char **err)
+{
+	char *ent = cache_entry(cachedir, key), *f, *a, *b, *bad = NULL;
+	struct buf idb = {0}, sums = {0}, got = {0};
+	struct strv names = {0}, hexes = {0}, held = {0}, gnames = {0}, ghexes = {0};
 	struct stat sb;
+	size_t i;
 	int r = -1;
 
 	*id = NULL;
@@ -530,20 +726,147 @@ cache_restore(const char *cachedir, const char *key, const char *outdir, char **
 		free(ent);
 		return 0;
 	}
-	idf = xasprintf("%s/.kiln-id", ent);
-	if (readfile(idf, &b, 1 << 16) < 0 || b.len == 0) {
-		*err = xasprintf("%s: broken stage-cache entry (no .kiln-id); remove it", ent);
-		goto out;
+	f = xasprintf("%s/.kiln-id", ent);
+	if (readfile(f, &idb, 1 << 16) < 0 || idb.len == 0)
+		bad = xstrdup("has no .kiln-id");
+	free(f);
+	f = xasprintf("%s/.kiln-sums", ent);
+	if (!bad && readfile(f, &sums, 1 << 20) < 0)
+		bad = xstrdup("has no recorded digests (.kiln-sums)");
+	free(f);
+	if (bad || parsesums(sums.s, &names, &hexes, &bad) < 0)
+		goto corrupt;
+	if (names.n == 0) {
+		bad = xstrdup("records no output files");
+		goto corrupt;
 	}
-	while (b.len && (b.s[b.len - 1] == '\n' || b.s[b.len - 1] == '\r'))
-		b.s[--b.len] = 0;
-	if (dir_empty(outdir, err) < 0 || copyfiles(ent, outdir, err) < 0)
+	/* a file in the entry that its digests do not list is not part of the output */
+	if (dir_files(ent, &held) < 0 || held.n != names.n) {
+		bad = xasprintf("holds %zu files but records the digests of %zu", held.n, names.n);
+		goto corrupt;
+	}
+	if (dir_empty(outdir, err) < 0)
 		goto out;
-	*id = bufdetach(&b);
+	/* copy each listed file, then check the copies (what will be used) against the digests */
+	for (i = 0; i < names.n && !bad; i++) {
+		a = xasprintf("%s/%s", ent, names.v[i]);
+		b = xasprintf("%s/%s", outdir, names.v[i]);
+		if (copyfile(a, b) < 0)
+			bad = xasprintf("%s: %s", names.v[i], strerror(errno));
+		free(a);
+		free(b);
+	}
+	if (bad)
+		goto corrupt;
+	if (dir_sums(outdir, &got, err) < 0)
+		goto out;
+	if (parsesums(got.s, &gnames, &ghexes, &bad) < 0)
+		goto corrupt;
+	for (i = 0; i < gnames.n && !bad; i++) {
+		size_t k;
+
+		for (k = 0; k < names.n; k++)
+			if (strcmp(names.v[k], gnames.v[i]) == 0)
+				break;
+		if (k == names.n || strcmp(hexes.v[k], ghexes.v[i]) != 0)
+			bad = xasprintf("%s does not match its recorded digest", gnames.v[i]);
+	}
+	if (bad)
+		goto corrupt;
+	while (idb.len && (idb.s[idb.len - 1] == '\n' || idb.s[idb.len - 1] == '\r'))
+		idb.s[--idb.len] = 0;
+	*id = bufdetach(&idb);
+	if (logdir)
+		restorelog(ent, logdir, name);
 	r = 1;
+	goto out;
+corrupt:
+	*err = xasprintf("%s: stage-cache entry %s; ignored and removed", ent, bad);
+	free(bad);
+	bad = NULL;
+	reject(ent);
+	dir_empty(outdir, &bad);
+	free(bad);
 out:
-	free(idf);
 	free(ent);
-	buffree(&b);
+	buffree(&idb);
+	buffree(&sums);
+	buffree(&got);
+	strv_free(&names);
+	strv_free(&hexes);
+	strv_free(&held);
+	strv_free(&gnames);
+	strv_free(&ghexes);
 	return r;
+}
+
+/* the number of reasons in an explanation ("a; b; c" -> 3) */
+static int
+nreasons(const char *why)
+{
+	int n = 1;
+
+	for (; (why = strstr(why, "; ")); why += 2)
+		n++;
+	return n;
+}
+
+char *
+cache_explain(const char *cachedir, const struct stage *s)
+{
+	char *ent = cache_entry(cachedir, s->key), *sub, *p, *why, *best = NULL, *bestent = NULL;
+	DIR *d, *d2;
+	struct dirent *e, *e2;
+	struct stamp st;
+	struct stat sb;
+	char *err = NULL;
+	int n = 0, bestn = 0;
+
+	if (stat(ent, &sb) == 0) {
+		why = xasprintf("stage cache: entry %s", ent);
+		free(ent);
+		return why;
+	}
+	free(ent);
+	if (!(d = opendir(cachedir)))
+		return xasprintf("stage cache: %s: %s", cachedir, strerror(errno));
+	while ((e = readdir(d))) {
+		if (strlen(e->d_name) != 2 || e->d_name[0] == '.')
+			continue;
+		sub = xasprintf("%s/%s", cachedir, e->d_name);
+		if ((d2 = opendir(sub))) {
+			while ((e2 = readdir(d2))) {
+				if (strlen(e2->d_name) != 64)
+					continue;
+				p = xasprintf("%s/%s/.kiln-inputs", sub, e2->d_name);
+				if (stamp_read(&st, p, &err) == 1 && strcmp(st.stage, s->name) == 0) {
+					why = stage_explain(s, &st, 6);
+					n++;
+					if (!best || nreasons(why) < bestn) {
+						free(best);
+						free(bestent);
+						best = why;
+						bestn = nreasons(why);
+						bestent = xasprintf("%s/%s", sub, e2->d_name);
+					} else {
+						free(why);
+					}
+				}
+				stamp_free(&st);
+				free(err);
+				err = NULL;
+				free(p);
+			}
+			closedir(d2);
+		}
+		free(sub);
+	}
+	closedir(d);
+	if (!best)
+		return xasprintf("stage cache: no entry for %s in %s", s->name, cachedir);
+	why = xasprintf("stage cache: no entry for this key; the nearest of %d entries of %s "
+	                "(%s) differs: %s", n, s->name, bestent, best);
+	free(best);
+	free(bestent);
+	return why;
 }

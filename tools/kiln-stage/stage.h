@@ -3,6 +3,7 @@
 #define KILN_STAGE_H
 
 #include "kv.h"
+#include "strv.h"
 #include "util.h"
 
 /* one input of a stage's key: a key-file line or a parent's output identity */
@@ -26,6 +27,7 @@ struct stamp {
 	char *id;
 	struct input *in;
 	size_t nin, capin;
+	char *sums;          /* "SHA256  NAME" lines of the outputs it was written for, or NULL */
 };
 
 /* Load the key file and the parents' stamps and compute the chained key. A parent
@@ -41,8 +43,9 @@ void stage_free(struct stage *s);
 int stamp_read(struct stamp *st, const char *path, char **err);
 /* release a stamp */
 void stamp_free(struct stamp *st);
-/* the text of the stamp for stage s with output identity id */
-void stamp_format(struct buf *b, const struct stage *s, const char *id);
+/* the text of the stamp for stage s with output identity id and the digests of its
+   outputs (dir_sums text; may be NULL) */
+void stamp_format(struct buf *b, const struct stage *s, const char *id, const char *sums);
 
 /* Why the stamp does not match the stage, in words ("input REF changed: v1 -> v2",
    "parent torch.patch changed", "no stamp yet"); at most max reasons joined with "; ".
@@ -55,14 +58,35 @@ char *stage_idfrom(const struct stage *s, const char *names);
 
 /* The stage-cache entry folder for a chained key: DIR/ab/abcdef... (fresh string) */
 char *cache_entry(const char *cachedir, const char *key);
-/* Copy (hard link where possible) every regular file of outdir plus the id into a new
-   cache entry, atomically (temp folder + rename). Returns 0, or -1 with *err. */
-int cache_store(const char *cachedir, const char *key, const char *outdir, const char *id,
-                char **err);
-/* If an entry exists, empty outdir and fill it from the entry; *id gets the stored
-   identity. Returns 1 restored, 0 no entry, -1 with *err. */
-int cache_restore(const char *cachedir, const char *key, const char *outdir, char **id,
-                  char **err);
+/* Store private copies (reflink or copy, never links) of outdir's regular files in a new
+   entry for s's key, with their digests (.kiln-sums), the id (.kiln-id), the stage's
+   inputs in stamp form (.kiln-inputs) and the log (.kiln-log; logpath may be NULL),
+   atomically (temp folder + rename). An existing entry is kept. 0, or -1 with *err. */
+int cache_store(const char *cachedir, const struct stage *s, const char *outdir, const char *id,
+                const char *logpath, char **err);
+/* If an entry for key exists, empty outdir and fill it with private copies of the entry's
+   files, each checked against its recorded digest; *id gets the stored identity and
+   LOGDIR/NAME.log the stored log (logdir may be NULL). An entry that is incomplete or
+   whose content does not match its digests is removed, outdir is left empty, and -1
+   returned with *err saying why. Returns 1 restored, 0 no entry, -1 with *err. */
+int cache_restore(const char *cachedir, const char *key, const char *outdir, const char *logdir,
+                  const char *name, char **id, char **err);
+/* One line on the cache lookup for s: the entry's path when it exists, else which
+   stored entry of the same stage is nearest and how its inputs differ (fresh string). */
+char *cache_explain(const char *cachedir, const struct stage *s);
+
+/* A private copy of the regular file src as the new file dst (FICLONE where the file
+   system shares blocks, else bytes; never a link; neither end may be a symlink).
+   0, or -1 with errno. */
+int copyfile(const char *src, const char *dst);
+/* Open LOGDIR/NAME.log for writing (truncated) in *path: refused when logdir is not a
+   real folder or the log is a symbolic link or not a regular file. Returns the fd, or
+   -1 with *err naming the path. */
+int log_open(const char *logdir, const char *name, char **path, char **err);
+/* the names of the regular files of dir not starting with '.', sorted by bytes; 0 or -1 */
+int dir_files(const char *dir, struct strv *names);
+/* append "SHA256  NAME" lines for dir_files(dir); 0, or -1 with *err */
+int dir_sums(const char *dir, struct buf *sums, char **err);
 
 /* Remove every regular file in dir and create dir if missing. Returns 0, or -1 with *err. */
 int dir_empty(const char *dir, char **err);
