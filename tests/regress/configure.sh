@@ -8,7 +8,7 @@ need ninja pkg-config
 src=$T/src
 mkdir -p "$src/tools" "$src/env"
 cp -R "$KILN_SRC/configure" "$KILN_SRC/ninja" "$KILN_SRC/mk" "$src/"
-cp -R "$KILN_SRC/tools/lib" "$src/tools/"
+cp -R "$KILN_SRC/tools/lib" "$KILN_SRC/tools/kiln-stage" "$src/tools/"
 cp -R "$KILN_SRC/env/deps" "$src/env/"
 mkdir -p "$src/tools/hello"
 cat >"$src/tools/hello/hello.c" <<'C'
