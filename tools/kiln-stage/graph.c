@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,7 +77,20 @@ static char *rulefile;                  /* ninja/stack.ninja's text */
 
 static void addregen(const char *path) { regen = xgrow(regen, &capregen, nregen + 1, sizeof *regen); regen[nregen++] = xstrdup(path); }
 
-#define fail(...) dien(EXIT_USAGE, __VA_ARGS__)
+/* configure's one error line, then exit 2 at once: the generator is a one-shot
+   process, and what it had allocated is the operating system's to reclaim */
+static void fail(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+static void
+fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vwarn(fmt, ap);
+	va_end(ap);
+	fflush(NULL);
+	_exit(EXIT_USAGE);
+}
 
 /* --- options -------------------------------------------------------------------- */
 
@@ -1074,12 +1088,7 @@ writestack(char *const *tools, size_t ntools, const char *profs)
 		    (!strcmp(stages[i].step, "patch") &&
 		     !strcmp(pin(comp_find(stages[i].comp), "KIND"), "source")))
 			bufprintf(&b, " $builddir/stamp/%s", stages[i].name);
-	bufputs(&b, "\n\n# configure's stack inputs: a deleted one regenerates instead of stopping ninja\n");
-	for (i = 0; i < nregen; i++) {
-		bufputs(&b, "build ");
-		ninja_esc(&b, regen[i]);
-		bufputs(&b, ": phony\n");
-	}
+	bufputc(&b, '\n');
 	p = xasprintf("%s/stack.ninja", cf.builddir);
 	commit(p, &b, 1);
 	free(p);
@@ -1402,7 +1411,7 @@ graph_main(int argc, char **argv)
 		}
 		askpython();
 		if (py.managed && !cf.venv)
-			dien(EXIT_USAGE, "--python=%s is externally managed (PEP 668: pip refuses to install "
+			fail("--python=%s is externally managed (PEP 668: pip refuses to install "
 			     "into it); make a venv and use it: %s -m venv ~/kiln-venv && ./configure "
 			     "--python=~/kiln-venv/bin/python ..., or let kiln make one: --venv=DIR",
 			     cf.python, cf.python);
@@ -1494,6 +1503,22 @@ graph_main(int argc, char **argv)
 		free(p);
 	}
 	bufputc(&b, '\n');
+	/* each input as a phony target too: a deleted one regenerates instead of stopping ninja */
+	{
+		struct buf ins = {0};
+		const char *q, *e;
+		char *line0 = strstr(b.s, "build build.ninja config.mk: configure | ");
+		bufputs(&ins, "# configure's inputs: a deleted one regenerates instead of stopping ninja\n");
+		for (q = line0 + 41; *q && *q != '\n'; q = e) {
+			for (e = q; *e && *e != '\n' && !(*e == ' ' && e[-1] != '$'); e++)
+				;
+			bufprintf(&ins, "build %.*s: phony\n", (int)(e - q), q);
+			if (*e == ' ')
+				e++;
+		}
+		bufputs(&b, ins.s);
+		buffree(&ins);
+	}
 	p = xasprintf("%s/configure", cf.srcdir);
 	if ((t = mtimens(p)) > newest)
 		newest = t;
