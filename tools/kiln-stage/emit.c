@@ -147,7 +147,7 @@ struct tool {
 static void
 objof(struct buf *b, const char *v, const char *rel)
 {
-	bufprintf(b, "$builddir/%s/obj/", v);
+	bufprintf(b, "$bdir/%s/obj/", v);
 	ninja_esc(b, rel);
 	b->len -= 2;
 	b->s[b->len] = 0;
@@ -191,7 +191,7 @@ variant(struct buf *b, const char *v, const struct emitcfg *ec, struct tool *t, 
 		cc(b, v, rel, x.s);
 		free(rel);
 	}
-	bufprintf(b, "build $builddir/%s/libkiln.a: ar", v);
+	bufprintf(b, "build $bdir/%s/libkiln.a: ar", v);
 	for (i = 0; i < ec->nlib; i++) {
 		rel = xasprintf("lib/%s", ec->lib[i]);
 		bufputc(b, ' ');
@@ -227,8 +227,8 @@ variant(struct buf *b, const char *v, const struct emitcfg *ec, struct tool *t, 
 		}
 		if (!fuzz) {
 			bufputs(b, "build ");
-			p = !strcmp(v, "rel") ? xasprintf("$builddir/bin/%s", t[i].name) :
-			                        xasprintf("$builddir/san/bin/%s", t[i].name);
+			p = !strcmp(v, "rel") ? xasprintf("$bdir/bin/%s", t[i].name) :
+			                        xasprintf("$bdir/san/bin/%s", t[i].name);
 			bufputs(b, p);
 			bufputc(outs, ' ');
 			bufputs(outs, p);
@@ -237,9 +237,9 @@ variant(struct buf *b, const char *v, const struct emitcfg *ec, struct tool *t, 
 			rel = xasprintf("%s/%s", t[i].name, t[i].src[0]);
 			objof(b, v, rel);
 			free(rel);
-			bufprintf(b, "%s | $builddir/%s/libkiln.a\n", mods.s ? mods.s : "", v);
+			bufprintf(b, "%s | $bdir/%s/libkiln.a\n", mods.s ? mods.s : "", v);
 			bufprintf(b, "  extra = %s\n", vflags(v));
-			bufprintf(b, "  libs = $builddir/%s/libkiln.a %s %s %s\n", v, t[i].pl, t[i].libs,
+			bufprintf(b, "  libs = $bdir/%s/libkiln.a %s %s %s\n", v, t[i].pl, t[i].libs,
 			          ec->libcryptolibs);
 			if (!strcmp(v, "san")) {
 				p = xasprintf("%s/tools/%s/tests", ec->srcdir, t[i].name);
@@ -254,16 +254,16 @@ variant(struct buf *b, const char *v, const struct emitcfg *ec, struct tool *t, 
 			bufreset(&x);
 			bufprintf(&x, "%s %s -I$qsrcdir/tools/%s", vflags(v), t[i].pc, t[i].name);
 			cc(b, v, rel, x.s);
-			p = fuzz ? xasprintf("$builddir/fuzz/bin/%s", n) :
-			           xasprintf("$builddir/san/test/%s-%s", t[i].name, n);
+			p = fuzz ? xasprintf("$bdir/fuzz/bin/%s", n) :
+			           xasprintf("$bdir/san/test/%s-%s", t[i].name, n);
 			bufprintf(b, "build %s: link ", p);
 			objof(b, v, rel);
-			bufprintf(b, "%s | $builddir/%s/libkiln.a\n", mods.s ? mods.s : "", v);
+			bufprintf(b, "%s | $bdir/%s/libkiln.a\n", mods.s ? mods.s : "", v);
 			if (fuzz)
 				bufputs(b, "  cc = $fuzzcc\n  extra = -fsanitize=fuzzer,address,undefined\n");
 			else
 				bufputs(b, "  extra = $sanflags\n");
-			bufprintf(b, "  libs = $builddir/%s/libkiln.a %s %s %s\n", v, t[i].pl, t[i].libs,
+			bufprintf(b, "  libs = $bdir/%s/libkiln.a %s %s %s\n", v, t[i].pl, t[i].libs,
 			          ec->libcryptolibs);
 			bufputc(outs, ' ');
 			bufputs(outs, p);
@@ -382,11 +382,11 @@ emit_tools(struct buf *b, const struct emitcfg *ec, struct buf *regen, char ***n
 			rl = xasprintf("lib/tests/%s", tests[k]);
 			bufprintf(&x, "$sanflags %s", ec->libcflags);
 			cc(b, "san", rl, x.s);
-			bufprintf(b, "build $builddir/san/test/lib-%s: link ", n);
+			bufprintf(b, "build $bdir/san/test/lib-%s: link ", n);
 			objof(b, "san", rl);
-			bufprintf(b, " | $builddir/san/libkiln.a\n  extra = $sanflags\n"
-			          "  libs = $builddir/san/libkiln.a %s\n", ec->libcryptolibs);
-			bufprintf(&san, " $builddir/san/test/lib-%s", n);
+			bufprintf(b, " | $bdir/san/libkiln.a\n  extra = $sanflags\n"
+			          "  libs = $bdir/san/libkiln.a %s\n", ec->libcryptolibs);
+			bufprintf(&san, " $bdir/san/test/lib-%s", n);
 			buffree(&x);
 			free(rl);
 			free(n);
