@@ -401,13 +401,33 @@ static int
 cmdlabels(int argc, char **argv)
 {
 	struct buf b = {0};
+	enum labelfmt fmt = LABEL_ARGS;
+	const char *dir = NULL, *f;
 	char *err = NULL;
+	int i;
 
-	if (argc == 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0))
-		usage(NULL);
-	if (argc != 2 || argv[1][0] == '-')
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
+			usage(NULL);
+		if (startswith(argv[i], "--format=")) {
+			f = argv[i] + 9;
+			if (!strcmp(f, "args"))
+				fmt = LABEL_ARGS;
+			else if (!strcmp(f, "file"))
+				fmt = LABEL_FILE;
+			else if (!strcmp(f, "containerfile"))
+				fmt = LABEL_CONTAINERFILE;
+			else
+				usage(xasprintf("labels: unknown --format '%s' (args, file or containerfile)", f));
+		} else if (argv[i][0] == '-' || dir) {
+			usage(xasprintf("labels: unexpected argument '%s'", argv[i]));
+		} else {
+			dir = argv[i];
+		}
+	}
+	if (!dir)
 		usage("labels: give one record folder (build/info)");
-	if (info_labels(argv[1], &b, &err) < 0) {
+	if (info_labels(dir, fmt, &b, &err) < 0) {
 		warn("%s", err);
 		free(err);
 		buffree(&b);
