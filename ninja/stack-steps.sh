@@ -125,7 +125,9 @@ step_pick () {
 
 step_install () {
 	w=$(cat "$B/wheels/$c.picked")
-	"$PY" -m pip install --no-deps --force-reinstall --no-index --disable-pip-version-check "$w"
+	# from the wheel's folder: pip reads a ';' in a path argument as a marker separator
+	(cd "$(dirname "$w")" && "$PY" -m pip install --no-deps --force-reinstall --no-index \
+		--disable-pip-version-check "./${w##*/}")
 	record "$w"
 }
 
@@ -151,9 +153,8 @@ record () {
 		fi
 		echo "ARCH=$(echo "$ARCH_LIST" | tr ';' ,)"
 		echo "PYTHON=$PY"
-		echo "PY_ABI=\"$PY_ABI\""
-	} | sed 's/^\([A-Z_]*\)=\([^"].* .*\)$/\1="\2"/' >"$B/info/$c.info.tmp"
-	mv -f "$B/info/$c.info.tmp" "$B/info/$c.info"
+		echo "PY_ABI=$PY_ABI"
+	} | kiln-stage kv -o "$B/info/$c.info"
 	kiln-stage info -o "$B/build-info.json" "$B/info"
 }
 

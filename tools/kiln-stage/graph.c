@@ -207,6 +207,23 @@ checkpath(const char *opt, const char *v, int ninjapath)
 		fail("%s=%s: ninja cannot name a file with '|' in its path; choose another folder", opt, v);
 }
 
+/* an interpreter's folder: Python's packaging expands $NAME and ${NAME} in install
+   paths (distutils' subst_vars) and venv refuses ':'; say so now, not hours later */
+static void
+pyprefix(const char *opt, const char *v)
+{
+	const char *d;
+
+	if (!v)
+		return;
+	for (d = strchr(v, '$'); d; d = strchr(d + 1, '$'))
+		if (d[1] == '{' || d[1] == '_' || isalnumc((unsigned char)d[1]))
+			fail("%s=%s: setuptools expands '$NAME' in an interpreter's paths, so no build "
+			     "can use one there; choose a folder without '$' followed by a name", opt, v);
+	if (!strcmp(opt, "--venv") && strchr(v, ':'))
+		fail("--venv=%s: Python's venv refuses a folder with ':' (the PATH separator)", v);
+}
+
 /* --- arch and components ----------------------------------------------------------- */
 
 static void
@@ -1325,6 +1342,8 @@ graph_main(int argc, char **argv)
 	checkpath("KILN_BIN", cf.kilnbin, 0);
 	if (!*cf.builddir)
 		fail("--builddir: must not be empty");
+	pyprefix("--python", cf.python);
+	pyprefix("--venv", cf.venv);
 	if (strpbrk(cf.srcdir, " \t"))
 		fail("the source folder '%s' has a space in its path; the stack's profile list cannot "
 		     "hold it (move or link the checkout to a path without spaces)", cf.srcdir);

@@ -33,6 +33,7 @@ usage(const char *error)
 	        "                      [--out=DIR] [--stage-cache=DIR] [--id-file=FILE] [--id-keys=LIST]\n"
 	        "                      [-n] STAGE [PARENT-STAMP...] -- CMD [ARG...]\n"
 	        "       kiln-stage env FILE... -- CMD [ARG...]\n"
+	        "       kiln-stage kv -o FILE <KEY=VALUE-lines\n"
 	        "       kiln-stage info [-o FILE] DIR\n"
 	        "       kiln-stage labels [--format=args|file|containerfile] DIR\n"
 	        "       kiln-stage graph --srcdir=DIR --builddir=DIR [OPTION]... -- CONFIGURE [ARG]...\n");
@@ -438,6 +439,45 @@ cmdlabels(int argc, char **argv)
 	return EXIT_OK;
 }
 
+/* kiln-stage kv -o FILE: raw KEY=VALUE lines on stdin (as a shell step prints them: the
+   value is everything after the first '=') written to FILE atomically in the quoting
+   kv.c reads back, so no value is ever shell text */
+static int
+cmdkv(int argc, char **argv)
+{
+	struct buf in = {0}, out = {0};
+	const char *outf = NULL;
+	char *line, *next, *eq, *k;
+	int n = 0;
+
+	if (argc == 3 && strcmp(argv[1], "-o") == 0)
+		outf = argv[2];
+	else
+		usage("kv: write with -o FILE");
+	if (readfile("/dev/stdin", &in, 16 << 20) < 0)
+		dien(EXIT_USAGE, "kv: stdin:");
+	bufputc(&in, 0);
+	for (line = in.s; line && *line; line = next) {
+		n++;
+		if ((next = strchr(line, '\n')))
+			*next++ = 0;
+		if (!*line)
+			continue;
+		eq = strchr(line, '=');
+		k = eq ? xstrndup(line, (size_t)(eq - line)) : NULL;
+		if (!k || !*k || strspn(k, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") !=
+		    strlen(k) || (k[0] >= '0' && k[0] <= '9'))
+			dien(EXIT_USAGE, "kv: stdin:%d: expected KEY=VALUE", n);
+		kv_put(&out, k, eq + 1);
+		free(k);
+	}
+	if (writefile_atomic(outf, out.s ? out.s : "", out.len, 0644) < 0)
+		dien(EXIT_USAGE, "%s:", outf);
+	buffree(&in);
+	buffree(&out);
+	return EXIT_OK;
+}
+
 /* kiln-stage env FILE... -- CMD: run CMD with every KEY=VALUE of the files (read by
    kv.c, never by a shell) in its environment as KILN_K_KEY, and their names, in order,
    in KILN_KEYS; ninja/stack-steps.sh takes its settings and key values from there */
@@ -501,6 +541,8 @@ main(int argc, char **argv)
 		return cmdlabels(argc - 1, argv + 1);
 	if (strcmp(argv[1], "env") == 0)
 		return cmdenv(argc - 1, argv + 1);
+	if (strcmp(argv[1], "kv") == 0)
+		return cmdkv(argc - 1, argv + 1);
 	if (strcmp(argv[1], "graph") == 0)
 		return graph_main(argc - 1, argv + 1);
 	usage(xasprintf("unknown verb '%s' (run, env, info, labels or graph)", argv[1]));
