@@ -125,3 +125,27 @@ for c in torch vision audio; do
 	exits "no ROCm: no $c.wheel stamp" 1 test -f "build/stamp/$c.wheel"
 done
 lacks "no ROCm: no wheel build was started" "$T/.out" ".wheel: rebuilt"
+
+# pins that do not fit together: one warning line naming both versions, configure goes on
+rm -rf "$T/b" && mkdir -p "$T/b" && cd "$T/b" || exit 2
+pins 'torch_REF=v2.7.0' 'vision_REF=v0.23.0' 'audio_REF=v2.7.0'
+check "a vision release for another torch: configure succeeds" conf --arch=cpu --pins="$T/p.env"
+same "one warning naming both versions" \
+	"configure: warning: vision v0.23.0 is made for torch 2.8, but the torch pin is 2.7.0" "$(cat "$T/.err")"
+pins 'torch_REF=v2.8.0' 'vision_REF=v0.23.0' 'audio_REF=v2.8.0'
+check "releases made for each other" conf --arch=cpu --pins="$T/p.env"
+same "no warning" "" "$(cat "$T/.err")"
+# a prebuilt vision wheel declares its torch in its metadata
+"$PY3" - "$T/torchvision-0.23.0-py3-none-any.whl" <<'PY' || exit 2
+import sys, zipfile
+with zipfile.ZipFile(sys.argv[1], "w") as z:
+    z.writestr("torchvision-0.23.0.dist-info/METADATA",
+               "Metadata-Version: 2.1\nName: torchvision\nVersion: 0.23.0\n"
+               "Requires-Dist: numpy\nRequires-Dist: torch (==2.8.0)\n")
+    z.writestr("torchvision-0.23.0.dist-info/WHEEL", "Wheel-Version: 1.0\n")
+PY
+pins 'torch_REF=v2.7.1'
+check "a vision wheel for another torch: configure succeeds" conf --arch=cpu --pins="$T/p.env" \
+	--pin "vision=wheel:$T/torchvision-0.23.0-py3-none-any.whl"
+same "one warning from the wheel's Requires-Dist" \
+	"configure: warning: vision torchvision-0.23.0-py3-none-any.whl requires torch==2.8.0, but the torch pin is 2.7.1" "$(cat "$T/.err")"

@@ -665,10 +665,11 @@ pinfit(void)
 			/* ==2.8.0, >=2.8, ==2.8.0+rocm6.4: compare the first version's major.minor */
 			const char *v = want + strspn(want, "torch=<>!~ ");
 			char *wm = majmin(v);
+			const char *w = pin(c, "WHEEL");
 			if (*wm && strcmp(wm, tm))
-				warn("warning: %s %s declares %s, but the torch pin is %s", c->name,
-				     pin(c, "KIND")[0] == 'w' ? strrchr(pin(c, "WHEEL"), '/') ?
-				     strrchr(pin(c, "WHEEL"), '/') + 1 : pin(c, "WHEEL") : "(system)", want, tv);
+				warn("warning: %s %s requires torch%s, but the torch pin is %s", c->name,
+				     pin(c, "KIND")[0] == 's' ? "(installed)" : strrchr(w, '/') ?
+				     strrchr(w, '/') + 1 : w, want, tv);
 			free(wm);
 			free(want);
 		} else if (req && strcmp(req, tm)) {
