@@ -103,6 +103,8 @@ fail(const char *fmt, ...)
 	_exit(EXIT_USAGE);
 }
 
+static void shword(struct buf *b, const char *s);
+
 /* --- options -------------------------------------------------------------------- */
 
 static void
@@ -481,27 +483,7 @@ parent(struct srec *s, const char *name)
 	s->parent[s->np++] = xstrdup(name);
 }
 
-static struct srec *
-findstage(const char *name)
-{
-	size_t i;
 
-	for (i = 0; i < nstages; i++)
-		if (!strcmp(stages[i].name, name))
-			return &stages[i];
-	return NULL;
-}
-
-static int
-isbuilt(const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < non; i++)
-		if (!strcmp(on[i]->name, name))
-			return 1;
-	return 0;
-}
 
 /* the patch folder of a component: C_PATCHES (relative to the pin file), or patches/C */
 static char *
@@ -684,7 +666,7 @@ pinfit(void)
 
 /* the records of every stage */
 static void
-mkstages(const char *profs, char **proflist, size_t nprof)
+mkstages(char **proflist, size_t nprof)
 {
 	const struct component *c, *d;
 	struct srec *s;
@@ -692,7 +674,7 @@ mkstages(const char *profs, char **proflist, size_t nprof)
 	char *ccargv[8], *cccopy, *tok, *sp, *flash;
 	struct buf mods = {0}, imports = {0}, comps = {0}, dep = {0};
 	size_t i, j, nins = 0, ncc = 0;
-	int rocmok = 1, fl = 1;
+	int fl = 1;
 	const char *k, *pyk;
 
 	/* facts */
@@ -721,7 +703,6 @@ mkstages(const char *profs, char **proflist, size_t nprof)
 				free(tok);
 			}
 		} else {
-			rocmok = 0;
 			rocmv = xstrdup("");
 		}
 		buffree(&v);
@@ -928,8 +909,6 @@ mkstages(const char *profs, char **proflist, size_t nprof)
 	for (i = 0; i < nins; i++)
 		addregen(ins[i]);
 	strvfree(ins, nins);
-	(void)profs;
-	(void)rocmok;
 	free(archs);
 	free(ccv);
 	free(rocmv);
@@ -1441,11 +1420,19 @@ graph_main(int argc, char **argv)
 			cf.python = xasprintf("%s/bin/python", cf.venv);
 		}
 		askpython();
-		if (py.managed && !cf.venv)
-			fail("--python=%s is externally managed (PEP 668: pip refuses to install "
-			     "into it); make a venv and use it: %s -m venv ~/kiln-venv && ./configure "
-			     "--python=~/kiln-venv/bin/python ..., or let kiln make one: --venv=DIR",
-			     cf.python, cf.python);
+		if (py.managed && !cf.venv) {
+			/* the command to run, each word quoted where the shell needs it */
+			struct buf c = {0};
+			char *v = xasprintf("%s/kiln-venv", getenv("HOME") ? getenv("HOME") : "/tmp");
+			shword(&c, cf.python);
+			bufputs(&c, " -m venv ");
+			shword(&c, v);
+			free(v);
+			fail("--python=%s is externally managed (PEP 668: pip refuses to install into it); "
+			     "make a venv and pass its python: %s, then --python=%s/bin/python (with what "
+			     "the builds need installed in it), or let kiln make one: --venv=DIR",
+			     cf.python, c.s, strrchr(c.s, ' ') + 1);
+		}
 		if (cf.venv && stat(cf.venv, &st) == 0) {
 			p = xasprintf("%s/pyvenv.cfg", cf.venv);
 			if (access(p, F_OK) < 0) {
@@ -1483,7 +1470,7 @@ graph_main(int argc, char **argv)
 			rulefile = bufdetach(&fb);
 			free(p);
 		}
-		mkstages(profs, proflist, nprof);
+		mkstages(proflist, nprof);
 		writestack(tools, ntools, profs);
 	nostack:
 		bufputs(&b, "\n# the stack: stages of each component (tools/kiln-stage/graph.c)\n"
@@ -1597,8 +1584,6 @@ graph_main(int argc, char **argv)
 		utimensat(AT_FDCWD, "build.ninja", NULL, 0);
 		utimensat(AT_FDCWD, "config.mk", NULL, 0);
 	}
-	(void)isbuilt;
-	(void)findstage;
 	buffree(&b);
 	buffree(&rg);
 	buffree(&mk);
