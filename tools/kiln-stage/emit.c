@@ -279,8 +279,8 @@ variant(struct buf *b, const char *v, const struct emitcfg *ec, struct tool *t, 
 }
 
 int
-emit_tools(struct buf *b, const struct emitcfg *ec, struct buf *regen, char ***names,
-           size_t *nnames, char **err)
+emit_tools(struct buf *b, const struct emitcfg *ec, void (*regen)(const char *path),
+           char ***names, size_t *nnames, char **err)
 {
 	struct tool *t = NULL;
 	struct buf rel = {0}, san = {0}, fz = {0};
@@ -405,18 +405,17 @@ emit_tools(struct buf *b, const struct emitcfg *ec, struct buf *regen, char ***n
 	bufputs(b, "build clean-tools: clean_tools\n");
 
 	/* what makes configure rerun: the folders (a new tool or source), build.conf files */
-	bufputs(regen, " $srcdir/tools");
+	p = xasprintf("%s/tools", ec->srcdir);
+	regen(p);
+	free(p);
 	for (i = 0; i < nd; i++) {
 		static const char *const sub[] = {"", "/tests", "/fuzz", "/build.conf"};
 		size_t s;
 		for (s = 0; s < sizeof sub / sizeof sub[0]; s++) {
 			struct stat st;
 			p = xasprintf("%s/tools/%s%s", ec->srcdir, dirs[i], sub[s]);
-			if (stat(p, &st) == 0) {
-				bufputs(regen, " $srcdir/tools/");
-				ninja_esc(regen, dirs[i]);
-				ninja_esc(regen, sub[s]);
-			}
+			if (stat(p, &st) == 0)
+				regen(p);
 			free(p);
 		}
 	}

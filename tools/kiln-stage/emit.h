@@ -21,11 +21,11 @@ void ninja_esc(struct buf *b, const char *s);
 void ninja_shq(struct buf *b, const char *s);
 
 /* Append the build edges of every tool (release, sanitized + unit tests, fuzz) and the
-   tools/check/install targets to b; the folders and build.conf files whose change
-   reruns configure to regen (ninja-escaped, each after a space); the tool names to
-   names. Returns 0, or -1 with *err. */
-int emit_tools(struct buf *b, const struct emitcfg *ec, struct buf *regen, char ***names,
-               size_t *nnames, char **err);
+   tools/check/install targets to b; call regen with each folder and build.conf file
+   whose change reruns configure; the tool names go to names. Returns 0, or -1 with
+   *err. */
+int emit_tools(struct buf *b, const struct emitcfg *ec, void (*regen)(const char *path),
+               char ***names, size_t *nnames, char **err);
 
 /* the sorted names in dir ending in suffix (NULL: any) that are folders (wantdir) or
    regular files; NULL with *n 0 when dir cannot be read */

@@ -1299,17 +1299,14 @@ mtimens(const char *path)
 	return (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
 }
 
-int
-graph_main(int argc, char **argv)
+/* the options that must hold before anything is written */
+static void
+checkopts(void)
 {
-	struct buf b = {0}, rg = {0}, mk = {0};
-	struct emitcfg ec = {0};
-	char **tools = NULL, **proflist = NULL, *err = NULL, *p, *profs = NULL, *libpkgs, *libs;
-	size_t ntools = 0, nprof = 0, i;
-	long long newest = 0, t;
-	struct stat st;
+	struct pins tp = {0};
+	char *err = NULL;
+	size_t i;
 
-	parseopts(argc, argv);
 	checkpath("--builddir", cf.builddir, 1);
 	checkpath("the source folder", cf.srcdir, 1);
 	checkpath("--pins", cf.pinsfile, 1);
@@ -1331,269 +1328,294 @@ graph_main(int argc, char **argv)
 	complist(cf.with, "--with", 1);
 	complist(cf.without, "--without", -1);
 	/* the --pin arguments make sense (with or without a stack to apply them to) */
-	{
-		struct pins tp = {0};
-		tp.v = xcalloc(comp_count * pinkey_count, sizeof *tp.v);
-		tp.stackv = xcalloc(pinkey_count, sizeof *tp.stackv);
-		for (i = 0; i < cf.npinover; i++) {
-			checkpath("--pin", cf.pinover[i], 0);
-			if (pins_override(&tp, cf.pinover[i], &err) < 0)
-				fail("%s", err);
-		}
-		pins_free(&tp);
+	tp.v = xcalloc(comp_count * pinkey_count, sizeof *tp.v);
+	tp.stackv = xcalloc(pinkey_count, sizeof *tp.stackv);
+	for (i = 0; i < cf.npinover; i++) {
+		checkpath("--pin", cf.pinover[i], 0);
+		if (pins_override(&tp, cf.pinover[i], &err) < 0)
+			fail("%s", err);
 	}
+	pins_free(&tp);
+}
 
-	/* the tools half of build.ninja */
-	{
-		struct kvfile f;
-		const char *v;
-		char *dir = xasprintf("%s/tools/lib", cf.srcdir), *bc = xasprintf("%s/build.conf", dir);
-		libpkgs = xstrdup("libcrypto");
-		if (stat(bc, &st) == 0) {
-			if (kv_load(&f, bc, &err) < 0)
-				fail("%s", err);
-			if ((v = kv_get(&f, "PKGS"))) {
-				free(libpkgs);
-				libpkgs = xasprintf("libcrypto %s", v);
+/* tools/lib's sources and pkg-config flags (libcrypto and its build.conf's PKGS) */
+static void
+libflags(struct emitcfg *ec)
+{
+	struct kvfile f;
+	struct buf l = {0};
+	const char *v;
+	char *dir = xasprintf("%s/tools/lib", cf.srcdir), *bc = xasprintf("%s/build.conf", dir);
+	char *pkgs = xstrdup("libcrypto"), *av[16], *cp, *sp, *w, *out, *err = NULL;
+	size_t n = 0;
+	struct stat st;
+
+	if (stat(bc, &st) == 0) {
+		if (kv_load(&f, bc, &err) < 0)
+			fail("%s", err);
+		if ((v = kv_get(&f, "PKGS"))) {
+			free(pkgs);
+			pkgs = xasprintf("libcrypto %s", v);
+		}
+		kv_free(&f);
+	}
+	ec->srcdir = cf.srcdir;
+	ec->pkgconfig = cf.pkgconfig;
+	ec->fuzzcc = cf.fuzzcc;
+	ec->lib = lsdir(dir, ".c", 0, &ec->nlib);
+	cp = xstrdup(pkgs);
+	av[n++] = (char *)cf.pkgconfig;
+	av[n++] = "--cflags";
+	for (w = strtok_r(cp, " ", &sp); w && n < 14; w = strtok_r(NULL, " ", &sp))
+		av[n++] = w;
+	av[n] = NULL;
+	if (capture(av, &out) < 0)
+		fail("pkg-config cannot find %s", pkgs);
+	ec->libcflags = out;
+	av[1] = "--libs";
+	if (capture(av, &out) < 0)
+		fail("pkg-config cannot find %s", pkgs);
+	bufprintf(&l, "-Wl,--as-needed %s", out);
+	ec->libcryptolibs = bufdetach(&l);
+	free(out);
+	free(cp);
+	free(pkgs);
+	free(bc);
+	free(dir);
+}
+
+/* the target Python: it runs, pip may install into it (PEP 668), --venv is ours to make */
+static void
+checkpython(void)
+{
+	struct stat st;
+	struct buf c = {0};
+	char *v, *p, **e;
+	size_t n;
+
+	if (!cf.python || !*cf.python)
+		fail("no target Python: give --python=PATH (or --venv=DIR)");
+	if (cf.venv) {
+		cf.basepy = cf.python;
+		cf.python = xasprintf("%s/bin/python", cf.venv);
+	}
+	askpython();
+	if (py.managed && !cf.venv) {
+		/* the command to run, each word quoted where the shell needs it */
+		v = xasprintf("%s/kiln-venv", getenv("HOME") ? getenv("HOME") : "/tmp");
+		shword(&c, cf.python);
+		bufputs(&c, " -m venv ");
+		shword(&c, v);
+		free(v);
+		fail("--python=%s is externally managed (PEP 668: pip refuses to install into it); "
+		     "make a venv and pass its python: %s, then --python=%s/bin/python (with what "
+		     "the builds need installed in it), or let kiln make one: --venv=DIR",
+		     cf.python, c.s, strrchr(c.s, ' ') + 1);
+	}
+	if (cf.venv && stat(cf.venv, &st) == 0) {
+		p = xasprintf("%s/pyvenv.cfg", cf.venv);
+		if (access(p, F_OK) < 0) {
+			e = lsdir(cf.venv, NULL, 0, &n);
+			strvfree(e, n);
+			if (!n) {
+				e = lsdir(cf.venv, NULL, 1, &n);
+				strvfree(e, n);
 			}
-			kv_free(&f);
-		}
-		free(bc);
-		ec.srcdir = cf.srcdir;
-		ec.pkgconfig = cf.pkgconfig;
-		ec.fuzzcc = cf.fuzzcc;
-		ec.lib = lsdir(dir, ".c", 0, &ec.nlib);
-		free(dir);
-		{
-			char *av[16], *cp = xstrdup(libpkgs), *sp, *w, *out;
-			size_t n = 0;
-			struct buf l = {0};
-			av[n++] = (char *)cf.pkgconfig;
-			av[n++] = "--cflags";
-			for (w = strtok_r(cp, " ", &sp); w && n < 14; w = strtok_r(NULL, " ", &sp))
-				av[n++] = w;
-			av[n] = NULL;
-			if (capture(av, &out) < 0)
-				fail("pkg-config cannot find %s", libpkgs);
-			ec.libcflags = out;
-			av[1] = "--libs";
-			if (capture(av, &out) < 0)
-				fail("pkg-config cannot find %s", libpkgs);
-			bufprintf(&l, "-Wl,--as-needed %s", out);
-			free(out);
-			ec.libcryptolibs = libs = bufdetach(&l);
-			free(cp);
-		}
-	}
-	header(&b);
-	if (emit_tools(&b, &ec, &rg, &tools, &ntools, &err) < 0)
-		fail("%s", err);
-
-	/* the stack */
-	if (cf.narch) {
-		char *a = realpath(cf.builddir, NULL);
-		if (!a) {
-			p = xasprintf("%s/.", cf.builddir);
-			if (mkdirs(cf.builddir) < 0 || !(a = realpath(cf.builddir, NULL)))
-				fail("cannot create %s:", cf.builddir);
-			free(p);
-		}
-		absb = a;
-		p = xasprintf("%s/env/versions.env", cf.srcdir);
-		if (!cf.pinsfile && stat(p, &st) < 0) {
-			/* a source tree without env/versions.env (a partial copy): no stack to build */
-			struct buf e = {0};
-			warn("warning: no pin file %s; the stack graph is empty", p);
-			bufprintf(&e, "# no pin file: no stages\nbuild stack: phony\n");
-			free(p);
-			p = xasprintf("%s/stack.ninja", cf.builddir);
-			commit(p, &e, 1);
-			buffree(&e);
-			free(p);
-			goto nostack;
+			if (n)
+				fail("--venv=%s: the folder exists and is not a venv; kiln makes and owns the "
+				     "venv there, so give a new or empty folder", cf.venv);
 		}
 		free(p);
-		if (!cf.python || !*cf.python)
-			fail("no target Python: give --python=PATH (or --venv=DIR)");
-		if (cf.venv) {
-			cf.basepy = cf.python;
-			cf.python = xasprintf("%s/bin/python", cf.venv);
-		}
-		askpython();
-		if (py.managed && !cf.venv) {
-			/* the command to run, each word quoted where the shell needs it */
-			struct buf c = {0};
-			char *v = xasprintf("%s/kiln-venv", getenv("HOME") ? getenv("HOME") : "/tmp");
-			shword(&c, cf.python);
-			bufputs(&c, " -m venv ");
-			shword(&c, v);
-			free(v);
-			fail("--python=%s is externally managed (PEP 668: pip refuses to install into it); "
-			     "make a venv and pass its python: %s, then --python=%s/bin/python (with what "
-			     "the builds need installed in it), or let kiln make one: --venv=DIR",
-			     cf.python, c.s, strrchr(c.s, ' ') + 1);
-		}
-		if (cf.venv && stat(cf.venv, &st) == 0) {
-			p = xasprintf("%s/pyvenv.cfg", cf.venv);
-			if (access(p, F_OK) < 0) {
-				size_t n;
-				char **e = lsdir(cf.venv, NULL, 0, &n), **e2;
-				size_t n2;
-				e2 = lsdir(cf.venv, NULL, 1, &n2);
-				strvfree(e, n);
-				strvfree(e2, n2);
-				if (n + n2 > 0)
-					fail("--venv=%s: the folder exists and is not a venv; kiln makes and owns "
-					     "the venv there, so give a new or empty folder", cf.venv);
-			}
-			free(p);
-		}
+	}
+}
+
+/* the stack: checks, stage records, keys, stack.env and stack.ninja; the include of
+   stack.ninja and the default targets go to b */
+static void
+stack(struct buf *b, char *const *tools, size_t ntools)
+{
+	struct buf fb = {0};
+	struct stat st;
+	char *p, *k, *profs, **proflist;
+	size_t nprof;
+
+	if (!(absb = realpath(cf.builddir, NULL)) &&
+	    (mkdirs(cf.builddir) < 0 || !(absb = realpath(cf.builddir, NULL))))
+		fail("cannot create %s:", cf.builddir);
+	p = xasprintf("%s/env/versions.env", cf.srcdir);
+	if (!cf.pinsfile && stat(p, &st) < 0) {
+		/* a source tree without env/versions.env (a partial copy): no stack to build */
+		warn("warning: no pin file %s; the stack graph is empty", p);
+		bufputs(&fb, "# no pin file: no stages\nbuild stack: phony\n");
+		free(p);
+		p = xasprintf("%s/stack.ninja", cf.builddir);
+		commit(p, &fb, 1);
+	} else {
+		checkpython();
 		profs = planstack(&proflist, &nprof);
 		pinfit();
-		{
-			char *k = xasprintf("%s/keys", absb), *s = xasprintf("%s/stamp", absb);
-			if (mkdirs(k) < 0 || mkdirs(s) < 0)
-				fail("cannot create %s:", k);
-			free(k);
-			free(s);
-		}
-		{
-			struct buf fb = {0};
-			p = xasprintf("%s/ninja/stack-steps.sh", cf.srcdir);
-			if (readfile(p, &fb, 0) < 0)
-				fail("%s:", p);
-			stepsfile = bufdetach(&fb);
-			free(p);
-			p = xasprintf("%s/ninja/stack.ninja", cf.srcdir);
-			if (readfile(p, &fb, 0) < 0)
-				fail("%s:", p);
-			rulefile = bufdetach(&fb);
-			free(p);
-		}
+		free(p);
+		p = xasprintf("%s/keys", absb);
+		k = xasprintf("%s/stamp", absb);
+		if (mkdirs(p) < 0 || mkdirs(k) < 0)
+			fail("cannot create %s:", p);
+		free(k);
+		free(p);
+		p = xasprintf("%s/ninja/stack-steps.sh", cf.srcdir);
+		if (readfile(p, &fb, 0) < 0)
+			fail("%s:", p);
+		stepsfile = bufdetach(&fb);
+		free(p);
+		p = xasprintf("%s/ninja/stack.ninja", cf.srcdir);
+		if (readfile(p, &fb, 0) < 0)
+			fail("%s:", p);
+		rulefile = bufdetach(&fb);
 		mkstages(proflist, nprof);
 		writestack(tools, ntools, profs);
-	nostack:
-		bufputs(&b, "\n# the stack: stages of each component (tools/kiln-stage/graph.c)\n"
-		            "include $bdir/stack.ninja\n");
-		bufputs(&b, cf.kilnbin ? "default stack\n" : "default tools stack\n");
-	} else {
-		bufputs(&b, "default tools\n");
+		strvfree(proflist, nprof);
+		free(profs);
 	}
+	free(p);
+	buffree(&fb);
+	bufputs(b, "\n# the stack: stages of each component (tools/kiln-stage/graph.c)\n"
+	           "include $bdir/stack.ninja\n");
+	bufputs(b, cf.kilnbin ? "default stack\n" : "default tools stack\n");
+}
 
-	/* regenerate when configure, its data, the generator or the set of tools change */
-	bufputs(&b, "build build.ninja config.mk: configure | $srcdir/configure");
-	{
-		/* with the generator's own schema and writers (not with KILN_BIN's) */
-		static const char *const dirs[][2] = {
-			{"env/deps", ".txt"}, {"ninja", ".ninja"}, {"ninja", ".sh"},
-			{"tools/kiln-stage", "graph.c"}, {"tools/kiln-stage", "emit.c"},
-			{"tools/kiln-stage", "pins.c"}, {"tools/kiln-stage", "schema.c"},
-			{"tools/kiln-stage", "schema.h"}, {"tools/lib", "arch.c"}, {"tools/lib", "kv.c"},
-		};
-		size_t d, n;
-		char **v;
-		for (d = 0; d < sizeof dirs / sizeof dirs[0]; d++) {
-			p = xasprintf("%s/%s", cf.srcdir, dirs[d][0]);
-			v = lsdir(p, dirs[d][1], 0, &n);
+/* the regeneration edge: configure reruns when it, its data, the generator's schema and
+   writers (not KILN_BIN's: that binary itself), or the stack's inputs change; each input
+   is also a phony target (a deleted one regenerates instead of stopping ninja). Returns
+   the newest input's mtime. */
+static long long
+regenedge(struct buf *b)
+{
+	static const char *const files[][2] = {
+		{"", "configure"}, {"env/deps", ".txt"}, {"ninja", ".ninja"}, {"ninja", ".sh"},
+		{"tools/kiln-stage", "graph.c"}, {"tools/kiln-stage", "emit.c"},
+		{"tools/kiln-stage", "pins.c"}, {"tools/kiln-stage", "schema.c"},
+		{"tools/kiln-stage", "schema.h"}, {"tools/lib", "arch.c"}, {"tools/lib", "kv.c"},
+	};
+	long long newest = 0, t;
+	size_t d, n, i;
+	char **v, *p;
+
+	for (d = 0; d < sizeof files / sizeof files[0]; d++) {
+		p = xasprintf("%s/%s", cf.srcdir, files[d][0]);
+		v = lsdir(p, files[d][1], 0, &n);
+		free(p);
+		for (i = 0; i < n; i++) {
+			p = xasprintf("%s%s%s/%s", cf.srcdir, *files[d][0] ? "/" : "", files[d][0], v[i]);
+			addregen(p);
 			free(p);
-			for (i = 0; i < n; i++) {
-				bufprintf(&b, " $srcdir/%s/", dirs[d][0]);
-				ninja_esc(&b, v[i]);
-				p = xasprintf("%s/%s/%s", cf.srcdir, dirs[d][0], v[i]);
-				if ((t = mtimens(p)) > newest)
-					newest = t;
-				free(p);
-			}
-			strvfree(v, n);
 		}
-	}
-	bufputs(&b, rg.s ? rg.s : "");
-	for (i = 0; i < nregen; i++) {
-		bufputc(&b, ' ');
-		ninja_esc(&b, regen[i]);
-		if ((t = mtimens(regen[i])) > newest)
-			newest = t;
+		strvfree(v, n);
 	}
 	if (cf.kilnbin) {
 		p = xasprintf("%s/kiln-stage", cf.kilnbin);
-		bufputc(&b, ' ');
-		ninja_esc(&b, p);
+		addregen(p);
 		free(p);
 	}
-	bufputc(&b, '\n');
-	/* each input as a phony target too: a deleted one regenerates instead of stopping ninja */
-	{
-		struct buf ins = {0};
-		const char *q, *e;
-		char *line0 = strstr(b.s, "build build.ninja config.mk: configure | ");
-		bufputs(&ins, "# configure's inputs: a deleted one regenerates instead of stopping ninja\n");
-		for (q = line0 + 41; *q && *q != '\n'; q = e) {
-			for (e = q; *e && *e != '\n' && !(*e == ' ' && e[-1] != '$'); e++)
-				;
-			bufprintf(&ins, "build %.*s: phony\n", (int)(e - q), q);
-			if (*e == ' ')
-				e++;
-		}
-		bufputs(&b, ins.s);
-		buffree(&ins);
+	bufputs(b, "\nbuild build.ninja config.mk: configure |");
+	for (i = 0; i < nregen; i++) {
+		bufputc(b, ' ');
+		ninja_esc(b, regen[i]);
+		if ((t = mtimens(regen[i])) > newest)
+			newest = t;
 	}
-	p = xasprintf("%s/configure", cf.srcdir);
-	if ((t = mtimens(p)) > newest)
-		newest = t;
-	free(p);
+	bufputs(b, "\n# configure's inputs: a deleted one regenerates instead of stopping ninja\n");
+	for (i = 0; i < nregen; i++) {
+		bufputs(b, "build ");
+		ninja_esc(b, regen[i]);
+		bufputs(b, ": phony\n");
+	}
+	return newest;
+}
 
-	/* config.mk: the same decisions for make */
-	generated(&mk);
-	mkval(&mk, "KILN_SRCDIR", cf.srcdir);
-	mkval(&mk, "KILN_BUILDDIR", cf.builddir);
+/* a space-separated list of n strings, fresh */
+static char *
+joined(char *const *v, size_t n)
+{
+	struct buf o = {0};
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		bufprintf(&o, "%s%s", i ? " " : "", v[i]);
+	return bufdetach(&o);
+}
+
+/* config.mk: the same decisions, for make */
+static void
+configmk(struct buf *mk, char *const *tools, size_t ntools)
+{
+	const char *names[16];
+	char *p;
+	size_t i;
+
+	generated(mk);
+	mkval(mk, "KILN_SRCDIR", cf.srcdir);
+	mkval(mk, "KILN_BUILDDIR", cf.builddir);
 	p = archlist(",");
-	mkval(&mk, "KILN_ARCH", p);
+	mkval(mk, "KILN_ARCH", p);
 	free(p);
-	mkval(&mk, "KILN_BACKEND", backend_name(cf.backend));
-	mkval(&mk, "KILN_PYTHON", cf.python ? cf.python : "");
-	mkval(&mk, "KILN_VENV", cf.venv ? cf.venv : "");
-	mkval(&mk, "KILN_ROCM_PATH", cf.rocm);
-	mkval(&mk, "KILN_PREFIX", cf.prefix);
-	mkval(&mk, "KILN_PINS", cf.pinsfile ? cf.pinsfile : "");
-	{
-		struct buf o = {0};
-		for (i = 0; i < cf.npinover; i++)
-			bufprintf(&o, "%s%s", i ? " " : "", cf.pinover[i]);
-		mkval(&mk, "KILN_PIN_OVERRIDES", o.s ? o.s : "");
-		bufreset(&o);
-		for (i = 0; i < non; i++)
-			bufprintf(&o, "%s%s", i ? " " : "", on[i]->name);
-		mkval(&mk, "KILN_COMPONENTS", o.s ? o.s : "");
-		bufreset(&o);
-		for (i = 0; i < ntools; i++)
-			bufprintf(&o, "%s%s", i ? " " : "", tools[i]);
-		mkval(&mk, "KILN_CACHE", cf.cache);
-		mkval(&mk, "KILN_STAGE_CACHE", cf.stagecache ? cf.stagecache : "");
-		mkval(&mk, "KILN_MIRROR", cf.mirror ? cf.mirror : "");
-		mkval(&mk, "KILN_JOBS", cf.jobs);
-		mkval(&mk, "KILN_TOOLS", o.s ? o.s : "");
-		buffree(&o);
-	}
-	mkval(&mk, "NINJA", cf.ninja);
+	mkval(mk, "KILN_BACKEND", backend_name(cf.backend));
+	mkval(mk, "KILN_PYTHON", cf.python ? cf.python : "");
+	mkval(mk, "KILN_VENV", cf.venv ? cf.venv : "");
+	mkval(mk, "KILN_ROCM_PATH", cf.rocm);
+	mkval(mk, "KILN_PREFIX", cf.prefix);
+	mkval(mk, "KILN_PINS", cf.pinsfile ? cf.pinsfile : "");
+	p = joined(cf.pinover, cf.npinover);
+	mkval(mk, "KILN_PIN_OVERRIDES", p);
+	free(p);
+	for (i = 0; i < non; i++)
+		names[i] = on[i]->name;
+	p = joined((char *const *)names, non);
+	mkval(mk, "KILN_COMPONENTS", p);
+	free(p);
+	mkval(mk, "KILN_CACHE", cf.cache);
+	mkval(mk, "KILN_STAGE_CACHE", cf.stagecache ? cf.stagecache : "");
+	mkval(mk, "KILN_MIRROR", cf.mirror ? cf.mirror : "");
+	mkval(mk, "KILN_JOBS", cf.jobs);
+	p = joined(tools, ntools);
+	mkval(mk, "KILN_TOOLS", p);
+	free(p);
+	mkval(mk, "NINJA", cf.ninja);
+}
 
+int
+graph_main(int argc, char **argv)
+{
+	struct buf b = {0}, mk = {0};
+	struct emitcfg ec = {0};
+	char **tools = NULL, *err = NULL;
+	size_t ntools = 0;
+	long long newest;
+
+	parseopts(argc, argv);
+	checkopts();
+	libflags(&ec);
+	header(&b);
+	if (emit_tools(&b, &ec, addregen, &tools, &ntools, &err) < 0)
+		fail("%s", err);
+	if (cf.narch)
+		stack(&b, tools, ntools);
+	else
+		bufputs(&b, "default tools\n");
+	newest = regenedge(&b);
+	configmk(&mk, tools, ntools);
 	commit("build.ninja", &b, 1);
 	commit("config.mk", &mk, 1);
-	/* an unchanged build.ninja older than an input it was just made from: ninja would
-	   run configure again for nothing; make its time say it is current */
-	if (mtimens("build.ninja") < newest) {
+	/* an unchanged output older than an input it was just made from: ninja would run
+	   configure again for nothing; make its time say it is current */
+	if (mtimens("build.ninja") < newest)
 		utimensat(AT_FDCWD, "build.ninja", NULL, 0);
+	if (mtimens("config.mk") < newest)
 		utimensat(AT_FDCWD, "config.mk", NULL, 0);
-	}
 	buffree(&b);
-	buffree(&rg);
 	buffree(&mk);
-	free(profs);
-	strvfree(proflist, nprof);
 	strvfree(tools, ntools);
 	strvfree(ec.lib, ec.nlib);
 	free((char *)ec.libcflags);
-	free(libs);
-	free(libpkgs);
+	free((char *)ec.libcryptolibs);
 	pins_free(&pins);
 	return EXIT_OK;
 }
