@@ -85,25 +85,6 @@ void pins_free(struct pins *p);
    NULL with *err (a listed patch that does not exist). */
 char *series_digest(const char *dir, char ***inputs, size_t *ninputs, char **err);
 
-/* what configure decided, as the generator's options */
-struct config {
-	const char *prog;        /* the name messages start with */
-	const char *srcdir, *builddir, *prefix;
-	const char *python;      /* the target interpreter (or the venv's, with --venv) */
-	const char *basepy;      /* with --venv: the interpreter the venv is made from */
-	const char *venv;        /* --venv=DIR or NULL */
-	const char *rocm, *pinsfile, *cache, *stagecache, *mirror, *kilnbin;
-	const char *cc, *cflags, *ldflags, *pkgconfig, *fuzzcc, *ninja;
-	const char *jobs, *with, *without, *archarg;
-	char **pinover;          /* --pin NAME=REF, in order */
-	size_t npinover;
-	char **replay;           /* configure and its arguments as typed (--pin read from them) */
-	size_t nreplay;
-	char **arch;             /* the targets, in the order given */
-	size_t narch;
-	enum backend backend;
-};
-
 /* write build.ninja, config.mk and, with targets, the stack; 0 or exit status */
 int graph_main(int argc, char **argv);
 
