@@ -80,10 +80,13 @@ vllm_REF=v1
 vllm_DIST=kiln_toy_vllm
 vllm_IMPORT=kiln_toy_vllm
 EOF
-conf --arch=gfx1151 --pin vision=v2 --pin torch=v2 --with=triton,aotriton,flash_attn,vllm
+t0=$(now); conf --arch=gfx1151 --pin vision=v2 --pin torch=v2 --with=triton,aotriton,flash_attn,vllm; t1=$(now)
+printf '%-34s %.2f s (checks + kiln-stage graph, first time)\n' "configure, full graph" "$(echo "$t1 - $t0" | bc)"
+t0=$(now); conf --arch=gfx1151 --pin vision=v2 --pin torch=v2 --with=triton,aotriton,flash_attn,vllm; t1=$(now)
+printf '%-34s %.2f s (nothing changed, nothing written)\n' "configure again, full graph" "$(echo "$t1 - $t0" | bc)"
 t0=$(now); build full; t1=$(now)
 printf '%-34s %.1f s, %d stages (%d in the graph)\n' "adding 4 components" "$(echo "$t1 - $t0" | bc)" \
-	"$(count "$got")" "$(grep -c '^build \$builddir/stamp/' build/stack.ninja)"
+	"$(count "$got")" "$(grep -c '^build \$bdir/stamp/' build/stack.ninja)"
 report "full graph: add the 4 components" 18
 [ "$(ninja)" = "ninja: no work to do." ] || { echo "second ninja had work"; exit 1; }
 noop "no-op ninja, full graph"

@@ -7,7 +7,8 @@
 #
 # then `make kiln-build` (the whole stack), `make kiln-vision.wheel` (one stage and what
 # it needs), `make kiln-check` (the stack's smoke test: imports, gpucheck cover/smoke),
-# `make kiln-labels` (OCI --label arguments of what was built). KILN_EXPLAIN=1 make ...
+# `make kiln-labels` (OCI labels of what was built, one --label=K=V per line: pipe them
+# to xargs -d '\n' podman build ...). KILN_EXPLAIN=1 make ...
 # makes each stage that runs say why. make only drives configure and ninja: configure
 # reruns when a KILN_ variable changes, ninja knows the stages. Variables (all optional
 # but KILN_ARCH): KILN_BUILD_DIR [kiln-build], KILN_PYTHON, KILN_ROCM_PATH, KILN_PINS,

@@ -3,18 +3,33 @@
 # (with KILN_STAGE, KILN_STAGE_OUT, the log as stdout and stderr) only when the stage's key
 # changed. SETTINGS is $builddir/stack.env; the stage's key file holds its inputs. Each
 # step_NAME function is hashed into its own stages' keys: editing one reruns only those.
+#
+# Nothing here reads SETTINGS or the key file as shell text: `kiln-stage env SETTINGS KEY
+# -- sh stack-steps.sh ...` (the stage rule in stack.ninja) reads both with kv.c and hands
+# each KEY=VALUE over as the environment variable KILN_K_KEY, with the names in KILN_KEYS.
+# Below, each becomes a plain shell variable (B, PY, URL, REF, ...), not exported; a
+# value is only ever expanded inside double quotes by the steps, never parsed.
 set -eu
 step=$1 c=$2
-# shellcheck disable=SC1090
-. "$3"
-# shellcheck disable=SC1090
-. "$B/keys/$KILN_STAGE"
+for k in ${KILN_KEYS:?run by kiln-stage env (see ninja/stack.ninja)}; do
+	case "$k" in
+	[A-Za-z_]*) ;;
+	*) echo "kiln: bad setting name '$k'" >&2; exit 2 ;;
+	esac
+	unset "$k"
+	eval "$k=\${KILN_K_$k}"
+	unset "KILN_K_$k"
+done
+unset KILN_KEYS k
 PATH=$KBIN:$PATH
 export PATH
+# srcpin reads the mirror folder from its environment: a path with spaces stays whole
+if [ -n "$MIRROR" ]; then SRCPIN_MIRROR=$MIRROR; export SRCPIN_MIRROR; fi
 src=$B/src/$c
 say () { printf 'kiln: %s\n' "$*" >&2; }
 die () { say "$KILN_STAGE: $*"; exit 1; }
-mirror () { [ -n "$MIRROR" ] && printf '%s\n' "--mirror=$MIRROR"; return 0; }
+# the steps' $(mirror) adds no argument any more: SRCPIN_MIRROR above says it
+mirror () { return 0; }
 
 step_src () {
 	commit=$(clean -- srcpin fetch "$c" "$URL" "$REF" --cache="$B/git" $(mirror)) ||
@@ -186,7 +201,9 @@ step_pick () {
 
 step_install () {
 	w=$(cat "$B/wheels/$c.picked")
-	clean -- "$PY" -m pip install --no-deps --force-reinstall --no-index --disable-pip-version-check "$w"
+	# from the wheel's folder: pip reads a ';' in a path argument as a marker separator
+	(cd "$(dirname "$w")" && clean -- "$PY" -m pip install --no-deps --force-reinstall --no-index \
+		--disable-pip-version-check "./${w##*/}")
 	record "$w"
 }
 
@@ -221,11 +238,10 @@ record () {
 		else
 			echo "VERSION=$(clean -- "$PY" -c "import importlib.metadata as m; print(m.version('$DIST'))" 2>/dev/null || echo system)"
 		fi
-		echo "ARCH=$(echo "$ARCH_LIST" | tr ' ' ,)"
+		echo "ARCH=$(echo "$ARCH_LIST" | tr ';' ,)"
 		echo "PYTHON=$PY"
-		echo "PY_ABI=\"$PY_ABI\""
-	} | sed 's/^\([A-Z_]*\)=\([^"].* .*\)$/\1="\2"/' >"$B/info/$c.info.tmp"
-	mv -f "$B/info/$c.info.tmp" "$B/info/$c.info"
+		echo "PY_ABI=$PY_ABI"
+	} | kiln-stage kv -o "$B/info/$c.info"
 	kiln-stage info -o "$B/build-info.json" "$B/info"
 }
 
@@ -251,6 +267,16 @@ step_smoke () {
 		done
 		if clean -- gpucheck --arch >/dev/null 2>&1; then clean -- gpucheck smoke --python="$PY"; fi
 	fi
+}
+
+step_venv () {
+	# the target venv kiln owns (--venv=DIR), made from the base interpreter; --clear
+	# only over a venv (configure refuses a folder that is something else)
+	set --
+	[ "$SYSTEM_SITE" = yes ] && set -- --system-site-packages
+	[ -f "$VENV/pyvenv.cfg" ] && set -- "$@" --clear
+	"$BASE" -m venv "$@" "$VENV"
+	"$VENV/bin/python" -c 'import sys; print("venv", sys.prefix, "from", sys.base_prefix)'
 }
 
 # one line: sh has read it whole before the step runs, so an edit of this file during a

@@ -8,7 +8,7 @@ need ninja pkg-config
 src=$T/src
 mkdir -p "$src/tools" "$src/env"
 cp -R "$KILN_SRC/configure" "$KILN_SRC/ninja" "$KILN_SRC/mk" "$src/"
-cp -R "$KILN_SRC/tools/lib" "$src/tools/"
+cp -R "$KILN_SRC/tools/lib" "$KILN_SRC/tools/kiln-stage" "$src/tools/"
 cp -R "$KILN_SRC/env/deps" "$src/env/"
 mkdir -p "$src/tools/hello"
 cat >"$src/tools/hello/hello.c" <<'C'
@@ -101,11 +101,29 @@ run ninja
 has "a changed input reruns configure" "$T/.out" "CONFIGURE"
 run ninja
 same "and then settles" "ninja: no work to do." "$(cat "$T/.out")"
+# an input changes and configure is run by hand: the next ninja does not run it again
+sleep 1.1
+echo "# touched again" >>"$src/env/deps/debian-test.txt"
+check "configure by hand after an input changed" "$src/configure" --prefix="$T/inst"
+run ninja
+same "the next ninja has nothing to do (no second CONFIGURE)" "ninja: no work to do." "$(cat "$T/.out")"
+sleep 1.1
+echo "# and again" >>"$src/env/deps/debian-test.txt"
+check "configure by hand with another option" "$src/configure" --prefix="$T/inst2"
+run ninja
+same "no second CONFIGURE either" "ninja: no work to do." "$(cat "$T/.out")"
+check "back to the first prefix" "$src/configure" --prefix="$T/inst"
 # a new tool source is picked up without rerunning configure by hand
 printf 'int hello_extra(void);\nint hello_extra(void) { return 1; }\n' >"$src/tools/hello/extra.c"
 check "a new source file is built" ninja
 has "the new module was compiled" "$T/.out" "extra.o"
 
+# the tests against real upstreams are a target of their own; this copy has none
+exits "ninja check-real without tests/real/run.sh fails" 1 ninja check-real
+has "and says what is missing" "$T/.err" "kiln: check-real: tests/real/run.sh is missing"
+mkdir -p "$src/tests/real" && printf 'echo "real tests ran in $KILN_SRC"\n' >"$src/tests/real/run.sh"
+check "ninja check-real runs tests/real/run.sh" ninja check-real
+has "with KILN_SRC" "$T/.out" "real tests ran in $src"
 check "ninja install honours DESTDIR" env DESTDIR="$T/dest" ninja install
 check "tool installed" test -x "$T/dest$T/inst/bin/hello"
 check "man page installed" test -f "$T/dest$T/inst/share/man/man1/hello.1"

@@ -6,9 +6,10 @@
 . "$KILN_SRC/tests/lib.sh"
 . "$KILN_SRC/tests/regress/graph-toy.inc"
 
+toy_venv "$T/venv"
 mkdir -p "$T/b" && cd "$T/b" || exit 2
 conf () {
-	"$KSRC/configure" --python="$PY3" --mirror="$T/mirror" --rocm-path="$T/rocm" --jobs=1 \
+	"$KSRC/configure" --python="$T/venv/bin/python" --mirror="$T/mirror" --rocm-path="$T/rocm" --jobs=1 \
 		KILN_BIN="$KILN_BIN" "$@"
 }
 pins () { cp "$T/pins.env" "$T/p.env" && printf '%s\n' "$@" >>"$T/p.env"; }
@@ -24,9 +25,27 @@ same "no URL: one line" 1 "$(lines "$T/.err")"
 exits "wheel pin to a missing file: 2" 2 conf --arch=cpu --pins="$T/pins.env" --pin torch=wheel:/nonexistent/torch-2.8.0-cp311-cp311-linux_x86_64.whl
 has "missing wheel named" "$T/.err" "/nonexistent/torch-2.8.0-cp311-cp311-linux_x86_64.whl: no such file"
 
-pins 'vision_BUILD_OPTS=x' 'potato_URL=https://example.invalid/potato'
+pins 'potato_URL=https://example.invalid/potato'
 exits "pin of an unknown component: 2" 2 conf --arch=cpu --pins="$T/p.env"
 has "unknown pin named with file and line" "$T/.err" "p.env:$(grep -n potato "$T/p.env" | cut -d: -f1): unknown pin potato_URL"
+same "unknown pin: one line" 1 "$(lines "$T/.err")"
+# a typo in a key of a known component is refused too (it used to leave ENV empty)
+pins 'vision_EVN="FORCE_CUDA=0"'
+exits "unknown pin key of a known component: 2" 2 conf --arch=cpu --pins="$T/p.env"
+same "unknown pin key: file, line and did-you-mean" \
+	"configure: $T/p.env:$(lines "$T/p.env"): unknown pin vision_EVN; did you mean vision_ENV?" "$(cat "$T/.err")"
+pins 'vision_BUILD_OPTS=x'
+exits "a key no component has: 2" 2 conf --arch=cpu --pins="$T/p.env"
+has "a key no component has: named" "$T/.err" "p.env:$(lines "$T/p.env"): unknown pin vision_BUILD_OPTS"
+# names are checked as names: an IMPORT is a module name, never code
+pins 'torch_IMPORT="os;open('"'$T/ran'"','"'w'"')"'
+exits "an IMPORT that is code: 2" 2 conf --arch=cpu --pins="$T/p.env"
+has "an IMPORT that is code: why" "$T/.err" "torch_IMPORT=os;open('$T/ran','w'): not a Python module name"
+pins 'vision_DIST="torchvision; rm -rf /"'
+exits "a DIST that is no name: 2" 2 conf --arch=cpu --pins="$T/p.env"
+pins 'vllm_DEPS="torch potato"'
+exits "DEPS naming an unknown component: 2" 2 conf --arch=cpu --pins="$T/p.env"
+exits "nothing ran" 1 test -e "$T/ran"
 
 pins 'vision_REF=v1 v2'
 exits "malformed pin file: 2" 2 conf --arch=cpu --pins="$T/p.env"
@@ -106,3 +125,27 @@ for c in torch vision audio; do
 	exits "no ROCm: no $c.wheel stamp" 1 test -f "build/stamp/$c.wheel"
 done
 lacks "no ROCm: no wheel build was started" "$T/.out" ".wheel: rebuilt"
+
+# pins that do not fit together: one warning line naming both versions, configure goes on
+rm -rf "$T/b" && mkdir -p "$T/b" && cd "$T/b" || exit 2
+pins 'torch_REF=v2.7.0' 'vision_REF=v0.23.0' 'audio_REF=v2.7.0'
+check "a vision release for another torch: configure succeeds" conf --arch=cpu --pins="$T/p.env"
+same "one warning naming both versions" \
+	"configure: warning: vision v0.23.0 is made for torch 2.8, but the torch pin is 2.7.0" "$(cat "$T/.err")"
+pins 'torch_REF=v2.8.0' 'vision_REF=v0.23.0' 'audio_REF=v2.8.0'
+check "releases made for each other" conf --arch=cpu --pins="$T/p.env"
+same "no warning" "" "$(cat "$T/.err")"
+# a prebuilt vision wheel declares its torch in its metadata
+"$PY3" - "$T/torchvision-0.23.0-py3-none-any.whl" <<'PY' || exit 2
+import sys, zipfile
+with zipfile.ZipFile(sys.argv[1], "w") as z:
+    z.writestr("torchvision-0.23.0.dist-info/METADATA",
+               "Metadata-Version: 2.1\nName: torchvision\nVersion: 0.23.0\n"
+               "Requires-Dist: numpy\nRequires-Dist: torch (==2.8.0)\n")
+    z.writestr("torchvision-0.23.0.dist-info/WHEEL", "Wheel-Version: 1.0\n")
+PY
+pins 'torch_REF=v2.7.1'
+check "a vision wheel for another torch: configure succeeds" conf --arch=cpu --pins="$T/p.env" \
+	--pin "vision=wheel:$T/torchvision-0.23.0-py3-none-any.whl"
+same "one warning from the wheel's Requires-Dist" \
+	"configure: warning: vision torchvision-0.23.0-py3-none-any.whl requires torch==2.8.0, but the torch pin is 2.7.1" "$(cat "$T/.err")"

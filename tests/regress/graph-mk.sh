@@ -5,10 +5,11 @@
 need make
 . "$KILN_SRC/tests/regress/graph-toy.inc"
 
+toy_venv "$T/venv"
 mkdir -p "$T/ci" && cd "$T/ci" || exit 2
 cat >Makefile <<MK
 KILN_ARCH = cpu
-KILN_PYTHON = $PY3
+KILN_PYTHON = $T/venv/bin/python
 KILN_PINS = $T/pins.env
 KILN_MIRROR = $T/mirror
 KILN_CONFIGURE_FLAGS = KILN_BIN=$KILN_BIN

@@ -32,8 +32,11 @@ has "a finished stage says rebuilt and its time" "$T/first.log" "torch.wheel: re
 check "the stage log is kept" test -s "$b/build/logs/torch.wheel.log"
 has "build-info.json records vision's commit" "$b/build/build-info.json" "\"commit\":\"$(git -C "$T/mirror/vision" rev-parse v1)\""
 has "build-info.json records the patch series digest" "$b/build/build-info.json" "\"series_digest\":\""
+# the digest KILN_EXPLAIN shows (the key's SERIES) is the one build-info records
+sd=$(sed -n 's/^SERIES="\(.*\)"$/\1/p' "$b/build/keys/vision.patch")
+has "the key's SERIES is build-info's series_digest" "$b/build/build-info.json" "\"series_digest\":\"$sd\""
 check "labels for podman/docker" kiln-stage labels "$b/build/info"
-has "OCI revision label is torch's commit" "$T/.out" "--label org.opencontainers.image.revision=$(git -C "$T/mirror/torch" rev-parse v1)"
+has "OCI revision label is torch's commit" "$T/.out" "--label=org.opencontainers.image.revision=$(git -C "$T/mirror/torch" rev-parse v1)"
 
 build second
 same "second ninja: no work to do" "ninja: no work to do." "$(cat "$T/second.log")"

@@ -269,9 +269,8 @@ writestamp(const char *key, const char *source)
 	bufputs(&b, "# hipify-wrap stamp: the key of the hipified tree; written last\n");
 	bufprintf(&b, "KEY=%s\nSOURCE=%s\n", key, source);
 	if (g.python) {
-		bufputs(&b, "PYTHON=");
-		shquote(&b, g.python);
-		bufprintf(&b, "\nPYTHON_ID=%s\n", g.pyid);
+		kv_put(&b, "PYTHON", g.python);
+		bufprintf(&b, "PYTHON_ID=%s\n", g.pyid);
 	}
 	bufadd(&b, g.keytxt.s, g.keytxt.len);
 	/* the key text names the hipify folder; keep it readable back for the next no-op */
@@ -280,9 +279,7 @@ writestamp(const char *key, const char *source)
 		if (h) {
 			const char *e = strchr(h, '\n');
 			char *d = xstrndup(h + 13, (size_t)(e - h - 13));
-			bufputs(&b, "HIPIFY_DIR=");
-			shquote(&b, d);
-			bufputc(&b, '\n');
+			kv_put(&b, "HIPIFY_DIR", d);
 			free(d);
 		}
 	}

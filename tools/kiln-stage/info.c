@@ -106,25 +106,36 @@ info_json(const char *dir, struct buf *out, char **err)
 	return 0;
 }
 
+/* one label in the chosen form; a value never holds a newline (kv.c reads lines) */
 static void
-label(struct buf *out, const char *k1, const char *k2, const char *k3, const char *v)
+label(struct buf *out, enum labelfmt fmt, const char *k1, const char *k2, const char *v)
 {
-	struct buf a = {0};
+	const char *p;
 
 	if (!v || !*v)
 		return;
-	bufprintf(&a, "%s%s%s=%s", k1, k2, k3, v);
-	bufputs(out, "--label ");
-	if (a.s[strspn(a.s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.,:/=+@-")])
-		shquote(out, a.s);
-	else
-		bufputs(out, a.s);
-	bufputc(out, '\n');
-	buffree(&a);
+	switch (fmt) {
+	case LABEL_ARGS:
+		bufprintf(out, "--label=%s%s=%s\n", k1, k2, v);
+		break;
+	case LABEL_FILE:
+		bufprintf(out, "%s%s=%s\n", k1, k2, v);
+		break;
+	case LABEL_CONTAINERFILE:
+		/* LABEL "key"="value": inside the quotes \ " and $ are escaped */
+		bufprintf(out, "LABEL \"%s%s\"=\"", k1, k2);
+		for (p = v; *p; p++) {
+			if (*p == '\\' || *p == '"' || *p == '$')
+				bufputc(out, '\\');
+			bufputc(out, *p);
+		}
+		bufputs(out, "\"\n");
+		break;
+	}
 }
 
 int
-info_labels(const char *dir, struct buf *out, char **err)
+info_labels(const char *dir, enum labelfmt fmt, struct buf *out, char **err)
 {
 	static const char *facts[][2] = {
 		{"URL", "url"}, {"REF", "ref"}, {"COMMIT", "commit"},
@@ -147,14 +158,14 @@ info_labels(const char *dir, struct buf *out, char **err)
 	for (i = 0; i < n; i++)
 		if (strcmp(r[i].name, "torch") == 0)
 			base = &r[i];
-	label(out, "org.opencontainers.image.source", "", "", kv_get(&base->kv, "URL"));
-	label(out, "org.opencontainers.image.revision", "", "", kv_get(&base->kv, "COMMIT"));
-	label(out, "org.opencontainers.image.version", "", "", kv_get(&base->kv, "VERSION"));
-	label(out, "kiln.arch", "", "", kv_get(&base->kv, "ARCH"));
+	label(out, fmt, "org.opencontainers.image.source", "", kv_get(&base->kv, "URL"));
+	label(out, fmt, "org.opencontainers.image.revision", "", kv_get(&base->kv, "COMMIT"));
+	label(out, fmt, "org.opencontainers.image.version", "", kv_get(&base->kv, "VERSION"));
+	label(out, fmt, "kiln.arch", "", kv_get(&base->kv, "ARCH"));
 	for (i = 0; i < n; i++) {
 		pre = xasprintf("kiln.%s.", r[i].name);
 		for (f = 0; f < sizeof facts / sizeof facts[0]; f++)
-			label(out, pre, facts[f][1], "", kv_get(&r[i].kv, facts[f][0]));
+			label(out, fmt, pre, facts[f][1], kv_get(&r[i].kv, facts[f][0]));
 		free(pre);
 	}
 	freerecs(r, (size_t)n);

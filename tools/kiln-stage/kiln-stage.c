@@ -15,6 +15,8 @@
 
 #include "atomic.h"
 #include "info.h"
+#include "kv.h"
+#include "schema.h"
 #include "stage.h"
 #include "util.h"
 #include "verify.h"
@@ -30,13 +32,23 @@ usage(const char *error)
 	fprintf(error ? stderr : stdout,
 	        "usage: kiln-stage run --key=FILE --stamp=FILE [--parent=STAMP]... [--logdir=DIR]\n"
 	        "                      [--out=DIR] [--stage-cache=DIR] [--id-file=FILE] [--id-keys=LIST]\n"
-	        "                      [-n] STAGE -- CMD [ARG...]\n"
-	        "       kiln-stage verify --key=FILE --stamp=FILE [--parent=STAMP]... --out=DIR\n"
-	        "                      [--logdir=DIR] STAGE -- CMD [ARG...]\n"
-	        "       kiln-stage explain --key=FILE --stamp=FILE [--parent=STAMP]... [--out=DIR]\n"
-	        "                      [--stage-cache=DIR] STAGE\n"
+	        "                      [-n] STAGE [PARENT-STAMP...] -- CMD [ARG...]
+"
+	        "       kiln-stage verify --key=FILE --stamp=FILE [--parent=STAMP]... --out=DIR
+"
+	        "                      [--logdir=DIR] STAGE -- CMD [ARG...]
+"
+	        "       kiln-stage explain --key=FILE --stamp=FILE [--parent=STAMP]... [--out=DIR]
+"
+	        "                      [--stage-cache=DIR] STAGE
+"
+	        "       kiln-stage env FILE... -- CMD [ARG...]
+"
+	        "       kiln-stage kv -o FILE <KEY=VALUE-lines
+"
 	        "       kiln-stage info [-o FILE] DIR\n"
-	        "       kiln-stage labels DIR\n");
+	        "       kiln-stage labels [--format=args|file|containerfile] DIR\n"
+	        "       kiln-stage graph --srcdir=DIR --builddir=DIR [OPTION]... -- CONFIGURE [ARG]...\n");
 	exit(error ? EXIT_USAGE : EXIT_OK);
 }
 
@@ -237,6 +249,11 @@ cmdrun(int argc, char **argv)
 	if (i >= argc || strcmp(argv[i], "--") == 0)
 		usage("run: no STAGE name");
 	name = argv[i++];
+	/* parent stamps may follow the name (ninja's $in: each parent written once) */
+	for (; i < argc && strcmp(argv[i], "--"); i++) {
+		parents = xgrow(parents, &cap, np + 1, sizeof *parents);
+		parents[np++] = argv[i];
+	}
 	if (!key || !stampf)
 		usage("run: --key=FILE and --stamp=FILE are required");
 	if (!dry && (i >= argc || strcmp(argv[i], "--") != 0 || i + 1 >= argc))
@@ -466,13 +483,33 @@ static int
 cmdlabels(int argc, char **argv)
 {
 	struct buf b = {0};
+	enum labelfmt fmt = LABEL_ARGS;
+	const char *dir = NULL, *f;
 	char *err = NULL;
+	int i;
 
-	if (argc == 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0))
-		usage(NULL);
-	if (argc != 2 || argv[1][0] == '-')
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
+			usage(NULL);
+		if (startswith(argv[i], "--format=")) {
+			f = argv[i] + 9;
+			if (!strcmp(f, "args"))
+				fmt = LABEL_ARGS;
+			else if (!strcmp(f, "file"))
+				fmt = LABEL_FILE;
+			else if (!strcmp(f, "containerfile"))
+				fmt = LABEL_CONTAINERFILE;
+			else
+				usage(xasprintf("labels: unknown --format '%s' (args, file or containerfile)", f));
+		} else if (argv[i][0] == '-' || dir) {
+			usage(xasprintf("labels: unexpected argument '%s'", argv[i]));
+		} else {
+			dir = argv[i];
+		}
+	}
+	if (!dir)
 		usage("labels: give one record folder (build/info)");
-	if (info_labels(argv[1], &b, &err) < 0) {
+	if (info_labels(dir, fmt, &b, &err) < 0) {
 		warn("%s", err);
 		free(err);
 		buffree(&b);
@@ -483,12 +520,98 @@ cmdlabels(int argc, char **argv)
 	return EXIT_OK;
 }
 
+/* kiln-stage kv -o FILE: raw KEY=VALUE lines on stdin (as a shell step prints them: the
+   value is everything after the first '=') written to FILE atomically in the quoting
+   kv.c reads back, so no value is ever shell text */
+static int
+cmdkv(int argc, char **argv)
+{
+	struct buf in = {0}, out = {0};
+	const char *outf = NULL;
+	char *line, *next, *eq, *k;
+	int n = 0;
+
+	if (argc == 3 && strcmp(argv[1], "-o") == 0)
+		outf = argv[2];
+	else
+		usage("kv: write with -o FILE");
+	if (readfile("/dev/stdin", &in, 16 << 20) < 0)
+		dien(EXIT_USAGE, "kv: stdin:");
+	bufputc(&in, 0);
+	for (line = in.s; line && *line; line = next) {
+		n++;
+		if ((next = strchr(line, '\n')))
+			*next++ = 0;
+		if (!*line)
+			continue;
+		eq = strchr(line, '=');
+		k = eq ? xstrndup(line, (size_t)(eq - line)) : NULL;
+		if (!k || !*k || strspn(k, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") !=
+		    strlen(k) || (k[0] >= '0' && k[0] <= '9'))
+			dien(EXIT_USAGE, "kv: stdin:%d: expected KEY=VALUE", n);
+		kv_put(&out, k, eq + 1);
+		free(k);
+	}
+	if (writefile_atomic(outf, out.s ? out.s : "", out.len, 0644) < 0)
+		dien(EXIT_USAGE, "%s:", outf);
+	buffree(&in);
+	buffree(&out);
+	return EXIT_OK;
+}
+
+/* kiln-stage env FILE... -- CMD: run CMD with every KEY=VALUE of the files (read by
+   kv.c, never by a shell) in its environment as KILN_K_KEY, and their names, in order,
+   in KILN_KEYS; ninja/stack-steps.sh takes its settings and key values from there */
+static int
+cmdenv(int argc, char **argv)
+{
+	struct kvfile f;
+	struct buf names = {0}, k = {0};
+	char *err = NULL;
+	size_t j;
+	int i;
+
+	for (i = 1; i < argc && strcmp(argv[i], "--"); i++) {
+		if (argv[i][0] == '-')
+			usage(xasprintf("env: unexpected option '%s'", argv[i]));
+		if (kv_load(&f, argv[i], &err) < 0) {
+			warn("%s", err);
+			free(err);
+			kv_free(&f);
+			buffree(&names);
+			return EXIT_USAGE;
+		}
+		for (j = 0; j < f.n; j++) {
+			bufreset(&k);
+			bufprintf(&k, "KILN_K_%s", f.v[j].key);
+			if (setenv(k.s, f.v[j].value, 1) < 0)
+				dien(EXIT_USAGE, "env: %s:", f.v[j].key);
+			/* a later file's value wins; each name is listed once */
+			bufreset(&k);
+			bufprintf(&k, " %s ", f.v[j].key);
+			if (names.s && strstr(names.s, k.s))
+				continue;
+			if (!names.len)
+				bufputc(&names, ' ');
+			bufprintf(&names, "%s ", f.v[j].key);
+		}
+		kv_free(&f);
+	}
+	if (i + 1 >= argc)
+		usage("env: no command after --");
+	setenv("KILN_KEYS", names.s ? names.s : "", 1);
+	buffree(&names);
+	buffree(&k);
+	execvp(argv[i + 1], argv + i + 1);
+	dien(errno == ENOENT ? 127 : 126, "%s:", argv[i + 1]);
+}
+
 int
 main(int argc, char **argv)
 {
 	setprogname(argv[0]);
 	if (argc < 2)
-		usage("no verb (run, info or labels)");
+		usage("no verb (run, env, info, labels or graph)");
 	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)
 		usage(NULL);
 	if (strcmp(argv[1], "run") == 0)
@@ -501,6 +624,12 @@ main(int argc, char **argv)
 		return cmdinfo(argc - 1, argv + 1);
 	if (strcmp(argv[1], "labels") == 0)
 		return cmdlabels(argc - 1, argv + 1);
-	usage(xasprintf("unknown verb '%s' (run, info or labels)", argv[1]));
+	if (strcmp(argv[1], "env") == 0)
+		return cmdenv(argc - 1, argv + 1);
+	if (strcmp(argv[1], "kv") == 0)
+		return cmdkv(argc - 1, argv + 1);
+	if (strcmp(argv[1], "graph") == 0)
+		return graph_main(argc - 1, argv + 1);
+	usage(xasprintf("unknown verb '%s' (run, env, info, labels or graph)", argv[1]));
 	return EXIT_USAGE;
 }

@@ -176,3 +176,19 @@ kv_free(struct kvfile *f)
 	free(f->path);
 	memset(f, 0, sizeof *f);
 }
+
+void
+kv_put(struct buf *b, const char *key, const char *value)
+{
+	bufprintf(b, "%s=\"", key);
+	for (; *value; value++) {
+		if (*value == '\n') {
+			bufputc(b, ' ');
+			continue;
+		}
+		if (strchr("\\\"$`", *value))
+			bufputc(b, '\\');
+		bufputc(b, *value);
+	}
+	bufputs(b, "\"\n");
+}

@@ -27,6 +27,10 @@ int kv_load(struct kvfile *f, const char *path, char **err);
 int kv_parse(struct kvfile *f, const char *name, const char *text, size_t len, char **err);
 /* the value of the last assignment of key, or NULL */
 const char *kv_get(const struct kvfile *f, const char *key);
+/* append the line KEY="VALUE" that kv_parse reads back as value: \ " $ ` escaped, a
+   newline (which no value can hold) written as a space. The one writer of these files. */
+struct buf;
+void kv_put(struct buf *b, const char *key, const char *value);
 /* release everything */
 void kv_free(struct kvfile *f);
 

@@ -352,7 +352,7 @@ vlock(struct args *a)
 		die("%s: no pins in it (want NAME_URL=... and NAME_REF=... lines)", a->pins);
 	bufprintf(&out, "# srcpin lock of %s: the commit each pin resolved to\n", a->pins);
 	for (size_t i = 0; i < n; i++) {
-		char *dir = mirror_path(&a->o, p[i].name);
+		char *dir = mirror_path(&a->o, p[i].name), *k;
 		git_oid id;
 		mirror_fetch(&a->o, p[i].name, dir, p[i].url, p[i].ref, &id);
 		if (p[i].expect &&
@@ -362,11 +362,14 @@ vlock(struct args *a)
 			     p[i].ref, git_oid_tostr_s(&id), p[i].expect);
 			bad++;
 		}
-		bufprintf(&out, "%s_URL=", p[i].key);
-		shquote(&out, p[i].url);
-		bufprintf(&out, "\n%s_REF=", p[i].key);
-		shquote(&out, p[i].ref);
-		bufprintf(&out, "\n%s_COMMIT=%s\n", p[i].key, git_oid_tostr_s(&id));
+		/* kv_put: the quoting kv.c (configure's pin reader) reads back */
+		k = xasprintf("%s_URL", p[i].key);
+		kv_put(&out, k, p[i].url);
+		free(k);
+		k = xasprintf("%s_REF", p[i].key);
+		kv_put(&out, k, p[i].ref);
+		free(k);
+		bufprintf(&out, "%s_COMMIT=%s\n", p[i].key, git_oid_tostr_s(&id));
 		free(dir);
 	}
 	if (bad)

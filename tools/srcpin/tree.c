@@ -37,8 +37,10 @@ state_load(git_repository *r, struct spstate *s)
 	e = kv_load(&f, p, &err);
 	free(p);
 	free(err);
-	if (e < 0)
+	if (e < 0) {
+		kv_free(&f);
 		return -1;
+	}
 #define GET(field, key) s->field = xstrdup(nz(kv_get(&f, key)))
 	GET(name, "NAME");
 	GET(url, "URL");
@@ -55,13 +57,11 @@ state_load(git_repository *r, struct spstate *s)
 	return 0;
 }
 
-/* KEY='value' with the value quoted for kv.h */
+/* KEY="value", quoted by kv.h's one writer */
 static void
 putkv(struct buf *b, const char *k, const char *v)
 {
-	bufprintf(b, "%s=", k);
-	shquote(b, nz(v));
-	bufputc(b, '\n');
+	kv_put(b, k, nz(v));
 }
 
 void

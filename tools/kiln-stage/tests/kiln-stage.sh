@@ -135,9 +135,9 @@ if command -v python3 >/dev/null; then
 	check "build-info.json is JSON" python3 -c 'import json,sys; json.load(open(sys.argv[1]))' build-info.json
 fi
 check "labels" kiln-stage labels info
-has "OCI revision" "$T/.out" "--label org.opencontainers.image.revision=0123456789abcdef0123456789abcdef01234567"
-has "OCI source" "$T/.out" "--label org.opencontainers.image.source=https://github.com/pytorch/pytorch"
-has "vision's series digest" "$T/.out" "--label kiln.vision.series_digest=ffee"
+has "OCI revision" "$T/.out" "--label=org.opencontainers.image.revision=0123456789abcdef0123456789abcdef01234567"
+has "OCI source" "$T/.out" "--label=org.opencontainers.image.source=https://github.com/pytorch/pytorch"
+has "vision's series digest" "$T/.out" "--label=kiln.vision.series_digest=ffee"
 printf 'oops\n' >info/bad.info
 exits "malformed record: 2" 2 kiln-stage info info
 has "malformed record named" "$T/.err" "bad.info:1: expected KEY=VALUE"

@@ -1,0 +1,599 @@
+/* kiln-stage graph: configure's generator. From configure's decisions (its options)
+   and the schema (schema.c) it writes build.ninja (the tools through emit.c, the stack
+   through graph.c) and config.mk, each only if its content changed. This file: the
+   options, the checks on them, build.ninja's head and regeneration edge, config.mk. */
+#include "graph.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "atomic.h"
+#include "emit.h"
+#include "kv.h"
+
+struct config cf;
+
+static char **regen;                    /* files and folders whose change reruns configure */
+static size_t nregen, capregen;
+
+/* one more input of configure (each listed once) */
+void
+addregen(const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < nregen; i++)
+		if (!strcmp(regen[i], path))
+			return;
+	regen = xgrow(regen, &capregen, nregen + 1, sizeof *regen);
+	regen[nregen++] = xstrdup(path);
+}
+
+void
+fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vwarn(fmt, ap);
+	va_end(ap);
+	fflush(NULL);
+	_exit(EXIT_USAGE);
+}
+
+/* --- options -------------------------------------------------------------------- */
+
+static void
+usage(void)
+{
+	fprintf(stderr, "usage: kiln-stage graph --srcdir=DIR --builddir=DIR [--arch=LIST] [--python=PATH]\n"
+	                "         [--venv=DIR] [--rocm-path=DIR] [--pins=FILE] [--pin=NAME=REF]... [--with=LIST]\n"
+	                "         [--without=LIST] [--cache=KIND] [--stage-cache=DIR] [--mirror=DIR] [--jobs=N]\n"
+	                "         [--kiln-bin=DIR] [--prefix=DIR] [--cc=CC] [--cflags=F] [--ldflags=F]\n"
+	                "         [--pkg-config=P] [--fuzzcc=CC] [--ninja=N] [--prog=NAME]\n"
+	                "         -- CONFIGURE [ARG]...\n");
+	exit(EXIT_USAGE);
+}
+
+static const char *
+optval(const char *a, const char *name)
+{
+	size_t n = strlen(name);
+
+	return strncmp(a, name, n) == 0 && a[n] == '=' ? a + n + 1 : NULL;
+}
+
+static void
+parseopts(int argc, char **argv)
+{
+	static const struct { const char *name; const char **dst; } o[] = {
+		{"--prog", &cf.prog}, {"--srcdir", &cf.srcdir}, {"--builddir", &cf.builddir},
+		{"--prefix", &cf.prefix}, {"--python", &cf.python}, {"--venv", &cf.venv},
+		{"--rocm-path", &cf.rocm}, {"--pins", &cf.pinsfile}, {"--cache", &cf.cache},
+		{"--stage-cache", &cf.stagecache}, {"--mirror", &cf.mirror}, {"--kiln-bin", &cf.kilnbin},
+		{"--cc", &cf.cc}, {"--cflags", &cf.cflags}, {"--ldflags", &cf.ldflags},
+		{"--pkg-config", &cf.pkgconfig}, {"--fuzzcc", &cf.fuzzcc}, {"--ninja", &cf.ninja},
+		{"--jobs", &cf.jobs}, {"--with", &cf.with}, {"--without", &cf.without},
+		{"--arch", &cf.archarg},
+	};
+	size_t k, cap = 0;
+	const char *v;
+	int i;
+
+	cf.prefix = "/usr/local";
+	cf.rocm = "/opt/rocm";
+	cf.cache = "none";
+	cf.cc = "cc";
+	cf.cflags = cf.ldflags = cf.fuzzcc = cf.with = cf.without = cf.archarg = "";
+	cf.pkgconfig = "pkg-config";
+	cf.ninja = "ninja";
+	cf.jobs = "2";
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--")) {
+			cf.replay = argv + i + 1;
+			cf.nreplay = (size_t)(argc - i - 1);
+			break;
+		}
+		for (k = 0; k < sizeof o / sizeof o[0]; k++)
+			if ((v = optval(argv[i], o[k].name))) {
+				*o[k].dst = v;
+				break;
+			}
+		if (k == sizeof o / sizeof o[0]) {
+			if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+				usage();
+			warn("graph: unknown option '%s'", argv[i]);
+			usage();
+		}
+	}
+	if (cf.prog)
+		argv0 = cf.prog;
+	/* the pins are configure's own arguments: --pin=NAME=REF or --pin NAME=REF */
+	for (k = 1; k < cf.nreplay; k++) {
+		if ((v = optval(cf.replay[k], "--pin")))
+			;
+		else if (!strcmp(cf.replay[k], "--pin") && k + 1 < cf.nreplay)
+			v = cf.replay[++k];
+		else
+			continue;
+		cf.pinover = xgrow(cf.pinover, &cap, cf.npinover + 1, sizeof *cf.pinover);
+		cf.pinover[cf.npinover++] = (char *)v;
+	}
+	if (!cf.srcdir || !cf.builddir || !cf.replay)
+		usage();
+	if (cf.stagecache && !*cf.stagecache)
+		cf.stagecache = NULL;
+	if (cf.mirror && !*cf.mirror)
+		cf.mirror = NULL;
+	if (cf.kilnbin && !*cf.kilnbin)
+		cf.kilnbin = NULL;
+	if (cf.venv && !*cf.venv)
+		cf.venv = NULL;
+	if (cf.pinsfile && !*cf.pinsfile)
+		cf.pinsfile = NULL;
+}
+
+/* a path option: any byte but newline; one that becomes a ninja path also no '|' */
+void
+checkpath(const char *opt, const char *v, int ninjapath)
+{
+	if (!v)
+		return;
+	if (strpbrk(v, "\n\r"))
+		fail("%s: a newline in a path is not supported", opt);
+	if (ninjapath && strchr(v, '|'))
+		fail("%s=%s: ninja cannot name a file with '|' in its path; choose another folder", opt, v);
+}
+
+/* an interpreter's folder: Python's packaging expands $NAME and ${NAME} in install
+   paths (distutils' subst_vars) and venv refuses ':'; say so now, not hours later */
+static void
+pyprefix(const char *opt, const char *v)
+{
+	const char *d;
+
+	if (!v)
+		return;
+	for (d = strchr(v, '$'); d; d = strchr(d + 1, '$'))
+		if (d[1] == '{' || d[1] == '_' || isalnumc((unsigned char)d[1]))
+			fail("%s=%s: setuptools expands '$NAME' in an interpreter's paths, so no build "
+			     "can use one there; choose a folder without '$' followed by a name", opt, v);
+	if (!strcmp(opt, "--venv") && strchr(v, ':'))
+		fail("--venv=%s: Python's venv refuses a folder with ':' (the PATH separator)", v);
+}
+
+/* --- arch and components ----------------------------------------------------------- */
+
+static void
+parsearch(void)
+{
+	const char *names[64], *s, *p, *e;
+	size_t i, n = 0, cap = 0;
+	enum backend b;
+	char *w;
+
+	if (!*cf.archarg)
+		return;
+	for (i = 0; i < arch_count && n < 60; i++)
+		names[n++] = arch_table[i].name;
+	names[n++] = "cpu";
+	names[n++] = "native";
+	for (p = cf.archarg;; p = e + 1) {
+		e = p + strcspn(p, ",");
+		w = xstrndup(p, (size_t)(e - p));
+		if (!*w)
+			fail("empty name in --arch=%s", cf.archarg);
+		b = arch_backend(w);
+		if (b == BACKEND_NONE && startswith(w, "sm_"))
+			fail("unknown arch '%s'; CUDA targets look like sm_90, sm_90a or sm_120", w);
+		if (b == BACKEND_NONE) {
+			s = closest(w, names, n, 3);
+			fail("unknown arch '%s'%s%s%s", w, s ? "; did you mean " : "", s ? s : "", s ? "?" : "");
+		}
+		if (cf.backend != BACKEND_NONE && cf.backend != b)
+			fail("--arch=%s mixes %s and %s targets; build one backend per build dir",
+			     cf.archarg, backend_name(cf.backend), backend_name(b));
+		cf.backend = b;
+		for (i = 0; i < cf.narch && strcmp(cf.arch[i], w); i++)
+			;
+		if (i < cf.narch) {
+			free(w);
+		} else {
+			cf.arch = xgrow(cf.arch, &cap, cf.narch + 1, sizeof *cf.arch);
+			cf.arch[cf.narch++] = w;
+		}
+		if (!*e)
+			break;
+	}
+}
+
+/* the arch list as the builds want it: gfx1100;gfx1151 (the one spelling) */
+char *
+archlist(const char *sep)
+{
+	struct buf b = {0};
+	size_t i;
+
+	for (i = 0; i < cf.narch; i++) {
+		if (i)
+			bufputs(&b, sep);
+		bufputs(&b, cf.arch[i]);
+	}
+	return bufdetach(&b);
+}
+
+int wanted[16];
+
+/* the components of a LIST option (comma or space separated) through fn */
+void
+complist(const char *list, const char *what, int value)
+{
+	const char *names[16], *s, *p, *e;
+	const struct component *c;
+	size_t i;
+	char *w;
+
+	for (i = 0; i < comp_count; i++)
+		names[i] = comp_table[i].name;
+	for (p = list; *p; p = e) {
+		p += strspn(p, ", ");
+		e = p + strcspn(p, ", ");
+		if (p == e)
+			break;
+		w = xstrndup(p, (size_t)(e - p));
+		if (!(c = comp_find(w))) {
+			s = closest(w, names, comp_count, 3);
+			fail("unknown component '%s' in %s%s%s%s", w, what, s ? "; did you mean " : "",
+			     s ? s : "", s ? "?" : "");
+		}
+		if (value < 0 && c == &comp_table[0])
+			fail("--without=torch: torch is what the stack is built on; pin a prebuilt one "
+			     "with --pin torch=wheel:/path.whl or --pin torch=system");
+		if (value != 2 || wanted[c - comp_table] >= 0)
+			wanted[c - comp_table] = value == 2 ? 1 : value;
+		free(w);
+	}
+}
+
+/* --- writing ----------------------------------------------------------------------- */
+
+/* write path only if its content changed; says so on stdout when loud */
+void
+commit(const char *path, const struct buf *b, int loud)
+{
+	int r = writefile_ifchanged(path, b->s ? b->s : "", b->len, 0644);
+
+	if (r < 0)
+		fail("cannot write %s:", path);
+	if (loud)
+		printf(r ? "wrote %s\n" : "%s is unchanged\n", path);
+}
+
+/* a word for a shell command line: as it is when that is safe, else quoted */
+void
+shword(struct buf *b, const char *s)
+{
+	if (*s && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./:=,+-") == strlen(s))
+		bufputs(b, s);
+	else
+		shquote(b, s);
+}
+
+/* "# Generated ..." and the command line as typed (./configure ARG...), two lines */
+static void
+generated(struct buf *b)
+{
+	struct buf c = {0};
+	size_t i;
+	char *p;
+
+	bufputs(&c, "./configure");
+	for (i = 1; i < cf.nreplay; i++) {
+		bufputc(&c, ' ');
+		shword(&c, cf.replay[i]);
+	}
+	for (p = c.s; *p; p++)
+		if (*p == '\n')
+			*p = ' ';
+	bufprintf(b, "# Generated by kiln's configure; edits are lost. To change it, rerun:\n#   %s\n", c.s);
+	buffree(&c);
+}
+
+/* the top of build.ninja: configure's variables, each escaped for ninja */
+static void
+header(struct buf *b)
+{
+	struct buf r = {0};
+	size_t i;
+
+	generated(b);
+	bufputs(b, "ninja_required_version = 1.10\n");
+#define VAR(n, v) do { bufputs(b, n " = "); ninja_esc(b, v); bufputc(b, '\n'); } while (0)
+#define QVAR(n, v) do { bufputs(b, n " = "); ninja_shq(b, v); bufputc(b, '\n'); } while (0)
+	VAR("srcdir", cf.srcdir);
+	VAR("bdir", cf.builddir);
+	QVAR("qsrcdir", cf.srcdir);
+	QVAR("qbdir", cf.builddir);
+	VAR("cc", cf.cc);
+	bufputs(b, "cflags = -std=c17 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes "
+	           "-Wstrict-prototypes -Wno-unused-parameter ");
+	ninja_esc(b, cf.cflags);
+	bufputc(b, '\n');
+	VAR("ldflags", cf.ldflags);
+	bufputs(b, "sanflags = -fsanitize=address,undefined -fno-sanitize-recover=all "
+	           "-fno-omit-frame-pointer -g -O1\n");
+	QVAR("qprefix", cf.prefix);
+	VAR("fuzzcc", *cf.fuzzcc ? cf.fuzzcc : "clang");
+	bufputs(b, "fuzzflags = -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -g -O1\n");
+	/* the command that regenerates: every argument shell-quoted, then ninja-escaped */
+	for (i = 0; i < cf.nreplay; i++) {
+		if (i > 0 && !strcmp(cf.replay[i], "--install-deps"))
+			continue;
+		if (i)
+			bufputc(&r, ' ');
+		shword(&r, cf.replay[i]);
+	}
+	bufputs(b, "configure_cmd = ");
+	ninja_esc(b, r.s ? r.s : "");
+	bufputs(b, "\ninclude $srcdir/ninja/tools.ninja\n\n");
+	buffree(&r);
+#undef VAR
+#undef QVAR
+}
+
+/* config.mk's value: make reads '$' and '#' itself */
+static void
+mkval(struct buf *b, const char *name, const char *v)
+{
+	bufprintf(b, "%s = ", name);
+	for (; *v; v++) {
+		if (*v == '$')
+			bufputc(b, '$');
+		else if (*v == '#')
+			bufputc(b, '\\');
+		bufputc(b, *v == '\n' ? ' ' : *v);
+	}
+	bufputc(b, '\n');
+}
+
+/* mtime of path in ns, 0 if missing */
+long long
+mtimens(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0)
+		return 0;
+	return (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
+}
+
+/* the options that must hold before anything is written */
+static void
+checkopts(void)
+{
+	struct pins tp = {0};
+	char *err = NULL;
+	size_t i;
+
+	checkpath("--builddir", cf.builddir, 1);
+	checkpath("the source folder", cf.srcdir, 1);
+	checkpath("--pins", cf.pinsfile, 1);
+	checkpath("--python", cf.python, 0);
+	checkpath("--venv", cf.venv, 0);
+	checkpath("--rocm-path", cf.rocm, 0);
+	checkpath("--stage-cache", cf.stagecache, 0);
+	checkpath("--mirror", cf.mirror, 0);
+	checkpath("--prefix", cf.prefix, 0);
+	checkpath("KILN_BIN", cf.kilnbin, 0);
+	if (!*cf.builddir)
+		fail("--builddir: must not be empty");
+	pyprefix("--python", cf.python);
+	pyprefix("--venv", cf.venv);
+	if (strpbrk(cf.srcdir, " \t"))
+		fail("the source folder '%s' has a space in its path; the stack's profile list cannot "
+		     "hold it (move or link the checkout to a path without spaces)", cf.srcdir);
+	parsearch();
+	complist(cf.with, "--with", 1);
+	complist(cf.without, "--without", -1);
+	/* the --pin arguments make sense (with or without a stack to apply them to) */
+	tp.v = xcalloc(comp_count * pinkey_count, sizeof *tp.v);
+	tp.stackv = xcalloc(pinkey_count, sizeof *tp.stackv);
+	for (i = 0; i < cf.npinover; i++) {
+		checkpath("--pin", cf.pinover[i], 0);
+		if (pins_override(&tp, cf.pinover[i], &err) < 0)
+			fail("%s", err);
+	}
+	pins_free(&tp);
+}
+
+/* tools/lib's sources and pkg-config flags (libcrypto and its build.conf's PKGS) */
+static void
+libflags(struct emitcfg *ec)
+{
+	struct kvfile f;
+	struct buf l = {0};
+	const char *v;
+	char *dir = xasprintf("%s/tools/lib", cf.srcdir), *bc = xasprintf("%s/build.conf", dir);
+	char *pkgs = xstrdup("libcrypto"), *av[16], *cp, *sp, *w, *out, *err = NULL;
+	size_t n = 0;
+	struct stat st;
+
+	if (stat(bc, &st) == 0) {
+		if (kv_load(&f, bc, &err) < 0)
+			fail("%s", err);
+		if ((v = kv_get(&f, "PKGS"))) {
+			free(pkgs);
+			pkgs = xasprintf("libcrypto %s", v);
+		}
+		kv_free(&f);
+	}
+	ec->srcdir = cf.srcdir;
+	ec->pkgconfig = cf.pkgconfig;
+	ec->fuzzcc = cf.fuzzcc;
+	ec->lib = lsdir(dir, ".c", 0, &ec->nlib);
+	cp = xstrdup(pkgs);
+	av[n++] = (char *)cf.pkgconfig;
+	av[n++] = "--cflags";
+	for (w = strtok_r(cp, " ", &sp); w && n < 14; w = strtok_r(NULL, " ", &sp))
+		av[n++] = w;
+	av[n] = NULL;
+	if (capture(av, &out) < 0)
+		fail("pkg-config cannot find %s", pkgs);
+	ec->libcflags = out;
+	av[1] = "--libs";
+	if (capture(av, &out) < 0)
+		fail("pkg-config cannot find %s", pkgs);
+	bufprintf(&l, "-Wl,--as-needed %s", out);
+	ec->libcryptolibs = bufdetach(&l);
+	free(out);
+	free(cp);
+	free(pkgs);
+	free(bc);
+	free(dir);
+}
+
+/* the regeneration edge: configure reruns when it, its data, the generator's schema and
+   writers (not KILN_BIN's: that binary itself), or the stack's inputs change; each input
+   is also a phony target (a deleted one regenerates instead of stopping ninja). Returns
+   the newest input's mtime. */
+static long long
+regenedge(struct buf *b)
+{
+	static const char *const files[][2] = {
+		{"", "configure"}, {"env/deps", ".txt"}, {"ninja", ".ninja"}, {"ninja", ".sh"},
+		{"tools/kiln-stage", "graph.c"}, {"tools/kiln-stage", "emit.c"},
+		{"tools/kiln-stage", "conf.c"}, {"tools/kiln-stage", "python.c"},
+		{"tools/kiln-stage", "fit.c"}, {"tools/kiln-stage", "graph.h"},
+		{"tools/kiln-stage", "pins.c"}, {"tools/kiln-stage", "schema.c"},
+		{"tools/kiln-stage", "schema.h"}, {"tools/lib", "arch.c"}, {"tools/lib", "kv.c"},
+	};
+	long long newest = 0, t;
+	size_t d, n, i;
+	char **v, *p;
+
+	for (d = 0; d < sizeof files / sizeof files[0]; d++) {
+		p = xasprintf("%s/%s", cf.srcdir, files[d][0]);
+		v = lsdir(p, files[d][1], 0, &n);
+		free(p);
+		for (i = 0; i < n; i++) {
+			p = xasprintf("%s%s%s/%s", cf.srcdir, *files[d][0] ? "/" : "", files[d][0], v[i]);
+			addregen(p);
+			free(p);
+		}
+		strvfree(v, n);
+	}
+	if (cf.kilnbin) {
+		p = xasprintf("%s/kiln-stage", cf.kilnbin);
+		addregen(p);
+		free(p);
+	}
+	bufputs(b, "\nbuild build.ninja config.mk: configure |");
+	for (i = 0; i < nregen; i++) {
+		bufputc(b, ' ');
+		ninja_esc(b, regen[i]);
+		if ((t = mtimens(regen[i])) > newest)
+			newest = t;
+	}
+	bufputs(b, "\n# configure's inputs: a deleted one regenerates instead of stopping ninja\n");
+	for (i = 0; i < nregen; i++) {
+		bufputs(b, "build ");
+		ninja_esc(b, regen[i]);
+		bufputs(b, ": phony\n");
+	}
+	return newest;
+}
+
+/* a space-separated list of n strings, fresh */
+static char *
+joined(char *const *v, size_t n)
+{
+	struct buf o = {0};
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		bufprintf(&o, "%s%s", i ? " " : "", v[i]);
+	return bufdetach(&o);
+}
+
+/* config.mk: the same decisions, for make */
+static void
+configmk(struct buf *mk, char *const *tools, size_t ntools)
+{
+	const char *names[16];
+	char *p;
+	size_t i;
+
+	generated(mk);
+	mkval(mk, "KILN_SRCDIR", cf.srcdir);
+	mkval(mk, "KILN_BUILDDIR", cf.builddir);
+	p = archlist(",");
+	mkval(mk, "KILN_ARCH", p);
+	free(p);
+	mkval(mk, "KILN_BACKEND", backend_name(cf.backend));
+	mkval(mk, "KILN_PYTHON", cf.python ? cf.python : "");
+	mkval(mk, "KILN_VENV", cf.venv ? cf.venv : "");
+	mkval(mk, "KILN_ROCM_PATH", cf.rocm);
+	mkval(mk, "KILN_PREFIX", cf.prefix);
+	mkval(mk, "KILN_PINS", cf.pinsfile ? cf.pinsfile : "");
+	p = joined(cf.pinover, cf.npinover);
+	mkval(mk, "KILN_PIN_OVERRIDES", p);
+	free(p);
+	for (i = 0; i < non; i++)
+		names[i] = on[i]->name;
+	p = joined((char *const *)names, non);
+	mkval(mk, "KILN_COMPONENTS", p);
+	free(p);
+	mkval(mk, "KILN_CACHE", cf.cache);
+	mkval(mk, "KILN_STAGE_CACHE", cf.stagecache ? cf.stagecache : "");
+	mkval(mk, "KILN_MIRROR", cf.mirror ? cf.mirror : "");
+	mkval(mk, "KILN_JOBS", cf.jobs);
+	p = joined(tools, ntools);
+	mkval(mk, "KILN_TOOLS", p);
+	free(p);
+	mkval(mk, "NINJA", cf.ninja);
+}
+
+int
+graph_main(int argc, char **argv)
+{
+	struct buf b = {0}, mk = {0};
+	struct emitcfg ec = {0};
+	char **tools = NULL, *err = NULL;
+	size_t ntools = 0;
+	long long newest;
+
+	parseopts(argc, argv);
+	checkopts();
+	libflags(&ec);
+	header(&b);
+	if (emit_tools(&b, &ec, addregen, &tools, &ntools, &err) < 0)
+		fail("%s", err);
+	if (cf.narch)
+		stack(&b, tools, ntools);
+	else
+		bufputs(&b, "default tools\n");
+	newest = regenedge(&b);
+	configmk(&mk, tools, ntools);
+	commit("build.ninja", &b, 1);
+	commit("config.mk", &mk, 1);
+	/* an unchanged output older than an input it was just made from: ninja would run
+	   configure again for nothing; make its time say it is current */
+	if (mtimens("build.ninja") < newest)
+		utimensat(AT_FDCWD, "build.ninja", NULL, 0);
+	if (mtimens("config.mk") < newest)
+		utimensat(AT_FDCWD, "config.mk", NULL, 0);
+	buffree(&b);
+	buffree(&mk);
+	strvfree(tools, ntools);
+	strvfree(ec.lib, ec.nlib);
+	free((char *)ec.libcflags);
+	free((char *)ec.libcryptolibs);
+	pins_free(&pins);
+	return EXIT_OK;
+}

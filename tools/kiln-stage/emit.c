@@ -1,0 +1,437 @@
+/* build.ninja's tools half: ninja and shell escaping (the one place for each), and one
+   emitter for every variant of the tools (release, sanitized with unit tests, fuzz) */
+#include "emit.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "kv.h"
+#include "proc.h"
+
+void
+ninja_esc(struct buf *b, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '$' || *s == ' ' || *s == ':')
+			bufputc(b, '$');
+		bufputc(b, *s);
+	}
+}
+
+void
+ninja_shq(struct buf *b, const char *s)
+{
+	struct buf q = {0};
+
+	shquote(&q, s);
+	ninja_esc(b, q.s);
+	buffree(&q);
+}
+
+static int
+cmpstr(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+char **
+lsdir(const char *dir, const char *suffix, int wantdir, size_t *n)
+{
+	char **v = NULL, *p;
+	size_t cap = 0;
+	struct dirent *e;
+	struct stat st;
+	DIR *d;
+
+	*n = 0;
+	if (!(d = opendir(dir)))
+		return NULL;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.' || (suffix && !endswith(e->d_name, suffix)))
+			continue;
+		p = xasprintf("%s/%s", dir, e->d_name);
+		if (stat(p, &st) < 0 || (wantdir ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode))) {
+			free(p);
+			continue;
+		}
+		free(p);
+		v = xgrow(v, &cap, *n + 1, sizeof *v);
+		v[(*n)++] = xstrdup(e->d_name);
+	}
+	closedir(d);
+	if (*n)
+		qsort(v, *n, sizeof *v, cmpstr);
+	return v;
+}
+
+void
+strvfree(char **v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+/* what a build.conf says: PKGS (pkg-config names) and LIBS (link flags) */
+static int
+buildconf(const char *path, char **pkgs, char **libs, char **err)
+{
+	struct kvfile f;
+	const char *v;
+
+	*pkgs = xstrdup("");
+	*libs = xstrdup("");
+	if (access(path, F_OK) < 0)
+		return 0;
+	if (kv_load(&f, path, err) < 0) {
+		kv_free(&f);
+		return -1;
+	}
+	if ((v = kv_get(&f, "PKGS"))) {
+		free(*pkgs);
+		*pkgs = xstrdup(v);
+	}
+	if ((v = kv_get(&f, "LIBS"))) {
+		free(*libs);
+		*libs = xstrdup(v);
+	}
+	kv_free(&f);
+	return 0;
+}
+
+/* pkg-config's flags (what: --cflags or --libs) for the space-separated pkgs, one line */
+static int
+pkgflags(const char *pkgconfig, const char *what, const char *pkgs, char **out, char **err)
+{
+	char *copy = xstrdup(pkgs), *w, *sp;
+	char **argv = NULL;
+	size_t n = 0, cap = 0;
+	struct buf o = {0};
+	struct procres res;
+
+	argv = xgrow(argv, &cap, 3, sizeof *argv);
+	argv[n++] = (char *)pkgconfig;
+	argv[n++] = (char *)what;
+	for (w = strtok_r(copy, " \t", &sp); w; w = strtok_r(NULL, " \t", &sp)) {
+		argv = xgrow(argv, &cap, n + 2, sizeof *argv);
+		argv[n++] = w;
+	}
+	argv[n] = NULL;
+	if (proc_capture(argv, NULL, &o, NULL, 0, 0, &res) < 0 || res.status != 0) {
+		*err = xasprintf("pkg-config cannot find %s", pkgs);
+		free(argv);
+		free(copy);
+		buffree(&o);
+		return -1;
+	}
+	while (o.len && strchr(" \n", o.s[o.len - 1]))
+		o.s[--o.len] = 0;
+	*out = bufdetach(&o);
+	free(argv);
+	free(copy);
+	return 0;
+}
+
+/* one tool's flags, read once */
+struct tool {
+	char *name, *pc, *pl, *libs;
+	char **src;   /* NAME.c first, then its modules */
+	size_t nsrc;
+};
+
+static void
+objof(struct buf *b, const char *v, const char *rel)
+{
+	bufprintf(b, "$bdir/%s/obj/", v);
+	ninja_esc(b, rel);
+	b->len -= 2;
+	b->s[b->len] = 0;
+	bufputs(b, ".o");
+}
+
+/* a compile edge: out for src (both relative to tools/), with the variant's flags */
+static void
+cc(struct buf *b, const char *v, const char *rel, const char *extra)
+{
+	bufputs(b, "build ");
+	objof(b, v, rel);
+	bufputs(b, ": cc $srcdir/tools/");
+	ninja_esc(b, rel);
+	bufputc(b, '\n');
+	if (!strcmp(v, "fuzz"))
+		bufputs(b, "  cc = $fuzzcc\n");
+	bufprintf(b, "  extra = %s\n", extra);
+}
+
+/* the variant's flags: rel none, san $sanflags, fuzz $fuzzflags */
+static const char *
+vflags(const char *v)
+{
+	return !strcmp(v, "rel") ? "" : !strcmp(v, "san") ? "$sanflags" : "$fuzzflags";
+}
+
+/* the build edges of one variant; names of its binaries and tests go to outs */
+static void
+variant(struct buf *b, const char *v, const struct emitcfg *ec, struct tool *t, size_t nt,
+        struct buf *outs)
+{
+	char *p, *rel, **tests;
+	struct buf x = {0}, mods = {0};
+	size_t i, j, k, ntests;
+	int fuzz = !strcmp(v, "fuzz");
+
+	bufprintf(&x, "%s %s", vflags(v), ec->libcflags);
+	for (i = 0; i < ec->nlib; i++) {
+		rel = xasprintf("lib/%s", ec->lib[i]);
+		cc(b, v, rel, x.s);
+		free(rel);
+	}
+	bufprintf(b, "build $bdir/%s/libkiln.a: ar", v);
+	for (i = 0; i < ec->nlib; i++) {
+		rel = xasprintf("lib/%s", ec->lib[i]);
+		bufputc(b, ' ');
+		objof(b, v, rel);
+		free(rel);
+	}
+	bufputc(b, '\n');
+	/* tools/lib itself is the first "tool" of a fuzz build (its fuzz/ targets) */
+	for (i = fuzz ? 0 : 1; i < nt; i++) {
+		bufreset(&mods);
+		if (fuzz) {
+			p = xasprintf("%s/tools/%s/fuzz", ec->srcdir, t[i].name);
+			tests = lsdir(p, ".c", 0, &ntests);
+			free(p);
+			if (!ntests)
+				continue;
+		} else {
+			tests = NULL;
+			ntests = 0;
+		}
+		bufreset(&x);
+		bufprintf(&x, "%s %s", vflags(v), t[i].pc);
+		for (j = i == 0 ? t[i].nsrc : 0; j < t[i].nsrc; j++) {
+			if (fuzz && j == 0)
+				continue;
+			rel = xasprintf("%s/%s", t[i].name, t[i].src[j]);
+			cc(b, v, rel, x.s);
+			if (j > 0) {
+				bufputc(&mods, ' ');
+				objof(&mods, v, rel);
+			}
+			free(rel);
+		}
+		if (!fuzz) {
+			bufputs(b, "build ");
+			p = !strcmp(v, "rel") ? xasprintf("$bdir/bin/%s", t[i].name) :
+			                        xasprintf("$bdir/san/bin/%s", t[i].name);
+			bufputs(b, p);
+			bufputc(outs, ' ');
+			bufputs(outs, p);
+			free(p);
+			bufputs(b, ": link ");
+			rel = xasprintf("%s/%s", t[i].name, t[i].src[0]);
+			objof(b, v, rel);
+			free(rel);
+			bufprintf(b, "%s | $bdir/%s/libkiln.a\n", mods.s ? mods.s : "", v);
+			bufprintf(b, "  extra = %s\n", vflags(v));
+			bufprintf(b, "  libs = $bdir/%s/libkiln.a %s %s %s\n", v, t[i].pl, t[i].libs,
+			          ec->libcryptolibs);
+			if (!strcmp(v, "san")) {
+				p = xasprintf("%s/tools/%s/tests", ec->srcdir, t[i].name);
+				tests = lsdir(p, ".c", 0, &ntests);
+				free(p);
+			}
+		}
+		for (k = 0; k < ntests; k++) {
+			const char *dir = fuzz ? "fuzz" : "tests";
+			char *n = xstrndup(tests[k], strlen(tests[k]) - 2);
+			rel = xasprintf("%s/%s/%s", t[i].name, dir, tests[k]);
+			bufreset(&x);
+			bufprintf(&x, "%s %s -I$qsrcdir/tools/%s", vflags(v), t[i].pc, t[i].name);
+			cc(b, v, rel, x.s);
+			p = fuzz ? xasprintf("$bdir/fuzz/bin/%s", n) :
+			           xasprintf("$bdir/san/test/%s-%s", t[i].name, n);
+			bufprintf(b, "build %s: link ", p);
+			objof(b, v, rel);
+			bufprintf(b, "%s | $bdir/%s/libkiln.a\n", mods.s ? mods.s : "", v);
+			if (fuzz)
+				bufputs(b, "  cc = $fuzzcc\n  extra = -fsanitize=fuzzer,address,undefined\n");
+			else
+				bufputs(b, "  extra = $sanflags\n");
+			bufprintf(b, "  libs = $bdir/%s/libkiln.a %s %s %s\n", v, t[i].pl, t[i].libs,
+			          ec->libcryptolibs);
+			bufputc(outs, ' ');
+			bufputs(outs, p);
+			free(p);
+			free(rel);
+			free(n);
+		}
+		strvfree(tests, ntests);
+	}
+	bufputc(b, '\n');
+	buffree(&x);
+	buffree(&mods);
+}
+
+int
+emit_tools(struct buf *b, const struct emitcfg *ec, void (*regen)(const char *path),
+           char ***names, size_t *nnames, char **err)
+{
+	struct tool *t = NULL;
+	struct buf rel = {0}, san = {0}, fz = {0};
+	char **dirs, *p, *pkgs = NULL, *libs = NULL;
+	size_t nd, i, nt = 0, cap = 0, nf;
+	int r = -1, anyfuzz = 0;
+
+	/* tools/lib is t[0]; then every tools/NAME with a NAME.c */
+	p = xasprintf("%s/tools", ec->srcdir);
+	dirs = lsdir(p, NULL, 1, &nd);
+	free(p);
+	*names = NULL;
+	*nnames = 0;
+	for (i = 0; i < nd + 1; i++) {
+		const char *name = i == 0 ? "lib" : dirs[i - 1];
+		struct tool tl = {0};
+		char **src, *bc;
+		size_t ns, j;
+
+		if (i > 0 && !strcmp(name, "lib"))
+			continue;
+		p = xasprintf("%s/tools/%s", ec->srcdir, name);
+		src = lsdir(p, ".c", 0, &ns);
+		bc = xasprintf("%s/build.conf", p);
+		free(p);
+		p = xasprintf("%s.c", name);
+		for (j = 0; j < ns && strcmp(src[j], p); j++)
+			;
+		if (i > 0 && j == ns) {
+			free(p);
+			free(bc);
+			strvfree(src, ns);
+			continue;
+		}
+		if (i > 0) {
+			/* NAME.c first */
+			char *m = src[j];
+			memmove(src + 1, src, j * sizeof *src);
+			src[0] = m;
+		}
+		free(p);
+		tl.name = xstrdup(name);
+		tl.src = src;
+		tl.nsrc = ns;
+		if (buildconf(bc, &pkgs, &libs, err) < 0) {
+			free(bc);
+			goto out;
+		}
+		free(bc);
+		tl.libs = libs;
+		tl.pc = xstrdup("");
+		tl.pl = xstrdup("");
+		if (*pkgs && i > 0) {
+			free(tl.pc);
+			free(tl.pl);
+			tl.pc = tl.pl = NULL;
+			if (pkgflags(ec->pkgconfig, "--cflags", pkgs, &tl.pc, err) < 0 ||
+			    pkgflags(ec->pkgconfig, "--libs", pkgs, &tl.pl, err) < 0) {
+				p = *err;
+				*err = xasprintf("tools/%s/build.conf: %s", name, p);
+				free(p);
+				free(pkgs);
+				free(tl.pc);
+				free(tl.pl);
+				free(tl.libs);
+				free(tl.name);
+				strvfree(tl.src, tl.nsrc);
+				goto out;
+			}
+		}
+		free(pkgs);
+		pkgs = NULL;
+		t = xgrow(t, &cap, nt + 1, sizeof *t);
+		t[nt++] = tl;
+		if (i > 0) {
+			*names = xrealloc(*names, (*nnames + 1) * sizeof **names);
+			(*names)[(*nnames)++] = xstrdup(name);
+		}
+		p = xasprintf("%s/tools/%s/fuzz", ec->srcdir, name);
+		{
+			char **fv = lsdir(p, ".c", 0, &nf);
+			strvfree(fv, nf);
+		}
+		free(p);
+		anyfuzz |= nf > 0;
+	}
+	variant(b, "rel", ec, t, nt, &rel);
+	variant(b, "san", ec, t, nt, &san);
+	/* unit tests of tools/lib (its tests folder) */
+	{
+		char **tests;
+		size_t nts, k;
+		p = xasprintf("%s/tools/lib/tests", ec->srcdir);
+		tests = lsdir(p, ".c", 0, &nts);
+		free(p);
+		for (k = 0; k < nts; k++) {
+			char *n = xstrndup(tests[k], strlen(tests[k]) - 2), *rl;
+			struct buf x = {0};
+			rl = xasprintf("lib/tests/%s", tests[k]);
+			bufprintf(&x, "$sanflags %s", ec->libcflags);
+			cc(b, "san", rl, x.s);
+			bufprintf(b, "build $bdir/san/test/lib-%s: link ", n);
+			objof(b, "san", rl);
+			bufprintf(b, " | $bdir/san/libkiln.a\n  extra = $sanflags\n"
+			          "  libs = $bdir/san/libkiln.a %s\n", ec->libcryptolibs);
+			bufprintf(&san, " $bdir/san/test/lib-%s", n);
+			buffree(&x);
+			free(rl);
+			free(n);
+		}
+		strvfree(tests, nts);
+	}
+	if (ec->fuzzcc && *ec->fuzzcc && anyfuzz)
+		variant(b, "fuzz", ec, t, nt, &fz);
+	bufprintf(b, "build fuzz: phony%s\n", fz.s ? fz.s : "");
+	bufputs(b, "build fuzz-smoke: fuzz_smoke | fuzz\n");
+	bufprintf(b, "build tools: phony%s\n", rel.s ? rel.s : "");
+	bufprintf(b, "build check-build: phony%s%s\n", san.s ? san.s : "", fz.s ? fz.s : "");
+	bufputs(b, "build check: check | check-build tools\n");
+	bufputs(b, "build check-real: check_real | tools\n");
+	bufputs(b, "build install: install | tools\n");
+	bufputs(b, "build clean-tools: clean_tools\n");
+
+	/* what makes configure rerun: the folders (a new tool or source), build.conf files */
+	p = xasprintf("%s/tools", ec->srcdir);
+	regen(p);
+	free(p);
+	for (i = 0; i < nd; i++) {
+		static const char *const sub[] = {"", "/tests", "/fuzz", "/build.conf"};
+		size_t s;
+		for (s = 0; s < sizeof sub / sizeof sub[0]; s++) {
+			struct stat st;
+			p = xasprintf("%s/tools/%s%s", ec->srcdir, dirs[i], sub[s]);
+			if (stat(p, &st) == 0)
+				regen(p);
+			free(p);
+		}
+	}
+	r = 0;
+out:
+	for (i = 0; i < nt; i++) {
+		free(t[i].name);
+		free(t[i].pc);
+		free(t[i].pl);
+		free(t[i].libs);
+		strvfree(t[i].src, t[i].nsrc);
+	}
+	free(t);
+	strvfree(dirs, nd);
+	buffree(&rel);
+	buffree(&san);
+	buffree(&fz);
+	return r;
+}

@@ -1,0 +1,750 @@
+/* the stack graph: one record per stage, from which its ninja edge (parents as its
+   inputs, once), the tools its step runs, its key file and its phony name are all
+   written; the settings file stack.env */
+#include "graph.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "atomic.h"
+#include "emit.h"
+#include "hash.h"
+#include "kv.h"
+#include "stage.h"
+
+/* the tools a step runs, as bits */
+enum {
+	T_STAGE = 1, T_SRCPIN = 2, T_ENVCLEAN = 4, T_WHEELPICK = 8, T_HIPIFY = 16,
+	T_GPUCHECK = 32, T_FATWHEEL = 64,
+};
+
+static const char *const toolname[] = {
+	"kiln-stage", "srcpin", "envclean", "wheelpick", "hipify-wrap", "gpucheck", "fatwheel",
+};
+
+/* each step of ninja/stack-steps.sh and the kiln tools it runs */
+static const struct {
+	const char *step;
+	unsigned tools;
+	int rocm;   /* cannot run for an AMD arch without ROCm */
+} steps[] = {
+	{"src", T_SRCPIN, 0},
+	{"patch", T_SRCPIN, 0},
+	{"hipify", T_HIPIFY | T_ENVCLEAN | T_SRCPIN, 1},
+	{"wheel", T_ENVCLEAN, 1},
+	{"pick", T_WHEELPICK, 0},
+	{"install", T_SRCPIN, 0},
+	{"system", T_SRCPIN, 0},
+	{"fat", T_FATWHEEL, 0},
+	{"smoke", T_GPUCHECK, 0},
+	{"venv", 0, 0},
+};
+
+/* one stage: everything its ninja edge and key file are made from */
+struct srec {
+	char *name;          /* vision.wheel */
+	const char *step;    /* wheel */
+	const char *comp;    /* vision, or stack */
+	char *parent[16];    /* stage names */
+	size_t np;
+	struct buf key;      /* the key file's text */
+	char *out;           /* --out folder (absolute), or NULL */
+	int idfile;          /* the step writes $B/src/COMP.id */
+	const char *idkeys;  /* --id-keys */
+};
+
+struct pins pins;
+
+static struct srec *stages;
+
+static size_t nstages, capstages;
+
+const struct component *on[16];  /* the components built, in table order */
+size_t non;
+
+static char *absb;                      /* the build folder, absolute */
+static char *stepsfile;                 /* ninja/stack-steps.sh's text */
+static char *rulefile;                  /* ninja/stack.ninja's text */
+
+static char *
+sha256hex(const char *path)
+{
+	unsigned char d[32];
+	struct buf h = {0};
+
+	if (sha256_file(path, d, NULL) < 0)
+		return xstrdup("");
+	hexenc(&h, d, 32);
+	return bufdetach(&h);
+}
+
+static char *
+sha256text(const char *s)
+{
+	unsigned char d[32];
+	struct buf h = {0};
+
+	sha256_buf(s, strlen(s), d);
+	hexenc(&h, d, 32);
+	return bufdetach(&h);
+}
+
+/* --- stages ------------------------------------------------------------------------ */
+
+static struct srec *
+stage(const char *comp, const char *step)
+{
+	struct srec *s;
+	char *src, *a, *b;
+	size_t n;
+
+	stages = xgrow(stages, &capstages, nstages + 1, sizeof *stages);
+	s = &stages[nstages++];
+	memset(s, 0, sizeof *s);
+	s->name = xasprintf("%s.%s", comp, step);
+	s->comp = comp;
+	s->step = step;
+	kv_put(&s->key, "STAGE", s->name);
+	/* RULE: the text of this step's function and of the stage rule, so that editing
+	   one step reruns only its stages */
+	src = xasprintf("\nstep_%s ()", step);
+	a = strstr(stepsfile, src);
+	free(src);
+	if (!a)
+		fail("%s/ninja/stack-steps.sh has no step_%s ()", cf.srcdir, step);
+	a++;
+	b = strstr(a, "\n}\n");
+	n = b ? (size_t)(b - a) + 3 : strlen(a);
+	src = xasprintf("%.*s%s", (int)n, a, rulefile);
+	a = sha256text(src);
+	kv_put(&s->key, "RULE", a);
+	free(a);
+	free(src);
+	return s;
+}
+
+static void
+key(struct srec *s, const char *k, const char *v)
+{
+	kv_put(&s->key, k, v);
+}
+
+static void
+parent(struct srec *s, const char *name)
+{
+	if (s->np >= sizeof s->parent / sizeof s->parent[0])
+		fail("internal: too many parents for %s", s->name);
+	s->parent[s->np++] = xstrdup(name);
+}
+
+/* the patch folder of a component: C_PATCHES (relative to the pin file), or patches/C */
+static char *
+patchdir(const struct component *c)
+{
+	const char *p = pins_get(&pins, c, "PATCHES");
+	char *dir, *slash, *r;
+
+	if (!*p)
+		return xasprintf("%s/patches/%s", cf.srcdir, c->name);
+	if (*p == '/')
+		return xstrdup(p);
+	dir = realpath(pins.file, NULL);
+	if (!dir)
+		dir = xstrdup(pins.file);
+	if ((slash = strrchr(dir, '/')))
+		*slash = 0;
+	r = xasprintf("%s/%s", slash ? dir : ".", p);
+	free(dir);
+	return r;
+}
+
+const char *
+pin(const struct component *c, const char *k)
+{
+	return pins_get(&pins, c, k);
+}
+
+static const char *
+pinsha(const struct component *c)
+{
+	return *pin(c, "SHA") ? pin(c, "SHA") : pin(c, "COMMIT");
+}
+
+/* the records of every stage */
+static void
+mkstages(char **proflist, size_t nprof)
+{
+	const struct component *c, *d;
+	struct srec *s;
+	char *archs = archlist(";"), *series, *pd, *ccv, *rocmv = NULL, **ins = NULL, *err = NULL;
+	char *ccargv[8], *cccopy, *tok, *sp, *flash;
+	struct buf mods = {0}, imports = {0}, comps = {0}, dep = {0};
+	size_t i, j, nins = 0, ncc = 0;
+	int fl = 1;
+	const char *k, *pyk;
+
+	/* facts */
+	cccopy = xstrdup(cf.cc);
+	for (tok = strtok_r(cccopy, " \t", &sp); tok && ncc < 6; tok = strtok_r(NULL, " \t", &sp))
+		ccargv[ncc++] = tok;
+	ccargv[ncc++] = "--version";
+	ccargv[ncc] = NULL;
+	capture(ccargv, &tok);
+	ccv = line(tok, 0);
+	free(tok);
+	free(cccopy);
+	if (cf.backend == BACKEND_GFX) {
+		char *hip = xasprintf("%s/bin/hipcc", cf.rocm), *cl = xasprintf("%s/llvm/bin/clang", cf.rocm);
+		char *vf = xasprintf("%s/.info/version", cf.rocm);
+		struct buf v = {0};
+		if (access(hip, X_OK) == 0 || access(cl, X_OK) == 0) {
+			if (readfile(vf, &v, 4096) == 0 && v.len) {
+				while (v.len && strchr("\n ", v.s[v.len - 1]))
+					v.s[--v.len] = 0;
+				rocmv = bufdetach(&v);
+			} else {
+				char *av[] = {cl, "--version", NULL};
+				capture(av, &tok);
+				rocmv = line(tok, 0);
+				free(tok);
+			}
+		} else {
+			rocmv = xstrdup("");
+		}
+		buffree(&v);
+		free(hip);
+		free(cl);
+		free(vf);
+	}
+	for (i = 0; i < cf.narch; i++) {
+		struct kvfile f;
+		char *p = xasprintf("%s/env/arch/%s.env", cf.srcdir, cf.arch[i]);
+		const char *v;
+		if (kv_load(&f, p, &err) < 0) {
+			fl = 0;
+			free(err);
+			err = NULL;
+		} else if (!(v = kv_get(&f, "KILN_FLASH_ATTENTION")) || strcmp(v, "1")) {
+			fl = 0;
+		}
+		kv_free(&f);
+		free(p);
+	}
+	flash = xstrdup(fl ? "1" : "0");
+	pyk = cf.python;
+
+	if (cf.venv) {
+		int syssite = 0;
+		for (i = 0; i < non; i++)
+			syssite |= !strcmp(pin(on[i], "KIND"), "system");
+		s = stage("stack", "venv");
+		key(s, "BASE", cf.basepy);
+		key(s, "BASE_VERSION", py.version);
+		key(s, "VENV", cf.venv);
+		key(s, "SYSTEM_SITE", syssite ? "yes" : "no");
+		s->idkeys = "BASE,BASE_VERSION,VENV,SYSTEM_SITE";
+	}
+	for (i = 0; i < non; i++) {
+		const char *last;
+		char *n;
+
+		c = on[i];
+		k = pin(c, "KIND");
+		/* what C builds against: its deps' installs (a source-only dep: its patch) */
+		bufreset(&dep);
+		bufreset(&mods);
+		for (j = 0; j < non; j++) {
+			d = on[j];
+			const char *ds = pin(c, "DEPS");
+			size_t dl = strlen(d->name);
+			const char *m = ds;
+			int listed = 0;
+			while ((m = strstr(m, d->name))) {
+				if ((m == ds || strchr(" ,", m[-1])) && (!m[dl] || strchr(" ,", m[dl])))
+					listed = 1;
+				m += dl;
+			}
+			if (!listed)
+				continue;
+			bufprintf(&dep, "%s%s.%s", dep.len ? " " : "", d->name,
+			          !strcmp(pin(d, "KIND"), "source") ? "patch" : "install");
+			if (*pin(d, "IMPORT"))
+				bufprintf(&mods, "%s%s", mods.len ? " " : "", pin(d, "IMPORT"));
+		}
+		if (!strcmp(k, "build") || !strcmp(k, "source")) {
+			pd = patchdir(c);
+			series = series_digest(pd, &ins, &nins, &err);
+			if (!series)
+				fail("%s", err);
+			n = xasprintf("%s/series", pd);
+			s = stage(c->name, "src");
+			key(s, "COMPONENT", c->name);
+			key(s, "URL", pin(c, "URL"));
+			key(s, "REF", pin(c, "REF"));
+			key(s, "SHA", pinsha(c));
+			s->idfile = 1;
+			s = stage(c->name, "patch");
+			key(s, "COMPONENT", c->name);
+			key(s, "SERIES", series);
+			key(s, "SERIES_FILE", n);
+			s->idfile = 1;
+			parent(s, stages[nstages - 2].name);
+			last = "patch";
+			if (!strcmp(k, "build") && cf.backend == BACKEND_GFX && *pin(c, "HIPIFY")) {
+				s = stage(c->name, "hipify");
+				key(s, "PROJECT", pin(c, "HIPIFY"));
+				key(s, "CMD", pin(c, "HIPIFY_CMD"));
+				key(s, "SERIES", series);
+				key(s, "SERIES_FILE", n);
+				key(s, "SUBDIR", pin(c, "SUBDIR"));
+				key(s, "ROCM", rocmv);
+				key(s, "PY_ABI", py.abi);
+				parent(s, stages[nstages - 2].name);
+				last = "hipify";
+			}
+			free(n);
+			free(series);
+			free(pd);
+			if (!strcmp(k, "source"))
+				continue;
+			s = stage(c->name, "wheel");
+			key(s, "COMPONENT", c->name);
+			key(s, "SUBDIR", pin(c, "SUBDIR"));
+			key(s, "BUILD", pin(c, "BUILD"));
+			key(s, "BACKEND", backend_name(cf.backend));
+			key(s, "ARCH", archs);
+			key(s, "PY_ABI", py.abi);
+			key(s, "CC", ccv);
+			if (cf.backend == BACKEND_GFX)
+				key(s, "ROCM", rocmv);
+			key(s, "FLASH", flash);
+			key(s, "ENV", pin(c, "ENV"));
+			key(s, "MODULES", mods.s ? mods.s : "");
+			for (j = 0; j < nprof; j++) {
+				char *b = strrchr(proflist[j], '/') + 1, *kn, *q, *h;
+				kn = xasprintf("PROFILE_%.*s", (int)(strlen(b) - 4), b);
+				for (q = kn + 8; *q; q++)
+					if (!isalnumc((unsigned char)*q) && *q != '_')
+						*q = '_';
+				h = sha256hex(proflist[j]);
+				key(s, kn, h);
+				free(h);
+				free(kn);
+			}
+			n = xasprintf("%s.%s", c->name, last);
+			parent(s, n);
+			free(n);
+			for (tok = dep.s; tok && *tok; tok = sp) {
+				sp = strchr(tok, ' ');
+				n = sp ? xstrndup(tok, (size_t)(sp - tok)) : xstrdup(tok);
+				parent(s, n);
+				free(n);
+				if (sp)
+					sp++;
+			}
+			s->out = xasprintf("%s/wheels/%s", absb, c->name);
+			s = stage(c->name, "pick");
+			key(s, "DIST", pin(c, "DIST"));
+			key(s, "PY_ABI", py.abi);
+			parent(s, stages[nstages - 2].name);
+		} else if (!strcmp(k, "wheel")) {
+			struct stat st;
+			char *ws;
+			s = stage(c->name, "pick");
+			key(s, "DIST", pin(c, "DIST"));
+			key(s, "PY_ABI", py.abi);
+			key(s, "WHEEL", pin(c, "WHEEL"));
+			if (stat(pin(c, "WHEEL"), &st) < 0)
+				fail("%s: wheel pin %s: no such file", c->name, pin(c, "WHEEL"));
+			ws = xasprintf("%lld %lld", (long long)st.st_size, (long long)st.st_mtime);
+			key(s, "WHEEL_STAT", ws);
+			free(ws);
+		}
+		s = stage(c->name, "install");
+		key(s, "DIST", pin(c, "DIST"));
+		key(s, "PY", pyk);
+		key(s, "PY_ABI", py.abi);
+		key(s, "ARCH", archs);
+		key(s, "REF", pin(c, "REF"));
+		if (!strcmp(k, "system")) {
+			char *h = NULL, *vp;
+			s->step = "system";
+			if (*py.torchdir && c == &comp_table[0]) {
+				vp = xasprintf("%s/version.py", py.torchdir);
+				h = sha256hex(vp);
+				free(vp);
+			}
+			key(s, "SYSTEM", h ? h : "");
+			free(h);
+			key(s, "IMPORT", pin(c, "IMPORT"));
+			s->idkeys = "PY_ABI,SYSTEM,IMPORT";
+		} else {
+			s->idkeys = "PY_ABI,DIST";
+			n = xasprintf("%s.pick", c->name);
+			parent(s, n);
+			free(n);
+		}
+		if (*pin(c, "IMPORT"))
+			bufprintf(&imports, "%s%s", imports.len ? " " : "", pin(c, "IMPORT"));
+		if (c->fat && strcmp(k, "system"))
+			bufprintf(&comps, "%s%s", comps.len ? " " : "", c->name);
+	}
+	s = stage("stack", "smoke");
+	key(s, "IMPORTS", imports.s ? imports.s : "");
+	key(s, "BACKEND", backend_name(cf.backend));
+	key(s, "ARCH", archs);
+	key(s, "PY", pyk);
+	key(s, "COVER", pins_stack(&pins, "COVER"));
+	for (i = 0; i < nstages; i++)
+		if (!strcmp(stages[i].step, "install") || !strcmp(stages[i].step, "system"))
+			parent(&stages[nstages - 1], stages[i].name);
+	if (!strcmp(pins_stack(&pins, "FAT"), "yes") && comps.len) {
+		s = stage("stack", "fat");
+		key(s, "COMPONENTS", comps.s);
+		key(s, "BACKEND", backend_name(cf.backend));
+		key(s, "ARCH", archs);
+		parent(s, "torch.pick");
+		s->out = xasprintf("%s/wheels/fat", absb);
+	}
+	/* with --venv every stage that runs the target Python comes after stack.venv */
+	if (cf.venv)
+		for (i = 1; i < nstages; i++)
+			if (strcmp(stages[i].step, "src") && strcmp(stages[i].step, "patch") &&
+			    strcmp(stages[i].step, "fat"))
+				parent(&stages[i], "stack.venv");
+	for (i = 0; i < nins; i++)
+		addregen(ins[i]);
+	strvfree(ins, nins);
+	free(archs);
+	free(ccv);
+	free(rocmv);
+	free(flash);
+	buffree(&mods);
+	buffree(&imports);
+	buffree(&comps);
+	buffree(&dep);
+}
+
+/* the tools each stage's step runs, as ninja paths (none with KILN_BIN) */
+static void
+tooldeps(struct buf *b, const char *step, char *const *tools, size_t ntools)
+{
+	size_t i, j;
+	unsigned want = T_STAGE;
+
+	if (cf.kilnbin)
+		return;
+	for (i = 0; i < sizeof steps / sizeof steps[0]; i++)
+		if (!strcmp(steps[i].step, step))
+			want |= steps[i].tools;
+	for (i = 0; i < sizeof toolname / sizeof toolname[0]; i++) {
+		if (!(want & (1u << i)))
+			continue;
+		for (j = 0; j < ntools && strcmp(tools[j], toolname[i]); j++)
+			;
+		if (j < ntools)
+			bufprintf(b, " $bdir/bin/%s", toolname[i]);
+	}
+}
+
+static int
+needsrocm(const char *step)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof steps / sizeof steps[0]; i++)
+		if (!strcmp(steps[i].step, step))
+			return steps[i].rocm;
+	return 0;
+}
+
+static void
+writestack(char *const *tools, size_t ntools, const char *profs)
+{
+	struct buf b = {0}, env = {0}, t = {0};
+	char *kbin, *p, *archs = archlist(";");
+	size_t i, j;
+	int rocmmissing = 0;
+
+	if (cf.kilnbin) {
+		if (!(kbin = realpath(cf.kilnbin, NULL)))
+			fail("KILN_BIN=%s: no such folder", cf.kilnbin);
+	} else {
+		kbin = xasprintf("%s/bin", absb);
+	}
+	/* the settings stages read that are not part of any key */
+	bufputs(&env, "# stack settings for ninja/stack-steps.sh, read by kiln-stage env; written by configure\n");
+	kv_put(&env, "KILN_SRC", cf.srcdir);
+	kv_put(&env, "B", absb);
+	kv_put(&env, "KBIN", kbin);
+	kv_put(&env, "PY", cf.python);
+	kv_put(&env, "MIRROR", cf.mirror ? cf.mirror : "");
+	kv_put(&env, "CACHE", cf.cache);
+	kv_put(&env, "JOBS", cf.jobs);
+	kv_put(&env, "ROCM_PATH", cf.rocm);
+	kv_put(&env, "ARCH_LIST", archs);
+	kv_put(&env, "BACKEND", backend_name(cf.backend));
+	kv_put(&env, "PROFILES", profs);
+	kv_put(&env, "PINS", pins.file);
+	p = xasprintf("%s/stack.env", absb);
+	commit(p, &env, 0);
+	free(p);
+
+	bufputs(&b, "# Generated by configure (kiln-stage graph, tools/kiln-stage/graph.c): the stages of\n"
+	            "# the stack. Each stage's inputs are in $bdir/keys/STAGE; its stamp in\n"
+	            "# $bdir/stamp/STAGE; its log in $bdir/logs/STAGE.log.\n");
+	bufputs(&b, "kstage = ");
+	p = xasprintf("%s/kiln-stage", kbin);
+	ninja_shq(&b, p);
+	free(p);
+	bufputs(&b, "\nstackenv = ");
+	p = xasprintf("%s/stack.env", absb);
+	ninja_shq(&b, p);
+	free(p);
+	bufputs(&b, "\nqkeys = ");
+	p = xasprintf("%s/keys", absb);
+	ninja_shq(&b, p);
+	free(p);
+	bufputs(&b, "\nqlogs = ");
+	p = xasprintf("%s/logs", absb);
+	ninja_shq(&b, p);
+	free(p);
+	bufputs(&b, "\nstagecache =");
+	if (cf.stagecache) {
+		bufputc(&b, ' ');
+		p = xasprintf("--stage-cache=%s", cf.stagecache);
+		ninja_shq(&b, p);
+		free(p);
+	}
+	bufputs(&b, "\ninclude $srcdir/ninja/stack.ninja\n\n");
+	if (cf.backend == BACKEND_GFX) {
+		char *hip = xasprintf("%s/bin/hipcc", cf.rocm), *cl = xasprintf("%s/llvm/bin/clang", cf.rocm);
+		if (access(hip, X_OK) < 0 && access(cl, X_OK) < 0) {
+			char *al = archlist(",");
+			rocmmissing = 1;
+			bufputs(&b, "# ROCm is missing: the stages that need it stop here with the reason\n"
+			            "build $bdir/stamp/rocm.missing: missing\n  what = ");
+			p = xasprintf("ROCm was not found at %s (no bin/hipcc, no llvm/bin/clang), and "
+			              "--arch=%s builds for AMD GPUs. Install ROCm (https://rocm.docs.amd.com), "
+			              "or rerun configure with --rocm-path=DIR, or --arch=cpu for a CPU-only stack.",
+			              cf.rocm, al);
+			ninja_shq(&b, p);
+			free(p);
+			bufputs(&b, "\n\n");
+			free(al);
+		}
+		free(hip);
+		free(cl);
+	}
+	for (i = 0; i < nstages; i++) {
+		struct srec *s = &stages[i];
+
+		/* the key file */
+		p = xasprintf("%s/keys/%s", absb, s->name);
+		commit(p, &s->key, 0);
+		free(p);
+		/* the edge: parents as inputs (kiln-stage reads them from $in), the key file and
+		   the tools the step runs */
+		bufprintf(&b, "build $bdir/stamp/%s: stage", s->name);
+		for (j = 0; j < s->np; j++)
+			bufprintf(&b, " $bdir/stamp/%s", s->parent[j]);
+		bufprintf(&b, " | $bdir/keys/%s", s->name);
+		bufreset(&t);
+		tooldeps(&t, s->step, tools, ntools);
+		if (rocmmissing && needsrocm(s->step))
+			bufputs(&t, " $bdir/stamp/rocm.missing");
+		if (t.len)
+			bufprintf(&b, " ||%s", t.s);
+		bufprintf(&b, "\n  stage = %s\n  step = %s\n  comp = %s\n", s->name, s->step, s->comp);
+		if (s->out || s->idfile || s->idkeys) {
+			bufputs(&b, "  opts =");
+			if (s->out) {
+				bufputc(&b, ' ');
+				p = xasprintf("--out=%s", s->out);
+				ninja_shq(&b, p);
+				free(p);
+			}
+			if (s->idfile) {
+				bufputc(&b, ' ');
+				p = xasprintf("--id-file=%s/src/%s.id", absb, s->comp);
+				ninja_shq(&b, p);
+				free(p);
+			}
+			if (s->idkeys)
+				bufprintf(&b, " --id-keys=%s", s->idkeys);
+			bufputc(&b, '\n');
+		}
+		/* the name people type; ninja -t query NAME lists the tools it runs too */
+		bufprintf(&b, "build %s: phony $bdir/stamp/%s", s->name, s->name);
+		bufreset(&t);
+		tooldeps(&t, s->step, tools, ntools);
+		if (t.len)
+			bufprintf(&b, " ||%s", t.s);
+		bufputs(&b, "\n\n");
+	}
+	bufputs(&b, "build stack: phony");
+	for (i = 0; i < nstages; i++)
+		if (!strcmp(stages[i].name, "stack.smoke") || !strcmp(stages[i].name, "stack.fat") ||
+		    (!strcmp(stages[i].step, "patch") &&
+		     !strcmp(pin(comp_find(stages[i].comp), "KIND"), "source")))
+			bufprintf(&b, " $bdir/stamp/%s", stages[i].name);
+	bufputc(&b, '\n');
+	p = xasprintf("%s/stack.ninja", cf.builddir);
+	commit(p, &b, 1);
+	free(p);
+	free(kbin);
+	free(archs);
+	buffree(&b);
+	buffree(&env);
+	buffree(&t);
+}
+
+/* the stack: pins, components, profiles, facts, then the stage records */
+static char *
+planstack(char ***proflist, size_t *nprof)
+{
+	char *pf, *err = NULL, *p;
+	struct buf profs = {0};
+	size_t i;
+	struct stat st;
+
+	pf = cf.pinsfile ? xstrdup(cf.pinsfile) : xasprintf("%s/env/versions.env", cf.srcdir);
+	if (pins_load(&pins, pf, &err) < 0)
+		fail("%s", err);
+	addregen(pf);
+	free(pf);
+	for (i = 0; i < cf.npinover; i++)
+		if (pins_override(&pins, cf.pinover[i], &err) < 0)
+			fail("%s", err);
+	complist(pins_stack(&pins, "WITH"), pins.file, 2);
+	for (i = 0; i < comp_count; i++)
+		if (wanted[i] > 0 || (wanted[i] == 0 && comp_table[i].isdefault))
+			on[non++] = &comp_table[i];
+	for (i = 0; i < non; i++) {
+		const struct component *c = on[i];
+		const char *k = pin(c, "KIND");
+		if (!strcmp(k, "build") || !strcmp(k, "source")) {
+			if (!*pin(c, "URL"))
+				fail("%s: no %s_URL for component %s (add %s_URL=https://... or pin a prebuilt "
+				     "wheel: --pin %s=wheel:/path.whl)", pins.file, c->name, c->name, c->name, c->name);
+			if (!*pin(c, "REF"))
+				fail("%s: no %s_REF for component %s (a tag, branch or commit)", pins.file,
+				     c->name, c->name);
+		}
+		if (!strcmp(k, "wheel")) {
+			if (!*pin(c, "WHEEL"))
+				fail("%s: %s is a prebuilt wheel here (%s_KIND=wheel): name it with --pin "
+				     "%s=wheel:/path/to/%s-VERSION-TAGS.whl", pins.file, c->name, c->name,
+				     c->name, pin(c, "DIST"));
+			if (stat(pin(c, "WHEEL"), &st) < 0)
+				fail("%s: wheel pin %s: no such file", c->name, pin(c, "WHEEL"));
+			checkpath(c->name, pin(c, "WHEEL"), 0);
+		}
+		if (*pin(c, "DIST") && !isdistname(pin(c, "DIST")))
+			fail("%s: %s_DIST=%s is not a distribution name", pins.file, c->name, pin(c, "DIST"));
+	}
+	/* the profiles: env/arch/BACKEND.env, then env/arch/ARCH.env for each target */
+	*proflist = NULL;
+	*nprof = 0;
+	for (i = 0; i <= cf.narch; i++) {
+		const char *n = i == 0 ? backend_name(cf.backend) : cf.arch[i - 1];
+		struct kvfile f;
+		if (i > 0 && !strcmp(n, backend_name(cf.backend)))
+			continue;
+		p = xasprintf("%s/env/arch/%s.env", cf.srcdir, n);
+		if (stat(p, &st) < 0) {
+			free(p);
+			continue;
+		}
+		if (kv_load(&f, p, &err) < 0)
+			fail("%s (a profile envclean applies to the builds)", err);
+		kv_free(&f);
+		*proflist = xrealloc(*proflist, (*nprof + 1) * sizeof **proflist);
+		(*proflist)[(*nprof)++] = p;
+		bufprintf(&profs, "%s%s", profs.len ? " " : "", p);
+	}
+	/* configure's stack inputs: the profiles, the pins, every patch folder */
+	{
+		size_t n;
+		char **envs, *d = xasprintf("%s/env/arch", cf.srcdir);
+		envs = lsdir(d, ".env", 0, &n);
+		for (i = 0; i < n; i++) {
+			p = xasprintf("%s/%s", d, envs[i]);
+			addregen(p);
+			free(p);
+		}
+		strvfree(envs, n);
+		free(d);
+		p = xasprintf("%s/env/versions.env", cf.srcdir);
+		if (stat(p, &st) == 0)
+			addregen(p);
+		free(p);
+		p = xasprintf("%s/patches", cf.srcdir);
+		if (stat(p, &st) == 0)
+			addregen(p);
+		free(p);
+		for (i = 0; i < comp_count; i++) {
+			p = patchdir(&comp_table[i]);
+			if (stat(p, &st) == 0)
+				addregen(p);
+			free(p);
+		}
+	}
+	return bufdetach(&profs);
+}
+
+/* the stack: checks, stage records, keys, stack.env and stack.ninja; the include of
+   stack.ninja and the default targets go to b */
+void
+stack(struct buf *b, char *const *tools, size_t ntools)
+{
+	struct buf fb = {0};
+	struct stat st;
+	char *p, *k, *profs, **proflist;
+	size_t nprof;
+
+	if (!(absb = realpath(cf.builddir, NULL)) &&
+	    (mkdirs(cf.builddir) < 0 || !(absb = realpath(cf.builddir, NULL))))
+		fail("cannot create %s:", cf.builddir);
+	p = xasprintf("%s/env/versions.env", cf.srcdir);
+	if (!cf.pinsfile && stat(p, &st) < 0) {
+		/* a source tree without env/versions.env (a partial copy): no stack to build */
+		warn("warning: no pin file %s; the stack graph is empty", p);
+		bufputs(&fb, "# no pin file: no stages\nbuild stack: phony\n");
+		free(p);
+		p = xasprintf("%s/stack.ninja", cf.builddir);
+		commit(p, &fb, 1);
+	} else {
+		checkpython();
+		profs = planstack(&proflist, &nprof);
+		pinfit();
+		free(p);
+		p = xasprintf("%s/keys", absb);
+		k = xasprintf("%s/stamp", absb);
+		if (mkdirs(p) < 0 || mkdirs(k) < 0)
+			fail("cannot create %s:", p);
+		free(k);
+		free(p);
+		p = xasprintf("%s/ninja/stack-steps.sh", cf.srcdir);
+		if (readfile(p, &fb, 0) < 0)
+			fail("%s:", p);
+		stepsfile = bufdetach(&fb);
+		free(p);
+		p = xasprintf("%s/ninja/stack.ninja", cf.srcdir);
+		if (readfile(p, &fb, 0) < 0)
+			fail("%s:", p);
+		rulefile = bufdetach(&fb);
+		mkstages(proflist, nprof);
+		writestack(tools, ntools, profs);
+		strvfree(proflist, nprof);
+		free(profs);
+	}
+	free(p);
+	buffree(&fb);
+	bufputs(b, "\n# the stack: stages of each component (tools/kiln-stage/graph.c)\n"
+	           "include $bdir/stack.ninja\n");
+	bufputs(b, cf.kilnbin ? "default stack\n" : "default tools stack\n");
+}

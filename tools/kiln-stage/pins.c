@@ -1,0 +1,267 @@
+/* pin files: read with kv.c, every key checked against the schema; patch series digests */
+#include "schema.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "hash.h"
+#include "kv.h"
+
+static char **
+slot(struct pins *p, const struct component *c, const struct pinkey *k)
+{
+	if (k->stack)
+		return &p->stackv[k - pinkey_table];
+	return &p->v[(size_t)(c - comp_table) * pinkey_count + (size_t)(k - pinkey_table)];
+}
+
+static void
+setv(struct pins *p, const struct component *c, const char *key, const char *v)
+{
+	char **s = slot(p, c, pinkey_find(key, c == NULL));
+
+	free(*s);
+	*s = v ? xstrdup(v) : NULL;
+}
+
+/* every valid full key (torch_URL ... stack_FAT), for the did-you-mean */
+static const char *
+suggestkey(const char *bad)
+{
+	static char *all[256];
+	static size_t n;
+	size_t i, k;
+
+	if (!n)
+		for (k = 0; k < pinkey_count; k++) {
+			if (pinkey_table[k].stack) {
+				all[n++] = xasprintf("stack_%s", pinkey_table[k].key);
+				continue;
+			}
+			for (i = 0; i < comp_count && n < sizeof all / sizeof all[0]; i++)
+				all[n++] = xasprintf("%s_%s", comp_table[i].name, pinkey_table[k].key);
+		}
+	return closest(bad, (const char *const *)all, n, 3);
+}
+
+/* split COMPONENT_KEY: the component is what comes before the first '_' that only
+   [A-Z0-9_] follows; returns the key row or NULL, with *c the component (NULL: stack_) */
+static const struct pinkey *
+splitkey(const char *full, const struct component **c)
+{
+	const char *u;
+	char *name;
+
+	for (u = strchr(full, '_'); u; u = strchr(u + 1, '_')) {
+		if (!u[1] || strspn(u + 1, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") != strlen(u + 1))
+			continue;
+		name = xstrndup(full, (size_t)(u - full));
+		*c = comp_find(name);
+		if (strcmp(name, "stack") == 0) {
+			free(name);
+			*c = NULL;
+			return pinkey_find(u + 1, 1);
+		}
+		free(name);
+		return *c ? pinkey_find(u + 1, 0) : NULL;
+	}
+	return NULL;
+}
+
+int
+pins_load(struct pins *p, const char *path, char **err)
+{
+	struct kvfile f;
+	const struct component *c;
+	const struct pinkey *k;
+	const char *why, *s;
+	size_t i;
+
+	memset(p, 0, sizeof *p);
+	p->file = xstrdup(path);
+	p->v = xcalloc(comp_count * pinkey_count, sizeof *p->v);
+	p->stackv = xcalloc(pinkey_count, sizeof *p->stackv);
+	if (kv_load(&f, path, err) < 0) {
+		kv_free(&f);
+		return -1;
+	}
+	for (i = 0; i < f.n; i++) {
+		c = NULL;
+		if (!(k = splitkey(f.v[i].key, &c))) {
+			s = suggestkey(f.v[i].key);
+			if (s)
+				*err = xasprintf("%s:%d: unknown pin %s; did you mean %s?", path, f.v[i].line,
+				                 f.v[i].key, s);
+			else
+				*err = xasprintf("%s:%d: unknown pin %s (keys are COMPONENT_KEY: see the "
+				                 "comment at the top of env/versions.env)", path, f.v[i].line,
+				                 f.v[i].key);
+			kv_free(&f);
+			return -1;
+		}
+		if ((why = pinkey_check(k->type, f.v[i].value))) {
+			*err = xasprintf("%s:%d: %s=%s: %s", path, f.v[i].line, f.v[i].key, f.v[i].value, why);
+			kv_free(&f);
+			return -1;
+		}
+		setv(p, c, k->key, f.v[i].value);
+	}
+	kv_free(&f);
+	return 0;
+}
+
+int
+pins_override(struct pins *p, const char *arg, char **err)
+{
+	const struct component *c;
+	const char *eq = strchr(arg, '='), *r, *s;
+	const char *names[16];
+	struct stat st;
+	char *n;
+	size_t i;
+
+	if (!eq || !eq[1]) {
+		*err = xasprintf("--pin '%s' is not NAME=REF", arg);
+		return -1;
+	}
+	n = xstrndup(arg, (size_t)(eq - arg));
+	r = eq + 1;
+	if (!(c = comp_find(n))) {
+		for (i = 0; i < comp_count; i++)
+			names[i] = comp_table[i].name;
+		s = closest(n, names, comp_count, 3);
+		*err = xasprintf("unknown component '%s' in --pin%s%s%s", n, s ? "; did you mean " : "",
+		                 s ? s : "", s ? "?" : "");
+		free(n);
+		return -1;
+	}
+	free(n);
+	if (strcmp(r, "system") == 0) {
+		setv(p, c, "KIND", "system");
+	} else if (startswith(r, "wheel:")) {
+		if (stat(r + 6, &st) < 0 || !S_ISREG(st.st_mode)) {
+			*err = xasprintf("--pin %s: no such file", arg);
+			return -1;
+		}
+		setv(p, c, "KIND", "wheel");
+		setv(p, c, "WHEEL", r + 6);
+	} else {
+		setv(p, c, "REF", r);
+		setv(p, c, "SHA", "");
+		setv(p, c, "COMMIT", "");
+	}
+	return 0;
+}
+
+const char *
+pins_get(const struct pins *p, const struct component *c, const char *key)
+{
+	const struct pinkey *k = pinkey_find(key, 0);
+	const char *v = p->v[(size_t)(c - comp_table) * pinkey_count + (size_t)(k - pinkey_table)];
+
+	if (v)
+		return v;
+	if (!strcmp(key, "DEPS"))
+		return c->deps;
+	if (!strcmp(key, "DIST"))
+		return c->dist;
+	if (!strcmp(key, "IMPORT"))
+		return c->import;
+	if (!strcmp(key, "HIPIFY"))
+		return c->hipify;
+	if (!strcmp(key, "SUBDIR"))
+		return c->subdir;
+	if (!strcmp(key, "KIND"))
+		return c->kind;
+	return "";
+}
+
+const char *
+pins_stack(const struct pins *p, const char *key)
+{
+	const struct pinkey *k = pinkey_find(key, 1);
+
+	return p->stackv[k - pinkey_table] ? p->stackv[k - pinkey_table] : "";
+}
+
+void
+pins_free(struct pins *p)
+{
+	size_t i;
+
+	if (p->v)
+		for (i = 0; i < comp_count * pinkey_count; i++)
+			free(p->v[i]);
+	if (p->stackv)
+		for (i = 0; i < pinkey_count; i++)
+			free(p->stackv[i]);
+	free(p->v);
+	free(p->stackv);
+	free(p->file);
+	memset(p, 0, sizeof *p);
+}
+
+/* srcpin's series digest (tools/srcpin/series.c): "srcpin-series-v1\n", the series
+   text, then per listed patch its name, "\n<size>\n" and its bytes */
+char *
+series_digest(const char *dir, char ***inputs, size_t *ninputs, char **err)
+{
+	struct buf text = {0}, pt = {0}, hx = {0};
+	struct sha256 h;
+	unsigned char d[32];
+	char *sf, *line, *next, *hash, *e, *pf, hdr[32];
+	size_t cap = *ninputs;
+	int n;
+
+	sf = xasprintf("%s/series", dir);
+	if (readfile(sf, &text, 16 << 20) < 0) {
+		free(sf);
+		buffree(&text);
+		return xstrdup("none");
+	}
+	*inputs = xgrow(*inputs, &cap, *ninputs + 1, sizeof **inputs);
+	(*inputs)[(*ninputs)++] = xstrdup(sf);
+	sha256_init(&h);
+	sha256_update(&h, "srcpin-series-v1\n", 17);
+	sha256_update(&h, text.s ? text.s : "", text.len);
+	bufputc(&text, 0);
+	for (line = text.s; line && *line; line = next) {
+		if ((next = strchr(line, '\n')))
+			*next++ = 0;
+		hash = strchr(line, '#');
+		if (hash && (hash == line || hash[-1] == ' ' || hash[-1] == '\t'))
+			*hash = 0;
+		line += strspn(line, " \t\r");
+		e = line + strlen(line);
+		while (e > line && strchr(" \t\r", e[-1]))
+			*--e = 0;
+		if (!*line)
+			continue;
+		pf = xasprintf("%s/%s", dir, line);
+		bufreset(&pt);
+		if (strpbrk(line, " \t") || readfile(pf, &pt, 256u << 20) < 0) {
+			*err = xasprintf("%s: lists %s, which does not exist", sf, line);
+			sha256_final(&h, d);
+			free(pf);
+			free(sf);
+			buffree(&text);
+			buffree(&pt);
+			return NULL;
+		}
+		*inputs = xgrow(*inputs, &cap, *ninputs + 1, sizeof **inputs);
+		(*inputs)[(*ninputs)++] = pf;
+		n = snprintf(hdr, sizeof hdr, "\n%zu\n", pt.len);
+		sha256_update(&h, line, strlen(line));
+		sha256_update(&h, hdr, (size_t)n);
+		sha256_update(&h, pt.s ? pt.s : "", pt.len);
+	}
+	sha256_final(&h, d);
+	hexenc(&hx, d, 32);
+	free(sf);
+	buffree(&text);
+	buffree(&pt);
+	return bufdetach(&hx);
+}

@@ -1,0 +1,165 @@
+/* the component and pin-key tables: where a component, a pin key or a default is added */
+#include "schema.h"
+
+#include <string.h>
+
+/* the stack's components. deps: what a component builds against (their install, or
+   their patched source for a source-only component); against: whose release its own
+   releases are made for (the pin-fit check of configure) */
+const struct component comp_table[] = {
+	/* name        deps           dist                   import         hipify    subdir    kind      dflt fat against */
+	{"torch",      "",            "torch",               "torch",       "torch",  "",       "build",  1,   1,  ""},
+	{"vision",     "torch",       "torchvision",         "torchvision", "vision", "",       "build",  1,   0,  "torch"},
+	{"audio",      "torch",       "torchaudio",          "torchaudio",  "",       "",       "build",  1,   0,  "torch"},
+	{"triton",     "",            "pytorch-triton-rocm", "triton",      "",       "python", "build",  0,   0,  ""},
+	{"aotriton",   "",            "",                    "",            "",       "",       "source", 0,   0,  ""},
+	{"flash_attn", "torch",       "flash_attn",          "flash_attn",  "",       "",       "build",  0,   0,  ""},
+	{"vllm",       "torch triton", "vllm",               "vllm",        "",       "",       "build",  0,   0,  ""},
+};
+const size_t comp_count = sizeof comp_table / sizeof comp_table[0];
+
+/* the keys of a pin file. A new key: add its row here, read it in graph.c */
+const struct pinkey pinkey_table[] = {
+	{"URL", 0, KT_TEXT, "git URL (with --mirror=DIR, srcpin fetches DIR/<name>.git)"},
+	{"REF", 0, KT_TEXT, "tag, branch or commit"},
+	{"SHA", 0, KT_COMMIT, "the commit REF must resolve to"},
+	{"COMMIT", 0, KT_COMMIT, "the same, as srcpin lock writes it"},
+	{"KIND", 0, KT_KIND, "build, source (src and patch only), wheel or system"},
+	{"WHEEL", 0, KT_PATH, "the prebuilt wheel of a KIND=wheel pin"},
+	{"DEPS", 0, KT_COMPS, "components it builds against"},
+	{"DIST", 0, KT_NAME, "wheel (distribution) name"},
+	{"IMPORT", 0, KT_IMPORT, "the module the smoke test imports"},
+	{"HIPIFY", 0, KT_NAME, "hipify-wrap project (torch, vision, generic); empty for none"},
+	{"HIPIFY_CMD", 0, KT_TEXT, "the command generic hipify runs in the tree"},
+	{"SUBDIR", 0, KT_PATH, "where setup.py is, inside the tree"},
+	{"BUILD", 0, KT_BUILD, "setup, build or pip"},
+	{"ENV", 0, KT_ENV, "\"K=V K=V\": the build's environment"},
+	{"PATCHES", 0, KT_PATH, "patch folder (relative to the pin file); default patches/C"},
+	{"WITH", 1, KT_COMPS, "components a track adds (stack_WITH=triton,vllm)"},
+	{"FAT", 1, KT_YESNO, "yes: fatwheel bundles torch's library closure (stack.fat)"},
+	{"COVER", 1, KT_YESNO, "no: the smoke test skips gpucheck cover"},
+};
+const size_t pinkey_count = sizeof pinkey_table / sizeof pinkey_table[0];
+
+const struct component *
+comp_find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < comp_count; i++)
+		if (strcmp(comp_table[i].name, name) == 0)
+			return &comp_table[i];
+	return NULL;
+}
+
+const struct pinkey *
+pinkey_find(const char *key, int stack)
+{
+	size_t i;
+
+	for (i = 0; i < pinkey_count; i++)
+		if (pinkey_table[i].stack == stack && strcmp(pinkey_table[i].key, key) == 0)
+			return &pinkey_table[i];
+	return NULL;
+}
+
+static int
+isident(const char *s, size_t n)
+{
+	size_t i;
+
+	if (n == 0 || !(s[0] == '_' || ((s[0] | 32) >= 'a' && (s[0] | 32) <= 'z')))
+		return 0;
+	for (i = 1; i < n; i++)
+		if (!(s[i] == '_' || isalnumc((unsigned char)s[i])))
+			return 0;
+	return 1;
+}
+
+int
+isimport(const char *s)
+{
+	const char *dot;
+
+	for (;;) {
+		dot = strchr(s, '.');
+		if (!isident(s, dot ? (size_t)(dot - s) : strlen(s)))
+			return 0;
+		if (!dot)
+			return 1;
+		s = dot + 1;
+	}
+}
+
+int
+isdistname(const char *s)
+{
+	const char *p;
+
+	if (!isalnumc((unsigned char)*s))
+		return 0;
+	for (p = s; *p; p++)
+		if (!isalnumc((unsigned char)*p) && !strchr("._-", *p))
+			return 0;
+	return isalnumc((unsigned char)p[-1]);
+}
+
+const char *
+pinkey_check(enum keytype type, const char *v)
+{
+	const char *p, *e;
+	char w[64];
+	size_t n;
+
+	switch (type) {
+	case KT_TEXT:
+	case KT_PATH:
+		return NULL;
+	case KT_NAME:
+		return !*v || isdistname(v) ? NULL : "not a name (letters, digits, '.', '_', '-')";
+	case KT_IMPORT:
+		return !*v || isimport(v) ? NULL : "not a Python module name (a dotted identifier)";
+	case KT_COMPS:
+		for (p = v; *p; p = e) {
+			p += strspn(p, " ,");
+			e = p + strcspn(p, " ,");
+			n = (size_t)(e - p);
+			if (n == 0)
+				break;
+			if (n >= sizeof w)
+				return "not a component name";
+			memcpy(w, p, n);
+			w[n] = 0;
+			if (!comp_find(w))
+				return "names a component kiln does not know";
+		}
+		return NULL;
+	case KT_COMMIT:
+		n = strlen(v);
+		if (n == 0)
+			return NULL;
+		if (n < 7 || n > 40 || strspn(v, "0123456789abcdef") != n)
+			return "is not a commit (40 hex digits)";
+		return NULL;
+	case KT_KIND:
+		return !*v || !strcmp(v, "build") || !strcmp(v, "source") || !strcmp(v, "wheel") ||
+		       !strcmp(v, "system") ? NULL : "use build, source, wheel or system";
+	case KT_BUILD:
+		return !*v || !strcmp(v, "setup") || !strcmp(v, "build") || !strcmp(v, "pip") ? NULL :
+		       "use setup, build or pip";
+	case KT_ENV:
+		for (p = v; *p; p = e) {
+			p += strspn(p, " \t");
+			e = p + strcspn(p, " \t");
+			if (p == e)
+				break;
+			n = strcspn(p, "=");
+			if (p + n >= e || !isident(p, n))
+				return "is not a list of NAME=VALUE words";
+		}
+		return NULL;
+	case KT_YESNO:
+		return !*v || !strcmp(v, "yes") || !strcmp(v, "no") ? NULL : "use yes or no";
+	}
+	return NULL;
+}
