@@ -32,20 +32,13 @@ usage(const char *error)
 	fprintf(error ? stderr : stdout,
 	        "usage: kiln-stage run --key=FILE --stamp=FILE [--parent=STAMP]... [--logdir=DIR]\n"
 	        "                      [--out=DIR] [--stage-cache=DIR] [--id-file=FILE] [--id-keys=LIST]\n"
-	        "                      [-n] STAGE [PARENT-STAMP...] -- CMD [ARG...]
-"
-	        "       kiln-stage verify --key=FILE --stamp=FILE [--parent=STAMP]... --out=DIR
-"
-	        "                      [--logdir=DIR] STAGE -- CMD [ARG...]
-"
-	        "       kiln-stage explain --key=FILE --stamp=FILE [--parent=STAMP]... [--out=DIR]
-"
-	        "                      [--stage-cache=DIR] STAGE
-"
-	        "       kiln-stage env FILE... -- CMD [ARG...]
-"
-	        "       kiln-stage kv -o FILE <KEY=VALUE-lines
-"
+	        "                      [-n] STAGE [PARENT-STAMP...] -- CMD [ARG...]\n"
+	        "       kiln-stage verify --key=FILE --stamp=FILE [--parent=STAMP]... --out=DIR\n"
+	        "                      [--logdir=DIR] STAGE -- CMD [ARG...]\n"
+	        "       kiln-stage explain --key=FILE --stamp=FILE [--parent=STAMP]... [--out=DIR]\n"
+	        "                      [--stage-cache=DIR] STAGE\n"
+	        "       kiln-stage env FILE... -- CMD [ARG...]\n"
+	        "       kiln-stage kv -o FILE <KEY=VALUE-lines\n"
 	        "       kiln-stage info [-o FILE] DIR\n"
 	        "       kiln-stage labels [--format=args|file|containerfile] DIR\n"
 	        "       kiln-stage graph --srcdir=DIR --builddir=DIR [OPTION]... -- CONFIGURE [ARG]...\n");
