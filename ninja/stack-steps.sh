@@ -148,7 +148,7 @@ step_wheel () {
 		esac
 	fi
 	case "$BACKEND" in
-	gfx) set -- "$@" --set PYTORCH_ROCM_ARCH="$ARCH" --set ROCM_PATH="$ROCM_PATH" --set ROCM_HOME="$ROCM_PATH" \
+	gfx) set -- "$@" --set PYTORCH_ROCM_ARCH="$ARCH" --set ROCM_PATH="$ROCM_PATH" --set ROCM_HOME="$ROCM_PATH" --set HIP_PATH="$ROCM_PATH" \
 		--set USE_FLASH_ATTENTION="$FLASH" --set GPU_TARGETS="$ARCH" ;;
 	cuda) set -- "$@" --keep CUDA_HOME --keep CUDA_PATH --keep CUDACXX --set TORCH_CUDA_ARCH_LIST="$(echo "$ARCH" | tr ';' '\n' | sed 's/^sm_\([0-9]*\)\([0-9]\)\(a*\)$/\1.\2\3/' | tr '\n' ';' | sed 's/;$//')" ;;
 	esac
@@ -277,6 +277,50 @@ step_venv () {
 	[ -f "$VENV/pyvenv.cfg" ] && set -- "$@" --clear
 	"$BASE" -m venv "$@" "$VENV"
 	"$VENV/bin/python" -c 'import sys; print("venv", sys.prefix, "from", sys.base_prefix)'
+}
+
+step_sdk () {
+	# the pinned ROCm SDK tarball (rocm_URL, rocm_SHA256), unpacked into $ROCM_PATH
+	# ($B/rocm/SHA256): kiln-stage unpack fills a temporary folder beside it and renames
+	# it last, so a folder of that name is always whole. A URL is downloaded first (with
+	# resume) into $B/rocm/dl; a path or file:// is read where it is.
+	case "$URL" in
+	http://*|https://*|ftp://*)
+		tar=$B/rocm/dl/$SHA256.tar
+		kiln-stage fetch "$URL" --sha256="$SHA256" -o "$tar" || die "cannot fetch the ROCm SDK $URL" ;;
+	file://*) tar=${URL#file://} ;;
+	*) tar=$URL ;;
+	esac
+	kiln-stage unpack "$tar" --into="$ROCM_PATH" --sha256="$SHA256" --layout=rocm ||
+		die "cannot unpack the ROCm SDK $URL"
+	echo "ROCm $(cat "$ROCM_PATH/.info/version") in $ROCM_PATH"
+}
+
+step_check () {
+	# every GPU library of the SDK must carry code each --arch can run (native, the
+	# family's generic target, or an ISA-compatible one): gpucheck cover, one line per
+	# library lacking it, before any compile
+	set --
+	for f in "$ROCM_PATH"/lib/librocblas.so* "$ROCM_PATH"/lib/libhipblaslt.so* \
+		"$ROCM_PATH"/lib/librocsparse.so* "$ROCM_PATH"/lib/libMIOpen.so* \
+		"$ROCM_PATH"/lib/librocrand.so* "$ROCM_PATH"/lib/librocfft.so* \
+		"$ROCM_PATH"/lib/librocsolver.so* "$ROCM_PATH"/lib/libhipsparselt.so* \
+		"$ROCM_PATH"/lib/librccl.so* "$ROCM_PATH"/lib/libhipfft.so* "$ROCM_PATH"/lib/libhiprand.so*; do
+		[ -f "$f" ] && [ ! -L "$f" ] && set -- "$@" "$f"
+	done
+	[ $# -gt 0 ] || die "$ROCM_PATH/lib has none of ROCm's GPU libraries (rocBLAS, hipBLASLt, rocSPARSE, MIOpen, rocRAND, ...): not a ROCm SDK"
+	bad=0
+	for a in $(printf '%s\n' "$ARCH" | tr ';' ' '); do
+		for f in "$@"; do
+			out=$(gpucheck cover --target="$a" "$f" 2>&1) && { echo "$a: ${f#"$ROCM_PATH"/}: covered"; continue; }
+			case "$out" in *"carry no AMD GPU code"*) echo "$a: ${f#"$ROCM_PATH"/}: no GPU code (host library)"; continue ;; esac
+			has=$(printf '%s\n' "$out" | sed -n 's/.*) has \(.*\)$/\1/p' | head -n 1)
+			fix=$(printf '%s\n' "$out" | sed -n 's/^ *fix: //p' | head -n 1)
+			say "rocm.check: ${f#"$ROCM_PATH"/} has no code for $a (it has ${has:-none}); use a ROCm release built for $a (TheRock's $a family tarball), the family's generic target, or leave that library's feature off; gpucheck: ${fix:-no fix}"
+			bad=1
+		done
+	done
+	[ "$bad" = 0 ] || die "the ROCm SDK $ROCM_PATH lacks code for --arch=$(printf '%s' "$ARCH" | tr ';' ,)"
 }
 
 # one line: sh has read it whole before the step runs, so an edit of this file during a

@@ -41,6 +41,8 @@ static const struct {
 	{"fat", T_FATWHEEL, 0},
 	{"smoke", T_GPUCHECK, 0},
 	{"venv", 0, 0},
+	{"sdk", 0, 0},
+	{"check", T_GPUCHECK, 0},
 };
 
 /* one stage: everything its ninja edge and key file are made from */
@@ -173,6 +175,52 @@ pinsha(const struct component *c)
 	return *pin(c, "SHA") ? pin(c, "SHA") : pin(c, "COMMIT");
 }
 
+static int needsrocm(const char *step);
+
+/* a pinned ROCm SDK (rocm_URL, kind sdk): its folder, $B/rocm/SHA256, is ROCM_PATH */
+static int rocmsdk;
+
+/* do the pins name a ROCm SDK tarball for an AMD build: then rocmsdk is set, cf.rocm is
+   the folder it unpacks into and *rocmv the stage keys' ROCM value */
+static void
+sdkpin(char **rocmv)
+{
+	const struct component *r = comp_find("rocm");
+
+	if (cf.backend != BACKEND_GFX || !*pin(r, "URL") || !strcmp(pin(r, "KIND"), "system"))
+		return;
+	if (strcmp(pin(r, "KIND"), "sdk"))
+		fail("%s: rocm_KIND=%s: this kiln installs ROCm as sdk (a tarball) or system "
+		     "(--rocm-path)", pins.file, pin(r, "KIND"));
+	if (!*pin(r, "SHA256"))
+		fail("%s: rocm_URL=%s has no rocm_SHA256 (the tarball's sha256; sha256sum FILE)",
+		     pins.file, pin(r, "URL"));
+	rocmsdk = 1;
+	cf.rocm = xasprintf("%s/rocm/%s", absb, pin(r, "SHA256"));
+	*rocmv = xasprintf("sdk %s", pin(r, "SHA256"));
+}
+
+/* the stages rocm.sdk (download, verify, unpack) and rocm.check (gpucheck cover) */
+static void
+sdkstages(void)
+{
+	const struct component *r = comp_find("rocm");
+	struct srec *s;
+	char *archs;
+
+	if (!rocmsdk)
+		return;
+	s = stage("rocm", "sdk");
+	key(s, "URL", pin(r, "URL"));
+	key(s, "SHA256", pin(r, "SHA256"));
+	archs = archlist(";");
+	s = stage("rocm", "check");
+	key(s, "SHA256", pin(r, "SHA256"));
+	key(s, "ARCH", archs);
+	parent(s, "rocm.sdk");
+	free(archs);
+}
+
 /* the records of every stage */
 static void
 mkstages(char **proflist, size_t nprof)
@@ -196,7 +244,8 @@ mkstages(char **proflist, size_t nprof)
 	ccv = line(tok, 0);
 	free(tok);
 	free(cccopy);
-	if (cf.backend == BACKEND_GFX) {
+	sdkpin(&rocmv);
+	if (cf.backend == BACKEND_GFX && !rocmsdk) {
 		char *hip = xasprintf("%s/bin/hipcc", cf.rocm), *cl = xasprintf("%s/llvm/bin/clang", cf.rocm);
 		char *vf = xasprintf("%s/.info/version", cf.rocm);
 		struct buf v = {0};
@@ -247,11 +296,14 @@ mkstages(char **proflist, size_t nprof)
 		key(s, "SYSTEM_SITE", syssite ? "yes" : "no");
 		s->idkeys = "BASE,BASE_VERSION,VENV,SYSTEM_SITE";
 	}
+	sdkstages();
 	for (i = 0; i < non; i++) {
 		const char *last;
 		char *n;
 
 		c = on[i];
+		if (!strcmp(c->kind, "sdk"))
+			continue;   /* the ROCm SDK: sdkstages */
 		k = pin(c, "KIND");
 		/* what C builds against: its deps' installs (a source-only dep: its patch) */
 		bufreset(&dep);
@@ -415,6 +467,11 @@ mkstages(char **proflist, size_t nprof)
 			if (strcmp(stages[i].step, "src") && strcmp(stages[i].step, "patch") &&
 			    strcmp(stages[i].step, "fat"))
 				parent(&stages[i], "stack.venv");
+	/* with a pinned SDK, every stage that needs ROCm comes after its check */
+	if (rocmsdk)
+		for (i = 0; i < nstages; i++)
+			if (needsrocm(stages[i].step) || !strcmp(stages[i].step, "smoke"))
+				parent(&stages[i], "rocm.check");
 	for (i = 0; i < nins; i++)
 		addregen(ins[i]);
 	strvfree(ins, nins);
@@ -520,7 +577,7 @@ writestack(char *const *tools, size_t ntools, const char *profs)
 		free(p);
 	}
 	bufputs(&b, "\ninclude $srcdir/ninja/stack.ninja\n\n");
-	if (cf.backend == BACKEND_GFX) {
+	if (cf.backend == BACKEND_GFX && !rocmsdk) {
 		char *hip = xasprintf("%s/bin/hipcc", cf.rocm), *cl = xasprintf("%s/llvm/bin/clang", cf.rocm);
 		if (access(hip, X_OK) < 0 && access(cl, X_OK) < 0) {
 			char *al = archlist(",");

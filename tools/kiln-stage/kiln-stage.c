@@ -17,6 +17,7 @@
 #include "info.h"
 #include "kv.h"
 #include "schema.h"
+#include "sdk.h"
 #include "stage.h"
 #include "util.h"
 #include "verify.h"
@@ -41,7 +42,9 @@ usage(const char *error)
 	        "       kiln-stage kv -o FILE <KEY=VALUE-lines\n"
 	        "       kiln-stage info [-o FILE] DIR\n"
 	        "       kiln-stage labels [--format=args|file|containerfile] DIR\n"
-	        "       kiln-stage graph --srcdir=DIR --builddir=DIR [OPTION]... -- CONFIGURE [ARG]...\n");
+	        "       kiln-stage graph --srcdir=DIR --builddir=DIR [OPTION]... -- CONFIGURE [ARG]...\n"
+	        "       kiln-stage fetch URL --sha256=HEX -o FILE\n"
+	        "       kiln-stage unpack TARBALL --into=DIR [--sha256=HEX] [--layout=rocm] [--max-size=N]\n");
 	exit(error ? EXIT_USAGE : EXIT_OK);
 }
 
@@ -623,6 +626,10 @@ main(int argc, char **argv)
 		return cmdkv(argc - 1, argv + 1);
 	if (strcmp(argv[1], "graph") == 0)
 		return graph_main(argc - 1, argv + 1);
+	if (strcmp(argv[1], "fetch") == 0)
+		return fetch_main(argc - 1, argv + 1);
+	if (strcmp(argv[1], "unpack") == 0)
+		return unpack_main(argc - 1, argv + 1);
 	usage(xasprintf("unknown verb '%s' (run, env, info, labels or graph)", argv[1]));
 	return EXIT_USAGE;
 }

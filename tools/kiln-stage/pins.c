@@ -148,6 +148,20 @@ pins_override(struct pins *p, const char *arg, char **err)
 		}
 		setv(p, c, "KIND", "wheel");
 		setv(p, c, "WHEEL", r + 6);
+	} else if (!strcmp(c->kind, "sdk")) {
+		/* --pin rocm=URL[#sha256=HEX]: the tarball (its sha from the pin file, or here) */
+		const char *h = strstr(r, "#sha256=");
+		char *u = h ? xstrndup(r, (size_t)(h - r)) : xstrdup(r);
+		if (h && pinkey_check(KT_SHA256, h + 8)) {
+			*err = xasprintf("--pin %s: the #sha256= part is not a sha256", arg);
+			free(u);
+			return -1;
+		}
+		setv(p, c, "URL", u);
+		setv(p, c, "KIND", "sdk");
+		if (h)
+			setv(p, c, "SHA256", h + 8);
+		free(u);
 	} else {
 		setv(p, c, "REF", r);
 		setv(p, c, "SHA", "");

@@ -15,6 +15,9 @@ const struct component comp_table[] = {
 	{"aotriton",   "",            "",                    "",            "",       "",       "source", 0,   0,  ""},
 	{"flash_attn", "torch",       "flash_attn",          "flash_attn",  "",       "",       "build",  0,   0,  ""},
 	{"vllm",       "torch triton", "vllm",               "vllm",        "",       "",       "build",  0,   0,  ""},
+	/* the ROCm SDK: rocm_URL + rocm_SHA256 make it the stages rocm.sdk and rocm.check
+	   (kind sdk); without a URL, or rocm_KIND=system, configure's --rocm-path is used */
+	{"rocm",       "",            "",                    "",            "",       "",       "sdk",    0,   0,  ""},
 };
 const size_t comp_count = sizeof comp_table / sizeof comp_table[0];
 
@@ -35,6 +38,7 @@ const struct pinkey pinkey_table[] = {
 	{"BUILD", 0, KT_BUILD, "setup, build or pip"},
 	{"ENV", 0, KT_ENV, "\"K=V K=V\": the build's environment"},
 	{"PATCHES", 0, KT_PATH, "patch folder (relative to the pin file); default patches/C"},
+	{"SHA256", 0, KT_SHA256, "the sha256 of an SDK tarball (rocm_SHA256)"},
 	{"WITH", 1, KT_COMPS, "components a track adds (stack_WITH=triton,vllm)"},
 	{"FAT", 1, KT_YESNO, "yes: fatwheel bundles torch's library closure (stack.fat)"},
 	{"COVER", 1, KT_YESNO, "no: the smoke test skips gpucheck cover"},
@@ -143,7 +147,11 @@ pinkey_check(enum keytype type, const char *v)
 		return NULL;
 	case KT_KIND:
 		return !*v || !strcmp(v, "build") || !strcmp(v, "source") || !strcmp(v, "wheel") ||
-		       !strcmp(v, "system") ? NULL : "use build, source, wheel or system";
+		       !strcmp(v, "system") || !strcmp(v, "sdk") ? NULL :
+		       "use build, source, wheel or system (rocm: sdk or system)";
+	case KT_SHA256:
+		return !*v || (strlen(v) == 64 && strspn(v, "0123456789abcdef") == 64) ? NULL :
+		       "is not a sha256 (64 lowercase hex digits)";
 	case KT_BUILD:
 		return !*v || !strcmp(v, "setup") || !strcmp(v, "build") || !strcmp(v, "pip") ? NULL :
 		       "use setup, build or pip";

@@ -35,10 +35,11 @@ enum keytype {
 	KT_IMPORT,  /* a dotted Python identifier */
 	KT_COMPS,   /* component names, separated by spaces or commas */
 	KT_COMMIT,  /* 7 to 40 hex digits */
-	KT_KIND,    /* build, source, wheel or system */
+	KT_KIND,    /* build, source, wheel, system or sdk */
 	KT_BUILD,   /* setup, build or pip */
 	KT_ENV,     /* NAME=VALUE words */
 	KT_YESNO,   /* yes or no */
+	KT_SHA256,  /* 64 lowercase hex digits */
 };
 
 /* one key a pin file may set: COMPONENT_KEY (per component) or stack_KEY */
