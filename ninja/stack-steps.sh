@@ -31,7 +31,36 @@ die () { say "$KILN_STAGE: $*"; exit 1; }
 # the steps' $(mirror) adds no argument any more: SRCPIN_MIRROR above says it
 mirror () { return 0; }
 
+# torchpin: C_REF=@torch, the pin torch's own source tree gives C (torch.patch ran
+# first): AOTriton's commit from cmake/External/aotriton.cmake (or, in older trees,
+# .ci/docker/aotriton_version.txt), triton's from .ci/docker/ci_commit_pins/triton.txt.
+# Prints the commit; $B/src/C.derived records it and where it came from.
+torchpin () {
+	t=$B/src/torch
+	case "$c" in
+	aotriton)
+		f=cmake/External/aotriton.cmake
+		r=$(sed -n 's/^[[:space:]]*set(__AOTRITON_CI_COMMIT "\([0-9a-f]\{7,40\}\)").*/\1/p' "$t/$f" 2>/dev/null | head -n 1)
+		if [ -z "$r" ] && [ -f "$t/.ci/docker/aotriton_version.txt" ]; then
+			f=.ci/docker/aotriton_version.txt
+			r=$(sed -n 4p "$t/$f" | tr -d ' \r')
+		fi ;;
+	triton)
+		f=.ci/docker/ci_commit_pins/triton.txt
+		r=$(head -n 1 "$t/$f" 2>/dev/null | tr -d ' \r') ;;
+	*) die "${c}_REF=@torch: torch's tree pins only aotriton and triton" ;;
+	esac
+	case "$r" in
+	''|*[!0-9a-f]*) die "${c}_REF=@torch: no commit for $c in torch's $f ($t/$f); pin ${c}_REF yourself" ;;
+	esac
+	printf 'REF_RESOLVED=%s\nREF_FROM=torch:%s\n' "$r" "$f" >"$B/src/$c.derived"
+	say "${c}_REF=@torch: $r (torch's $f)"
+	printf '%s\n' "$r"
+}
+
 step_src () {
+	rm -f "$B/src/$c.derived"
+	[ "$REF" = @torch ] && { REF=$(torchpin) || exit 1; }
 	commit=$(clean -- srcpin fetch "$c" "$URL" "$REF" --cache="$B/git" $(mirror)) ||
 		die "srcpin could not fetch $REF from $URL"
 	case "$commit" in
@@ -51,6 +80,13 @@ step_src () {
 		done
 	fi
 	printf '%s\n' "$from" >"$B/src/$c.fetched"
+	# a pin derived from torch's tree goes into build-info (a built component's own
+	# record, written by its install, keeps it too)
+	if [ -f "$B/src/$c.derived" ]; then
+		mkdir -p "$B/info"
+		{ echo "COMPONENT=$c"; echo "URL=$URL"; echo "COMMIT=$commit"; echo "REF=@torch"; cat "$B/src/$c.derived"; } |
+			kiln-stage kv -o "$B/info/$c.info"
+	fi
 	echo "fetched $commit from $from"
 }
 
@@ -230,6 +266,7 @@ record () {
 		[ -d "$src" ] && clean -- srcpin state "$src" 2>/dev/null | grep -E '^(URL|COMMIT|SERIES_DIGEST)='
 		[ -f "$B/src/$c.fetched" ] && echo "FETCHED_FROM=$(cat "$B/src/$c.fetched")"
 		[ -n "${REF:-}" ] && [ "$step" != system ] && echo "REF=$REF"
+		[ -f "$B/src/$c.derived" ] && cat "$B/src/$c.derived"
 		if [ -n "$1" ]; then
 			n=${1##*/}
 			echo "WHEEL=$n"

@@ -338,6 +338,14 @@ mkstages(char **proflist, size_t nprof)
 			key(s, "REF", pin(c, "REF"));
 			key(s, "SHA", pinsha(c));
 			s->idfile = 1;
+			/* C_REF=@torch: the pin torch's patched tree gives (step_src's torchpin) */
+			if (!strcmp(pin(c, "REF"), "@torch")) {
+				const struct component *tc = comp_find("torch");
+				if (c == tc || !on[0] || on[0] != tc || strcmp(pin(tc, "KIND"), "build"))
+					fail("%s: %s_REF=@torch takes %s's pin from torch's source tree, so torch "
+					     "must be built from source here", pins.file, c->name, c->name);
+				parent(s, "torch.patch");
+			}
 			s = stage(c->name, "patch");
 			key(s, "COMPONENT", c->name);
 			key(s, "SERIES", series);
