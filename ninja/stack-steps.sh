@@ -255,6 +255,8 @@ clean () {
 	n=$#
 	for p in $PROFILES; do set -- "$@" --profile="$p"; done
 	while [ "$n" -gt 0 ]; do set -- "$@" "$1"; shift; n=$((n - 1)); done
+	# the --mirror folder reaches srcpin (its SRCPIN_MIRROR, above), nothing else of ours
+	[ -n "$MIRROR" ] && set -- --keep SRCPIN_MIRROR "$@"
 	envclean -i --set PIP_CONFIG_FILE=/dev/null --prepend-path "$(dirname "$PY")" "$@"
 }
 
