@@ -198,6 +198,8 @@ sdkpin(char **rocmv)
 	rocmsdk = 1;
 	cf.rocm = xasprintf("%s/rocm/%s", absb, pin(r, "SHA256"));
 	*rocmv = xasprintf("sdk %s", pin(r, "SHA256"));
+	printf("using the pinned ROCm SDK %s (rocm.sdk unpacks it into %s; rocm.check checks it "
+	       "for --arch before any build)\n", pin(r, "URL"), cf.rocm);
 }
 
 /* the stages rocm.sdk (download, verify, unpack) and rocm.check (gpucheck cover) */
