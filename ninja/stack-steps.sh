@@ -323,6 +323,7 @@ step_sdk () {
 	# ($B/rocm/SHA256): kiln-stage unpack fills a temporary folder beside it and renames
 	# it last, so a folder of that name is always whole. A URL is downloaded first (with
 	# resume) into $B/rocm/dl; a path or file:// is read where it is.
+	[ "$KIND" = wheels ] && { sdkwheels; return; }
 	case "$URL" in
 	http://*|https://*|ftp://*)
 		tar=$B/rocm/dl/$SHA256.tar
@@ -333,6 +334,23 @@ step_sdk () {
 	kiln-stage unpack "$tar" --into="$ROCM_PATH" --sha256="$SHA256" --layout=rocm ||
 		die "cannot unpack the ROCm SDK $URL"
 	echo "ROCm $(cat "$ROCM_PATH/.info/version") in $ROCM_PATH"
+}
+
+# sdkwheels: rocm_KIND=wheels, TheRock's rocm[libraries,devel] from rocm_INDEX into the
+# target Python; $ROCM_PATH ($B/rocm/wheels) becomes a link to `rocm-sdk path --root`
+sdkwheels () {
+	case "$INDEX" in
+	http://*|https://*) set -- --index-url "$INDEX" ;;
+	*) [ -d "$INDEX" ] || die "rocm_INDEX=$INDEX is neither a URL nor a folder of wheels"
+	   set -- --no-index --find-links "$INDEX" ;;
+	esac
+	clean -- "$PY" -m pip install --disable-pip-version-check "$@" "rocm[libraries,devel]" ||
+		die "pip could not install rocm[libraries,devel] from $INDEX"
+	root=$(clean -- rocm-sdk path --root) || die "rocm-sdk path --root failed (are TheRock's rocm wheels installed in $PY?)"
+	[ -f "$root/.info/version" ] || [ -d "$root/lib" ] || die "rocm-sdk path --root names $root, which is not a ROCm SDK"
+	mkdir -p "$(dirname "$ROCM_PATH")"
+	ln -sfn "$root" "$ROCM_PATH.new" && mv -T "$ROCM_PATH.new" "$ROCM_PATH"
+	echo "ROCm from wheels: $root"
 }
 
 step_check () {

@@ -181,3 +181,56 @@ check "configure: the pin file's rocm_URL and rocm_SHA256" conf --arch=gfx90a
 check "ninja rocm.check from a path" ninja rocm.check
 check "configure: rocm_KIND=system keeps --rocm-path" conf --arch=gfx90a --rocm-path="$T/rocm" --pin=rocm=system
 lacks "system: no rocm.sdk stage" "$T/b/build/stack.ninja" "rocm.sdk"
+
+# --- rocm_KIND=wheels: TheRock-shaped rocm wheels (rocm[libraries,devel], the rocm-sdk
+# command) made here, from a folder index, into the target venv ---------------------------
+"$PY3" - "$T/rwheels" "$RAND" <<'EOF' || exit 2
+import base64, hashlib, os, sys, zipfile
+out, rand = sys.argv[1], sys.argv[2]
+os.makedirs(out, exist_ok=True)
+def wheel(dist, files, meta=""):
+    name = f"{dist}-7.0.0"
+    di = f"{name}.dist-info"
+    files = dict(files)
+    files[f"{di}/METADATA"] = f"Metadata-Version: 2.1\nName: {dist}\nVersion: 7.0.0\n{meta}".encode()
+    files[f"{di}/WHEEL"] = b"Wheel-Version: 1.0\nGenerator: kiln-test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+    rec = []
+    for n, d in files.items():
+        h = base64.urlsafe_b64encode(hashlib.sha256(d).digest()).rstrip(b"=").decode()
+        rec.append(f"{n},sha256={h},{len(d)}")
+    rec.append(f"{di}/RECORD,,")
+    files[f"{di}/RECORD"] = ("\n".join(rec) + "\n").encode()
+    with zipfile.ZipFile(f"{out}/{name}-py3-none-any.whl", "w") as z:
+        for n, d in files.items():
+            z.writestr(n, d)
+main = b'''import os, sys
+def main():
+    if sys.argv[1:] == ["path", "--root"]:
+        print(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "_rocm_sdk_devel"))
+        return 0
+    print("usage: rocm-sdk path --root", file=sys.stderr)
+    return 2
+'''
+wheel("rocm", {"rocm_sdk/__init__.py": main,
+               "rocm-7.0.0.dist-info/entry_points.txt": b"[console_scripts]\nrocm-sdk = rocm_sdk:main\n"},
+      "Provides-Extra: libraries\nRequires-Dist: rocm-sdk-libraries==7.0.0; extra == \"libraries\"\n"
+      "Provides-Extra: devel\nRequires-Dist: rocm-sdk-devel==7.0.0; extra == \"devel\"\n")
+wheel("rocm_sdk_devel", {"_rocm_sdk_devel/.info/version": b"7.0.0\n",
+                         "_rocm_sdk_devel/include/hip/hip_toy.h": b"#define HIP_TOY 1\n",
+                         "_rocm_sdk_devel/bin/.keep": b""})
+wheel("rocm_sdk_libraries", {"_rocm_sdk_devel/lib/librocrand.so.1.1": open(rand, "rb").read()})
+EOF
+cp "$T/pins.env" "$T/wpins.env"
+printf 'rocm_KIND=wheels\nrocm_INDEX=%s\n' "$T/rwheels" >>"$T/wpins.env"
+check "configure: rocm_KIND=wheels from a folder" conf --arch=gfx90a --pins="$T/wpins.env"
+has "wheels: ROCM_PATH is kiln's link" "$T/b/build/stack.env" "ROCM_PATH=\"$T/b/build/rocm/wheels\""
+check "ninja rocm.check (wheels): gfx90a passes" ninja rocm.check
+check "wheels: installed into the target Python" "$T/venv/bin/python" -c "import rocm_sdk"
+same "wheels: ROCM_PATH links to rocm-sdk path --root" "$("$T/venv/bin/rocm-sdk" path --root)" "$(readlink "$T/b/build/rocm/wheels")"
+has "wheels: rocRAND checked" "$T/b/build/logs/rocm.check.log" "gfx90a: lib/librocrand.so.1.1: covered"
+check "configure: wheels for gfx1151" conf --arch=gfx1151 --pins="$T/wpins.env"
+exits "ninja rocm.check (wheels): gfx1151 fails" 1 ninja rocm.check
+has "wheels gfx1151: the library named" "$T/.out" "rocm.check: lib/librocrand.so.1.1 has no code for gfx1151"
+grep -v '^rocm_INDEX' "$T/wpins.env" >"$T/w2.env"
+exits "configure: wheels without rocm_INDEX: 2" 2 conf --arch=gfx90a --pins="$T/w2.env"
+has "no index: named" "$T/.err" "rocm_KIND=wheels needs rocm_INDEX"

@@ -187,6 +187,19 @@ sdkpin(char **rocmv)
 {
 	const struct component *r = comp_find("rocm");
 
+	if (cf.backend == BACKEND_GFX && !strcmp(pin(r, "KIND"), "wheels")) {
+		/* TheRock's rocm wheels into the target Python; $B/rocm/wheels links to the
+		   root `rocm-sdk path --root` names */
+		if (!*pin(r, "INDEX"))
+			fail("%s: rocm_KIND=wheels needs rocm_INDEX (TheRock's index URL for your GPU "
+			     "family, or a folder of its wheels)", pins.file);
+		rocmsdk = 1;
+		cf.rocm = xasprintf("%s/rocm/wheels", absb);
+		*rocmv = xasprintf("wheels %s", pin(r, "INDEX"));
+		printf("using TheRock's rocm wheels from %s (rocm.sdk installs them into %s; "
+		       "ROCM_PATH is %s)\n", pin(r, "INDEX"), cf.python, cf.rocm);
+		return;
+	}
 	if (cf.backend != BACKEND_GFX || !*pin(r, "URL") || !strcmp(pin(r, "KIND"), "system"))
 		return;
 	if (strcmp(pin(r, "KIND"), "sdk"))
@@ -213,11 +226,17 @@ sdkstages(void)
 	if (!rocmsdk)
 		return;
 	s = stage("rocm", "sdk");
+	key(s, "KIND", pin(r, "KIND"));
 	key(s, "URL", pin(r, "URL"));
 	key(s, "SHA256", pin(r, "SHA256"));
+	if (!strcmp(pin(r, "KIND"), "wheels")) {
+		key(s, "INDEX", pin(r, "INDEX"));
+		key(s, "PY", cf.python);
+	}
 	archs = archlist(";");
 	s = stage("rocm", "check");
 	key(s, "SHA256", pin(r, "SHA256"));
+	key(s, "INDEX", pin(r, "INDEX"));
 	key(s, "ARCH", archs);
 	parent(s, "rocm.sdk");
 	free(archs);

@@ -39,6 +39,7 @@ const struct pinkey pinkey_table[] = {
 	{"ENV", 0, KT_ENV, "\"K=V K=V\": the build's environment"},
 	{"PATCHES", 0, KT_PATH, "patch folder (relative to the pin file); default patches/C"},
 	{"SHA256", 0, KT_SHA256, "the sha256 of an SDK tarball (rocm_SHA256)"},
+	{"INDEX", 0, KT_TEXT, "rocm_KIND=wheels: TheRock's package index (a URL or a folder of wheels)"},
 	{"WITH", 1, KT_COMPS, "components a track adds (stack_WITH=triton,vllm)"},
 	{"FAT", 1, KT_YESNO, "yes: fatwheel bundles torch's library closure (stack.fat)"},
 	{"COVER", 1, KT_YESNO, "no: the smoke test skips gpucheck cover"},
@@ -147,8 +148,8 @@ pinkey_check(enum keytype type, const char *v)
 		return NULL;
 	case KT_KIND:
 		return !*v || !strcmp(v, "build") || !strcmp(v, "source") || !strcmp(v, "wheel") ||
-		       !strcmp(v, "system") || !strcmp(v, "sdk") ? NULL :
-		       "use build, source, wheel or system (rocm: sdk or system)";
+		       !strcmp(v, "system") || !strcmp(v, "sdk") || !strcmp(v, "wheels") ? NULL :
+		       "use build, source, wheel or system (rocm: sdk, wheels or system)";
 	case KT_SHA256:
 		return !*v || (strlen(v) == 64 && strspn(v, "0123456789abcdef") == 64) ? NULL :
 		       "is not a sha256 (64 lowercase hex digits)";

@@ -35,7 +35,7 @@ enum keytype {
 	KT_IMPORT,  /* a dotted Python identifier */
 	KT_COMPS,   /* component names, separated by spaces or commas */
 	KT_COMMIT,  /* 7 to 40 hex digits */
-	KT_KIND,    /* build, source, wheel, system or sdk */
+	KT_KIND,    /* build, source, wheel, system; rocm: sdk or wheels */
 	KT_BUILD,   /* setup, build or pip */
 	KT_ENV,     /* NAME=VALUE words */
 	KT_YESNO,   /* yes or no */
