@@ -59,8 +59,6 @@ torchpin () {
 }
 
 step_src () {
-	rm -f "$B/src/$c.derived"
-	[ "$REF" = @torch ] && { REF=$(torchpin) || exit 1; }
 	commit=$(clean -- srcpin fetch "$c" "$URL" "$REF" --cache="$B/git" $(mirror)) ||
 		die "srcpin could not fetch $REF from $URL"
 	case "$commit" in
@@ -80,13 +78,6 @@ step_src () {
 		done
 	fi
 	printf '%s\n' "$from" >"$B/src/$c.fetched"
-	# a pin derived from torch's tree goes into build-info (a built component's own
-	# record, written by its install, keeps it too)
-	if [ -f "$B/src/$c.derived" ]; then
-		mkdir -p "$B/info"
-		{ echo "COMPONENT=$c"; echo "URL=$URL"; echo "COMMIT=$commit"; echo "REF=@torch"; cat "$B/src/$c.derived"; } |
-			kiln-stage kv -o "$B/info/$c.info"
-	fi
 	echo "fetched $commit from $from"
 }
 
@@ -255,8 +246,6 @@ clean () {
 	n=$#
 	for p in $PROFILES; do set -- "$@" --profile="$p"; done
 	while [ "$n" -gt 0 ]; do set -- "$@" "$1"; shift; n=$((n - 1)); done
-	# the --mirror folder reaches srcpin (its SRCPIN_MIRROR, above), nothing else of ours
-	[ -n "$MIRROR" ] && set -- --keep SRCPIN_MIRROR "$@"
 	envclean -i --set PIP_CONFIG_FILE=/dev/null --prepend-path "$(dirname "$PY")" "$@"
 }
 
@@ -268,7 +257,7 @@ record () {
 		[ -d "$src" ] && clean -- srcpin state "$src" 2>/dev/null | grep -E '^(URL|COMMIT|SERIES_DIGEST)='
 		[ -f "$B/src/$c.fetched" ] && echo "FETCHED_FROM=$(cat "$B/src/$c.fetched")"
 		[ -n "${REF:-}" ] && [ "$step" != system ] && echo "REF=$REF"
-		[ -f "$B/src/$c.derived" ] && cat "$B/src/$c.derived"
+		[ "${REF:-}" = @torch ] && [ -f "$B/src/$c.derived" ] && cat "$B/src/$c.derived"
 		if [ -n "$1" ]; then
 			n=${1##*/}
 			echo "WHEEL=$n"
@@ -316,6 +305,17 @@ step_venv () {
 	[ -f "$VENV/pyvenv.cfg" ] && set -- "$@" --clear
 	"$BASE" -m venv "$@" "$VENV"
 	"$VENV/bin/python" -c 'import sys; print("venv", sys.prefix, "from", sys.base_prefix)'
+}
+
+step_srctorch () {
+	# C.src for C_REF=@torch: the commit torch's patched tree pins (torchpin), then the
+	# ordinary src step; a source-only component's build-info record says where it came
+	# from (a built one's install record does too)
+	REF=$(torchpin) || exit 1
+	step_src
+	mkdir -p "$B/info"
+	{ echo "COMPONENT=$c"; echo "URL=$URL"; echo "COMMIT=$commit"; echo "REF=@torch"; cat "$B/src/$c.derived"; } |
+		kiln-stage kv -o "$B/info/$c.info"
 }
 
 step_sdk () {

@@ -43,6 +43,7 @@ static const struct {
 	{"venv", 0, 0},
 	{"sdk", 0, 0},
 	{"check", T_GPUCHECK, 0},
+	{"srctorch", T_SRCPIN, 0},
 };
 
 /* one stage: everything its ninja edge and key file are made from */
@@ -366,6 +367,8 @@ mkstages(char **proflist, size_t nprof)
 					fail("%s: %s_REF=@torch takes %s's pin from torch's source tree, so torch "
 					     "must be built from source here", pins.file, c->name, c->name);
 				parent(s, "torch.patch");
+				s->step = "srctorch";
+				key(s, "STEP", "srctorch");
 			}
 			s = stage(c->name, "patch");
 			key(s, "COMPONENT", c->name);
