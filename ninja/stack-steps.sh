@@ -132,6 +132,11 @@ step_wheel () {
 	pyprefix=$(clean -- "$PY" -c 'import sys; print(sys.prefix)') || die "$PY does not run"
 	maps=
 	for m in "$pyprefix=/kiln/python" "$B=/kiln/build" "$work=/kiln/src/$c"; do
+		# CFLAGS is split on white space (and quotes) by every build system: a folder
+		# whose name holds them cannot be mapped, and the build goes on without the map
+		case "$m" in
+		*[!A-Za-z0-9_./:=+,@%-]*) say "cannot map ${m%=*} in CFLAGS (its name has spaces, quotes or shell characters); its path stays in the binaries"; continue ;;
+		esac
 		maps="$maps -ffile-prefix-map=$m -fdebug-prefix-map=$m"
 	done
 	cuda=
@@ -219,7 +224,13 @@ clean () {
 	n=$#
 	for p in $PROFILES; do set -- "$@" --profile="$p"; done
 	while [ "$n" -gt 0 ]; do set -- "$@" "$1"; shift; n=$((n - 1)); done
-	envclean -i --set PIP_CONFIG_FILE=/dev/null --prepend-path "$(dirname "$PY")" "$@"
+	# srcpin's mirror setting crosses the clean environment as a setting, not a word
+	if [ -n "${SRCPIN_MIRROR:-}" ]; then
+		envclean -i --set PIP_CONFIG_FILE=/dev/null --set SRCPIN_MIRROR="$SRCPIN_MIRROR" \
+			--prepend-path "$(dirname "$PY")" "$@"
+	else
+		envclean -i --set PIP_CONFIG_FILE=/dev/null --prepend-path "$(dirname "$PY")" "$@"
+	fi
 }
 
 # record W: this component's build-info record, then build-info.json
