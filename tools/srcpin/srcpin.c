@@ -22,10 +22,11 @@ usage(const char *err)
 	        "usage: srcpin fetch NAME URL REF [--expect=SHA] [--cache=DIR] [--mirror=DIR]\n"
 	        "       srcpin checkout NAME --commit SHA --into DIR [--submodules] [--force]\n"
 	        "                       [--cache=DIR] [--mirror=DIR]\n"
-	        "       srcpin patch DIR SERIESFILE\n"
+	        "       srcpin patch DIR SERIESFILE [--allow-outside-symlinks]\n"
 	        "       srcpin state [--json] [--check] [-v] DIR\n"
 	        "       srcpin lock --pins FILE --out LOCKFILE [--cache=DIR] [--mirror=DIR]\n"
 	        "options for every verb that fetches: [--rewrite=FROM=TO]... [--offline] [--update]\n"
+	        "                                     [--allow-local-submodules]\n"
 	        "exit: 0 ok, 1 verification failed (sha mismatch, patch does not apply,\n"
 	        "      state --check not pristine), 2 usage or I/O error\n");
 	exit(err ? EXIT_USAGE : EXIT_OK);
@@ -97,6 +98,10 @@ parse(struct args *a, int argc, char **argv)
 			a->submodules = 1;
 		else if (strcmp(s, "--force") == 0)
 			a->force = 1;
+		else if (strcmp(s, "--allow-local-submodules") == 0)
+			a->o.allow_local_subs = 1;
+		else if (strcmp(s, "--allow-outside-symlinks") == 0)
+			a->o.allow_outside_links = 1;
 		else if (strcmp(s, "--json") == 0)
 			a->json = 1;
 		else if (strcmp(s, "--check") == 0)
@@ -229,7 +234,7 @@ vpatch(struct args *a, int cachegiven)
 	if (!*s.commit)
 		die("%s: the last checkout did not finish; run srcpin checkout again", dir);
 	/* every patch is checked in memory first: a failure leaves the tree as it is */
-	series_check(r, &s, &ser, &plan);
+	series_check(&a->o, r, &s, &ser, &plan);
 	if (*s.series_digest || !tree_pristine(r, &s, NULL)) {
 		/* another series, an edited patch, or a touched tree: back to the pinned commit */
 		if (git_oid_fromstr(&id, s.commit) < 0)
@@ -238,7 +243,7 @@ vpatch(struct args *a, int cachegiven)
 		tree_checkout(&a->o, s.name, s.url, s.mirror, &id, dir, s.submodules, 0);
 	} else
 		git_repository_free(r);
-	series_write(dir, &plan, &ser);
+	series_write(&a->o, dir, &plan, &ser);
 	plan_free(&plan);
 	state_free(&s);
 	series_free(&ser);

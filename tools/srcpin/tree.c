@@ -449,8 +449,61 @@ emptylinks(git_repository *r, const struct links *l)
 	}
 }
 
+
+/* a submodule URL as .gitmodules writes it that names a repository on this machine by
+   itself (an absolute path or file://), not relative to its superproject's URL */
+static int
+localurl(const char *u)
+{
+	if (startswith(u, "./") || startswith(u, "../"))
+		return 0;
+	return u[0] == '/' || startswith(u, "file:") || (!strstr(u, "://") && !strchr(u, ':'));
+}
+
 static void checkout_repo(const struct spopts *o, const char *label, git_repository *r,
                           const git_oid *id, int submodules, struct spstate *s);
+
+/* check out the gitlink l of tree t (of repository r, fetched from url), recursively */
+static void
+checkout_one(const struct spopts *o, const char *label, git_repository *r, const char *url,
+             git_tree *t, const struct link *l)
+{
+	char *mu = modurl(r, t, l->path), *u, *mdir, *sub, *gd, *sl;
+	char hex[GIT_OID_HEXSZ + 1];
+	git_repository *sr;
+	struct spstate ss = {0};
+	int fresh;
+
+	git_oid_tostr(hex, sizeof hex, &l->id);
+	sl = xasprintf("%s/%s", label, l->path);
+	if (!mu)
+		die("%s: commit %s: .gitmodules has no URL for submodule path %s", label, hex, l->path);
+	if (localurl(mu) && !o->allow_local_subs)
+		die("%s: .gitmodules gives the URL '%s', a repository on this machine; refused "
+		    "(--allow-local-submodules allows it)", sl, mu);
+	u = suburl(url, mu);
+	mdir = mirror_path_url(o, u);
+	mirror_need(o, sl, mdir, u, &l->id);
+	sub = xasprintf("%s%s", git_repository_workdir(r), l->path);
+	gd = xasprintf("%smodules/%s", git_repository_path(r), l->path);
+	sr = prepare(sub, gd, mdir, 1, &fresh);
+	if (fresh || state_load(sr, &ss) < 0)
+		memset(&ss, 0, sizeof ss);
+	setstr(&ss.name, sl);
+	setstr(&ss.url, u);
+	setstr(&ss.cache, o->cache);
+	setstr(&ss.mirror, mdir);
+	checkout_repo(o, sl, sr, &l->id, 1, &ss);
+	state_save(sr, &ss);
+	state_free(&ss);
+	git_repository_free(sr);
+	free(mu);
+	free(u);
+	free(mdir);
+	free(sub);
+	free(gd);
+	free(sl);
+}
 
 /* check out every gitlink of tree t (of repository r, fetched from url) */
 static void
@@ -460,42 +513,43 @@ checkout_subs(const struct spopts *o, const char *label, git_repository *r, cons
 	struct links l;
 
 	getlinks(t, &l);
-	for (size_t i = 0; i < l.n; i++) {
-		char *mu = modurl(r, t, l.v[i].path), *u, *mdir, *sub, *gd, *sl;
-		char hex[GIT_OID_HEXSZ + 1];
-		git_repository *sr;
-		struct spstate ss = {0};
-		int fresh;
-
-		git_oid_tostr(hex, sizeof hex, &l.v[i].id);
-		sl = xasprintf("%s/%s", label, l.v[i].path);
-		if (!mu)
-			die("%s: commit %s: .gitmodules has no URL for submodule path %s", label, hex,
-			    l.v[i].path);
-		u = suburl(url, mu);
-		mdir = mirror_path_url(o, u);
-		mirror_need(o, sl, mdir, u, &l.v[i].id);
-		sub = xasprintf("%s%s", git_repository_workdir(r), l.v[i].path);
-		gd = xasprintf("%smodules/%s", git_repository_path(r), l.v[i].path);
-		sr = prepare(sub, gd, mdir, 1, &fresh);
-		if (fresh || state_load(sr, &ss) < 0)
-			memset(&ss, 0, sizeof ss);
-		setstr(&ss.name, sl);
-		setstr(&ss.url, u);
-		setstr(&ss.cache, o->cache);
-		setstr(&ss.mirror, mdir);
-		checkout_repo(o, sl, sr, &l.v[i].id, 1, &ss);
-		state_save(sr, &ss);
-		state_free(&ss);
-		git_repository_free(sr);
-		free(mu);
-		free(u);
-		free(mdir);
-		free(sub);
-		free(gd);
-		free(sl);
-	}
+	for (size_t i = 0; i < l.n; i++)
+		checkout_one(o, label, r, url, t, &l.v[i]);
 	freelinks(&l);
+}
+
+void
+tree_relink(const struct spopts *o, const char *label, git_repository *r, const char *url,
+            git_tree *t, const char *path)
+{
+	git_tree_entry *e = NULL;
+	char *p, *gd;
+
+	if (git_tree_entry_bypath(&e, t, path) == 0 && git_tree_entry_filemode(e) == GIT_FILEMODE_COMMIT) {
+		struct link l;
+		l.path = (char *)path;
+		git_oid_cpy(&l.id, git_tree_entry_id(e));
+		checkout_one(o, label, r, url, t, &l);
+		git_tree_entry_free(e);
+		return;
+	}
+	git_tree_entry_free(e);
+	/* removed: its git folder and its files go; replaced by a file or folder of the tree
+	   (which the checkout of t wrote): only its git folder and .git file go */
+	gd = xasprintf("%smodules/%s", git_repository_path(r), path);
+	rmtree(gd);
+	free(gd);
+	if (git_tree_entry_bypath(&e, t, path) == 0) {
+		struct stat st;
+		git_tree_entry_free(e);
+		p = xasprintf("%s%s/.git", git_repository_workdir(r), path);
+		if (lstat(p, &st) == 0 && S_ISREG(st.st_mode))
+			unlink(p);
+	} else
+		p = xasprintf("%s%s", git_repository_workdir(r), path);
+	if (!startswith(p + strlen(p) - 5, "/.git"))
+		rmtree(p);
+	free(p);
 }
 
 /* make r's work tree exactly commit id, then its submodules (or empty their folders) */

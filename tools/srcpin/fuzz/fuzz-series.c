@@ -20,6 +20,7 @@ LLVMFuzzerTestOneInput(const uint8_t *p, size_t n)
 {
 	char *subs[] = {"third_party/gloo"};
 	struct buf out[2] = {{0}, {0}};
+	struct linkmoves mv = {0};
 	const uint8_t *sep = n >= 4 ? memmem(p, n, "\n==\n", 4) : NULL;
 	const uint8_t *patch = sep ? sep + 4 : (const uint8_t *)"";
 	size_t pn = sep ? n - (size_t)(patch - p) : 0, k;
@@ -48,7 +49,7 @@ LLVMFuzzerTestOneInput(const uint8_t *p, size_t n)
 	free(err);
 	free(path);
 	err = NULL;
-	if (!memchr(patch, 0, pn) && patch_split((const char *)patch, pn, subs, 1, out, &err) == 0) {
+	if (!memchr(patch, 0, pn) && patch_split((const char *)patch, pn, subs, 1, out, &mv, &err) == 0) {
 		for (k = 0; k < 2; k++) {
 			if (out[k].len && git_diff_from_buffer(&d, out[k].s, out[k].len) == 0)
 				git_diff_free(d);
@@ -57,5 +58,6 @@ LLVMFuzzerTestOneInput(const uint8_t *p, size_t n)
 	free(err);
 	buffree(&out[0]);
 	buffree(&out[1]);
+	linkmoves_free(&mv);
 	return 0;
 }

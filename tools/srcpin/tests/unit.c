@@ -42,6 +42,7 @@ main(void)
 	char *subs[] = {"third_party/gloo", "third_party/gloo/deeper"};
 	struct buf out[3] = {{0}};
 	char *err = NULL;
+	struct linkmoves mv = {0};
 
 	CHECK(patchpath_ok("a/b.c"), "plain relative path");
 	CHECK(!patchpath_ok("../x"), "'..' refused");
@@ -53,7 +54,7 @@ main(void)
 	CHECK(!patchpath_ok(""), "empty refused");
 	CHECK(patchpath_ok("a/..b/c"), "'..b' is a name");
 
-	CHECK_INT(patch_split(patch, strlen(patch), subs, 2, out, &err), 0, "split");
+	CHECK_INT(patch_split(patch, strlen(patch), subs, 2, out, &mv, &err), 0, "split");
 	CHECK(out[2].s && strstr(out[2].s, "diff --git a/top.txt b/top.txt\n"), "top section kept");
 	CHECK(out[2].s && !strstr(out[2].s, "Subject"), "mail header dropped");
 	CHECK(out[2].s && !strstr(out[2].s, "x.txt |"), "diffstat dropped");
@@ -69,7 +70,7 @@ main(void)
 	{
 		const char *evil = "diff --git a/../e b/../e\n--- a/../e\n+++ b/../e\n@@ -1 +1 @@\n-a\n+b\n";
 		struct buf o2[1] = {{0}};
-		CHECK_INT(patch_split(evil, strlen(evil), NULL, 0, o2, &err), -1, "escaping path refused");
+		CHECK_INT(patch_split(evil, strlen(evil), NULL, 0, o2, &mv, &err), -1, "escaping path refused");
 		CHECK(err && strstr(err, "../e"), "message names the path");
 		free(err);
 		err = NULL;
@@ -78,7 +79,7 @@ main(void)
 	{
 		const char *cross = "diff --git a/third_party/gloo/a b/b\nrename from third_party/gloo/a\nrename to b\n";
 		struct buf o3[3] = {{0}};
-		CHECK_INT(patch_split(cross, strlen(cross), subs, 2, o3, &err), -1, "rename across a submodule refused");
+		CHECK_INT(patch_split(cross, strlen(cross), subs, 2, o3, &mv, &err), -1, "rename across a submodule refused");
 		free(err);
 		err = NULL;
 		for (int i = 0; i < 3; i++)
