@@ -469,6 +469,96 @@ applymoves(const struct spopts *o, struct parts *ps, struct part *pt, size_t k,
 	}
 }
 
+/* true if the deletion j of d (a text or binary delete) removes exactly the bytes of blob
+   b, as git apply demands: the hunks' old lines for text, the index line's id for binary */
+static int
+delmatches(git_diff *d, size_t j, git_blob *b)
+{
+	const git_diff_delta *dl = git_diff_get_delta(d, j);
+	git_patch *p;
+	struct buf pre = {0};
+	int ok;
+
+	if (dl->flags & GIT_DIFF_FLAG_BINARY)
+		return !dl->old_file.id_abbrev ||
+		       git_oid_ncmp(&dl->old_file.id, git_blob_id(b), dl->old_file.id_abbrev) == 0;
+	if (git_patch_from_diff(&p, d, j) < 0)
+		return 1;   /* libgit2 reports it */
+	for (size_t h = 0; h < git_patch_num_hunks(p); h++) {
+		int nl = git_patch_num_lines_in_hunk(p, h);
+		for (int l = 0; l < nl; l++) {
+			const git_diff_line *ln;
+			if (git_patch_get_line_in_hunk(&ln, p, h, (size_t)l) < 0)
+				continue;
+			if (ln->origin == GIT_DIFF_LINE_DELETION || ln->origin == GIT_DIFF_LINE_CONTEXT)
+				bufadd(&pre, ln->content, ln->content_len);
+			else if ((ln->origin == GIT_DIFF_LINE_DEL_EOFNL ||
+			          ln->origin == GIT_DIFF_LINE_CONTEXT_EOFNL) && pre.len &&
+			         pre.s[pre.len - 1] == '\n')
+				pre.len--;
+		}
+	}
+	ok = pre.len == (size_t)git_blob_rawsize(b) &&
+	     (!pre.len || memcmp(pre.s, git_blob_rawcontent(b), pre.len) == 0);
+	buffree(&pre);
+	git_patch_free(p);
+	return ok;
+}
+
+/* Check what libgit2 1.5.1 does not before it applies the deltas of d to tree t, in order
+   (a path deleted earlier in the patch may be added again): a file change aimed at a
+   submodule (libgit2 would look the commit up as a blob and, failing, free a pointer it
+   never set), a new file over an existing one, and a deletion of other content than the
+   file's. Dies with exit 1 naming the patch and file. */
+static void
+precheck(const struct part *pt, git_diff *d, git_tree *t, const struct patchfile *pf)
+{
+	struct buf gone = {0};   /* paths removed by earlier deltas, NUL-ended */
+
+	for (size_t j = 0; j < git_diff_num_deltas(d); j++) {
+		const git_diff_delta *dl = git_diff_get_delta(d, j);
+		const char *f = dl->new_file.path ? dl->new_file.path : dl->old_file.path;
+		git_tree_entry *e;
+		if ((dl->old_file.path && !patchpath_ok(dl->old_file.path)) ||
+		    (dl->new_file.path && !patchpath_ok(dl->new_file.path)) || !f)
+			dien(EXIT_USAGE, "%s: %s%s%s: path escapes the source tree; refused", pf->path,
+			     pt->prefix, slash(pt), f ? f : "?");
+		if (dl->status != GIT_DELTA_ADDED && dl->old_file.path &&
+		    git_tree_entry_bypath(&e, t, dl->old_file.path) == 0) {
+			int sub = git_tree_entry_filemode(e) == GIT_FILEMODE_COMMIT, same = 1;
+			git_blob *b;
+			if (!sub && dl->status == GIT_DELTA_DELETED &&
+			    git_blob_lookup(&b, pt->r, git_tree_entry_id(e)) == 0) {
+				same = delmatches(d, j, b);
+				git_blob_free(b);
+			}
+			git_tree_entry_free(e);
+			if (sub)
+				dien(EXIT_PROBLEM, "%s: %s%s%s: is a submodule in %s; the patch changes it as a "
+				     "file", pf->path, pt->prefix, slash(pt), dl->old_file.path, pt->s.commit);
+			if (!same)
+				dien(EXIT_PROBLEM, "%s: %s%s%s: hunk 1 deletes other content than the file has "
+				     "in %s", pf->path, pt->prefix, slash(pt), dl->old_file.path, pt->s.commit);
+		}
+		if ((dl->status == GIT_DELTA_ADDED || dl->status == GIT_DELTA_RENAMED ||
+		     dl->status == GIT_DELTA_COPIED) && dl->new_file.path &&
+		    git_tree_entry_bypath(&e, t, dl->new_file.path) == 0) {
+			/* a folder there is fine when the patch deletes its files (libgit2 checks that) */
+			int again = git_tree_entry_type(e) == GIT_OBJECT_TREE;
+			git_tree_entry_free(e);
+			for (size_t off = 0; !again && off < gone.len; off += strlen(gone.s + off) + 1)
+				again = strcmp(gone.s + off, dl->new_file.path) == 0;
+			if (!again)
+				dien(EXIT_PROBLEM, "%s: %s%s%s: already exists in %s; the patch adds it",
+				     pf->path, pt->prefix, slash(pt), dl->new_file.path, pt->s.commit);
+		}
+		if ((dl->status == GIT_DELTA_DELETED || dl->status == GIT_DELTA_RENAMED) &&
+		    dl->old_file.path)
+			bufadd(&gone, dl->old_file.path, strlen(dl->old_file.path) + 1);
+	}
+	buffree(&gone);
+}
+
 /* apply the libgit2 text of one patch to part pt */
 static void
 applytext(const struct spopts *o, struct part *pt, const struct buf *text,
@@ -485,25 +575,7 @@ applytext(const struct spopts *o, struct part *pt, const struct buf *text,
 		dien(EXIT_USAGE, "%s: not a patch git can read: %s", pf->path, gitmsg());
 	if (git_tree_lookup(&t, pt->r, &pt->tree) < 0)
 		die("%s: tree cannot be read: %s", pt->s.name, gitmsg());
-	for (size_t j = 0; j < git_diff_num_deltas(d); j++) {
-		const git_diff_delta *dl = git_diff_get_delta(d, j);
-		const char *f = dl->new_file.path ? dl->new_file.path : dl->old_file.path;
-		git_tree_entry *e;
-		if ((dl->old_file.path && !patchpath_ok(dl->old_file.path)) ||
-		    (dl->new_file.path && !patchpath_ok(dl->new_file.path)) || !f)
-			dien(EXIT_USAGE, "%s: %s%s%s: path escapes the source tree; refused", pf->path,
-			     pt->prefix, slash(pt), f ? f : "?");
-		/* a file change aimed at a submodule: libgit2 1.5.1 would look the commit up as a
-		   blob and, failing, free a pointer it never set */
-		if (dl->status != GIT_DELTA_ADDED && dl->old_file.path &&
-		    git_tree_entry_bypath(&e, t, dl->old_file.path) == 0) {
-			int sub = git_tree_entry_filemode(e) == GIT_FILEMODE_COMMIT;
-			git_tree_entry_free(e);
-			if (sub)
-				dien(EXIT_PROBLEM, "%s: %s%s%s: is a submodule in %s; the patch changes it as a "
-				     "file", pf->path, pt->prefix, slash(pt), dl->old_file.path, pt->s.commit);
-		}
-	}
+	precheck(pt, d, t, pf);
 	ao.delta_cb = delta_cb;
 	ao.hunk_cb = hunk_cb;
 	ao.payload = w;

@@ -251,6 +251,20 @@ vpatch(struct args *a, int cachegiven)
 	return EXIT_OK;
 }
 
+/* one submodule in state --json */
+static void
+jsonsub(const char *path, const struct spstate *ss, void *arg)
+{
+	struct json *j = arg;
+
+	json_obj(j);
+	json_kstr(j, "path", path);
+	json_kstr(j, "commit", ss->commit);
+	json_kstr(j, "url", ss->url);
+	json_kstr(j, "tree", ss->tree);
+	json_end(j);
+}
+
 static int
 vstate(struct args *a)
 {
@@ -279,6 +293,10 @@ vstate(struct args *a)
 		json_kstr(&j, "difference", pristine ? NULL : why.s);
 		json_kstr(&j, "cache", s.cache);
 		json_kstr(&j, "mirror", s.mirror);
+		json_key(&j, "submodules");
+		json_arr(&j);
+		tree_submodules(r, &s, "", jsonsub, &j);
+		json_end(&j);
 		json_end(&j);
 		printf("%s\n", b.s);
 		buffree(&b);

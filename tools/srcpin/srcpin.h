@@ -112,6 +112,10 @@ int tree_checkout(const struct spopts *o, const char *name, const char *url, con
    has no submodule there. */
 void tree_relink(const struct spopts *o, const char *label, git_repository *r, const char *url,
                  git_tree *t, const char *path);
+/* call cb for every submodule checked out below the checkout r (state s), recursively,
+   parents first: its path below the top (prefix/...) and its state */
+void tree_submodules(git_repository *r, const struct spstate *s, const char *prefix,
+                     void (*cb)(const char *path, const struct spstate *ss, void *arg), void *arg);
 /* 1 if the checkout r (and its submodules, recursively, when recorded) is exactly its
    recorded tree: HEAD, index and files, nothing untracked or ignored; why gets the first
    difference when not NULL */

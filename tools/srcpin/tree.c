@@ -717,3 +717,35 @@ tree_pristine(git_repository *r, const struct spstate *s, struct buf *why)
 	git_tree_free(t);
 	return ok;
 }
+
+void
+tree_submodules(git_repository *r, const struct spstate *s, const char *prefix,
+                void (*cb)(const char *path, const struct spstate *ss, void *arg), void *arg)
+{
+	git_oid tid;
+	git_tree *t;
+	struct links l;
+
+	if (!s->submodules || git_oid_fromstr(&tid, s->tree) < 0 || git_tree_lookup(&t, r, &tid) < 0)
+		return;
+	getlinks(t, &l);
+	for (size_t i = 0; i < l.n; i++) {
+		char *sub = xasprintf("%s%s", git_repository_workdir(r), l.v[i].path);
+		char *np = *prefix ? xasprintf("%s/%s", prefix, l.v[i].path) : xstrdup(l.v[i].path);
+		git_repository *sr;
+		struct spstate ss;
+		if (git_repository_open_ext(&sr, sub, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) == 0) {
+			if (state_load(sr, &ss) == 0) {
+				cb(np, &ss, arg);
+				ss.submodules = 1;
+				tree_submodules(sr, &ss, np, cb, arg);
+				state_free(&ss);
+			}
+			git_repository_free(sr);
+		}
+		free(sub);
+		free(np);
+	}
+	freelinks(&l);
+	git_tree_free(t);
+}
