@@ -699,6 +699,12 @@ series_write(const struct spopts *o, const char *dir, const struct spplan *plan,
 			if (git_checkout_tree(r, (git_object *)t, &co) < 0)
 				die("%s: %s: cannot write the patched files: %s", s.name, wd, gitmsg());
 		}
+		{
+			char ix[GIT_OID_HEXSZ + 1];
+			index_sum(r, ix);
+			free(s.index);
+			s.index = xstrdup(ix);
+		}
 		if (s.submodules)
 			for (size_t off = 0; off < plan->relink[k].len;
 			     off += strlen(plan->relink[k].s + off) + 1)

@@ -276,7 +276,10 @@ vstate(struct args *a)
 	if (a->npos != 1)
 		usage("state needs DIR");
 	r = tree_open(a->pos[0], &s);
-	pristine = tree_pristine(r, &s, &why);
+	/* the quick answer first; the slow comparison only to say what differs */
+	pristine = tree_pristine(r, &s, NULL);
+	if (!pristine && (a->json || a->verbose))
+		tree_pristine(r, &s, &why);
 	if (a->json) {
 		struct buf b = {0};
 		struct json j;

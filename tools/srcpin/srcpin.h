@@ -92,6 +92,7 @@ int fetch_local(const struct spopts *o, const char *label, git_repository *r, co
 /* what srcpin records about a checkout, in GITDIR/srcpin */
 struct spstate {
 	char *name, *url, *commit, *cache, *mirror, *tree, *series, *series_digest;
+	char *index;           /* checksum of the index srcpin wrote with tree */
 	int submodules;
 };
 /* read the state of the repository r (or of dir); returns 0, or -1 if it has none */
@@ -120,6 +121,16 @@ void tree_submodules(git_repository *r, const struct spstate *s, const char *pre
    recorded tree: HEAD, index and files, nothing untracked or ignored; why gets the first
    difference when not NULL */
 int tree_pristine(git_repository *r, const struct spstate *s, struct buf *why);
+
+/* ---- fast.c ---- */
+
+/* 1 if the work tree of r surely is its index, and the index the one srcpin wrote (its
+   checksum is s->index): every file's stat data as the index records it and not racy,
+   nothing else on disk (submodule folders are left to their own check). 0 when this
+   cannot tell; the caller then compares contents. */
+int fast_pristine(git_repository *r, const struct spstate *s);
+/* the checksum of r's index as it is on disk, hex ("" when there is none) */
+void index_sum(git_repository *r, char out[GIT_OID_HEXSZ + 1]);
 
 /* ---- series.c ---- */
 

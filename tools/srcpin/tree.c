@@ -48,6 +48,7 @@ state_load(git_repository *r, struct spstate *s)
 	GET(tree, "TREE");
 	GET(series, "SERIES");
 	GET(series_digest, "SERIES_DIGEST");
+	GET(index, "INDEX");
 #undef GET
 	v = kv_get(&f, "SUBMODULES");
 	s->submodules = v && strcmp(v, "yes") == 0;
@@ -80,6 +81,7 @@ state_save(git_repository *r, const struct spstate *s)
 	putkv(&b, "SERIES", s->series);
 	putkv(&b, "SERIES_DIGEST", s->series_digest);
 	putkv(&b, "SUBMODULES", s->submodules ? "yes" : "no");
+	putkv(&b, "INDEX", s->index);
 	if (writefile_atomic(p, b.s, b.len, 0644) < 0)
 		die("%s: cannot write:", p);
 	buffree(&b);
@@ -97,6 +99,7 @@ state_free(struct spstate *s)
 	free(s->tree);
 	free(s->series);
 	free(s->series_digest);
+	free(s->index);
 	memset(s, 0, sizeof *s);
 }
 
@@ -552,6 +555,51 @@ tree_relink(const struct spopts *o, const char *label, git_repository *r, const 
 	free(p);
 }
 
+/* Move r's work tree from the tree oldtree, which it surely is, to commit c (tree t):
+   only the paths the two trees differ in are written; there is nothing else to remove. */
+static void
+incremental(const struct spopts *o, git_repository *r, const char *label, const char *oldtree,
+            git_commit *c, git_tree *t, const git_oid *id)
+{
+	git_checkout_options co;
+	git_oid oid;
+	git_tree *ot;
+	git_diff *d;
+	git_strarray ps = {0};
+	size_t n;
+
+	if (git_oid_fromstr(&oid, oldtree) < 0 || git_tree_lookup(&ot, r, &oid) < 0) {
+		writetree(o, r, label, (git_object *)c, id);
+		return;
+	}
+	if (git_diff_tree_to_tree(&d, r, ot, t, NULL) < 0)
+		die("%s: %s: cannot compare trees: %s", label, git_repository_workdir(r), gitmsg());
+	n = git_diff_num_deltas(d);
+	ps.strings = xcalloc(2 * n + 1, sizeof *ps.strings);
+	for (size_t i = 0; i < n; i++) {
+		const git_diff_delta *dl = git_diff_get_delta(d, i);
+		if (dl->old_file.path)
+			ps.strings[ps.count++] = (char *)dl->old_file.path;
+		if (dl->new_file.path && (!dl->old_file.path || strcmp(dl->old_file.path, dl->new_file.path)))
+			ps.strings[ps.count++] = (char *)dl->new_file.path;
+	}
+	git_checkout_options_init(&co, GIT_CHECKOUT_OPTIONS_VERSION);
+	co.checkout_strategy = GIT_CHECKOUT_FORCE | GIT_CHECKOUT_DISABLE_PATHSPEC_MATCH;
+	co.paths = ps;
+	co.baseline = ot;
+	if (o->progress) {
+		co.progress_cb = coprog;
+		co.progress_payload = (void *)label;
+	}
+	if (ps.count && git_checkout_tree(r, (git_object *)c, &co) < 0)
+		die("%s: %s: checkout failed: %s", label, git_repository_workdir(r), gitmsg());
+	if (git_repository_set_head_detached(r, id) < 0)
+		die("%s: %s: cannot set HEAD: %s", label, git_repository_workdir(r), gitmsg());
+	free(ps.strings);
+	git_diff_free(d);
+	git_tree_free(ot);
+}
+
 /* make r's work tree exactly commit id, then its submodules (or empty their folders) */
 static void
 checkout_repo(const struct spopts *o, const char *label, git_repository *r, const git_oid *id,
@@ -579,7 +627,19 @@ checkout_repo(const struct spopts *o, const char *label, git_repository *r, cons
 		}
 		free(sp);
 	}
-	writetree(o, r, label, (git_object *)c, id);
+	{
+		/* a tree that surely is its recorded one only needs what differs */
+		git_oid hid;
+		char ix[GIT_OID_HEXSZ + 1];
+		if (s->tree && *s->tree && s->commit && *s->commit &&
+		    git_reference_name_to_id(&hid, r, "HEAD") == 0 &&
+		    strcmp(git_oid_tostr_s(&hid), s->commit) == 0 && fast_pristine(r, s))
+			incremental(o, r, label, s->tree, c, t, id);
+		else
+			writetree(o, r, label, (git_object *)c, id);
+		index_sum(r, ix);
+		setstr(&s->index, ix);
+	}
 	git_oid_tostr(thex, sizeof thex, git_tree_id(t));
 	if (submodules)
 		checkout_subs(o, label, r, s->url, t);
@@ -603,18 +663,22 @@ tree_checkout(const struct spopts *o, const char *name, const char *url, const c
 	git_repository *r;
 	struct spstate s = {0};
 	char hex[GIT_OID_HEXSZ + 1];
-	int fresh;
+	int fresh, have;
 
 	git_oid_tostr(hex, sizeof hex, id);
 	r = prepare(dir, NULL, mirror, force, &fresh);
-	if (!fresh && state_load(r, &s) == 0 && strcmp(s.commit, hex) == 0 && !*s.series_digest &&
-	    s.submodules == submodules && strcmp(s.mirror, mirror) == 0 && tree_pristine(r, &s, NULL)) {
+	have = !fresh && state_load(r, &s) == 0;
+	if (have && strcmp(s.commit, hex) == 0 && !*s.series_digest && s.submodules == submodules &&
+	    strcmp(s.mirror, mirror) == 0 && tree_pristine(r, &s, NULL)) {
 		state_free(&s);
 		git_repository_free(r);
 		return 0;
 	}
-	state_free(&s);
-	memset(&s, 0, sizeof s);
+	if (!have || strcmp(s.mirror, mirror) != 0) {
+		/* the old commit, tree and index stay as the baseline of an incremental checkout */
+		state_free(&s);
+		memset(&s, 0, sizeof s);
+	}
 	setstr(&s.name, name);
 	setstr(&s.url, url);
 	setstr(&s.cache, o->cache);
@@ -667,6 +731,10 @@ tree_pristine(git_repository *r, const struct spstate *s, struct buf *why)
 			bufprintf(why, "%s: tree %s cannot be read", s->name, s->tree);
 		return 0;
 	}
+	if (!why && fast_pristine(r, s)) {
+		n = 0;
+		goto subs;
+	}
 	/* the tree against index + files: what git diff TREE and git status would both show */
 	dopt.flags = GIT_DIFF_INCLUDE_UNTRACKED | GIT_DIFF_INCLUDE_IGNORED |
 	             GIT_DIFF_INCLUDE_TYPECHANGE;
@@ -688,6 +756,7 @@ tree_pristine(git_repository *r, const struct spstate *s, struct buf *why)
 		ok = 0;
 	}
 	git_diff_free(d);
+subs:
 	if (ok && s->submodules) {
 		struct links l;
 		getlinks(t, &l);
