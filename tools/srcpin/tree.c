@@ -259,11 +259,17 @@ prepare(const char *dir, const char *gitdir, const char *mirror, int force, int 
 		/* a submodule: srcpin's own when its gitdir is under srcpin's superproject */
 		rmtree(gd);
 		cleardir(dir);
-	} else if (!ours && !emptydir(dir) && !bareinit(dir)) {
-		if (!force)
+	} else if (!ours && !emptydir(dir)) {
+		if (bareinit(dir)) {
+			/* what a killed first checkout left (maybe a lock file inside): start again */
+			char *g = xasprintf("%s/.git", dir);
+			rmtree(g);
+			free(g);
+		} else if (!force)
 			die("%s: not a srcpin checkout and not empty; refusing to touch it "
 			    "(--force replaces its contents)", dir);
-		cleardir(dir);
+		else
+			cleardir(dir);
 	}
 	if (!ours) {
 		io.flags = GIT_REPOSITORY_INIT_MKPATH | GIT_REPOSITORY_INIT_NO_DOTGIT_DIR;
@@ -313,11 +319,14 @@ linkcb(const char *root, const git_tree_entry *e, void *payload)
 	return 0;
 }
 
-/* the gitlinks (submodule commits) of tree */
+/* the gitlinks (submodule commits) of tree; none without a .gitmodules (whose URLs a
+   checkout needs anyway), so that most trees are not read whole */
 static void
 getlinks(git_tree *t, struct links *l)
 {
 	memset(l, 0, sizeof *l);
+	if (!git_tree_entry_byname(t, ".gitmodules"))
+		return;
 	if (git_tree_walk(t, GIT_TREEWALK_PRE, linkcb, l) < 0)
 		die("cannot walk tree: %s", gitmsg());
 }
@@ -570,6 +579,12 @@ incremental(const struct spopts *o, git_repository *r, const char *label, const 
 
 	if (git_oid_fromstr(&oid, oldtree) < 0 || git_tree_lookup(&ot, r, &oid) < 0) {
 		writetree(o, r, label, (git_object *)c, id);
+		return;
+	}
+	if (fast_switch(r, ot, t) == 0) {
+		if (git_repository_set_head_detached(r, id) < 0)
+			die("%s: %s: cannot set HEAD: %s", label, git_repository_workdir(r), gitmsg());
+		git_tree_free(ot);
 		return;
 	}
 	if (git_diff_tree_to_tree(&d, r, ot, t, NULL) < 0)
