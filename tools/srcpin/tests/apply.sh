@@ -34,13 +34,20 @@ walk () {
 	w=$T/w.$name p=$T/p.$name
 	mkdir -p "$p"
 	srcpin fetch "$name" "file://$repo" main --cache="$c" >/dev/null 2>"$T/.err" || { notok "$name: fetch"; _show; return; }
-	for C in $(git -C "$repo" rev-list --reverse --no-merges main); do
-		P=$(git -C "$repo" rev-parse -q --verify "$C^") || continue
+	# every patch made in one go (one format-patch per commit costs more than srcpin)
+	git -C "$repo" format-patch -q --binary --no-merges --root -o "$p/all" main >/dev/null
+	git -C "$repo" rev-list --reverse --no-merges --parents main >"$p/list"
+	i=0
+	while read -r C P rest; do
+		i=$((i + 1))
+		f=$(printf '%s/all/%04d-' "$p" "$i")
+		[ -n "$P" ] || continue
 		n=$((n + 1))
-		subj=$(git -C "$repo" log --format=%s -1 "$C")
-		rm -f "$p"/*
-		git -C "$repo" format-patch -q --binary -1 "$C" -o "$p" >/dev/null
+		rm -f "$p"/*.patch
+		cp "$f"*.patch "$p/" 2>/dev/null
+		head -1 "$p"/*.patch 2>/dev/null | grep -q "^From $C " || { notok "$name: the patch of $C"; bad=$((bad + 1)); continue; }
 		(cd "$p" && ls -- *.patch) >"$p/series"
+		subj=$(sed -n 's/^Subject: \[PATCH[^]]*\] //p' "$p"/*.patch | head -1)
 		if ! srcpin checkout "$name" --commit "$P" --into "$w" --submodules --cache="$c" >/dev/null 2>"$T/.err"; then
 			notok "$name: check out the parent of '$subj'"; _show; bad=$((bad + 1)); continue
 		fi
@@ -67,7 +74,7 @@ walk () {
 			diff "$T/l.git" "$T/l.srcpin" | sed -n '1,10s/^/#   /p'; bad=$((bad + 1))
 		fi
 		srcpin state --check "$w" >/dev/null 2>&1 || { notok "$name: '$subj': pristine after the patch"; bad=$((bad + 1)); }
-	done
+	done <"$p/list"
 	[ "$bad" = 0 ] && ok "$name: all $n commits applied by srcpin give git's tree"
 	return 0
 }
