@@ -251,8 +251,14 @@ hdrpath(const char *p, size_t n, size_t lead)
 
 	while (e > s && (e[-1] == '\n' || e[-1] == '\r'))
 		e--;
-	if (s < e && *s == '"')
-		return unquote(s, e, &nx);
+	if (s < e && *s == '"') {
+		char *q = unquote(s, e, &nx);
+		if (q && nx != e) {
+			free(q);   /* text after the closing quote: not a name git wrote */
+			q = NULL;
+		}
+		return q;
+	}
 	if (e > s && e[-1] == '\t')
 		e--;
 	return xstrndup(s, (size_t)(e - s));
@@ -266,7 +272,7 @@ flush(struct sect *sc, struct buf *out, struct linkmoves *mv, char **err)
 		return 0;
 	if (sc->gitlink) {
 		struct linkmove *m;
-		if ((!sc->added && !*sc->from) || (!sc->deleted && !*sc->to)) {
+		if ((!sc->added && !*sc->from) || (!sc->deleted && !*sc->to) || (!*sc->from && !*sc->to)) {
 			*err = xasprintf("%s: a submodule change without its 'Subproject commit' lines", sc->path);
 			return -1;
 		}
