@@ -25,7 +25,7 @@ index_sum(git_repository *r, char out[GIT_OID_HEXSZ + 1])
 	out[0] = 0;
 	if (git_repository_index(&idx, r) < 0)
 		return;
-	if (git_index_read(idx, 1) == 0)
+	if (git_index_read(idx, 0) == 0)   /* reread only when another process wrote it */
 		git_oid_tostr(out, GIT_OID_HEXSZ + 1, git_index_checksum(idx));
 	git_index_free(idx);
 }
