@@ -86,6 +86,61 @@ main(void)
 			buffree(&o3[i]);
 	}
 
+	{
+		/* the shapes libgit2 1.5.1 needs help with, and a gitlink hunk */
+		const char *shapes =
+			"diff --git a/e.txt b/e.txt\n"
+			"new file mode 100644\n"
+			"index 0000000..e69de29\n"
+			"diff --git a/n.txt b/n.txt\n"
+			"deleted file mode 100644\n"
+			"index 1234567..0000000\n"
+			"--- a/n.txt\n"
+			"+++ /dev/null\n"
+			"@@ -1 +0,0 @@\n"
+			"-x\n"
+			"diff --git a/sp ace.txt b/sp ace.txt\n"
+			"index 1111111..2222222 100644\n"
+			"--- a/sp ace.txt\t\n"
+			"+++ b/sp ace.txt\t\n"
+			"@@ -1 +1 @@\n"
+			"-a\n"
+			"+b\n"
+			"diff --git \"a/third_party/gloo/caf\\303\\251\" \"b/third_party/gloo/caf\\303\\251\"\n"
+			"index 1111111..2222222 100644\n"
+			"--- \"a/third_party/gloo/caf\\303\\251\"\n"
+			"+++ \"b/third_party/gloo/caf\\303\\251\"\n"
+			"@@ -1 +1 @@\n"
+			"-a\n"
+			"+b\n"
+			"diff --git a/third_party/gloo b/third_party/gloo\n"
+			"index 56c6544..341bb36 160000\n"
+			"--- a/third_party/gloo\n"
+			"+++ b/third_party/gloo\n"
+			"@@ -1 +1 @@\n"
+			"-Subproject commit 56c654466e9ac092b3f9ffd6346f5efb7dc02b87\n"
+			"+Subproject commit 341bb365d4ab64f14d600d37409195bb4e80e1bd\n"
+			"-- \n"
+			"2.39.5\n";
+		struct buf o4[3] = {{0}};
+		struct linkmoves m4 = {0};
+		CHECK_INT(patch_split(shapes, strlen(shapes), subs, 2, o4, &m4, &err), 0, "shapes split");
+		CHECK(o4[2].s && strstr(o4[2].s, "index 0000000..e69de29\n-- \n"), "a header-only section is ended by '-- '");
+		CHECK(o4[2].s && strstr(o4[2].s, "--- a/n.txt\n+++ /dev/null\n"), "/dev/null kept");
+		CHECK(o4[2].s && strstr(o4[2].s, "diff --git \"a/sp ace.txt\" \"b/sp ace.txt\"\n"), "a name with a space is quoted");
+		CHECK(o4[2].s && strstr(o4[2].s, "--- \"a/sp ace.txt\"\n"), "and its tab dropped");
+		CHECK(o4[0].s && strstr(o4[0].s, "--- \"a/caf\\303\\251\"\n"), "a quoted name keeps its quoting, prefix removed");
+		CHECK(o4[2].s && !strstr(o4[2].s, "Subproject"), "the gitlink section is not passed to libgit2");
+		CHECK_INT(m4.n, 1, "one submodule move");
+		CHECK_STR(m4.n ? m4.v[0].path : NULL, "third_party/gloo", "its path, in the top repository");
+		CHECK_INT(m4.n ? m4.v[0].repo : 0, 2, "routed to the top");
+		CHECK_STR(m4.n ? m4.v[0].from : NULL, "56c654466e9ac092b3f9ffd6346f5efb7dc02b87", "from");
+		CHECK_STR(m4.n ? m4.v[0].to : NULL, "341bb365d4ab64f14d600d37409195bb4e80e1bd", "to");
+		for (int i = 0; i < 3; i++)
+			buffree(&o4[i]);
+		linkmoves_free(&m4);
+	}
+
 	CHECK_INT(editdist("v0.22.1", "v0.22.0"), 1, "edit distance one");
 	CHECK_INT(editdist("", "abc"), 3, "edit distance from empty");
 	CHECK_INT(editdist("kitten", "sitting"), 3, "kitten/sitting");
