@@ -33,6 +33,7 @@ index_sum(git_repository *r, char out[GIT_OID_HEXSZ + 1])
 /* the walk's state */
 struct fwalk {
 	git_index *idx;
+	const git_index_entry **ents;   /* the index's entries, in its (path) order */
 	struct timespec imt;   /* the index file's mtime: entries at or after it are racy */
 	size_t matched;
 	struct buf path;
@@ -130,10 +131,33 @@ readnames(int fd, struct buf *out)
 #endif
 }
 
-/* walk the folder open at fd (its path below the top in w->path); returns 1 while every
-   entry matches the index */
+/* the first entry in [lo, hi) whose path is not below key (byte order, as the index) */
+static size_t
+lbound(const struct fwalk *w, size_t lo, size_t hi, const char *key)
+{
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (strcmp(w->ents[mid]->path, key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* the entry in [lo, hi) at path w->path, or NULL */
+static const git_index_entry *
+entryat(const struct fwalk *w, size_t lo, size_t hi)
+{
+	size_t i = lbound(w, lo, hi, w->path.s);
+
+	return i < hi && strcmp(w->ents[i]->path, w->path.s) == 0 ? w->ents[i] : NULL;
+}
+
+/* walk the folder open at fd (its path below the top in w->path, the index entries below
+   it in [lo, hi)); returns 1 while every entry matches the index */
 static int
-walkdir(struct fwalk *w, int fd, int top)
+walkdir(struct fwalk *w, int fd, int top, size_t lo, size_t hi)
 {
 	struct buf names = {0};
 	size_t base = w->path.len;
@@ -162,7 +186,8 @@ walkdir(struct fwalk *w, int fd, int top)
 			isdir = type == DT_DIR;
 		if (isdir) {
 			int sub;
-			e = git_index_get_bypath(w->idx, w->path.s, 0);
+			size_t slo, shi;
+			e = entryat(w, lo, hi);
 			if (e && e->mode == GIT_FILEMODE_COMMIT) {
 				w->matched++;   /* a submodule: checked on its own */
 				continue;
@@ -177,10 +202,14 @@ walkdir(struct fwalk *w, int fd, int top)
 				break;
 			}
 			bufputc(&w->path, '/');
-			ok = walkdir(w, sub, 0);
+			slo = lbound(w, lo, hi, w->path.s);
+			w->path.s[w->path.len - 1] = '0';   /* '/' + 1: just past the folder's entries */
+			shi = lbound(w, slo, hi, w->path.s);
+			w->path.s[w->path.len - 1] = '/';
+			ok = walkdir(w, sub, 0, slo, shi);
 			continue;
 		}
-		e = git_index_get_bypath(w->idx, w->path.s, 0);
+		e = entryat(w, lo, hi);
 		if (!e || (type != DT_UNKNOWN && fstatat(fd, n, &st, AT_SYMLINK_NOFOLLOW) < 0) ||
 		    !statmatch(e, &st, &w->imt, fd, n)) {
 			ok = 0;
@@ -214,10 +243,16 @@ fast_pristine(git_repository *r, const struct spstate *s)
 	     !git_index_has_conflicts(idx);
 	free(ip);
 	if (ok) {
+		size_t n = git_index_entrycount(idx);
 		w.imt = ist.st_mtim;
+		w.ents = xcalloc(n + 1, sizeof *w.ents);
+		for (size_t i = 0; i < n; i++)
+			w.ents[i] = git_index_get_byindex(idx, i);
+		bufputs(&w.path, "");
 		fd = open(git_repository_workdir(r), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		ok = fd >= 0 && walkdir(&w, fd, 1) && w.matched == git_index_entrycount(idx);
+		ok = fd >= 0 && walkdir(&w, fd, 1, 0, n) && w.matched == n;
 	}
+	free(w.ents);
 	buffree(&w.path);
 	git_index_free(idx);
 	return ok;

@@ -166,6 +166,13 @@ has "the submodule's state records the new commit" "$T/.out" "COMMIT=$(git -C "$
 same "the submodule's files are the new commit's" "s2 s3" "$(cat "$T/wm/sub/s.txt" | tr '\n' ' ' | sed 's/ $//')"
 check "state --json lists the submodule" srcpin state --json "$T/wm"
 has "state --json: the submodule at its new commit" "$T/.out" "{\"path\":\"sub\",\"commit\":\"$(git -C "$u/subup" rev-parse main)\""
+# the same move as plain "git diff" in the superproject (no mail headers)
+git -C "$u/gen" diff "$C^" "$C" >"$T/pm/0001-submodule-moved.patch"
+has "git diff writes a Subproject commit hunk" "$T/pm/0001-submodule-moved.patch" "+Subproject commit"
+check "check out the parent again" srcpin checkout gen --commit "$(git -C "$u/gen" rev-parse "$C^")" --into "$T/wm" --submodules --cache="$c"
+check "a git diff gitlink hunk applies" srcpin patch "$T/wm" "$T/pm/series"
+check "the tree is pristine with the submodule moved" srcpin state --check "$T/wm"
+same "its tree is C's" "$(git -C "$u/gen" rev-parse "$C^{tree}")" "$(sed -n "s/^TREE='\{0,1\}\([0-9a-f]*\).*/\1/p" "$T/wm/.git/srcpin")"
 check "checkout puts it back" srcpin checkout gen --commit "$(git -C "$u/gen" rev-parse "$C^")" --into "$T/wm" --submodules --cache="$c"
 same "back at the pinned commit's submodule" "s1" "$(cat "$T/wm/sub/s.txt")"
 
