@@ -4,9 +4,10 @@
 # target on disk equals git archive's). Histories: one made here that holds every shape a
 # patch can take (added, deleted and empty files, symlinks, modes, renames, copies, binary
 # literal and delta, no final newline, CRLF, file <-> folder, quoted and spaced names, a
-# moved, added and removed submodule), and the checkout's own git history (optional tier:
-# a source tarball has none). Then git apply's failure cases, each one line naming patch,
-# file and hunk.
+# moved, added and removed submodule), the checkout's own git history (optional tier: a
+# source tarball has none), and the last SRCPIN_GLOO_COMMITS (30) commits of gloo when the
+# workspace holds a snapshot of it (optional tier). Then git apply's failure cases, each one
+# line naming patch, file and hunk.
 . "$KILN_SRC/tests/lib.sh"
 need git tar
 command -v optional >/dev/null 2>&1 || optional () { echo "skip $1: $2"; }
@@ -26,29 +27,34 @@ listing () { (cd "$1" && {
 		-o -type f -perm -u+x -printf 'x %p\n' -o -type f -printf 'f %p\n'"
 	eval "find . -path ./.git -prune -o $prune -type f -print0" | xargs -0 -r sha256sum; } | LC_ALL=C sort); }
 
-# walk REPO NAME FULL: apply every non-merge commit of REPO's main to a checkout of its
-# parent; FULL=1 also compares the files on disk and the pristine state. Prints one ok
-# line per history, and one not ok line per commit that differs.
+# walk REPO NAME FULL [SUBS [LAST]]: apply every non-merge commit of REPO's main (the last
+# LAST ones when given) to a checkout of its parent (with --submodules unless SUBS=0);
+# FULL=1 also compares the files on disk and the pristine state. Prints one ok line per
+# history, and one not ok line per commit that differs.
 walk () {
-	repo=$1 name=$2 full=$3 n=0 bad=0
+	repo=$1 name=$2 full=$3 subs=${4:-1} last=${5:-0} n=0 bad=0
+	sm=--submodules
+	[ "$subs" = 1 ] || sm=
 	w=$T/w.$name p=$T/p.$name
 	mkdir -p "$p"
 	srcpin fetch "$name" "file://$repo" main --cache="$c" >/dev/null 2>"$T/.err" || { notok "$name: fetch"; _show; return; }
 	# every patch made in one go (one format-patch per commit costs more than srcpin)
 	git -C "$repo" format-patch -q --binary --no-merges --root -o "$p/all" main >/dev/null
 	git -C "$repo" rev-list --reverse --no-merges --parents main >"$p/list"
+	skip=0
+	[ "$last" -gt 0 ] && skip=$(($(lines "$p/list") - last))
 	i=0
 	while read -r C P rest; do
 		i=$((i + 1))
 		f=$(printf '%s/all/%04d-' "$p" "$i")
-		[ -n "$P" ] || continue
+		[ -n "$P" ] && [ "$i" -gt "$skip" ] || continue
 		n=$((n + 1))
 		rm -f "$p"/*.patch
 		cp "$f"*.patch "$p/" 2>/dev/null
 		head -1 "$p"/*.patch 2>/dev/null | grep -q "^From $C " || { notok "$name: the patch of $C"; bad=$((bad + 1)); continue; }
 		(cd "$p" && ls -- *.patch) >"$p/series"
 		subj=$(sed -n 's/^Subject: \[PATCH[^]]*\] //p' "$p"/*.patch | head -1)
-		if ! srcpin checkout "$name" --commit "$P" --into "$w" --submodules --cache="$c" >/dev/null 2>"$T/.err"; then
+		if ! srcpin checkout "$name" --commit "$P" --into "$w" $sm --cache="$c" >/dev/null 2>"$T/.err"; then
 			notok "$name: check out the parent of '$subj'"; _show; bad=$((bad + 1)); continue
 		fi
 		if ! srcpin patch "$w" "$p/series" >/dev/null 2>"$T/.err"; then
@@ -183,6 +189,16 @@ if git -C "$KILN_SRC" rev-parse -q --verify HEAD >/dev/null 2>&1; then
 	walk "$T/own.git" own "${SRCPIN_FULL:-0}"
 else
 	optional own-history "$KILN_SRC is not a git checkout"
+fi
+
+# --- a real upstream's history (optional: the workspace's snapshot of gloo) ------------------
+gloo=${SRCPIN_UPSTREAM:-/work/.mirror}/facebookincubator+gloo/repo
+if [ -d "$gloo" ]; then
+	git clone -q --bare "$gloo" "$T/gloo.git" 2>/dev/null &&
+		git -C "$T/gloo.git" update-ref refs/heads/main "$(git -C "$gloo" rev-parse HEAD)"
+	walk "$T/gloo.git" gloo 0 0 "${SRCPIN_GLOO_COMMITS:-30}"
+else
+	optional gloo-history "no snapshot of gloo at $gloo"
 fi
 
 # --- git apply's failure cases: exit 1, one line naming patch, file and hunk ------------------
