@@ -32,6 +32,7 @@ index_sum(git_repository *r, char out[GIT_OID_HEXSZ + 1])
 
 /* the walk's state */
 struct fwalk {
+	git_repository *r;
 	git_index *idx;
 	const git_index_entry **ents;   /* the index's entries, in its (path) order */
 	struct timespec imt;   /* the index file's mtime: entries at or after it are racy */
@@ -42,10 +43,10 @@ struct fwalk {
 /* true if the file name (in the folder open at fd, st its lstat) has the content e records:
    for an entry too recent to trust its stat data (racy, as git calls it) */
 static int
-samecontent(int fd, const char *name, const struct stat *st, const git_index_entry *e)
+samecontent(git_repository *r, int fd, const char *name, const struct stat *st,
+            const git_index_entry *e)
 {
 	git_oid id;
-	struct buf b = {0};
 	int ok = 0;
 
 	if (S_ISLNK(st->st_mode)) {
@@ -53,24 +54,18 @@ samecontent(int fd, const char *name, const struct stat *st, const git_index_ent
 		ssize_t n = readlinkat(fd, name, t, sizeof t);
 		ok = n >= 0 && (size_t)n < sizeof t && git_odb_hash(&id, t, (size_t)n, GIT_OBJECT_BLOB) == 0;
 	} else {
-		int f = openat(fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-		char tmp[65536];
-		ssize_t k;
-		if (f < 0)
-			return 0;
-		while ((k = read(f, tmp, sizeof tmp)) > 0)
-			bufadd(&b, tmp, (size_t)k);
-		close(f);
-		ok = k == 0 && git_odb_hash(&id, b.s ? b.s : "", b.len, GIT_OBJECT_BLOB) == 0;
-		buffree(&b);
+		/* as git add would store it: through the filters its attributes name */
+		char *p = xasprintf("%s%s", git_repository_workdir(r), e->path);
+		ok = git_repository_hashfile(&id, r, p, GIT_OBJECT_BLOB, e->path) == 0;
+		free(p);
 	}
 	return ok && git_oid_equal(&id, &e->id);
 }
 
 /* true if st is what e records: stat data, or content when the stat data is racy */
 static int
-statmatch(const git_index_entry *e, const struct stat *st, const struct timespec *imt, int fd,
-          const char *name)
+statmatch(git_repository *r, const git_index_entry *e, const struct stat *st,
+          const struct timespec *imt, int fd, const char *name)
 {
 	uint32_t mode;
 
@@ -91,7 +86,7 @@ statmatch(const git_index_entry *e, const struct stat *st, const struct timespec
 	   may keep size and times, so the content decides */
 	if (st->st_mtim.tv_sec > imt->tv_sec ||
 	    (st->st_mtim.tv_sec == imt->tv_sec && st->st_mtim.tv_nsec >= imt->tv_nsec))
-		return samecontent(fd, name, st, e);
+		return samecontent(r, fd, name, st, e);
 	return 1;
 }
 
@@ -211,7 +206,7 @@ walkdir(struct fwalk *w, int fd, int top, size_t lo, size_t hi)
 		}
 		e = entryat(w, lo, hi);
 		if (!e || (type != DT_UNKNOWN && fstatat(fd, n, &st, AT_SYMLINK_NOFOLLOW) < 0) ||
-		    !statmatch(e, &st, &w->imt, fd, n)) {
+		    !statmatch(w->r, e, &st, &w->imt, fd, n)) {
 			ok = 0;
 			break;
 		}
@@ -238,6 +233,7 @@ fast_pristine(git_repository *r, const struct spstate *s)
 		return 0;
 	memset(&w, 0, sizeof w);
 	w.idx = idx;
+	w.r = r;
 	ip = xasprintf("%sindex", git_repository_path(r));
 	ok = stat(ip, &ist) == 0 && strcmp(git_oid_tostr_s(git_index_checksum(idx)), s->index) == 0 &&
 	     !git_index_has_conflicts(idx);
@@ -256,31 +252,6 @@ fast_pristine(git_repository *r, const struct spstate *s)
 	buffree(&w.path);
 	git_index_free(idx);
 	return ok;
-}
-
-/* true if content may be filtered on checkout in r: core.autocrlf or core.eol set, or a
-   .gitattributes file in its index */
-static int
-filtered(git_repository *r, git_index *idx)
-{
-	git_config *c;
-	git_buf v = {0};
-	int f = 0;
-
-	if (git_repository_config_snapshot(&c, r) < 0)
-		return 1;
-	if (git_config_get_string_buf(&v, c, "core.autocrlf") == 0)
-		f = strcasecmp(v.ptr, "false") != 0;
-	git_buf_dispose(&v);
-	if (git_config_get_string_buf(&v, c, "core.eol") == 0)
-		f = 1;
-	git_buf_dispose(&v);
-	git_config_free(c);
-	for (size_t i = 0; !f && i < git_index_entrycount(idx); i++) {
-		const char *p = git_index_get_byindex(idx, i)->path, *b = strrchr(p, '/');
-		f = strcmp(b ? b + 1 : p, ".gitattributes") == 0;
-	}
-	return f;
 }
 
 /* remove the folders above path (below the work tree wd) that are left empty */
@@ -321,12 +292,24 @@ writeone(git_repository *r, const char *wd, const char *path, const git_oid *id,
 		e = symlink(t, tmp);
 		free(t);
 	} else {
-		int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
-		              mode == GIT_FILEMODE_BLOB_EXECUTABLE ? 0777 : 0666);
-		const char *c = git_blob_rawcontent(b);
-		size_t n = (size_t)git_blob_rawsize(b);
-		if (fd < 0)
+		/* the bytes git writes for it: the blob through the checkout filters its attributes
+		   and core.autocrlf ask for */
+		git_blob_filter_options fo;
+		git_buf fb = {0};
+		int fd;
+		const char *c;
+		size_t n;
+		git_blob_filter_options_init(&fo, GIT_BLOB_FILTER_OPTIONS_VERSION);
+		if (git_blob_filter(&fb, b, path, &fo) < 0)
 			goto outb;
+		c = fb.ptr;
+		n = fb.size;
+		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+		          mode == GIT_FILEMODE_BLOB_EXECUTABLE ? 0777 : 0666);
+		if (fd < 0) {
+			git_buf_dispose(&fb);
+			goto outb;
+		}
 		while (n) {
 			ssize_t k = write(fd, c, n);
 			if (k < 0 && errno == EINTR)
@@ -337,6 +320,7 @@ writeone(git_repository *r, const char *wd, const char *path, const git_oid *id,
 			n -= (size_t)k;
 		}
 		e = close(fd) < 0 || n ? -1 : 0;
+		git_buf_dispose(&fb);
 	}
 	if (e == 0 && rename(tmp, p) < 0)
 		e = -1;
@@ -486,8 +470,8 @@ fast_switch(git_repository *r, git_tree *ot, git_tree *t)
 
 	if (!wd || git_repository_index(&idx, r) < 0)
 		return -1;
-	if (filtered(r, idx) || treediff(r, git_tree_id(ot), git_tree_id(t), "", &c) < 0 || c.links)
-		goto out;   /* submodules and attributes: libgit2's checkout */
+	if (treediff(r, git_tree_id(ot), git_tree_id(t), "", &c) < 0 || c.links)
+		goto out;   /* submodules, and changed attributes below: libgit2's checkout */
 	for (size_t i = 0; i < c.n; i++) {
 		const char *b = strrchr(c.v[i].path, '/');
 		if (strcmp(b ? b + 1 : c.v[i].path, ".gitattributes") == 0)

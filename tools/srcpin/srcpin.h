@@ -130,9 +130,10 @@ int tree_pristine(git_repository *r, const struct spstate *s, struct buf *why);
    cannot tell; the caller then compares contents. */
 int fast_pristine(git_repository *r, const struct spstate *s);
 /* Move the work tree and index of r from tree ot, which they surely are (fast_pristine),
-   to tree t by writing only the files that differ (no scan of the work tree). Returns 0,
-   or -1 with nothing written when libgit2's checkout must do it (submodules change,
-   .gitattributes or core.autocrlf/core.eol may filter content). Dies on I/O error. */
+   to tree t by writing only the files that differ (no scan of the work tree), through
+   the checkout filters git would apply. Returns 0, or -1 with nothing written when
+   libgit2's checkout must do it (a submodule or a .gitattributes file changes). Dies on
+   I/O error. */
 int fast_switch(git_repository *r, git_tree *ot, git_tree *t);
 /* the checksum of r's index as it is on disk, hex ("" when there is none) */
 void index_sum(git_repository *r, char out[GIT_OID_HEXSZ + 1]);

@@ -331,6 +331,28 @@ getlinks(git_tree *t, struct links *l)
 		die("cannot walk tree: %s", gitmsg());
 }
 
+/* the gitlinks of r's index: those of the tree it was just made from, without reading
+   every subtree of it */
+static void
+indexlinks(git_repository *r, struct links *l)
+{
+	git_index *idx;
+
+	memset(l, 0, sizeof *l);
+	if (git_repository_index(&idx, r) < 0)
+		die("%s: cannot read the index: %s", git_repository_workdir(r), gitmsg());
+	for (size_t i = 0; i < git_index_entrycount(idx); i++) {
+		const git_index_entry *e = git_index_get_byindex(idx, i);
+		if (e->mode != GIT_FILEMODE_COMMIT)
+			continue;
+		l->v = xgrow(l->v, &l->cap, l->n + 1, sizeof *l->v);
+		l->v[l->n].path = xstrdup(e->path);
+		git_oid_cpy(&l->v[l->n].id, &e->id);
+		l->n++;
+	}
+	git_index_free(idx);
+}
+
 static void
 freelinks(struct links *l)
 {
@@ -524,7 +546,7 @@ checkout_subs(const struct spopts *o, const char *label, git_repository *r, cons
 {
 	struct links l;
 
-	getlinks(t, &l);
+	indexlinks(r, &l);   /* the index was just written from t */
 	for (size_t i = 0; i < l.n; i++)
 		checkout_one(o, label, r, url, t, &l.v[i]);
 	freelinks(&l);
@@ -660,7 +682,7 @@ checkout_repo(const struct spopts *o, const char *label, git_repository *r, cons
 		checkout_subs(o, label, r, s->url, t);
 	else {
 		struct links l;
-		getlinks(t, &l);
+		indexlinks(r, &l);
 		emptylinks(r, &l);
 		freelinks(&l);
 	}
@@ -773,8 +795,9 @@ tree_pristine(git_repository *r, const struct spstate *s, struct buf *why)
 	git_diff_free(d);
 subs:
 	if (ok && s->submodules) {
+		/* the index is the tree here (no difference was found) */
 		struct links l;
-		getlinks(t, &l);
+		indexlinks(r, &l);
 		for (size_t i = 0; ok && i < l.n; i++) {
 			char *sub = xasprintf("%s%s", git_repository_workdir(r), l.v[i].path);
 			git_repository *sr;
