@@ -12,7 +12,7 @@
 #   DEV/mirror/vision.git  a bare git mirror of pytorch/extension-cpp (the graph carries a
 #                        custom extension in a component slot; vision's is used here)
 # The .debs are unpacked with dpkg -x, never installed: kiln's tools are linked against
-# them (rpath), pkg-config reads their .pc files through PKG_CONFIG_SYSROOT_DIR.
+# them (DT_RPATH, which also serves their own dependencies), pkg-config reads their .pc files through PKG_CONFIG_SYSROOT_DIR.
 # Every step's time goes to OUT/figures, every output to OUT/log (and the terminal).
 # Environment: KILN_GPU_WORK (scratch, default /tmp/kiln-gpu), KILN_GPU_PYTHON
 # (/opt/torch/.venv/bin/python), KILN_GPU_ARCH (sm_90), KILN_GPU_STEPS (the steps to run,
@@ -90,7 +90,7 @@ if want tools; then
 	# unpacked libraries by their rpath
 	t configure-tools env -C "$W/tools" "$K/configure" PKG_CONFIG="$W/bin/pkg-config" \
 		CFLAGS="-O2 -g -I$R/usr/include -I$R/usr/include/x86_64-linux-gnu" \
-		LDFLAGS="-Wl,-rpath,$LIB" || exit 1
+		LDFLAGS="-Wl,--disable-new-dtags,-rpath,$LIB" || exit 1
 	t build-tools ninja -C "$W/tools" -j"$(nproc)" build/bin/srcpin build/bin/envclean \
 		build/bin/wheelpick build/bin/hipify-wrap build/bin/gpucheck build/bin/fatwheel \
 		build/bin/kiln-stage || exit 1
