@@ -39,11 +39,11 @@ log () { printf '%s\n' "$*" | tee -a "$OUT/log"; }
 t () {
 	n=$1; shift
 	log "== $n: $*"
-	s=$(date +%s.%N)
+	t0=$(date +%s.%N)
 	"$@" >>"$OUT/log" 2>&1
 	rc=$?
-	e=$(date +%s.%N)
-	f=$(awk -v s="$s" -v e="$e" 'BEGIN { printf "%.2f", e - s }')
+	t1=$(date +%s.%N)
+	f=$(awk -v s="$t0" -v e="$t1" 'BEGIN { printf "%.2f", e - s }')
 	printf '%-28s %8s s  exit %s\n' "$n" "$f" "$rc" | tee -a "$OUT/figures" | tee -a "$OUT/log"
 	[ "$rc" = 0 ] || fails=$((fails + 1))
 	return "$rc"
@@ -128,7 +128,9 @@ stack () {
 }
 
 if want stack; then
-	stack b1 none "USE_CUDA=1"
+	# CC and CXX named explicitly: the stage's key file sets a shell variable CC (the
+	# compiler's version line), which replaces an exported CC in the build's environment
+	stack b1 none "USE_CUDA=1 CC=$(command -v gcc) CXX=$(command -v g++)"
 	cat "$W/b1/build/logs/vision.wheel.log" >"$OUT/b1-vision.wheel.log" 2>&1
 	cat "$W/b1/build/build-info.json" >"$OUT/b1-build-info.json" 2>/dev/null
 fi
@@ -166,14 +168,14 @@ if want ccache; then
 	chmod +x "$W"/cc/*
 	export CCACHE_DIR="$W/ccache"
 	rm -rf "$CCACHE_DIR"
-	e="USE_CUDA=1 CCACHE_DIR=$CCACHE_DIR CCACHE_BASEDIR=$W CCACHE_NOHASHDIR=1 CC=$W/cc/gcc CXX=$W/cc/g++ PYTORCH_NVCC=$W/cc/nvcc"
+	ce="USE_CUDA=1 CCACHE_DIR=$CCACHE_DIR CCACHE_BASEDIR=$W CCACHE_NOHASHDIR=1 CC=$W/cc/gcc CXX=$W/cc/g++ PYTORCH_NVCC=$W/cc/nvcc"
 	ccache -z >/dev/null
-	stack b2 ccache "$e"
+	stack b2 ccache "$ce"
 	ccache -s | tee -a "$OUT/log" >"$OUT/ccache-b2.txt"
 	ccache -z >/dev/null
-	stack b3 ccache "$e"
+	stack b3 ccache "$ce"
 	ccache -s | tee -a "$OUT/log" >"$OUT/ccache-b3.txt"
-	grep -h 'ccache\|nvcc' "$W/b3/build/logs/vision.wheel.log" | head -n 5 | tee -a "$OUT/log"
+	cp "$W/b3/build/logs/vision.wheel.log" "$OUT/b3-vision.wheel.log"
 fi
 
 if want fat; then
