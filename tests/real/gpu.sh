@@ -81,6 +81,7 @@ EOF
 if want tools; then
 	log "== machine: $(uname -m) $(sed -n 's/^PRETTY_NAME=//p' /etc/os-release) $(nproc) CPUs"
 	log "== gpu: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -n 1)"
+	log "== env: CC=${CC-unset} CXX=${CXX-unset} CUDA_HOME=${CUDA_HOME-unset}"
 	log "== nvcc: $(nvcc --version 2>&1 | tail -n 1)"
 	log "== torch: $("$PY" -c 'import torch; print(torch.__version__, torch.version.cuda, torch.cuda.get_device_name(0))' 2>&1 | tail -n 1)"
 	t unpack-debs unpack || exit 1
