@@ -43,7 +43,7 @@ t () {
 	"$@" >>"$OUT/log" 2>&1
 	rc=$?
 	t1=$(date +%s.%N)
-	f=$(awk -v s="$t0" -v e="$t1" 'BEGIN { printf "%.2f", e - s }')
+	f=$(awk -v s="$t0" -v e="$t1" 'BEGIN { printf "%.3f", e - s }')
 	printf '%-28s %8s s  exit %s\n' "$n" "$f" "$rc" | tee -a "$OUT/figures" | tee -a "$OUT/log"
 	[ "$rc" = 0 ] || fails=$((fails + 1))
 	return "$rc"
@@ -132,8 +132,8 @@ if want stack; then
 	# CC and CXX named explicitly: the stage's key file sets a shell variable CC (the
 	# compiler's version line), which replaces an exported CC in the build's environment
 	stack b1 none "USE_CUDA=1 CC=$(command -v gcc) CXX=$(command -v g++)"
-	cat "$W/b1/build/logs/vision.wheel.log" >"$OUT/b1-vision.wheel.log" 2>&1
-	cat "$W/b1/build/build-info.json" >"$OUT/b1-build-info.json" 2>/dev/null
+	cat "$W/b1/build/logs/vision.wheel.log" "$W/b1/build/logs/stack.smoke.log" >>"$OUT/log" 2>&1
+	cat "$W/b1/build/build-info.json" >"$OUT/build-info.json" 2>/dev/null
 fi
 
 if want check; then
@@ -150,8 +150,9 @@ import torch, extension_cpp
 a = torch.randn(1 << 20, device="cuda"); b = torch.randn(1 << 20, device="cuda")
 r = extension_cpp.ops.mymuladd(a, b, 2.5)
 torch.cuda.synchronize()
-assert r.is_cuda and torch.allclose(r, a * b + 2.5), "mymuladd differs from a*b+2.5"
-print("mymuladd on", torch.cuda.get_device_name(0), "max error", (r - (a * b + 2.5)).abs().max().item())'
+err = (r - (a * b + 2.5)).abs().max().item()
+assert r.is_cuda and torch.allclose(r, a * b + 2.5, rtol=1e-5, atol=1e-5), "mymuladd differs from a*b+2.5 by %g" % err
+print("mymuladd on", torch.cuda.get_device_name(0), "over", r.numel(), "floats, max error", err)'
 fi
 
 if want noop; then
@@ -172,11 +173,11 @@ if want ccache; then
 	ce="USE_CUDA=1 CCACHE_DIR=$CCACHE_DIR CCACHE_BASEDIR=$W CCACHE_NOHASHDIR=1 CC=$W/cc/gcc CXX=$W/cc/g++ PYTORCH_NVCC=$W/cc/nvcc"
 	ccache -z >/dev/null
 	stack b2 ccache "$ce"
-	ccache -s | tee -a "$OUT/log" >"$OUT/ccache-b2.txt"
+	ccache -s | tee -a "$OUT/log"
 	ccache -z >/dev/null
 	stack b3 ccache "$ce"
-	ccache -s | tee -a "$OUT/log" >"$OUT/ccache-b3.txt"
-	cp "$W/b3/build/logs/vision.wheel.log" "$OUT/b3-vision.wheel.log"
+	ccache -s -v | tee -a "$OUT/log"
+	cat "$W/b3/build/logs/vision.wheel.log" >>"$OUT/log"
 fi
 
 if want fat; then
