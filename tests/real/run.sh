@@ -79,6 +79,12 @@ done
 	{ notok "real: $SYSPY has no torch 1.13 (apt-get install python3-torch, Debian 12's)"; exit 1; }
 echo "# real tier in $W (log: $W/log)"
 
+# --- debsrc.sh itself, on a package made here (seconds) -------------------------------------
+KILN_SRC=$KILN_SRC KILN_BIN=$KB sh "$KILN_SRC/tests/real/debsrc-test.sh" >"$W/debsrc-test.out" 2>&1
+n=$(grep -c '^ok' "$W/debsrc-test.out") bad=$(grep -c '^not ok' "$W/debsrc-test.out")
+if [ "$bad" = 0 ] && [ "$n" -gt 0 ]; then ok "debsrc-test: $n checks of ninja/debsrc.sh"
+else notok "debsrc-test: $bad of $((n + bad)) checks failed"; grep -v '^ok' "$W/debsrc-test.out" | sed 's/^/#   /'; fi
+
 # --- 1. Debian's sources as git mirrors -----------------------------------------------------
 if ! done_ mirrors; then
 	t0=$(now)
