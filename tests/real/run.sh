@@ -48,7 +48,8 @@ since () { awk -v s="$1" -v e="$(now)" 'BEGIN { printf "%.3f", e - s }'; }
 done_ () { [ -f "$W/done/$1" ]; }
 mark () { : >"$W/done/$1"; }
 # stages NINJA-OUTPUT: "stage verb" for each stage that ran ("rebuilt", "restored")
-stages () { sed -n 's/^\([a-z_]*\.[a-z]*\): \(rebuilt\|restored from the stage cache\) in \(.*\)$/\1 \2 \3/p' "$1"; }
+stages () { sed -n -e 's/^\([a-z_]*\.[a-z]*\): rebuilt in \(.*\)$/\1 rebuilt \2/p' \
+	-e 's/^\([a-z_]*\.[a-z]*\): restored from the stage cache in \(.*\)$/\1 restored \2/p' "$1"; }
 # nin FOLDER OUTFILE TARGET...: ninja in FOLDER, its output appended to OUTFILE (so a
 # resumed step sees what the interrupted one did), its time in $took
 nin () {
@@ -62,7 +63,6 @@ nin () {
 # stagefigs PREFIX OUTFILE: each stage's time as a figure
 stagefigs () {
 	stages "$2" | while read -r s v t; do
-		case "$v" in restored*) v=restored ;; esac
 		fig "$1 $s ($v)" "$t"
 	done
 }
