@@ -16,7 +16,8 @@
 # Every step's time goes to OUT/figures, every output to OUT/log (and the terminal).
 # Environment: KILN_GPU_WORK (scratch, default /tmp/kiln-gpu), KILN_GPU_PYTHON
 # (/opt/torch/.venv/bin/python), KILN_GPU_ARCH (sm_90), KILN_GPU_STEPS (the steps to run,
-# default "tools stack check noop ccache fat").
+# default "tools stack check noop ccache fat"; "ccacheplain" builds once more with
+# --cache=ccache and nothing else, to show that it does not reach a setuptools build).
 set -u
 DEV=$(cd "${1:?usage: gpu.sh DEV [OUT]}" && pwd) || exit 2
 OUT=${2:-${OUT:-/tmp/kiln-gpu-out}}
@@ -178,6 +179,16 @@ if want ccache; then
 	stack b3 ccache "$ce"
 	ccache -s -v | tee -a "$OUT/log"
 	cat "$W/b3/build/logs/vision.wheel.log" >>"$OUT/log"
+fi
+
+if want ccacheplain; then
+	# --cache=ccache alone, as the graph sets it: ccache counts no call for this build
+	export CCACHE_DIR="$W/ccache-plain"
+	rm -rf "$CCACHE_DIR"
+	ccache -z >/dev/null
+	stack b4 ccache "USE_CUDA=1 CC=$(command -v gcc) CXX=$(command -v g++)"
+	ccache -s | tee -a "$OUT/log"
+	grep -c 'ccache' "$W/b4/build/logs/vision.wheel.log" | sed 's/^/lines naming ccache in the wheel log: /' | tee -a "$OUT/log"
 fi
 
 if want fat; then
