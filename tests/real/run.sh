@@ -222,6 +222,24 @@ grep -q 'parse_version(torch.__version__) >= parse_version("1.5")' "$W/cpu/build
 	ok "bump: vision's tree carries the added patch" || notok "bump: the added patch is not in vision's tree"
 if s=$(smoke 2>&1); then ok "bump: smoke after the bump: $s"; else notok "bump: smoke"; echo "$s" | sed 's/^/#   /'; fi
 
+# --- an exported CC reaches the build (known problem: the wheel stage's key file has a
+# variable CC, the compiler's version line, and stack-steps.sh sources it over the exported
+# CC). A folder without the stage cache, so the wheel is built: it fails in seconds while the
+# problem is there. KILN_REAL_STRICT=1 counts it as a failure.
+rm -rf "$W/cc"
+mkdir -p "$W/cc" && (cd "$W/cc" && "$KILN_SRC/configure" --arch=cpu --pins="$TRACK" --pin torch=system \
+	--without=audio --python="$PY" --mirror="$W/mirror" KILN_BIN="$KB") >>"$LOG" 2>&1
+if CC=gcc nin "$W/cc" "$W/cc.out" vision.wheel; then
+	ok "cc: a build with CC=gcc exported builds vision's wheel"
+elif kcc=$(sed -n 's/^CC="\(.*\)"$/\1/p' "$W/cc/build/keys/vision.wheel") && w=${kcc#*\(} && w=${w%% *} &&
+	[ -n "$w" ] && grep -qF "error: ($w" "$W/cc/build/logs/vision.wheel.log" 2>/dev/null; then
+	if [ "${KILN_REAL_STRICT:-0}" = 1 ]; then notok "cc: CC=gcc exported: the build compiles with CC='$kcc', the key file's"
+	else echo "# known problem: with CC=gcc exported, vision's build gets CC='$kcc' (the key file's CC); see $W/cc/build/logs/vision.wheel.log"; fi
+else
+	notok "cc: CC=gcc exported: vision.wheel failed another way"; showfail "$W/cc.out"
+fi
+rm -rf "$W/cc/build/src"
+
 # --- 3. torch 1.13.1 from source: src, patch, hipify for gfx1151 without a ROCm build -----------
 # The graph stops gfx stages when no ROCm is found; hipify needs none, so a ROCm root that
 # only holds Debian's clang-19 (llvm/bin/clang) stands in until the graph lets hipify
