@@ -32,8 +32,20 @@ die () { say "$KILN_STAGE: $*"; exit 1; }
 mirror () { return 0; }
 
 step_src () {
-	commit=$(clean -- srcpin fetch "$c" "$URL" "$REF" --cache="$B/git" $(mirror)) ||
-		die "srcpin could not fetch $REF from $URL"
+	# debsrc:PACKAGE/VERSION: a Debian source package made into a local git mirror
+	# (ninja/debsrc.sh), unless --mirror already holds this component
+	url=$URL
+	case "$URL" in
+	debsrc:*)
+		if [ -z "$MIRROR" ] || [ ! -d "$MIRROR/$c.git" ]; then
+			pv=${URL#debsrc:}
+			sh "$KILN_SRC/ninja/debsrc.sh" "${pv%%/*}" "${pv#*/}" "$B/debsrc/$c.git" >/dev/null ||
+				die "could not make a git mirror of Debian's source package ${pv%%/*} ${pv#*/} (above)"
+			url=$B/debsrc/$c.git
+		fi ;;
+	esac
+	commit=$(clean -- srcpin fetch "$c" "$url" "$REF" --cache="$B/git" $(mirror)) ||
+		die "srcpin could not fetch $REF from $url"
 	case "$commit" in
 	"$SHA"*) ;;
 	*) die "$REF of $URL is $commit, but the pin expects $SHA (update ${c}_SHA, or pin the commit)" ;;
@@ -42,7 +54,7 @@ step_src () {
 	printf '%s %s\n' "$URL" "$commit" >"$B/src/$c.id"
 	# where the objects came from: the --mirror copy srcpin uses for this URL (the order
 	# of srcpin(1)), or the URL itself; build-info records it beside the URL
-	from=$URL
+	from=$url
 	if [ -n "$MIRROR" ]; then
 		u=${URL#*://}; u=${u%/}; u=${u%.git}
 		for d in "$MIRROR/$c.git" "$MIRROR/$c" "$MIRROR/$u.git" "$MIRROR/$u" "$MIRROR/${u#*/}.git" \
@@ -157,15 +169,31 @@ step_wheel () {
 		--set USE_FLASH_ATTENTION="$FLASH" --set GPU_TARGETS="$ARCH" ;;
 	cuda) set -- "$@" --keep CUDA_HOME --keep CUDA_PATH --keep CUDACXX --set TORCH_CUDA_ARCH_LIST="$(echo "$ARCH" | tr ';' '\n' | sed 's/^sm_\([0-9]*\)\([0-9]\)\(a*\)$/\1.\2\3/' | tr '\n' ';' | sed 's/;$//')" ;;
 	esac
-	# the compiler cache keeps its own settings (its folder defaults to the caller's)
+	# the compilers: configure's CC (CC_CMD) when one was given, and through the compiler
+	# cache when there is one. setuptools extensions take no launcher, so the cache comes
+	# as small wrappers named as the compilers (CMake builds get them as CC/CXX too)
+	ccreal=${CC_CMD:-cc}
 	case "$CACHE" in
 	ccache|sccache)
-		set -- "$@" --set CMAKE_C_COMPILER_LAUNCHER="$CACHE" --set CMAKE_CXX_COMPILER_LAUNCHER="$CACHE" \
-			--set CMAKE_HIP_COMPILER_LAUNCHER="$CACHE" --set HIP_CLANG_LAUNCHER="$CACHE" \
+		wrap=$B/ccwrap/$CACHE
+		mkdir -p "$wrap" || die "cannot create $wrap"
+		for t in "cc:$ccreal" "c++:c++" "nvcc:${CUDA_HOME:-/usr/local/cuda}/bin/nvcc"; do
+			n=${t%%:*} r=${t#*:}
+			case "$r" in /*) [ -x "$r" ] || continue ;; *) r=$(command -v "$r") || continue ;; esac
+			case "$r" in *\'*) die "the compiler path $r holds a single quote" ;; esac
+			printf '#!/bin/sh\nexec %s '"'%s'"' "$@"\n' "$CACHE" "$r" >"$wrap/$n.tmp" &&
+				chmod 755 "$wrap/$n.tmp" && mv -f "$wrap/$n.tmp" "$wrap/$n" || die "cannot write $wrap/$n"
+		done
+		set -- "$@" --set CC="$wrap/cc" --set CXX="$wrap/c++"
+		[ -x "$wrap/nvcc" ] && [ "$BACKEND" = cuda ] && set -- "$@" --set PYTORCH_NVCC="$wrap/nvcc"
+		set -- "$@" --set CMAKE_HIP_COMPILER_LAUNCHER="$CACHE" --set HIP_CLANG_LAUNCHER="$CACHE" \
 			--keep CCACHE_ --keep SCCACHE_ --set CCACHE_BASEDIR="$work" --set SCCACHE_BASEDIRS="$work"
 		[ -n "${CCACHE_DIR:-}" ] || set -- "$@" --set CCACHE_DIR="${XDG_CACHE_HOME:-$HOME/.cache}/ccache"
 		[ -n "${SCCACHE_DIR:-}" ] || set -- "$@" --set SCCACHE_DIR="${XDG_CACHE_HOME:-$HOME/.cache}/sccache" ;;
 	esac
+	if [ "$CACHE" != ccache ] && [ "$CACHE" != sccache ] && [ -n "${CC_CMD:-}" ]; then
+		set -- "$@" --set CC="$CC_CMD"
+	fi
 	for e in $ENV; do set -- "$@" --set "$e"; done
 
 	# the target Python must import what this build compiles against, and nothing else:
