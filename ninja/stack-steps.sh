@@ -59,8 +59,20 @@ torchpin () {
 }
 
 step_src () {
-	commit=$(clean -- srcpin fetch "$c" "$URL" "$REF" --cache="$B/git" $(mirror)) ||
-		die "srcpin could not fetch $REF from $URL"
+	# debsrc:PACKAGE/VERSION: a Debian source package made into a local git mirror
+	# (ninja/debsrc.sh), unless --mirror already holds this component
+	url=$URL
+	case "$URL" in
+	debsrc:*)
+		if [ -z "$MIRROR" ] || [ ! -d "$MIRROR/$c.git" ]; then
+			pv=${URL#debsrc:}
+			sh "$KILN_SRC/ninja/debsrc.sh" "${pv%%/*}" "${pv#*/}" "$B/debsrc/$c.git" >/dev/null ||
+				die "could not make a git mirror of Debian's source package ${pv%%/*} ${pv#*/} (above)"
+			url=$B/debsrc/$c.git
+		fi ;;
+	esac
+	commit=$(clean -- srcpin fetch "$c" "$url" "$REF" --cache="$B/git" $(mirror)) ||
+		die "srcpin could not fetch $REF from $url"
 	case "$commit" in
 	"$SHA"*) ;;
 	*) die "$REF of $URL is $commit, but the pin expects $SHA (update ${c}_SHA, or pin the commit)" ;;
@@ -69,7 +81,7 @@ step_src () {
 	printf '%s %s\n' "$URL" "$commit" >"$B/src/$c.id"
 	# where the objects came from: the --mirror copy srcpin uses for this URL (the order
 	# of srcpin(1)), or the URL itself; build-info records it beside the URL
-	from=$URL
+	from=$url
 	if [ -n "$MIRROR" ]; then
 		u=${URL#*://}; u=${u%/}; u=${u%.git}
 		for d in "$MIRROR/$c.git" "$MIRROR/$c" "$MIRROR/$u.git" "$MIRROR/$u" "$MIRROR/${u#*/}.git" \
@@ -159,6 +171,11 @@ step_wheel () {
 	pyprefix=$(clean -- "$PY" -c 'import sys; print(sys.prefix)') || die "$PY does not run"
 	maps=
 	for m in "$pyprefix=/kiln/python" "$B=/kiln/build" "$work=/kiln/src/$c"; do
+		# CFLAGS is split on white space (and quotes) by every build system: a folder
+		# whose name holds them cannot be mapped, and the build goes on without the map
+		case "$m" in
+		*[!A-Za-z0-9_./:=+,@%-]*) say "cannot map ${m%=*} in CFLAGS (its name has spaces, quotes or shell characters); its path stays in the binaries"; continue ;;
+		esac
 		maps="$maps -ffile-prefix-map=$m -fdebug-prefix-map=$m"
 	done
 	cuda=
@@ -179,15 +196,31 @@ step_wheel () {
 		--set USE_FLASH_ATTENTION="$FLASH" --set GPU_TARGETS="$ARCH" ;;
 	cuda) set -- "$@" --keep CUDA_HOME --keep CUDA_PATH --keep CUDACXX --set TORCH_CUDA_ARCH_LIST="$(echo "$ARCH" | tr ';' '\n' | sed 's/^sm_\([0-9]*\)\([0-9]\)\(a*\)$/\1.\2\3/' | tr '\n' ';' | sed 's/;$//')" ;;
 	esac
-	# the compiler cache keeps its own settings (its folder defaults to the caller's)
+	# the compilers: configure's CC (CC_CMD) when one was given, and through the compiler
+	# cache when there is one. setuptools extensions take no launcher, so the cache comes
+	# as small wrappers named as the compilers (CMake builds get them as CC/CXX too)
+	ccreal=${CC_CMD:-cc}
 	case "$CACHE" in
 	ccache|sccache)
-		set -- "$@" --set CMAKE_C_COMPILER_LAUNCHER="$CACHE" --set CMAKE_CXX_COMPILER_LAUNCHER="$CACHE" \
-			--set CMAKE_HIP_COMPILER_LAUNCHER="$CACHE" --set HIP_CLANG_LAUNCHER="$CACHE" \
+		wrap=$B/ccwrap/$CACHE
+		mkdir -p "$wrap" || die "cannot create $wrap"
+		for t in "cc:$ccreal" "c++:c++" "nvcc:${CUDA_HOME:-/usr/local/cuda}/bin/nvcc"; do
+			n=${t%%:*} r=${t#*:}
+			case "$r" in /*) [ -x "$r" ] || continue ;; *) r=$(command -v "$r") || continue ;; esac
+			case "$r" in *\'*) die "the compiler path $r holds a single quote" ;; esac
+			printf '#!/bin/sh\nexec %s '"'%s'"' "$@"\n' "$CACHE" "$r" >"$wrap/$n.tmp" &&
+				chmod 755 "$wrap/$n.tmp" && mv -f "$wrap/$n.tmp" "$wrap/$n" || die "cannot write $wrap/$n"
+		done
+		set -- "$@" --set CC="$wrap/cc" --set CXX="$wrap/c++"
+		[ -x "$wrap/nvcc" ] && [ "$BACKEND" = cuda ] && set -- "$@" --set PYTORCH_NVCC="$wrap/nvcc"
+		set -- "$@" --set CMAKE_HIP_COMPILER_LAUNCHER="$CACHE" --set HIP_CLANG_LAUNCHER="$CACHE" \
 			--keep CCACHE_ --keep SCCACHE_ --set CCACHE_BASEDIR="$work" --set SCCACHE_BASEDIRS="$work"
 		[ -n "${CCACHE_DIR:-}" ] || set -- "$@" --set CCACHE_DIR="${XDG_CACHE_HOME:-$HOME/.cache}/ccache"
 		[ -n "${SCCACHE_DIR:-}" ] || set -- "$@" --set SCCACHE_DIR="${XDG_CACHE_HOME:-$HOME/.cache}/sccache" ;;
 	esac
+	if [ "$CACHE" != ccache ] && [ "$CACHE" != sccache ] && [ -n "${CC_CMD:-}" ]; then
+		set -- "$@" --set CC="$CC_CMD"
+	fi
 	for e in $ENV; do set -- "$@" --set "$e"; done
 
 	# the target Python must import what this build compiles against, and nothing else:
@@ -246,7 +279,13 @@ clean () {
 	n=$#
 	for p in $PROFILES; do set -- "$@" --profile="$p"; done
 	while [ "$n" -gt 0 ]; do set -- "$@" "$1"; shift; n=$((n - 1)); done
-	envclean -i --set PIP_CONFIG_FILE=/dev/null --prepend-path "$(dirname "$PY")" "$@"
+	# srcpin's mirror setting crosses the clean environment as a setting, not a word
+	if [ -n "${SRCPIN_MIRROR:-}" ]; then
+		envclean -i --set PIP_CONFIG_FILE=/dev/null --set SRCPIN_MIRROR="$SRCPIN_MIRROR" \
+			--prepend-path "$(dirname "$PY")" "$@"
+	else
+		envclean -i --set PIP_CONFIG_FILE=/dev/null --prepend-path "$(dirname "$PY")" "$@"
+	fi
 }
 
 # record W: this component's build-info record, then build-info.json

@@ -77,6 +77,21 @@ has "the value is kept as written" build/keys/torch.src 'REF="v1>ran"'
 has "double quotes are removed" build/keys/vision.src 'REF="v1;touch ran"'
 has "single quotes keep a '$' literally" build/keys/audio.src 'REF="\$(touch ran)"'
 
+# values with shell syntax reach the stages as data too: a REF that is a command
+# substitution is a ref git does not have, an ENV word is set as it is written
+pins "torch_REF='v1\$(touch $T/ran)\`touch $T/ran\`'"
+check "configure with shell syntax in a single-quoted pin value" conf --arch=cpu --pins="$T/p.env"
+exits "ninja torch.src fails: no such ref" 1 ninja torch.src
+has "and names the ref as written" "$T/.out" "v1\$(touch $T/ran)"
+exits "nothing ran" 1 test -e "$T/ran"
+pins "torch_ENV='KILN_X=\$(touch \$T/ran) KILN_Y=1'"
+exits "an ENV word that is not NAME=VALUE: 2" 2 conf --arch=cpu --pins="$T/p.env"
+has "says so" "$T/.err" "is not a list of NAME=VALUE words"
+pins "torch_ENV='KILN_X=\$(touch\${IFS}$T/ran);\`touch\${IFS}$T/ran\`'"
+check "configure with shell syntax in an ENV value" conf --arch=cpu --pins="$T/p.env"
+check "torch.wheel builds with it" ninja torch.wheel
+exits "and nothing ran" 1 test -e "$T/ran"
+
 pins 'torch_KIND=magic'
 exits "unknown kind: 2" 2 conf --arch=cpu --pins="$T/p.env"
 has "unknown kind named" "$T/.err" "torch_KIND=magic: use build, source, wheel or system"

@@ -31,15 +31,17 @@ static const struct {
 	unsigned tools;
 	int rocm;   /* cannot run for an AMD arch without ROCm */
 } steps[] = {
-	{"src", T_SRCPIN, 0},
-	{"patch", T_SRCPIN, 0},
-	{"hipify", T_HIPIFY | T_ENVCLEAN | T_SRCPIN, 1},
-	{"wheel", T_ENVCLEAN, 1},
-	{"pick", T_WHEELPICK, 0},
-	{"install", T_SRCPIN, 0},
-	{"system", T_SRCPIN, 0},
-	{"fat", T_FATWHEEL, 0},
-	{"smoke", T_GPUCHECK, 0},
+	/* every step's commands run under envclean (ninja/stack-steps.sh's clean) */
+	{"src", T_SRCPIN | T_ENVCLEAN, 0},
+	{"patch", T_SRCPIN | T_ENVCLEAN, 0},
+	/* hipify needs Python and the tree, not ROCm: it runs where ROCm is missing */
+	{"hipify", T_HIPIFY | T_ENVCLEAN | T_SRCPIN, 0},
+	{"wheel", T_ENVCLEAN | T_SRCPIN, 1},
+	{"pick", T_WHEELPICK | T_ENVCLEAN, 0},
+	{"install", T_SRCPIN | T_ENVCLEAN, 0},
+	{"system", T_SRCPIN | T_ENVCLEAN, 0},
+	{"fat", T_FATWHEEL | T_ENVCLEAN, 0},
+	{"smoke", T_GPUCHECK | T_ENVCLEAN, 0},
 	{"venv", 0, 0},
 	{"sdk", 0, 0},
 	{"check", T_GPUCHECK, 0},
@@ -97,6 +99,28 @@ sha256text(const char *s)
 
 /* --- stages ------------------------------------------------------------------------ */
 
+/* the text of ninja/stack-steps.sh outside its step_NAME functions (the settings
+   preamble, clean, record ...), which every step runs: part of every stage's RULE, so
+   editing a shared helper reruns every stage, and editing one step only its own */
+static const char *
+stepscommon(void)
+{
+	static char *common;
+	const char *p, *q, *e;
+	struct buf b = {0};
+
+	if (common)
+		return common;
+	for (p = stepsfile; (q = strstr(p, "\nstep_")); p = e) {
+		bufadd(&b, p, (size_t)(q - p) + 1);
+		e = strstr(q + 1, "\n}\n");
+		e = e ? e + 3 : q + strlen(q);
+	}
+	bufputs(&b, p);
+	common = b.s ? b.s : xstrdup("");
+	return common;
+}
+
 static struct srec *
 stage(const char *comp, const char *step)
 {
@@ -121,7 +145,7 @@ stage(const char *comp, const char *step)
 	a++;
 	b = strstr(a, "\n}\n");
 	n = b ? (size_t)(b - a) + 3 : strlen(a);
-	src = xasprintf("%.*s%s", (int)n, a, rulefile);
+	src = xasprintf("%.*s%s%s", (int)n, a, rulefile, stepscommon());
 	a = sha256text(src);
 	kv_put(&s->key, "RULE", a);
 	free(a);
@@ -396,12 +420,16 @@ mkstages(char **proflist, size_t nprof)
 				continue;
 			s = stage(c->name, "wheel");
 			key(s, "COMPONENT", c->name);
+			/* the release in the wheel's version comes from REF when it is a tag */
+			key(s, "REF", pin(c, "REF"));
 			key(s, "SUBDIR", pin(c, "SUBDIR"));
 			key(s, "BUILD", pin(c, "BUILD"));
 			key(s, "BACKEND", backend_name(cf.backend));
 			key(s, "ARCH", archs);
 			key(s, "PY_ABI", py.abi);
-			key(s, "CC", ccv);
+			key(s, "CC_VERSION", ccv);
+			/* the compiler configure was given (CC=...), which the builds use too */
+			key(s, "CC_CMD", strcmp(cf.cc, "cc") ? cf.cc : "");
 			if (cf.backend == BACKEND_GFX)
 				key(s, "ROCM", rocmv);
 			key(s, "FLASH", flash);
@@ -664,6 +692,24 @@ writestack(char *const *tools, size_t ntools, const char *profs)
 			}
 			if (s->idkeys)
 				bufprintf(&b, " --id-keys=%s", s->idkeys);
+			bufputc(&b, '\n');
+		}
+		/* NAME.verify for a stage with outputs: rebuild beside them and compare */
+		if (s->out) {
+			bufprintf(&b, "build %s.verify: verify | $bdir/stamp/%s", s->name, s->name);
+			bufreset(&t);
+			tooldeps(&t, s->step, tools, ntools);
+			if (t.len)
+				bufprintf(&b, " ||%s", t.s);
+			bufprintf(&b, "\n  stage = %s\n  step = %s\n  comp = %s\n  stamp = $bdir/stamp/%s\n",
+			          s->name, s->step, s->comp, s->name);
+			bufputs(&b, "  parents =");
+			for (j = 0; j < s->np; j++)
+				bufprintf(&b, " $bdir/stamp/%s", s->parent[j]);
+			bufputs(&b, "\n  opts = ");
+			p = xasprintf("--out=%s", s->out);
+			ninja_shq(&b, p);
+			free(p);
 			bufputc(&b, '\n');
 		}
 		/* the name people type; ninja -t query NAME lists the tools it runs too */

@@ -75,6 +75,11 @@ parse(struct vopts *o, int argc, char **argv)
 	if (i >= argc || strcmp(argv[i], "--") == 0)
 		vusage(verb, "no STAGE name");
 	o->name = argv[i++];
+	/* parent stamps may follow the name, as run takes them (the graph's $in) */
+	for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
+		o->parents = xgrow(o->parents, &o->cap, o->np + 1, sizeof *o->parents);
+		o->parents[o->np++] = argv[i];
+	}
 	if (!o->key || !o->stamp)
 		vusage(verb, "--key=FILE and --stamp=FILE are required");
 	if (i < argc && strcmp(argv[i], "--") == 0 && i + 1 < argc)

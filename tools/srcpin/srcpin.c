@@ -22,10 +22,11 @@ usage(const char *err)
 	        "usage: srcpin fetch NAME URL REF [--expect=SHA] [--cache=DIR] [--mirror=DIR]\n"
 	        "       srcpin checkout NAME --commit SHA --into DIR [--submodules] [--force]\n"
 	        "                       [--cache=DIR] [--mirror=DIR]\n"
-	        "       srcpin patch DIR SERIESFILE\n"
+	        "       srcpin patch DIR SERIESFILE [--allow-outside-symlinks]\n"
 	        "       srcpin state [--json] [--check] [-v] DIR\n"
 	        "       srcpin lock --pins FILE --out LOCKFILE [--cache=DIR] [--mirror=DIR]\n"
 	        "options for every verb that fetches: [--rewrite=FROM=TO]... [--offline] [--update]\n"
+	        "                                     [--allow-local-submodules]\n"
 	        "exit: 0 ok, 1 verification failed (sha mismatch, patch does not apply,\n"
 	        "      state --check not pristine), 2 usage or I/O error\n");
 	exit(err ? EXIT_USAGE : EXIT_OK);
@@ -97,6 +98,10 @@ parse(struct args *a, int argc, char **argv)
 			a->submodules = 1;
 		else if (strcmp(s, "--force") == 0)
 			a->force = 1;
+		else if (strcmp(s, "--allow-local-submodules") == 0)
+			a->o.allow_local_subs = 1;
+		else if (strcmp(s, "--allow-outside-symlinks") == 0)
+			a->o.allow_outside_links = 1;
 		else if (strcmp(s, "--json") == 0)
 			a->json = 1;
 		else if (strcmp(s, "--check") == 0)
@@ -229,7 +234,7 @@ vpatch(struct args *a, int cachegiven)
 	if (!*s.commit)
 		die("%s: the last checkout did not finish; run srcpin checkout again", dir);
 	/* every patch is checked in memory first: a failure leaves the tree as it is */
-	series_check(r, &s, &ser, &plan);
+	series_check(&a->o, r, &s, &ser, &plan);
 	if (*s.series_digest || !tree_pristine(r, &s, NULL)) {
 		/* another series, an edited patch, or a touched tree: back to the pinned commit */
 		if (git_oid_fromstr(&id, s.commit) < 0)
@@ -238,12 +243,26 @@ vpatch(struct args *a, int cachegiven)
 		tree_checkout(&a->o, s.name, s.url, s.mirror, &id, dir, s.submodules, 0);
 	} else
 		git_repository_free(r);
-	series_write(dir, &plan, &ser);
+	series_write(&a->o, dir, &plan, &ser);
 	plan_free(&plan);
 	state_free(&s);
 	series_free(&ser);
 	free(dir);
 	return EXIT_OK;
+}
+
+/* one submodule in state --json */
+static void
+jsonsub(const char *path, const struct spstate *ss, void *arg)
+{
+	struct json *j = arg;
+
+	json_obj(j);
+	json_kstr(j, "path", path);
+	json_kstr(j, "commit", ss->commit);
+	json_kstr(j, "url", ss->url);
+	json_kstr(j, "tree", ss->tree);
+	json_end(j);
 }
 
 static int
@@ -257,7 +276,10 @@ vstate(struct args *a)
 	if (a->npos != 1)
 		usage("state needs DIR");
 	r = tree_open(a->pos[0], &s);
-	pristine = tree_pristine(r, &s, &why);
+	/* the quick answer first; the slow comparison only to say what differs */
+	pristine = tree_pristine(r, &s, NULL);
+	if (!pristine && (a->json || a->verbose))
+		tree_pristine(r, &s, &why);
 	if (a->json) {
 		struct buf b = {0};
 		struct json j;
@@ -274,6 +296,10 @@ vstate(struct args *a)
 		json_kstr(&j, "difference", pristine ? NULL : why.s);
 		json_kstr(&j, "cache", s.cache);
 		json_kstr(&j, "mirror", s.mirror);
+		json_key(&j, "submodules");
+		json_arr(&j);
+		tree_submodules(r, &s, "", jsonsub, &j);
+		json_end(&j);
 		json_end(&j);
 		printf("%s\n", b.s);
 		buffree(&b);

@@ -20,6 +20,8 @@ struct spopts {
 	int offline;           /* never contact a remote */
 	int update;            /* fetch even when a tag or sha is already present */
 	int progress;          /* print fetch progress (stderr is a terminal) */
+	int allow_local_subs;  /* --allow-local-submodules: .gitmodules may name a path here */
+	int allow_outside_links; /* --allow-outside-symlinks: a patch may link out of the tree */
 };
 
 /* ---- mirror.c ---- */
@@ -90,6 +92,7 @@ int fetch_local(const struct spopts *o, const char *label, git_repository *r, co
 /* what srcpin records about a checkout, in GITDIR/srcpin */
 struct spstate {
 	char *name, *url, *commit, *cache, *mirror, *tree, *series, *series_digest;
+	char *index;           /* checksum of the index srcpin wrote with tree */
 	int submodules;
 };
 /* read the state of the repository r (or of dir); returns 0, or -1 if it has none */
@@ -105,10 +108,35 @@ git_repository *tree_open(const char *dir, struct spstate *s);
    done, 0 if dir already was that pristine commit. */
 int tree_checkout(const struct spopts *o, const char *name, const char *url, const char *mirror,
                   const git_oid *id, const char *dir, int submodules, int force);
+/* Make the submodule at path of the checkout r (fetched from url) what tree t records: its
+   commit checked out through its own mirror (recursively), or its folder removed when t
+   has no submodule there. */
+void tree_relink(const struct spopts *o, const char *label, git_repository *r, const char *url,
+                 git_tree *t, const char *path);
+/* call cb for every submodule checked out below the checkout r (state s), recursively,
+   parents first: its path below the top (prefix/...) and its state */
+void tree_submodules(git_repository *r, const struct spstate *s, const char *prefix,
+                     void (*cb)(const char *path, const struct spstate *ss, void *arg), void *arg);
 /* 1 if the checkout r (and its submodules, recursively, when recorded) is exactly its
    recorded tree: HEAD, index and files, nothing untracked or ignored; why gets the first
    difference when not NULL */
 int tree_pristine(git_repository *r, const struct spstate *s, struct buf *why);
+
+/* ---- fast.c ---- */
+
+/* 1 if the work tree of r surely is its index, and the index the one srcpin wrote (its
+   checksum is s->index): every file's stat data as the index records it and not racy,
+   nothing else on disk (submodule folders are left to their own check). 0 when this
+   cannot tell; the caller then compares contents. */
+int fast_pristine(git_repository *r, const struct spstate *s);
+/* Move the work tree and index of r from tree ot, which they surely are (fast_pristine),
+   to tree t by writing only the files that differ (no scan of the work tree), through
+   the checkout filters git would apply. Returns 0, or -1 with nothing written when
+   libgit2's checkout must do it (a submodule or a .gitattributes file changes). Dies on
+   I/O error. */
+int fast_switch(git_repository *r, git_tree *ot, git_tree *t);
+/* the checksum of r's index as it is on disk, hex ("" when there is none) */
+void index_sum(git_repository *r, char out[GIT_OID_HEXSZ + 1]);
 
 /* ---- series.c ---- */
 
@@ -132,29 +160,49 @@ int series_load(struct series *s, const char *path, char **err);
 void series_free(struct series *s);
 /* a path from a patch is safe inside a tree: relative, no '..' or '.git' component */
 int patchpath_ok(const char *p);
+/* a submodule a patch moves ("Subproject commit A" -> "B"), adds (from "") or removes
+   (to "") */
+struct linkmove {
+	size_t repo;           /* which repository's tree holds it (as in patch_split's out) */
+	char *path;            /* its path in that repository */
+	char from[GIT_OID_HEXSZ + 1], to[GIT_OID_HEXSZ + 1];
+};
+struct linkmoves {
+	struct linkmove *v;
+	size_t n, cap;
+};
+void linkmoves_free(struct linkmoves *m);
 /* Split the diff text of one patch into sections per repository: for each "diff --git"
    section, the longest prefix in subs[0..nsub) (folder paths, no trailing '/') that holds
    its path chooses the repository (index nsub = the top one) and is stripped from the
-   section's header paths. out[k] receives the text for repository k (nsub+1 bufs).
-   Returns 0, or -1 with a message in err (caller frees) for a path escaping the tree. */
+   section's header paths (quoted paths are read and written as git quotes them). out[k]
+   receives the text for repository k (nsub+1 bufs) in the form libgit2 parses; gitlink
+   sections are not in it but appended to mv. Returns 0, or -1 with a message in err
+   (caller frees) for a path escaping the tree or a header that cannot be read. */
 int patch_split(const char *text, size_t len, char *const *subs, size_t nsub, struct buf *out,
-                char **err);
+                struct linkmoves *mv, char **err);
 /* what a series makes of a checkout: per repository (the top first), its folder below the
    checkout ("" for the top), the tree it gets and whether the series changes it */
 struct spplan {
 	char **prefix;
 	char (*tree)[GIT_OID_HEXSZ + 1];
 	int *changed;
+	int *gone;             /* a submodule the series removes */
+	struct buf *relink;    /* gitlinks whose commit the series changes: paths, NUL-ended */
 	size_t n;
 };
 /* Apply every patch of the series, in order, in memory to the pinned commits of the checkout
-   r (state s) and its submodules; nothing on disk changes. Dies with exit 1 naming the
-   patch, file and hunk that does not apply, exit 2 for a path escaping the tree. */
-void series_check(git_repository *r, struct spstate *s, const struct series *ser,
-                  struct spplan *plan);
-/* write the plan into the checkout at dir (which must be its pristine commit) and record
-   the series in its state, submodules first and the top state last */
-void series_write(const char *dir, const struct spplan *plan, const struct series *ser);
+   r (state s) and its submodules; nothing on disk changes except the objects of patched
+   files and of submodule commits a patch moves to (fetched into their mirrors). Dies with
+   exit 1 naming the patch, file and hunk that does not apply, exit 2 for a path escaping
+   the tree or a symlink pointing out of it (unless o allows it). */
+void series_check(const struct spopts *o, git_repository *r, struct spstate *s,
+                  const struct series *ser, struct spplan *plan);
+/* write the plan into the checkout at dir (which must be its pristine commit): patched
+   files, submodules moved to their new commits; and record the series in its state, the
+   top state last */
+void series_write(const struct spopts *o, const char *dir, const struct spplan *plan,
+                  const struct series *ser);
 void plan_free(struct spplan *p);
 
 #endif

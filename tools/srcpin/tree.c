@@ -50,6 +50,7 @@ state_load(git_repository *r, struct spstate *s)
 	GET(tree, "TREE");
 	GET(series, "SERIES");
 	GET(series_digest, "SERIES_DIGEST");
+	GET(index, "INDEX");
 #undef GET
 	v = kv_get(&f, "SUBMODULES");
 	s->submodules = v && strcmp(v, "yes") == 0;
@@ -80,6 +81,7 @@ state_save(git_repository *r, const struct spstate *s)
 	putkv(&b, "SERIES", s->series);
 	putkv(&b, "SERIES_DIGEST", s->series_digest);
 	putkv(&b, "SUBMODULES", s->submodules ? "yes" : "no");
+	putkv(&b, "INDEX", s->index);
 	if (writefile_atomic(p, b.s, b.len, 0644) < 0)
 		die("%s: cannot write:", p);
 	buffree(&b);
@@ -97,6 +99,7 @@ state_free(struct spstate *s)
 	free(s->tree);
 	free(s->series);
 	free(s->series_digest);
+	free(s->index);
 	memset(s, 0, sizeof *s);
 }
 
@@ -256,11 +259,17 @@ prepare(const char *dir, const char *gitdir, const char *mirror, int force, int 
 		/* a submodule: srcpin's own when its gitdir is under srcpin's superproject */
 		rmtree(gd);
 		cleardir(dir);
-	} else if (!ours && !emptydir(dir) && !bareinit(dir)) {
-		if (!force)
+	} else if (!ours && !emptydir(dir)) {
+		if (bareinit(dir)) {
+			/* what a killed first checkout left (maybe a lock file inside): start again */
+			char *g = xasprintf("%s/.git", dir);
+			rmtree(g);
+			free(g);
+		} else if (!force)
 			die("%s: not a srcpin checkout and not empty; refusing to touch it "
 			    "(--force replaces its contents)", dir);
-		cleardir(dir);
+		else
+			cleardir(dir);
 	}
 	if (!ours) {
 		io.flags = GIT_REPOSITORY_INIT_MKPATH | GIT_REPOSITORY_INIT_NO_DOTGIT_DIR;
@@ -310,13 +319,38 @@ linkcb(const char *root, const git_tree_entry *e, void *payload)
 	return 0;
 }
 
-/* the gitlinks (submodule commits) of tree */
+/* the gitlinks (submodule commits) of tree; none without a .gitmodules (whose URLs a
+   checkout needs anyway), so that most trees are not read whole */
 static void
 getlinks(git_tree *t, struct links *l)
 {
 	memset(l, 0, sizeof *l);
+	if (!git_tree_entry_byname(t, ".gitmodules"))
+		return;
 	if (git_tree_walk(t, GIT_TREEWALK_PRE, linkcb, l) < 0)
 		die("cannot walk tree: %s", gitmsg());
+}
+
+/* the gitlinks of r's index: those of the tree it was just made from, without reading
+   every subtree of it */
+static void
+indexlinks(git_repository *r, struct links *l)
+{
+	git_index *idx;
+
+	memset(l, 0, sizeof *l);
+	if (git_repository_index(&idx, r) < 0)
+		die("%s: cannot read the index: %s", git_repository_workdir(r), gitmsg());
+	for (size_t i = 0; i < git_index_entrycount(idx); i++) {
+		const git_index_entry *e = git_index_get_byindex(idx, i);
+		if (e->mode != GIT_FILEMODE_COMMIT)
+			continue;
+		l->v = xgrow(l->v, &l->cap, l->n + 1, sizeof *l->v);
+		l->v[l->n].path = xstrdup(e->path);
+		git_oid_cpy(&l->v[l->n].id, &e->id);
+		l->n++;
+	}
+	git_index_free(idx);
 }
 
 static void
@@ -449,8 +483,61 @@ emptylinks(git_repository *r, const struct links *l)
 	}
 }
 
+
+/* a submodule URL as .gitmodules writes it that names a repository on this machine by
+   itself (an absolute path or file://), not relative to its superproject's URL */
+static int
+localurl(const char *u)
+{
+	if (startswith(u, "./") || startswith(u, "../"))
+		return 0;
+	return u[0] == '/' || startswith(u, "file:") || (!strstr(u, "://") && !strchr(u, ':'));
+}
+
 static void checkout_repo(const struct spopts *o, const char *label, git_repository *r,
                           const git_oid *id, int submodules, struct spstate *s);
+
+/* check out the gitlink l of tree t (of repository r, fetched from url), recursively */
+static void
+checkout_one(const struct spopts *o, const char *label, git_repository *r, const char *url,
+             git_tree *t, const struct link *l)
+{
+	char *mu = modurl(r, t, l->path), *u, *mdir, *sub, *gd, *sl;
+	char hex[GIT_OID_HEXSZ + 1];
+	git_repository *sr;
+	struct spstate ss = {0};
+	int fresh;
+
+	git_oid_tostr(hex, sizeof hex, &l->id);
+	sl = xasprintf("%s/%s", label, l->path);
+	if (!mu)
+		die("%s: commit %s: .gitmodules has no URL for submodule path %s", label, hex, l->path);
+	if (localurl(mu) && !o->allow_local_subs)
+		die("%s: .gitmodules gives the URL '%s', a repository on this machine; refused "
+		    "(--allow-local-submodules allows it)", sl, mu);
+	u = suburl(url, mu);
+	mdir = mirror_path_url(o, u);
+	mirror_need(o, sl, mdir, u, &l->id);
+	sub = xasprintf("%s%s", git_repository_workdir(r), l->path);
+	gd = xasprintf("%smodules/%s", git_repository_path(r), l->path);
+	sr = prepare(sub, gd, mdir, 1, &fresh);
+	if (fresh || state_load(sr, &ss) < 0)
+		memset(&ss, 0, sizeof ss);
+	setstr(&ss.name, sl);
+	setstr(&ss.url, u);
+	setstr(&ss.cache, o->cache);
+	setstr(&ss.mirror, mdir);
+	checkout_repo(o, sl, sr, &l->id, 1, &ss);
+	state_save(sr, &ss);
+	state_free(&ss);
+	git_repository_free(sr);
+	free(mu);
+	free(u);
+	free(mdir);
+	free(sub);
+	free(gd);
+	free(sl);
+}
 
 /* check out every gitlink of tree t (of repository r, fetched from url) */
 static void
@@ -459,43 +546,95 @@ checkout_subs(const struct spopts *o, const char *label, git_repository *r, cons
 {
 	struct links l;
 
-	getlinks(t, &l);
-	for (size_t i = 0; i < l.n; i++) {
-		char *mu = modurl(r, t, l.v[i].path), *u, *mdir, *sub, *gd, *sl;
-		char hex[GIT_OID_HEXSZ + 1];
-		git_repository *sr;
-		struct spstate ss = {0};
-		int fresh;
-
-		git_oid_tostr(hex, sizeof hex, &l.v[i].id);
-		sl = xasprintf("%s/%s", label, l.v[i].path);
-		if (!mu)
-			die("%s: commit %s: .gitmodules has no URL for submodule path %s", label, hex,
-			    l.v[i].path);
-		u = suburl(url, mu);
-		mdir = mirror_path_url(o, u);
-		mirror_need(o, sl, mdir, u, &l.v[i].id);
-		sub = xasprintf("%s%s", git_repository_workdir(r), l.v[i].path);
-		gd = xasprintf("%smodules/%s", git_repository_path(r), l.v[i].path);
-		sr = prepare(sub, gd, mdir, 1, &fresh);
-		if (fresh || state_load(sr, &ss) < 0)
-			memset(&ss, 0, sizeof ss);
-		setstr(&ss.name, sl);
-		setstr(&ss.url, u);
-		setstr(&ss.cache, o->cache);
-		setstr(&ss.mirror, mdir);
-		checkout_repo(o, sl, sr, &l.v[i].id, 1, &ss);
-		state_save(sr, &ss);
-		state_free(&ss);
-		git_repository_free(sr);
-		free(mu);
-		free(u);
-		free(mdir);
-		free(sub);
-		free(gd);
-		free(sl);
-	}
+	indexlinks(r, &l);   /* the index was just written from t */
+	for (size_t i = 0; i < l.n; i++)
+		checkout_one(o, label, r, url, t, &l.v[i]);
 	freelinks(&l);
+}
+
+void
+tree_relink(const struct spopts *o, const char *label, git_repository *r, const char *url,
+            git_tree *t, const char *path)
+{
+	git_tree_entry *e = NULL;
+	char *p, *gd;
+
+	if (git_tree_entry_bypath(&e, t, path) == 0 && git_tree_entry_filemode(e) == GIT_FILEMODE_COMMIT) {
+		struct link l;
+		l.path = (char *)path;
+		git_oid_cpy(&l.id, git_tree_entry_id(e));
+		checkout_one(o, label, r, url, t, &l);
+		git_tree_entry_free(e);
+		return;
+	}
+	git_tree_entry_free(e);
+	/* removed: its git folder and its files go; replaced by a file or folder of the tree
+	   (which the checkout of t wrote): only its git folder and .git file go */
+	gd = xasprintf("%smodules/%s", git_repository_path(r), path);
+	rmtree(gd);
+	free(gd);
+	if (git_tree_entry_bypath(&e, t, path) == 0) {
+		struct stat st;
+		git_tree_entry_free(e);
+		p = xasprintf("%s%s/.git", git_repository_workdir(r), path);
+		if (lstat(p, &st) == 0 && S_ISREG(st.st_mode))
+			unlink(p);
+	} else
+		p = xasprintf("%s%s", git_repository_workdir(r), path);
+	if (!startswith(p + strlen(p) - 5, "/.git"))
+		rmtree(p);
+	free(p);
+}
+
+/* Move r's work tree from the tree oldtree, which it surely is, to commit c (tree t):
+   only the paths the two trees differ in are written; there is nothing else to remove. */
+static void
+incremental(const struct spopts *o, git_repository *r, const char *label, const char *oldtree,
+            git_commit *c, git_tree *t, const git_oid *id)
+{
+	git_checkout_options co;
+	git_oid oid;
+	git_tree *ot;
+	git_diff *d;
+	git_strarray ps = {0};
+	size_t n;
+
+	if (git_oid_fromstr(&oid, oldtree) < 0 || git_tree_lookup(&ot, r, &oid) < 0) {
+		writetree(o, r, label, (git_object *)c, id);
+		return;
+	}
+	if (fast_switch(r, ot, t) == 0) {
+		if (git_repository_set_head_detached(r, id) < 0)
+			die("%s: %s: cannot set HEAD: %s", label, git_repository_workdir(r), gitmsg());
+		git_tree_free(ot);
+		return;
+	}
+	if (git_diff_tree_to_tree(&d, r, ot, t, NULL) < 0)
+		die("%s: %s: cannot compare trees: %s", label, git_repository_workdir(r), gitmsg());
+	n = git_diff_num_deltas(d);
+	ps.strings = xcalloc(2 * n + 1, sizeof *ps.strings);
+	for (size_t i = 0; i < n; i++) {
+		const git_diff_delta *dl = git_diff_get_delta(d, i);
+		if (dl->old_file.path)
+			ps.strings[ps.count++] = (char *)dl->old_file.path;
+		if (dl->new_file.path && (!dl->old_file.path || strcmp(dl->old_file.path, dl->new_file.path)))
+			ps.strings[ps.count++] = (char *)dl->new_file.path;
+	}
+	git_checkout_options_init(&co, GIT_CHECKOUT_OPTIONS_VERSION);
+	co.checkout_strategy = GIT_CHECKOUT_FORCE | GIT_CHECKOUT_DISABLE_PATHSPEC_MATCH;
+	co.paths = ps;
+	co.baseline = ot;
+	if (o->progress) {
+		co.progress_cb = coprog;
+		co.progress_payload = (void *)label;
+	}
+	if (ps.count && git_checkout_tree(r, (git_object *)c, &co) < 0)
+		die("%s: %s: checkout failed: %s", label, git_repository_workdir(r), gitmsg());
+	if (git_repository_set_head_detached(r, id) < 0)
+		die("%s: %s: cannot set HEAD: %s", label, git_repository_workdir(r), gitmsg());
+	free(ps.strings);
+	git_diff_free(d);
+	git_tree_free(ot);
 }
 
 /* make r's work tree exactly commit id, then its submodules (or empty their folders) */
@@ -525,13 +664,25 @@ checkout_repo(const struct spopts *o, const char *label, git_repository *r, cons
 		}
 		free(sp);
 	}
-	writetree(o, r, label, (git_object *)c, id);
+	{
+		/* a tree that surely is its recorded one only needs what differs */
+		git_oid hid;
+		char ix[GIT_OID_HEXSZ + 1];
+		if (s->tree && *s->tree && s->commit && *s->commit &&
+		    git_reference_name_to_id(&hid, r, "HEAD") == 0 &&
+		    strcmp(git_oid_tostr_s(&hid), s->commit) == 0 && fast_pristine(r, s))
+			incremental(o, r, label, s->tree, c, t, id);
+		else
+			writetree(o, r, label, (git_object *)c, id);
+		index_sum(r, ix);
+		setstr(&s->index, ix);
+	}
 	git_oid_tostr(thex, sizeof thex, git_tree_id(t));
 	if (submodules)
 		checkout_subs(o, label, r, s->url, t);
 	else {
 		struct links l;
-		getlinks(t, &l);
+		indexlinks(r, &l);
 		emptylinks(r, &l);
 		freelinks(&l);
 	}
@@ -549,18 +700,22 @@ tree_checkout(const struct spopts *o, const char *name, const char *url, const c
 	git_repository *r;
 	struct spstate s = {0};
 	char hex[GIT_OID_HEXSZ + 1];
-	int fresh;
+	int fresh, have;
 
 	git_oid_tostr(hex, sizeof hex, id);
 	r = prepare(dir, NULL, mirror, force, &fresh);
-	if (!fresh && state_load(r, &s) == 0 && strcmp(s.commit, hex) == 0 && !*s.series_digest &&
-	    s.submodules == submodules && strcmp(s.mirror, mirror) == 0 && tree_pristine(r, &s, NULL)) {
+	have = !fresh && state_load(r, &s) == 0;
+	if (have && strcmp(s.commit, hex) == 0 && !*s.series_digest && s.submodules == submodules &&
+	    strcmp(s.mirror, mirror) == 0 && tree_pristine(r, &s, NULL)) {
 		state_free(&s);
 		git_repository_free(r);
 		return 0;
 	}
-	state_free(&s);
-	memset(&s, 0, sizeof s);
+	if (!have || strcmp(s.mirror, mirror) != 0) {
+		/* the old commit, tree and index stay as the baseline of an incremental checkout */
+		state_free(&s);
+		memset(&s, 0, sizeof s);
+	}
 	setstr(&s.name, name);
 	setstr(&s.url, url);
 	setstr(&s.cache, o->cache);
@@ -613,6 +768,10 @@ tree_pristine(git_repository *r, const struct spstate *s, struct buf *why)
 			bufprintf(why, "%s: tree %s cannot be read", s->name, s->tree);
 		return 0;
 	}
+	if (!why && fast_pristine(r, s)) {
+		n = 0;
+		goto subs;
+	}
 	/* the tree against index + files: what git diff TREE and git status would both show */
 	dopt.flags = GIT_DIFF_INCLUDE_UNTRACKED | GIT_DIFF_INCLUDE_IGNORED |
 	             GIT_DIFF_INCLUDE_TYPECHANGE;
@@ -634,9 +793,11 @@ tree_pristine(git_repository *r, const struct spstate *s, struct buf *why)
 		ok = 0;
 	}
 	git_diff_free(d);
+subs:
 	if (ok && s->submodules) {
+		/* the index is the tree here (no difference was found) */
 		struct links l;
-		getlinks(t, &l);
+		indexlinks(r, &l);
 		for (size_t i = 0; ok && i < l.n; i++) {
 			char *sub = xasprintf("%s%s", git_repository_workdir(r), l.v[i].path);
 			git_repository *sr;
@@ -662,4 +823,36 @@ tree_pristine(git_repository *r, const struct spstate *s, struct buf *why)
 	}
 	git_tree_free(t);
 	return ok;
+}
+
+void
+tree_submodules(git_repository *r, const struct spstate *s, const char *prefix,
+                void (*cb)(const char *path, const struct spstate *ss, void *arg), void *arg)
+{
+	git_oid tid;
+	git_tree *t;
+	struct links l;
+
+	if (!s->submodules || git_oid_fromstr(&tid, s->tree) < 0 || git_tree_lookup(&t, r, &tid) < 0)
+		return;
+	getlinks(t, &l);
+	for (size_t i = 0; i < l.n; i++) {
+		char *sub = xasprintf("%s%s", git_repository_workdir(r), l.v[i].path);
+		char *np = *prefix ? xasprintf("%s/%s", prefix, l.v[i].path) : xstrdup(l.v[i].path);
+		git_repository *sr;
+		struct spstate ss;
+		if (git_repository_open_ext(&sr, sub, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) == 0) {
+			if (state_load(sr, &ss) == 0) {
+				cb(np, &ss, arg);
+				ss.submodules = 1;
+				tree_submodules(sr, &ss, np, cb, arg);
+				state_free(&ss);
+			}
+			git_repository_free(sr);
+		}
+		free(sub);
+		free(np);
+	}
+	freelinks(&l);
+	git_tree_free(t);
 }

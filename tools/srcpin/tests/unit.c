@@ -42,6 +42,7 @@ main(void)
 	char *subs[] = {"third_party/gloo", "third_party/gloo/deeper"};
 	struct buf out[3] = {{0}};
 	char *err = NULL;
+	struct linkmoves mv = {0};
 
 	CHECK(patchpath_ok("a/b.c"), "plain relative path");
 	CHECK(!patchpath_ok("../x"), "'..' refused");
@@ -53,7 +54,7 @@ main(void)
 	CHECK(!patchpath_ok(""), "empty refused");
 	CHECK(patchpath_ok("a/..b/c"), "'..b' is a name");
 
-	CHECK_INT(patch_split(patch, strlen(patch), subs, 2, out, &err), 0, "split");
+	CHECK_INT(patch_split(patch, strlen(patch), subs, 2, out, &mv, &err), 0, "split");
 	CHECK(out[2].s && strstr(out[2].s, "diff --git a/top.txt b/top.txt\n"), "top section kept");
 	CHECK(out[2].s && !strstr(out[2].s, "Subject"), "mail header dropped");
 	CHECK(out[2].s && !strstr(out[2].s, "x.txt |"), "diffstat dropped");
@@ -69,7 +70,7 @@ main(void)
 	{
 		const char *evil = "diff --git a/../e b/../e\n--- a/../e\n+++ b/../e\n@@ -1 +1 @@\n-a\n+b\n";
 		struct buf o2[1] = {{0}};
-		CHECK_INT(patch_split(evil, strlen(evil), NULL, 0, o2, &err), -1, "escaping path refused");
+		CHECK_INT(patch_split(evil, strlen(evil), NULL, 0, o2, &mv, &err), -1, "escaping path refused");
 		CHECK(err && strstr(err, "../e"), "message names the path");
 		free(err);
 		err = NULL;
@@ -78,11 +79,66 @@ main(void)
 	{
 		const char *cross = "diff --git a/third_party/gloo/a b/b\nrename from third_party/gloo/a\nrename to b\n";
 		struct buf o3[3] = {{0}};
-		CHECK_INT(patch_split(cross, strlen(cross), subs, 2, o3, &err), -1, "rename across a submodule refused");
+		CHECK_INT(patch_split(cross, strlen(cross), subs, 2, o3, &mv, &err), -1, "rename across a submodule refused");
 		free(err);
 		err = NULL;
 		for (int i = 0; i < 3; i++)
 			buffree(&o3[i]);
+	}
+
+	{
+		/* the shapes libgit2 1.5.1 needs help with, and a gitlink hunk */
+		const char *shapes =
+			"diff --git a/e.txt b/e.txt\n"
+			"new file mode 100644\n"
+			"index 0000000..e69de29\n"
+			"diff --git a/n.txt b/n.txt\n"
+			"deleted file mode 100644\n"
+			"index 1234567..0000000\n"
+			"--- a/n.txt\n"
+			"+++ /dev/null\n"
+			"@@ -1 +0,0 @@\n"
+			"-x\n"
+			"diff --git a/sp ace.txt b/sp ace.txt\n"
+			"index 1111111..2222222 100644\n"
+			"--- a/sp ace.txt\t\n"
+			"+++ b/sp ace.txt\t\n"
+			"@@ -1 +1 @@\n"
+			"-a\n"
+			"+b\n"
+			"diff --git \"a/third_party/gloo/caf\\303\\251\" \"b/third_party/gloo/caf\\303\\251\"\n"
+			"index 1111111..2222222 100644\n"
+			"--- \"a/third_party/gloo/caf\\303\\251\"\n"
+			"+++ \"b/third_party/gloo/caf\\303\\251\"\n"
+			"@@ -1 +1 @@\n"
+			"-a\n"
+			"+b\n"
+			"diff --git a/third_party/gloo b/third_party/gloo\n"
+			"index 56c6544..341bb36 160000\n"
+			"--- a/third_party/gloo\n"
+			"+++ b/third_party/gloo\n"
+			"@@ -1 +1 @@\n"
+			"-Subproject commit 56c654466e9ac092b3f9ffd6346f5efb7dc02b87\n"
+			"+Subproject commit 341bb365d4ab64f14d600d37409195bb4e80e1bd\n"
+			"-- \n"
+			"2.39.5\n";
+		struct buf o4[3] = {{0}};
+		struct linkmoves m4 = {0};
+		CHECK_INT(patch_split(shapes, strlen(shapes), subs, 2, o4, &m4, &err), 0, "shapes split");
+		CHECK(o4[2].s && strstr(o4[2].s, "index 0000000..e69de29\n-- \n"), "a header-only section is ended by '-- '");
+		CHECK(o4[2].s && strstr(o4[2].s, "--- a/n.txt\n+++ /dev/null\n"), "/dev/null kept");
+		CHECK(o4[2].s && strstr(o4[2].s, "diff --git \"a/sp ace.txt\" \"b/sp ace.txt\"\n"), "a name with a space is quoted");
+		CHECK(o4[2].s && strstr(o4[2].s, "--- \"a/sp ace.txt\"\n"), "and its tab dropped");
+		CHECK(o4[0].s && strstr(o4[0].s, "--- \"a/caf\\303\\251\"\n"), "a quoted name keeps its quoting, prefix removed");
+		CHECK(o4[2].s && !strstr(o4[2].s, "Subproject"), "the gitlink section is not passed to libgit2");
+		CHECK_INT(m4.n, 1, "one submodule move");
+		CHECK_STR(m4.n ? m4.v[0].path : NULL, "third_party/gloo", "its path, in the top repository");
+		CHECK_INT(m4.n ? m4.v[0].repo : 0, 2, "routed to the top");
+		CHECK_STR(m4.n ? m4.v[0].from : NULL, "56c654466e9ac092b3f9ffd6346f5efb7dc02b87", "from");
+		CHECK_STR(m4.n ? m4.v[0].to : NULL, "341bb365d4ab64f14d600d37409195bb4e80e1bd", "to");
+		for (int i = 0; i < 3; i++)
+			buffree(&o4[i]);
+		linkmoves_free(&m4);
 	}
 
 	CHECK_INT(editdist("v0.22.1", "v0.22.0"), 1, "edit distance one");

@@ -1,0 +1,188 @@
+#!/bin/sh
+# debsrc.sh: local git mirrors of upstream releases, made from Debian's source packages.
+#
+#   sh ninja/debsrc.sh [--cache=DIR] PACKAGE VERSION GITDIR
+#       Gets PACKAGE's orig tarball (apt-get source --download-only, enabling deb-src
+#       lines when the system has none), checks it against the .dsc, and makes GITDIR a
+#       bare git repository holding the tarball's tree as one commit, tagged vVERSION
+#       (VERSION without Debian's +dfsg-style suffix). Prints the commit.
+#   sh ninja/debsrc.sh [--cache=DIR] --pins=FILE DIR
+#       The same for every component of the pin file whose URL is debsrc:PACKAGE/VERSION:
+#       DIR/COMPONENT.git, the layout srcpin's --mirror=DIR reads. A C_SHA in the file
+#       must be the commit made.
+#
+# The commit is a function of the tarball alone: fixed author and committer, the date of
+# the tarball's newest file, a fixed message. So the same tarball gives the same commit on
+# every machine, and a pin file can name it (C_SHA). An existing GITDIR whose tag is that
+# commit is left alone (a second run costs milliseconds); any other GITDIR is an error.
+# Tarballs are kept in --cache (default ${XDG_CACHE_HOME:-$HOME/.cache}/kiln/debsrc);
+# folders in KILN_DEBSRC_PATH (colon-separated) are looked in first for PACKAGE_VERSION.orig.*
+# and PACKAGE_*.dsc. Exit 0 ok, 1 a download or check failed, 2 usage.
+set -u
+prog=debsrc.sh
+die () { printf '%s: %s\n' "$prog" "$*" >&2; exit 1; }
+usage () {
+	printf 'usage: %s [--cache=DIR] PACKAGE VERSION GITDIR\n       %s [--cache=DIR] --pins=FILE DIR\n' "$prog" "$prog" >&2
+	exit 2
+}
+
+cache=${XDG_CACHE_HOME:-$HOME/.cache}/kiln/debsrc
+pins=
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--cache=*) cache=${1#*=} ;;
+	--pins=*) pins=${1#*=} ;;
+	-h|--help) sed -n '2,/^set -u/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;;
+	--) shift; break ;;
+	-*) printf '%s: unknown option %s\n' "$prog" "$1" >&2; usage ;;
+	*) break ;;
+	esac
+	shift
+done
+command -v git >/dev/null 2>&1 || die "needs git (apt-get install git)"
+
+# sudo when not root
+asroot () { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+# enable deb-src for the system's Debian sources, once: a deb822 copy of each
+# Types: deb file (or the deb lines of sources.list) with Types: deb-src
+enable_debsrc () {
+	out=/etc/apt/sources.list.d/kiln-deb-src.sources
+	[ -f "$out" ] && return 0
+	tmp=$(mktemp) || exit 1
+	for f in /etc/apt/sources.list.d/*.sources; do
+		[ -f "$f" ] || continue
+		sed -n '/^Types:.*deb-src/q1' "$f" || continue
+		sed 's/^Types:.*/Types: deb-src/' "$f" >>"$tmp"; echo >>"$tmp"
+	done
+	[ -f /etc/apt/sources.list ] && grep '^deb ' /etc/apt/sources.list | sed 's/^deb /deb-src /' >"$tmp.list"
+	if [ -s "$tmp" ]; then
+		echo "$prog: enabling deb-src ($out)" >&2
+		asroot cp "$tmp" "$out" && asroot chmod 644 "$out" || die "cannot write $out"
+	elif [ -s "$tmp.list" ]; then
+		out=/etc/apt/sources.list.d/kiln-deb-src.list
+		echo "$prog: enabling deb-src ($out)" >&2
+		asroot cp "$tmp.list" "$out" && asroot chmod 644 "$out" || die "cannot write $out"
+	else
+		rm -f "$tmp" "$tmp.list"
+		die "no Debian sources to copy into a deb-src entry (add deb-src lines for your mirror)"
+	fi
+	rm -f "$tmp" "$tmp.list"
+	asroot apt-get update -qq >&2 || die "apt-get update failed after adding $out"
+}
+
+# the orig tarball and .dsc of PACKAGE VERSION in a folder: sets orig and dsc
+findin () {
+	orig= dsc=
+	for f in "$1/$2_$3".orig.tar.*; do [ -f "$f" ] && case "$f" in *.asc) ;; *) orig=$f ;; esac; done
+	for f in "$1/$2_$3"-*.dsc "$1/$2_$3".dsc; do [ -f "$f" ] && dsc=$f; done
+	[ -n "$orig" ] && [ -n "$dsc" ]
+}
+
+# fetch PACKAGE VERSION: sets orig and dsc, downloading into the cache when needed
+fetch () {
+	oldifs=$IFS; IFS=:
+	for d in ${KILN_DEBSRC_PATH:-} "$cache"; do
+		IFS=$oldifs
+		[ -n "$d" ] && findin "$d" "$1" "$2" && return 0
+	done
+	IFS=$oldifs
+	command -v apt-get >/dev/null 2>&1 || die "$1 $2: no orig tarball in $cache and no apt-get to download it"
+	mkdir -p "$cache" || die "cannot create $cache"
+	if ! apt-cache showsrc "$1" 2>/dev/null | grep -q '^Package:'; then
+		enable_debsrc
+	fi
+	v=$(apt-cache showsrc "$1" 2>/dev/null | sed -n 's/^Version: //p' | while read -r x; do
+		case "$x" in "$2"-*|"$2") echo "$x"; break ;; esac; done)
+	[ -n "$v" ] || die "$1: Debian's archive has no source version $2 (apt-cache showsrc $1 lists: $(apt-cache showsrc "$1" 2>/dev/null | sed -n 's/^Version: //p' | tr '\n' ' '))"
+	echo "$prog: apt-get source --download-only $1=$v" >&2
+	# the Debian part (debian.tar.*) is not needed; a mirror that lacks it still
+	# gives the orig tarball and .dsc, which is what the check below needs
+	(cd "$cache" && apt-get source -qq --download-only "$1=$v" >&2) ||
+		echo "$prog: apt-get source reported errors; using what it downloaded" >&2
+	findin "$cache" "$1" "$2" || die "$1 $2: apt-get source did not download the orig tarball and .dsc into $cache"
+}
+
+# check the orig tarball's SHA-256 against the .dsc's Checksums-Sha256
+verify () {
+	n=${orig##*/}
+	want=$(sed -n '/^Checksums-Sha256:/,/^[^ ]/p' "$dsc" | awk -v n="$n" '$3 == n { print $1 }')
+	[ -n "$want" ] || die "$dsc: no SHA-256 for $n"
+	got=$(sha256sum "$orig" | cut -c1-64)
+	[ "$want" = "$got" ] || die "$orig: SHA-256 $got, but $dsc says $want (remove it to download again)"
+}
+
+# mirror PACKAGE VERSION GITDIR: make or check GITDIR; prints the commit
+mirror () {
+	pkg=$1 ver=$2 gd=$3 tag=v${2%%[+~]*}
+	if [ -d "$gd" ]; then
+		have=$(git --git-dir="$gd" rev-parse -q --verify "refs/tags/$tag^{commit}" 2>/dev/null) ||
+			die "$gd exists but has no tag $tag (remove it, or name another folder)"
+		what=$(git --git-dir="$gd" config kiln.debsrc 2>/dev/null)
+		[ "$what" = "$pkg $ver" ] || die "$gd exists but was not made from $pkg $ver by $prog (remove it)"
+		echo "$have"
+		return 0
+	fi
+	fetch "$pkg" "$ver"
+	verify
+	tmp=$gd.tmp.$$
+	rm -rf "$tmp"
+	trap 'rm -rf "$tmp"' EXIT INT TERM
+	mkdir -p "$tmp/tree" || die "cannot create $tmp"
+	tar -xf "$orig" -C "$tmp/tree" --strip-components=1 --no-same-owner ||
+		die "$orig: tar cannot extract it"
+	# the commit's date: the tarball's newest file (deterministic, and near the release)
+	date=$(find "$tmp/tree" -type f -printf '%T@\n' | sort -n | tail -n 1 | cut -d. -f1)
+	[ -n "$date" ] || die "$orig: no files in it"
+	g () {
+		GIT_DIR="$tmp/repo.git" GIT_WORK_TREE="$tmp/tree" GIT_CONFIG_NOSYSTEM=1 HOME="$tmp" \
+		GIT_AUTHOR_NAME=kiln-debsrc GIT_AUTHOR_EMAIL=kiln-debsrc@invalid \
+		GIT_COMMITTER_NAME=kiln-debsrc GIT_COMMITTER_EMAIL=kiln-debsrc@invalid \
+		GIT_AUTHOR_DATE="@$date +0000" GIT_COMMITTER_DATE="@$date +0000" git "$@"
+	}
+	git init -q --bare "$tmp/repo.git" >/dev/null || die "git init failed in $tmp"
+	g config core.autocrlf false
+	g config core.fileMode true
+	g config core.symlinks true
+	# -f: the tarball's files are the release, even those its .gitignore names
+	g add -A -f . || die "git add failed in $tmp"
+	tree=$(g write-tree) || die "git write-tree failed"
+	commit=$(printf '%s %s\n\nThe upstream tree of Debian'"'"'s %s (SHA-256 %s), made by kiln'"'"'s debsrc.sh.\n' \
+		"$pkg" "$ver" "${orig##*/}" "$got" | g commit-tree "$tree") || die "git commit-tree failed"
+	g update-ref "refs/heads/main" "$commit"
+	g symbolic-ref HEAD refs/heads/main
+	g tag "$tag" "$commit"
+	g config kiln.debsrc "$pkg $ver"
+	g gc -q --prune=now >&2 2>/dev/null || true
+	rm -f "$tmp/repo.git/index"
+	mkdir -p "$(dirname "$gd")"
+	mv "$tmp/repo.git" "$gd" || die "cannot move the mirror into $gd"
+	rm -rf "$tmp"
+	trap - EXIT INT TERM
+	echo "$commit"
+}
+
+if [ -n "$pins" ]; then
+	[ $# = 1 ] || usage
+	[ -f "$pins" ] || die "$pins: no such file"
+	dir=$1
+	n=0
+	# C_URL=debsrc:PACKAGE/VERSION lines (quotes allowed); the file is read, never run
+	for l in $(sed -n "s/^[ 	]*\([a-z_]*\)_URL=[\"']\{0,1\}debsrc:\([^\"' 	#]*\).*/\1=\2/p" "$pins"); do
+		c=${l%%=*} pv=${l#*=}
+		pkg=${pv%%/*} ver=${pv#*/}
+		[ -n "$pkg" ] && [ -n "$ver" ] && [ "$pkg" != "$pv" ] || die "$pins: ${c}_URL=debsrc:$pv: expected debsrc:PACKAGE/VERSION"
+		sha=$(mirror "$pkg" "$ver" "$dir/$c.git") || exit 1
+		want=$(sed -n "s/^[ 	]*${c}_SHA=[\"']\{0,1\}\([0-9a-f]*\).*/\1/p" "$pins" | tail -n 1)
+		case "$sha" in
+		"$want"*) ;;
+		*) die "$pins: ${c}_SHA=$want, but $pkg $ver makes commit $sha (is the tarball another one?)" ;;
+		esac
+		echo "$c $sha $dir/$c.git"
+		n=$((n + 1))
+	done
+	[ "$n" -gt 0 ] || die "$pins: no C_URL=debsrc:PACKAGE/VERSION pins"
+	exit 0
+fi
+[ $# = 3 ] || usage
+mirror "$1" "$2" "$3"

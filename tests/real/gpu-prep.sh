@@ -1,0 +1,20 @@
+#!/bin/sh
+# tests/real/gpu-prep.sh DEV [EXTENSION_GIT]: assemble on a Debian 12 machine the folder
+# tests/real/gpu.sh needs on a CUDA machine that has no libgit2, libarchive, libdeflate,
+# patchelf or network (about 23 MB):
+#   DEV/kiln         this checkout's HEAD (git archive)
+#   DEV/debs         the .debs tests/real/gpu-debs.txt lists (apt-get download)
+#   DEV/mirror/vision.git  a bare mirror of pytorch/extension-cpp (EXTENSION_GIT: a URL or
+#                    a local git folder, default https://github.com/pytorch/extension-cpp)
+# Then copy DEV to the GPU machine and run: sh DEV/kiln/tests/real/gpu.sh DEV OUT
+set -eu
+src=$(cd "$(dirname "$0")/../.." && pwd)
+dev=${1:?usage: gpu-prep.sh DEV [EXTENSION_GIT]}
+ext=${2:-https://github.com/pytorch/extension-cpp}
+mkdir -p "$dev/kiln" "$dev/debs" "$dev/mirror"
+rm -rf "$dev/kiln" && mkdir -p "$dev/kiln"
+git -C "$src" archive HEAD | tar -x -C "$dev/kiln"
+(cd "$dev/debs" && apt-get download $(grep -v '^#' "$src/tests/real/gpu-debs.txt"))
+rm -rf "$dev/mirror/vision.git"
+git clone -q --bare "$ext" "$dev/mirror/vision.git"
+du -sh "$dev"

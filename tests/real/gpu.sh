@@ -1,0 +1,216 @@
+#!/bin/sh
+# tests/real/gpu.sh DEV [OUT]: kiln on a CUDA machine, end to end, with a real CUDA
+# extension (pytorch/extension-cpp) built by the stack graph for sm_90 against the
+# machine's torch. Written for the project's GPU machine (Ubuntu 24.04, NVIDIA H100,
+# CUDA 13.0 at /usr/local/cuda, torch 2.11.0+cu130 with cmake and ninja in
+# /opt/torch/.venv, no libgit2/libarchive/libdeflate/patchelf, no network), and runs
+# on any such machine. DEV holds what the machine lacks:
+#   DEV/kiln/            kiln's source (git archive HEAD | tar -x -C DEV/kiln)
+#   DEV/debs/*.deb       Debian 12's libgit2, libarchive, libdeflate, OpenSSL, zstd, zlib,
+#                        pcre2, pkgconf, ccache and patchelf packages with their libraries
+#                        (tests/real/gpu-debs.txt lists them; apt-get download them)
+#   DEV/mirror/vision.git  a bare git mirror of pytorch/extension-cpp (the graph carries a
+#                        custom extension in a component slot; vision's is used here)
+# The .debs are unpacked with dpkg -x, never installed: kiln's tools are linked against
+# them (DT_RPATH, which also serves their own dependencies), pkg-config reads their .pc files through PKG_CONFIG_SYSROOT_DIR.
+# Every step's time goes to OUT/figures, every output to OUT/log (and the terminal).
+# Environment: KILN_GPU_WORK (scratch, default /tmp/kiln-gpu), KILN_GPU_PYTHON
+# (/opt/torch/.venv/bin/python), KILN_GPU_ARCH (sm_90), KILN_GPU_STEPS (the steps to run,
+# default "tools stack check noop ccache fat"; "ccacheplain" builds once more with
+# --cache=ccache and nothing else, to show that it does not reach a setuptools build).
+set -u
+DEV=$(cd "${1:?usage: gpu.sh DEV [OUT]}" && pwd) || exit 2
+OUT=${2:-${OUT:-/tmp/kiln-gpu-out}}
+mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd) || exit 2
+W=${KILN_GPU_WORK:-/tmp/kiln-gpu}
+PY=${KILN_GPU_PYTHON:-/opt/torch/.venv/bin/python}
+ARCH=${KILN_GPU_ARCH:-sm_90}
+STEPS=${KILN_GPU_STEPS:-tools stack check noop ccache fat}
+K=$DEV/kiln
+R=$W/root
+LIB=$R/usr/lib/x86_64-linux-gnu
+mkdir -p "$W/bin" || exit 2
+PATH=$W/bin:$(dirname "$PY"):/usr/local/cuda/bin:$PATH
+export PATH
+: >>"$OUT/figures"
+fails=0
+
+log () { printf '%s\n' "$*" | tee -a "$OUT/log"; }
+# t NAME CMD...: run CMD, its output to the log, its time to figures
+t () {
+	n=$1; shift
+	log "== $n: $*"
+	t0=$(date +%s.%N)
+	"$@" >>"$OUT/log" 2>&1
+	rc=$?
+	t1=$(date +%s.%N)
+	f=$(awk -v s="$t0" -v e="$t1" 'BEGIN { printf "%.3f", e - s }')
+	printf '%-28s %8s s  exit %s\n' "$n" "$f" "$rc" | tee -a "$OUT/figures" | tee -a "$OUT/log"
+	[ "$rc" = 0 ] || fails=$((fails + 1))
+	return "$rc"
+}
+want () { case " $STEPS " in *" $1 "*) return 0 ;; esac; return 1; }
+
+# --- the Debian libraries, unpacked; pkg-config, ccache and patchelf that use them ---------
+unpack () {
+	mkdir -p "$R"
+	for d in "$DEV"/debs/*.deb; do dpkg -x "$d" "$R" || return 1; done
+	# the -dev packages' lib*.so links are absolute or relative to /usr: make them point
+	# into the unpacked tree
+	find "$LIB" -maxdepth 1 -type l | while read -r l; do
+		to=$(readlink "$l")
+		case "$to" in /*) ln -sf "$R$to" "$l" ;; esac
+	done
+	cat >"$W/bin/pkg-config" <<EOF
+#!/bin/sh
+PKG_CONFIG_LIBDIR=$LIB/pkgconfig:$R/usr/share/pkgconfig PKG_CONFIG_SYSROOT_DIR=$R LD_LIBRARY_PATH=$LIB exec $R/usr/bin/pkgconf "\$@"
+EOF
+	cat >"$W/bin/patchelf" <<EOF
+#!/bin/sh
+exec $R/usr/bin/patchelf "\$@"
+EOF
+	# ccache finds libhiredis through LD_LIBRARY_PATH, set for it alone (not for the
+	# compilers it runs, which get the machine's own libraries)
+	cat >"$W/bin/ccache" <<EOF
+#!/bin/sh
+LD_LIBRARY_PATH=$LIB exec $R/usr/bin/ccache "\$@"
+EOF
+	chmod +x "$W/bin/pkg-config" "$W/bin/patchelf" "$W/bin/ccache"
+	pkg-config --modversion libgit2 libarchive libdeflate libcrypto zlib libzstd
+}
+
+if want tools; then
+	log "== machine: $(uname -m) $(sed -n 's/^PRETTY_NAME=//p' /etc/os-release) $(nproc) CPUs"
+	log "== gpu: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -n 1)"
+	log "== env: CC=${CC-unset} CXX=${CXX-unset} CUDA_HOME=${CUDA_HOME-unset}"
+	log "== nvcc: $(nvcc --version 2>&1 | tail -n 1)"
+	log "== torch: $("$PY" -c 'import torch; print(torch.__version__, torch.version.cuda, torch.cuda.get_device_name(0))' 2>&1 | tail -n 1)"
+	t unpack-debs unpack || exit 1
+	mkdir -p "$W/tools"
+	# kiln's own build: Debian's headers first (OpenSSL's configuration header is in the
+	# multiarch folder, which the compiler only searches under /usr); the tools find the
+	# unpacked libraries by their rpath
+	t configure-tools env -C "$W/tools" "$K/configure" PKG_CONFIG="$W/bin/pkg-config" \
+		CFLAGS="-O2 -g -I$R/usr/include -I$R/usr/include/x86_64-linux-gnu" \
+		LDFLAGS="-Wl,--disable-new-dtags,-rpath,$LIB" || exit 1
+	t build-tools ninja -C "$W/tools" -j"$(nproc)" build/bin/srcpin build/bin/envclean \
+		build/bin/wheelpick build/bin/hipify-wrap build/bin/gpucheck build/bin/fatwheel \
+		build/bin/kiln-stage || exit 1
+	for b in "$W"/tools/build/bin/*; do
+		ldd "$b" | grep -q 'not found' && { log "$b: a library is not found:"; ldd "$b" | tee -a "$OUT/log"; }
+	done
+fi
+KB=$W/tools/build/bin
+
+# the pin file: extension-cpp in vision's slot; C_ENV cannot hold spaces, so the ccache
+# build names compiler wrappers (see ccache below)
+pins () {
+	sha=$(git --git-dir="$DEV/mirror/vision.git" rev-parse HEAD)
+	cat >"$W/ext.env" <<EOF
+# pytorch/extension-cpp, built against the machine's torch ($PY)
+torch_KIND=system
+vision_URL=https://github.com/pytorch/extension-cpp
+vision_REF=$sha
+vision_SHA=$sha
+vision_DIST=extension_cpp
+vision_IMPORT=extension_cpp
+vision_ENV="$1"
+EOF
+}
+
+# stack B CACHE ENV: configure build folder B and build the stack in it
+stack () {
+	b=$1 cache=$2
+	pins "$3"
+	mkdir -p "$W/$b"
+	t "configure-$b" env -C "$W/$b" "$K/configure" --arch="$ARCH" --python="$PY" --pin torch=system \
+		--pins="$W/ext.env" --without=audio --mirror="$DEV/mirror" --cache="$cache" \
+		PKG_CONFIG="$W/bin/pkg-config" KILN_BIN="$KB" || return 1
+	t "ninja-stack-$b" ninja -C "$W/$b" stack || { tail -n 40 "$W/$b"/build/logs/*.log | tee -a "$OUT/log"; return 1; }
+}
+
+if want stack; then
+	# CC and CXX named explicitly: the stage's key file sets a shell variable CC (the
+	# compiler's version line), which replaces an exported CC in the build's environment
+	stack b1 none "USE_CUDA=1 CC=$(command -v gcc) CXX=$(command -v g++)"
+	cat "$W/b1/build/logs/vision.wheel.log" "$W/b1/build/logs/stack.smoke.log" >>"$OUT/log" 2>&1
+	cat "$W/b1/build/build-info.json" >"$OUT/build-info.json" 2>/dev/null
+fi
+
+if want check; then
+	site=$("$PY" -c 'import extension_cpp, os; print(os.path.dirname(extension_cpp.__file__))')
+	so=$(ls "$site"/_C*.so | head -n 1)
+	log "extension: $so"
+	t gpucheck-targets "$KB/gpucheck" targets "$so"
+	t gpucheck-cover "$KB/gpucheck" cover --target="$ARCH" "$so"
+	t gpucheck-cover-json sh -c "'$KB/gpucheck' cover --target='$ARCH' --json '$so' >'$OUT/cover.json'"
+	t gpucheck-arch "$KB/gpucheck" --arch
+	t gpucheck-smoke "$KB/gpucheck" smoke --python="$PY"
+	t ext-op-on-gpu "$PY" -c '
+import torch, extension_cpp
+a = torch.randn(1 << 20, device="cuda"); b = torch.randn(1 << 20, device="cuda")
+r = extension_cpp.ops.mymuladd(a, b, 2.5)
+torch.cuda.synchronize()
+err = (r - (a * b + 2.5)).abs().max().item()
+assert r.is_cuda and torch.allclose(r, a * b + 2.5, rtol=1e-5, atol=1e-5), "mymuladd differs from a*b+2.5 by %g" % err
+print("mymuladd on", torch.cuda.get_device_name(0), "over", r.numel(), "floats, max error", err)'
+fi
+
+if want noop; then
+	t ninja-noop-b1 ninja -C "$W/b1" stack
+	ninja -C "$W/b1" -n stack | tee -a "$OUT/log"
+fi
+
+if want ccache; then
+	# --cache=ccache sets CMAKE_*_COMPILER_LAUNCHER, which a setuptools extension never
+	# reads; the compilers are named through the environment instead: CC/CXX for the host
+	# compiler (torch.utils.cpp_extension reads CXX), PYTORCH_NVCC for nvcc
+	mkdir -p "$W/cc"
+	for c in gcc g++; do printf '#!/bin/sh\nexec ccache %s "$@"\n' "$(command -v $c)" >"$W/cc/$c"; done
+	printf '#!/bin/sh\nexec ccache %s "$@"\n' "$(command -v nvcc)" >"$W/cc/nvcc"
+	chmod +x "$W"/cc/*
+	export CCACHE_DIR="$W/ccache"
+	rm -rf "$CCACHE_DIR"
+	ce="USE_CUDA=1 CCACHE_DIR=$CCACHE_DIR CCACHE_BASEDIR=$W CCACHE_NOHASHDIR=1 CC=$W/cc/gcc CXX=$W/cc/g++ PYTORCH_NVCC=$W/cc/nvcc"
+	ccache -z >/dev/null
+	stack b2 ccache "$ce"
+	ccache -s | tee -a "$OUT/log"
+	ccache -z >/dev/null
+	stack b3 ccache "$ce"
+	ccache -s -v | tee -a "$OUT/log"
+	cat "$W/b3/build/logs/vision.wheel.log" >>"$OUT/log"
+fi
+
+if want ccacheplain; then
+	# --cache=ccache alone, as the graph sets it: ccache counts no call for this build
+	export CCACHE_DIR="$W/ccache-plain"
+	rm -rf "$CCACHE_DIR"
+	ccache -z >/dev/null
+	stack b4 ccache "USE_CUDA=1 CC=$(command -v gcc) CXX=$(command -v g++)"
+	ccache -s | tee -a "$OUT/log"
+	grep -c 'ccache' "$W/b4/build/logs/vision.wheel.log" | sed 's/^/lines naming ccache in the wheel log: /' | tee -a "$OUT/log"
+fi
+
+if want fat; then
+	w=$(cat "$W/b1/build/wheels/vision.picked")
+	log "wheel: $w"
+	mkdir -p "$W/fat"
+	rm -f "$W"/fat/*.whl
+	t fatwheel "$KB/fatwheel" --patchelf="$W/bin/patchelf" --plat=auto \
+		--exclude 'libc10*' --exclude 'libtorch*' --exclude 'libcuda.so*' "$w" -w "$W/fat"
+	fw=$(ls "$W"/fat/*.whl | head -n 1)
+	"$KB/fatwheel" -n --json --patchelf="$W/bin/patchelf" --plat=auto --exclude 'libc10*' \
+		--exclude 'libtorch*' --exclude 'libcuda.so*' "$w" -w "$W/fat2" >"$OUT/fatwheel-plan.json" 2>&1
+	t wheel-check "$KB/wheelpick" --check "$fw"
+	python3 -c 'import sys, zipfile; [print(i.filename, i.file_size) for i in zipfile.ZipFile(sys.argv[1]).infolist()]' "$fw" | tee -a "$OUT/log"
+	t gpucheck-cover-fat "$KB/gpucheck" cover --target="$ARCH" "$fw"
+	# the repaired wheel, installed in place of the built one, still runs the op
+	t install-fat "$PY" -m pip install --no-deps --force-reinstall --no-index --disable-pip-version-check "$fw"
+	t ext-op-fat "$PY" -c '
+import torch, extension_cpp
+a = torch.randn(4096, device="cuda")
+assert torch.allclose(extension_cpp.ops.mymuladd(a, a, 1.0), a * a + 1.0); print("fat wheel: mymuladd ok")'
+fi
+log "== $fails steps failed"
+cat "$OUT/figures"
+[ "$fails" = 0 ]

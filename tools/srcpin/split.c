@@ -1,0 +1,499 @@
+/* splitting a patch into per-repository sections: paths (quoted or not) are read as git
+   writes them, submodule prefixes are removed, gitlink ("Subproject commit") sections are
+   taken out as submodule moves, and every section is given in the form libgit2 parses */
+#include "srcpin.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+int
+patchpath_ok(const char *p)
+{
+	const char *c = p;
+
+	if (!p || !*p || *p == '/' || strchr(p, '\\'))
+		return 0;
+	while (*c) {
+		size_t n = strcspn(c, "/");
+		if ((n == 2 && strncmp(c, "..", 2) == 0) || (n == 1 && *c == '.') || n == 0 ||
+		    (n == 4 && strncasecmp(c, ".git", 4) == 0))
+			return 0;
+		c += n;
+		if (*c == '/')
+			c++;
+	}
+	return 1;
+}
+
+void
+linkmoves_free(struct linkmoves *m)
+{
+	for (size_t i = 0; i < m->n; i++)
+		free(m->v[i].path);
+	free(m->v);
+	memset(m, 0, sizeof *m);
+}
+
+/* true if the n-byte line p starts with s */
+static int
+linestarts(const char *p, size_t n, const char *s)
+{
+	size_t k = strlen(s);
+
+	return n >= k && memcmp(p, s, k) == 0;
+}
+
+/* Read a C-quoted path ("a/caf\303\251") starting at the quote s (before end). Returns the
+   unquoted bytes (caller frees) and sets *next after the closing quote, or NULL when it is
+   not well formed. */
+static char *
+unquote(const char *s, const char *end, const char **next)
+{
+	struct buf b = {0};
+
+	for (s++; s < end && *s != '"'; s++) {
+		int c = (unsigned char)*s;
+		if (c == '\\') {
+			if (++s >= end)
+				break;
+			switch (*s) {
+			case 'a': c = '\a'; break;
+			case 'b': c = '\b'; break;
+			case 't': c = '\t'; break;
+			case 'n': c = '\n'; break;
+			case 'v': c = '\v'; break;
+			case 'f': c = '\f'; break;
+			case 'r': c = '\r'; break;
+			case '"': c = '"'; break;
+			case '\\': c = '\\'; break;
+			default:
+				if (*s < '0' || *s > '3' || s + 2 >= end || s[1] < '0' || s[1] > '7' ||
+				    s[2] < '0' || s[2] > '7')
+					goto bad;
+				c = (s[0] - '0') * 64 + (s[1] - '0') * 8 + (s[2] - '0');
+				s += 2;
+			}
+		}
+		if (c == 0)
+			goto bad;
+		bufputc(&b, c);
+	}
+	if (s >= end)
+		goto bad;
+	*next = s + 1;
+	bufputc(&b, 0);
+	b.len--;
+	return bufdetach(&b);
+bad:
+	buffree(&b);
+	return NULL;
+}
+
+/* append lead and path p as git writes them: in quotes with C escapes when they hold a
+   control character, a byte above 0x7f, a quote or a backslash; also (unlike git) when
+   they hold a space, which libgit2 1.5.1 cannot split unquoted in every header */
+static void
+putpath(struct buf *b, const char *lead, const char *p)
+{
+	const unsigned char *c;
+	int q = 0;
+
+	for (c = (const unsigned char *)p; *c && !q; c++)
+		q = *c <= 0x20 || *c >= 0x7f || *c == '"' || *c == '\\';
+	for (c = (const unsigned char *)lead; *c && !q; c++)
+		q = *c < 0x20 || *c >= 0x7f || *c == '"' || *c == '\\';
+	if (!q) {
+		bufprintf(b, "%s%s", lead, p);
+		return;
+	}
+	bufputc(b, '"');
+	for (int pass = 0; pass < 2; pass++)
+		for (c = (const unsigned char *)(pass ? p : lead); *c; c++) {
+			if (*c == '"' || *c == '\\')
+				bufprintf(b, "\\%c", *c);
+			else if (*c == '\t')
+				bufputs(b, "\\t");
+			else if (*c == '\n')
+				bufputs(b, "\\n");
+			else if (*c < 0x20 || *c >= 0x7f)
+				bufprintf(b, "\\%03o", *c);
+			else
+				bufputc(b, *c);
+		}
+	bufputc(b, '"');
+}
+
+/* the path without its a/ or b/ (a fresh copy) */
+static char *
+unprefix(char *p)
+{
+	char *r;
+
+	if ((p[0] == 'a' || p[0] == 'b') && p[1] == '/') {
+		r = xstrdup(p + 2);
+		free(p);
+		return r;
+	}
+	return p;
+}
+
+/* Read the two paths of a "diff --git " line (s..end, without the line end), a/ and b/
+   removed. Unquoted names with spaces are split where both halves name the same file
+   (git writes a rename's real names again on its rename lines). Returns 0 or -1. */
+static int
+gitpaths(const char *s, const char *end, char **pa, char **pb)
+{
+	const char *nx;
+	size_t n = (size_t)(end - s);
+
+	*pa = *pb = NULL;
+	if (*s == '"') {
+		if (!(*pa = unquote(s, end, &nx)) || nx >= end || *nx != ' ')
+			goto bad;
+		s = nx + 1;
+		*pb = *s == '"' ? unquote(s, end, &nx) : xstrndup(s, (size_t)(end - s));
+		if (!*pb || (*s == '"' && nx != end))
+			goto bad;
+	} else {
+		const char *q = NULL, *sp = NULL;
+		for (const char *c = s; c + 1 < end; c++)
+			if (c[0] == ' ' && c[1] == '"') {
+				q = c;
+				break;
+			}
+		if (q) {
+			*pa = xstrndup(s, (size_t)(q - s));
+			if (!(*pb = unquote(q + 1, end, &nx)) || nx != end)
+				goto bad;
+		} else {
+			/* "a/X b/X": the middle space when both halves agree, else the first " b/" */
+			if (n % 2 == 1 && n >= 5 && s[n / 2] == ' ' && memcmp(s + 1, s + n / 2 + 2, n / 2 - 1) == 0)
+				sp = s + n / 2;
+			for (const char *c = s; !sp && c + 3 <= end; c++)
+				if (c[0] == ' ' && c[1] == 'b' && c[2] == '/')
+					sp = c;
+			if (!sp)
+				goto bad;
+			*pa = xstrndup(s, (size_t)(sp - s));
+			*pb = xstrndup(sp + 1, (size_t)(end - sp - 1));
+		}
+	}
+	*pa = unprefix(*pa);
+	*pb = unprefix(*pb);
+	return 0;
+bad:
+	free(*pa);
+	free(*pb);
+	*pa = *pb = NULL;
+	return -1;
+}
+
+/* the index of the repository holding path: longest matching prefix in subs, or nsub */
+static size_t
+route(const char *path, char *const *subs, size_t nsub)
+{
+	size_t best = nsub, bestn = 0;
+
+	for (size_t i = 0; i < nsub; i++) {
+		size_t n = strlen(subs[i]);
+		if (n > bestn && strncmp(path, subs[i], n) == 0 && path[n] == '/') {
+			best = i;
+			bestn = n;
+		}
+	}
+	return best;
+}
+
+/* the old and new line counts of a hunk header "@@ -a[,b] +c[,d] @@" */
+static void
+hunklen(const char *p, long *oc, long *nc)
+{
+	char *e;
+
+	*oc = *nc = 1;
+	p += 2;
+	while (*p == ' ')
+		p++;
+	if (*p++ != '-')
+		return;
+	strtol(p, &e, 10);
+	if (*e == ',')
+		*oc = strtol(e + 1, &e, 10);
+	while (*e == ' ')
+		e++;
+	if (*e++ != '+')
+		return;
+	strtol(e, &e, 10);
+	if (*e == ',')
+		*nc = strtol(e + 1, &e, 10);
+}
+
+/* one "diff --git" section while it is read */
+struct sect {
+	struct buf text;      /* as libgit2 will get it */
+	size_t repo;
+	size_t prelen;        /* length of the "sub/" removed from its paths */
+	char *path;           /* the new path (the old one for a deletion), prefix removed */
+	int hunks, bin;       /* hunks seen, inside a GIT binary patch */
+	int gitlink;          /* a mode line or index line says 160000 */
+	char from[GIT_OID_HEXSZ + 1], to[GIT_OID_HEXSZ + 1];  /* "Subproject commit" ids */
+	int added, deleted;
+};
+
+/* the path in a header line after lead ("--- ", "rename from "...), unquoted, with git's
+   trailing tab (written after names holding a space) and the line end removed */
+static char *
+hdrpath(const char *p, size_t n, size_t lead)
+{
+	const char *s = p + lead, *e = p + n, *nx;
+
+	while (e > s && (e[-1] == '\n' || e[-1] == '\r'))
+		e--;
+	if (s < e && *s == '"') {
+		char *q = unquote(s, e, &nx);
+		if (q && nx != e) {
+			free(q);   /* text after the closing quote: not a name git wrote */
+			q = NULL;
+		}
+		return q;
+	}
+	if (e > s && e[-1] == '\t')
+		e--;
+	return xstrndup(s, (size_t)(e - s));
+}
+
+/* finish a section: its text to its repository, or its gitlink change to the moves */
+static int
+flush(struct sect *sc, struct buf *out, struct linkmoves *mv, char **err)
+{
+	if (sc->repo == (size_t)-1)
+		return 0;
+	if (sc->gitlink) {
+		struct linkmove *m;
+		if ((!sc->added && !*sc->from) || (!sc->deleted && !*sc->to) || (!*sc->from && !*sc->to)) {
+			*err = xasprintf("%s: a submodule change without its 'Subproject commit' lines", sc->path);
+			return -1;
+		}
+		mv->v = xgrow(mv->v, &mv->cap, mv->n + 1, sizeof *mv->v);
+		m = &mv->v[mv->n++];
+		memset(m, 0, sizeof *m);
+		m->repo = sc->repo;
+		m->path = sc->path;
+		sc->path = NULL;
+		memcpy(m->from, sc->from, sizeof m->from);
+		memcpy(m->to, sc->to, sizeof m->to);
+	} else {
+		bufadd(&out[sc->repo], sc->text.s, sc->text.len);
+		/* a section of header lines only (an empty file added or deleted, a mode change,
+		   a pure rename): libgit2 1.5.1 reads it only when a "-- " line ends it */
+		if (!sc->hunks && !sc->bin)
+			bufputs(&out[sc->repo], "-- \n");
+	}
+	buffree(&sc->text);
+	free(sc->path);
+	memset(sc, 0, sizeof *sc);
+	sc->repo = (size_t)-1;
+	return 0;
+}
+
+/* a line of a GIT binary patch: "literal N", "delta N", base85 data or the blank line
+   between the forward and the reverse part */
+static int
+binline(const char *p, size_t n)
+{
+	if (n == 1 && *p == '\n')
+		return 1;
+	if (linestarts(p, n, "literal ") || linestarts(p, n, "delta "))
+		return 1;
+	return (*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z');
+}
+
+/* take a 40-hex id after "Subproject commit " on a hunk line */
+static void
+subcommit(const char *p, size_t n, char *id)
+{
+	const char *s = p + 1 + 18;
+
+	if (n >= 1 + 18 + GIT_OID_HEXSZ && memcmp(p + 1, "Subproject commit ", 18) == 0 &&
+	    strspn(s, "0123456789abcdef") >= GIT_OID_HEXSZ) {
+		memcpy(id, s, GIT_OID_HEXSZ);
+		id[GIT_OID_HEXSZ] = 0;
+	}
+}
+
+/* patch_split over text that has a NUL at text[len] (the line parsers rely on it) */
+static int
+patch_split1(const char *text, size_t len, char *const *subs, size_t nsub, struct buf *out,
+             struct linkmoves *mv, char **err)
+{
+	const char *p = text, *end = text + len;
+	struct sect sc;
+	int inhdr = 0;
+	long left_old = 0, left_new = 0;  /* lines still due in the current hunk */
+
+	memset(&sc, 0, sizeof sc);
+	sc.repo = (size_t)-1;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = nl ? (size_t)(nl - p) + 1 : (size_t)(end - p);
+		if (n >= 11 && strncmp(p, "diff --git ", 11) == 0 && left_old <= 0 && left_new <= 0) {
+			/* a new file section: route it by its a/ and b/ paths */
+			const char *a = p + 11, *le = p + n;
+			char *pa, *pb;
+			size_t ra, rb;
+			if (flush(&sc, out, mv, err) < 0)
+				goto fail;
+			while (le > a && (le[-1] == '\n' || le[-1] == '\r'))
+				le--;
+			if (gitpaths(a, le, &pa, &pb) < 0) {
+				*err = xasprintf("cannot read the file names of '%.*s'", (int)(le - p), p);
+				goto fail;
+			}
+			if (!patchpath_ok(pa) || !patchpath_ok(pb)) {
+				*err = xasprintf("%s: path escapes the source tree; refused",
+				                 patchpath_ok(pa) ? pb : pa);
+				free(pa);
+				free(pb);
+				goto fail;
+			}
+			ra = route(pa, subs, nsub);
+			rb = route(pb, subs, nsub);
+			if (ra != rb) {
+				*err = xasprintf("%s -> %s: a rename across a submodule boundary cannot be applied",
+				                 pa, pb);
+				free(pa);
+				free(pb);
+				goto fail;
+			}
+			sc.repo = ra;
+			sc.prelen = ra < nsub ? strlen(subs[ra]) + 1 : 0;
+			bufputs(&sc.text, "diff --git ");
+			putpath(&sc.text, "a/", pa + sc.prelen);
+			bufputc(&sc.text, ' ');
+			putpath(&sc.text, "b/", pb + sc.prelen);
+			bufputc(&sc.text, '\n');
+			sc.path = xstrdup(pb + sc.prelen);
+			free(pa);
+			free(pb);
+			inhdr = 1;
+			left_old = left_new = 0;
+		} else if (sc.repo == (size_t)-1) {
+			/* mail headers and message before the first section: not part of any diff */
+		} else if (n >= 2 && strncmp(p, "@@", 2) == 0 && left_old <= 0 && left_new <= 0 &&
+		           !sc.bin) {
+			inhdr = 0;
+			sc.hunks++;
+			hunklen(p, &left_old, &left_new);
+			bufadd(&sc.text, p, n);
+		} else if (inhdr && !sc.bin) {
+			static const char *const leads[] = {"--- ", "+++ ", "rename from ", "rename to ",
+			                                    "copy from ", "copy to "};
+			static const char *const ext[] = {"old mode ", "new mode ", "deleted file mode ",
+			                                  "new file mode ", "similarity index ",
+			                                  "dissimilarity index ", "index ", "Binary files "};
+			size_t li;
+			int known = 0;
+			for (li = 0; li < sizeof leads / sizeof *leads; li++)
+				if (linestarts(p, n, leads[li]))
+					break;
+			for (size_t i = 0; !known && i < sizeof ext / sizeof *ext; i++)
+				known = linestarts(p, n, ext[i]);
+			if (li < sizeof leads / sizeof *leads) {
+				/* a header line with a path: the prefix removed, quoted as git quotes */
+				size_t ll = strlen(leads[li]);
+				char *hp = hdrpath(p, n, ll);
+				const char *ab = "";
+				int dev;
+				if (!hp) {
+					*err = xasprintf("cannot read the file name of '%.*s'", (int)n - 1, p);
+					goto fail;
+				}
+				dev = li < 2 && strcmp(hp, "/dev/null") == 0;
+				if (li < 2 && !dev) {
+					char *u = unprefix(xstrdup(hp));
+					ab = hp[0] == 'a' && hp[1] == '/' ? "a/" : hp[0] == 'b' && hp[1] == '/' ? "b/" : "";
+					free(hp);
+					hp = u;
+				}
+				bufadd(&sc.text, p, ll);
+				if (dev)
+					bufputs(&sc.text, hp);
+				else if (!patchpath_ok(hp) || route(hp, subs, nsub) != sc.repo) {
+					if (!patchpath_ok(hp))
+						*err = xasprintf("%s: path escapes the source tree; refused", hp);
+					else
+						*err = xasprintf("%s: not in the repository its section '%s' is in",
+						                 hp, sc.path);
+					free(hp);
+					goto fail;
+				} else
+					putpath(&sc.text, ab, hp + sc.prelen);
+				bufputc(&sc.text, '\n');
+				free(hp);
+			} else if (known) {
+				const char *m = p + n;
+				while (m > p && (m[-1] == '\n' || m[-1] == '\r' || m[-1] == ' '))
+					m--;
+				if (m - p >= 6 && memcmp(m - 6, "160000", 6) == 0 &&
+				    !linestarts(p, n, "Binary files "))
+					sc.gitlink = 1;
+				if (linestarts(p, n, "new file mode "))
+					sc.added = 1;
+				if (linestarts(p, n, "deleted file mode "))
+					sc.deleted = 1;
+				bufadd(&sc.text, p, n);
+			} else if (linestarts(p, n, "GIT binary patch")) {
+				sc.bin = 1;
+				bufadd(&sc.text, p, n);
+			}
+			/* else: text after a section with no hunk (the signature): dropped */
+		} else if (sc.bin) {
+			if (sc.bin == 1 && binline(p, n))
+				bufadd(&sc.text, p, n);
+			else
+				sc.bin = 2;   /* the binary data ended: what follows is not part of it */
+		} else if (left_old > 0 || left_new > 0) {
+			/* a hunk line: ' ' counts for both sides, '-' old, '+' new, '\' none */
+			if (*p == ' ' || *p == '\n' || (*p == '\r' && n == 2)) {
+				left_old--;
+				left_new--;
+			} else if (*p == '-') {
+				left_old--;
+				subcommit(p, n, sc.from);
+			} else if (*p == '+') {
+				left_new--;
+				subcommit(p, n, sc.to);
+			}
+			bufadd(&sc.text, p, n);
+		} else if (*p == '\\') {
+			bufadd(&sc.text, p, n);   /* "\ No newline at end of file" */
+		} else {
+			/* after the last hunk: the format-patch signature ("-- ", version) or trailing
+			   text; dropped */
+		}
+		p += n;
+	}
+	if (flush(&sc, out, mv, err) < 0)
+		goto fail;
+	for (size_t i = 0; i <= nsub; i++)
+		if (out[i].len)
+			bufputc(&out[i], 0), out[i].len--;
+	return 0;
+fail:
+	buffree(&sc.text);
+	free(sc.path);
+	return -1;
+}
+
+int
+patch_split(const char *text, size_t len, char *const *subs, size_t nsub, struct buf *out,
+            struct linkmoves *mv, char **err)
+{
+	char *copy = xstrndup(text, len);
+	int r = patch_split1(copy, len, subs, nsub, out, mv, err);
+
+	free(copy);
+	return r;
+}
