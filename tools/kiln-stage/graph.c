@@ -43,9 +43,10 @@ static const struct {
 	{"fat", T_FATWHEEL | T_ENVCLEAN, 0},
 	{"smoke", T_GPUCHECK | T_ENVCLEAN, 0},
 	{"venv", 0, 0},
-	{"sdk", 0, 0},
-	{"check", T_GPUCHECK, 0},
-	{"srctorch", T_SRCPIN, 0},
+	/* the pinned ROCm SDK (rocm_KIND=wheels installs through clean) and its check */
+	{"sdk", T_ENVCLEAN, 0},
+	{"check", T_GPUCHECK | T_ENVCLEAN, 0},
+	{"srctorch", T_SRCPIN | T_ENVCLEAN, 0},
 };
 
 /* one stage: everything its ninja edge and key file are made from */
