@@ -410,7 +410,7 @@ step_check () {
 		for f in "$@"; do
 			out=$(gpucheck cover --target="$a" "$f" 2>&1) && { echo "$a: ${f#"$ROCM_PATH"/}: covered"; continue; }
 			case "$out" in *"carry no AMD GPU code"*) echo "$a: ${f#"$ROCM_PATH"/}: no GPU code (host library)"; continue ;; esac
-			has=$(printf '%s\n' "$out" | sed -n 's/.*) has \(.*\)$/\1/p' | head -n 1)
+			has=$(printf '%s\n' "$out" | sed -n 's/^[^;]*) has \([^;]*\).*/\1/p' | head -n 1)
 			fix=$(printf '%s\n' "$out" | sed -n 's/^ *fix: //p' | head -n 1)
 			say "rocm.check: ${f#"$ROCM_PATH"/} has no code for $a (it has ${has:-none}); use a ROCm release built for $a (TheRock's $a family tarball), the family's generic target, or leave that library's feature off; gpucheck: ${fix:-no fix}"
 			bad=1
