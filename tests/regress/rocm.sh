@@ -173,6 +173,14 @@ check "configure: a wrong pinned sha" conf --arch=gfx90a --pin="rocm=file://$T/s
 exits "ninja rocm.sdk: wrong sha fails" 1 ninja rocm.sdk
 has "wrong sha: named" "$T/.out" "but the pin says $BAD"
 [ ! -e "$T/b/build/rocm/$BAD" ] && ok "wrong sha: no SDK folder" || notok "wrong sha: no SDK folder"
+# the layout, but none of ROCm's GPU libraries (only the HIP runtime): not a ROCm SDK
+mkdir -p "$T/hiponly/lib" "$T/hiponly/bin" "$T/hiponly/include" "$T/hiponly/.info" &&
+	cp "$HIP" "$T/hiponly/lib/" && echo 5.3.3 >"$T/hiponly/.info/version" &&
+	tar -C "$T/hiponly" -czf "$T/hiponly.tgz" . || exit 2
+HSHA=$(sha256sum "$T/hiponly.tgz" | cut -c1-64)
+check "configure: an SDK without GPU libraries" conf --arch=gfx90a --pin="rocm=$T/hiponly.tgz#sha256=$HSHA"
+exits "ninja rocm.check: no GPU libraries fails" 1 ninja rocm.check
+has "no GPU libraries: said so" "$T/.out" "has none of ROCm's GPU libraries (rocBLAS, hipBLASLt, rocSPARSE, MIOpen, rocRAND, ...): not a ROCm SDK"
 printf 'rocm_URL=%s\n' "$T/sdk.tgz" >>"$T/pins.env"
 exits "configure: rocm_URL without rocm_SHA256: 2" 2 conf --arch=gfx90a
 has "no sha: named with the fix" "$T/.err" "has no rocm_SHA256"
