@@ -715,7 +715,7 @@ series_write(const struct spopts *o, const char *dir, const struct spplan *plan,
 		if (k == 0) {
 			free(s.series);
 			free(s.series_digest);
-			s.series = abspath(ser->path);
+			s.series = os_abspath(ser->path, NULL);
 			s.series_digest = xstrdup(ser->digest);
 			top = r;
 			ts = s;
