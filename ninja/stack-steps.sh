@@ -10,6 +10,8 @@
 # Below, each becomes a plain shell variable (B, PY, URL, REF, ...), not exported; a
 # value is only ever expanded inside double quotes by the steps, never parsed.
 set -eu
+# lists ($ENV, $MODULES, $PROFILES ...) are split into words, never expanded as globs
+set -f
 step=$1 c=$2
 for k in ${KILN_KEYS:?run by kiln-stage env (see ninja/stack.ninja)}; do
 	case "$k" in

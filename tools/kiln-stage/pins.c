@@ -1,4 +1,5 @@
 /* pin files: read with kv.c, every key checked against the schema; patch series digests */
+#include "seriesdigest.h"
 #include "schema.h"
 
 #include <errno.h>
@@ -204,17 +205,16 @@ pins_free(struct pins *p)
 	memset(p, 0, sizeof *p);
 }
 
-/* srcpin's series digest (tools/srcpin/series.c): "srcpin-series-v1\n", the series
-   text, then per listed patch its name, "\n<size>\n" and its bytes */
+/* srcpin's series digest (tools/lib/seriesdigest.h), of dir/series and the patches it
+   lists; "none" without a series; NULL with *err when a listed patch is missing */
 char *
 series_digest(const char *dir, char ***inputs, size_t *ninputs, char **err)
 {
-	struct buf text = {0}, pt = {0}, hx = {0};
+	struct buf text = {0}, pt = {0};
 	struct sha256 h;
-	unsigned char d[32];
-	char *sf, *line, *next, *hash, *e, *pf, hdr[32];
+	char *sf, *line, *cur, *pf, hex[65];
 	size_t cap = *ninputs;
-	int n;
+	int ln = 0;
 
 	sf = xasprintf("%s/series", dir);
 	if (readfile(sf, &text, 16 << 20) < 0) {
@@ -224,27 +224,14 @@ series_digest(const char *dir, char ***inputs, size_t *ninputs, char **err)
 	}
 	*inputs = xgrow(*inputs, &cap, *ninputs + 1, sizeof **inputs);
 	(*inputs)[(*ninputs)++] = xstrdup(sf);
-	sha256_init(&h);
-	sha256_update(&h, "srcpin-series-v1\n", 17);
-	sha256_update(&h, text.s ? text.s : "", text.len);
+	seriesdigest_begin(&h, text.s, text.len);
 	bufputc(&text, 0);
-	for (line = text.s; line && *line; line = next) {
-		if ((next = strchr(line, '\n')))
-			*next++ = 0;
-		hash = strchr(line, '#');
-		if (hash && (hash == line || hash[-1] == ' ' || hash[-1] == '\t'))
-			*hash = 0;
-		line += strspn(line, " \t\r");
-		e = line + strlen(line);
-		while (e > line && strchr(" \t\r", e[-1]))
-			*--e = 0;
-		if (!*line)
-			continue;
+	for (cur = text.s; (line = series_next(&cur, &ln));) {
 		pf = xasprintf("%s/%s", dir, line);
 		bufreset(&pt);
 		if (strpbrk(line, " \t") || readfile(pf, &pt, 256u << 20) < 0) {
 			*err = xasprintf("%s: lists %s, which does not exist", sf, line);
-			sha256_final(&h, d);
+			seriesdigest_end(&h, hex);
 			free(pf);
 			free(sf);
 			buffree(&text);
@@ -253,15 +240,11 @@ series_digest(const char *dir, char ***inputs, size_t *ninputs, char **err)
 		}
 		*inputs = xgrow(*inputs, &cap, *ninputs + 1, sizeof **inputs);
 		(*inputs)[(*ninputs)++] = pf;
-		n = snprintf(hdr, sizeof hdr, "\n%zu\n", pt.len);
-		sha256_update(&h, line, strlen(line));
-		sha256_update(&h, hdr, (size_t)n);
-		sha256_update(&h, pt.s ? pt.s : "", pt.len);
+		seriesdigest_patch(&h, line, pt.s, pt.len);
 	}
-	sha256_final(&h, d);
-	hexenc(&hx, d, 32);
+	seriesdigest_end(&h, hex);
 	free(sf);
 	buffree(&text);
 	buffree(&pt);
-	return bufdetach(&hx);
+	return xstrdup(hex);
 }
