@@ -305,7 +305,9 @@ step_image () {
 		esac
 	fi
 	ctx=$B/image.ctx
-	rm -rf "$ctx" && mkdir -p "$ctx/wheels" || die "cannot create $ctx"
+	# one tree, one COPY, one layer: what the image adds, at the paths it has there
+	root=$ctx/root
+	rm -rf "$ctx" && mkdir -p "$root/opt/kiln/wheels" || die "cannot create $ctx"
 	prefix=$(clean -- "$PY" -c 'import sys; print(sys.prefix)') || die "$PY does not run"
 	bprefix=$(clean -- "$PY" -c 'import sys; print(sys.base_prefix)')
 	site=$(clean -- "$PY" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
@@ -316,22 +318,20 @@ step_image () {
 		for p in "$B"/wheels/*.picked; do
 			[ -f "$p" ] || continue
 			w=$(cat "$p")
-			cp "$w" "$ctx/wheels/" || die "cannot copy $w"
+			cp "$w" "$root/opt/kiln/wheels/" || die "cannot copy $w"
 		done
-		echo 'COPY ["wheels/", "/opt/kiln/wheels/"]'
 		for f in requirements.lock build-info.json; do
-			[ -f "$B/$f" ] && cp "$B/$f" "$ctx/$f" && echo "COPY [\"$f\", \"/opt/kiln/$f\"]"
+			if [ -f "$B/$f" ]; then cp "$B/$f" "$root/opt/kiln/$f" || die "cannot copy $B/$f"; fi
 		done
 		# the target environment: the venv whole at its own path, else its site-packages
 		if [ "$prefix" != "$bprefix" ]; then
-			cp -a "$prefix/." "$ctx/env/" || die "cannot copy $prefix"
-			printf 'COPY ["env/", %s]\n' "$(cfq "$prefix/")"
+			mkdir -p "$root$prefix" && cp -a "$prefix/." "$root$prefix/" || die "cannot copy $prefix"
 			printf 'ENV "VIRTUAL_ENV"=%s "PATH"=%s\n' "$(cfq "$prefix")" \
 				"$(cfq "$prefix/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")"
 		else
-			cp -a "$site/." "$ctx/env/" || die "cannot copy $site"
-			printf 'COPY ["env/", %s]\n' "$(cfq "$site/")"
+			mkdir -p "$root$site" && cp -a "$site/." "$root$site/" || die "cannot copy $site"
 		fi
+		echo 'COPY ["root/", "/"]'
 		# the profiles' runtime environment, as envclean applies it to the stages
 		for f in $PROFILES; do
 			kiln-stage env "$f" -- sh -c 'for k in $KILN_KEYS; do eval "v=\${KILN_K_$k}"; printf "%s\t%s\n" "$k" "$v"; done'

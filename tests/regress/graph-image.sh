@@ -61,7 +61,8 @@ check "the image exists" podman image inspect $img
 cf=$b/build/Containerfile
 has "the Containerfile starts from the pinned base ID" "$cf" "FROM ${baseid#sha256:}"
 lacks "the Containerfile is COPY-only (no RUN)" "$cf" "RUN "
-has "the Containerfile copies the venv to its own path" "$cf" "COPY [\"env/\", \"$T/venv/\"]"
+has "the Containerfile copies one tree (one layer)" "$cf" 'COPY ["root/", "/"]'
+same "one COPY" 1 "$(grep -c '^COPY' "$cf")"
 has "the profile's environment is ENV" "$cf" 'ENV "USE_ROCM"="0"'
 
 # labels: every build-info label is on the image, with its value
