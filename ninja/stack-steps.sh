@@ -304,6 +304,10 @@ step_image () {
 			die "image base $BASE_REF is sha256:$id, but the pins say image_BASE=$BASE (check the new base, then update image_BASE)" ;;
 		esac
 	fi
+	# the lock and build-info once more, whole: install stages that ran side by side may
+	# each have seen only part of the other's records
+	lock
+	kiln-stage info -o "$B/build-info.json" "$B/info" || die "no build-info records in $B/info"
 	ctx=$B/image.ctx
 	# one tree, one COPY, one layer: what the image adds, at the paths it has there
 	root=$ctx/root
