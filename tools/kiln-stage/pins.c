@@ -22,7 +22,12 @@ slot(struct pins *p, const struct component *c, const struct pinkey *k)
 static void
 setv(struct pins *p, const struct component *c, const char *key, const char *v)
 {
-	char **s = slot(p, c, pinkey_find(key, c == NULL));
+	const struct pinkey *k = pinkey_find(key, c == NULL);
+	char **s;
+
+	if (!k && !c)
+		k = pinkey_find(key, 2);  /* an image_ key */
+	s = slot(p, c, k);
 
 	free(*s);
 	*s = v ? xstrdup(v) : NULL;
@@ -39,7 +44,8 @@ suggestkey(const char *bad)
 	if (!n)
 		for (k = 0; k < pinkey_count; k++) {
 			if (pinkey_table[k].stack) {
-				all[n++] = xasprintf("stack_%s", pinkey_table[k].key);
+				all[n++] = xasprintf("%s_%s", pinkey_table[k].stack == 2 ? "image" : "stack",
+				                     pinkey_table[k].key);
 				continue;
 			}
 			for (i = 0; i < comp_count && n < sizeof all / sizeof all[0]; i++)
@@ -65,6 +71,11 @@ splitkey(const char *full, const struct component **c)
 			free(name);
 			*c = NULL;
 			return pinkey_find(u + 1, 1);
+		}
+		if (strcmp(name, "image") == 0) {
+			free(name);
+			*c = NULL;
+			return pinkey_find(u + 1, 2);
 		}
 		free(name);
 		return *c ? pinkey_find(u + 1, 0) : NULL;
@@ -184,6 +195,14 @@ const char *
 pins_stack(const struct pins *p, const char *key)
 {
 	const struct pinkey *k = pinkey_find(key, 1);
+
+	return p->stackv[k - pinkey_table] ? p->stackv[k - pinkey_table] : "";
+}
+
+const char *
+pins_image(const struct pins *p, const char *key)
+{
+	const struct pinkey *k = pinkey_find(key, 2);
 
 	return p->stackv[k - pinkey_table] ? p->stackv[k - pinkey_table] : "";
 }
