@@ -12,8 +12,8 @@ same "VERSION is one line" 1 "$(lines "$KILN_SRC/VERSION")"
 h=$(sed -n 's/^#define KILN_VERSION "\(.*\)"$/\1/p' "$KILN_SRC/tools/lib/version.h")
 same "tools/lib/version.h says what VERSION says (edit both together)" "$v" "$h"
 
-# the tools wired to the option layer so far (srcpin, kiln-stage: see HACKING.md)
-for t in envclean fatwheel gpucheck hipify-wrap wheelpick; do
+# every tool
+for t in envclean fatwheel gpucheck hipify-wrap kiln-stage srcpin wheelpick; do
 	check "$t --version exits 0" "$t" --version
 	same "$t --version prints '$t $v'" "$t $v" "$(cat "$T/.out")"
 	check "$t --help" "$t" --help

@@ -52,37 +52,21 @@ findmember(const char *name)
 	return NULL;
 }
 
-/* normalize a relative path ("a/b/../c" -> "a/c"); NULL if it climbs above the root */
+/* normalize a relative path ("a/b/../c" -> "a/c", leading '/' ignored, "." -> "");
+   NULL if it climbs above the root */
 char *
 normrel(const char *p)
 {
 	struct buf b = {0};
-	const char *s = p, *c;
-	size_t len;
 
-	bufputs(&b, "");
-	while (*s) {
-		c = strchr(s, '/');
-		len = c ? (size_t)(c - s) : strlen(s);
-		if (len == 0 || (len == 1 && s[0] == '.')) {
-		} else if (len == 2 && s[0] == '.' && s[1] == '.') {
-			char *l;
-			if (!b.len) {
-				buffree(&b);
-				return NULL;
-			}
-			l = strrchr(b.s, '/');
-			b.len = l ? (size_t)(l - b.s) : 0;
-			b.s[b.len] = 0;
-		} else {
-			if (b.len)
-				bufputc(&b, '/');
-			bufadd(&b, s, len);
-		}
-		s += len;
-		if (*s == '/')
-			s++;
+	while (*p == '/')
+		p++;
+	if (wheelpath_norm(&b, p) < 0) {
+		buffree(&b);
+		return NULL;
 	}
+	if (strcmp(b.s, ".") == 0)
+		bufreset(&b);
 	return bufdetach(&b);
 }
 

@@ -57,6 +57,7 @@ usage(void)
 	                "         [--without=LIST] [--cache=KIND] [--stage-cache=DIR] [--mirror=DIR] [--jobs=N]\n"
 	                "         [--kiln-bin=DIR] [--prefix=DIR] [--cc=CC] [--cflags=F] [--ldflags=F]\n"
 	                "         [--pkg-config=P] [--fuzzcc=CC] [--ninja=N] [--prog=NAME]\n"
+	                "         [--image=NAME[:TAG]] [--image-base=REF]\n"
 	                "         -- CONFIGURE [ARG]...\n");
 	exit(EXIT_USAGE);
 }
@@ -81,6 +82,7 @@ parseopts(int argc, char **argv)
 		{"--pkg-config", &cf.pkgconfig}, {"--fuzzcc", &cf.fuzzcc}, {"--ninja", &cf.ninja},
 		{"--jobs", &cf.jobs}, {"--with", &cf.with}, {"--without", &cf.without},
 		{"--arch", &cf.archarg},
+		{"--image", &cf.image}, {"--image-base", &cf.imagebase},
 	};
 	size_t k, cap = 0;
 	const char *v;
@@ -137,6 +139,10 @@ parseopts(int argc, char **argv)
 		cf.venv = NULL;
 	if (cf.pinsfile && !*cf.pinsfile)
 		cf.pinsfile = NULL;
+	if (cf.image && !*cf.image)
+		cf.image = NULL;
+	if (cf.imagebase && !*cf.imagebase)
+		cf.imagebase = NULL;
 }
 
 /* a path option: any byte but newline; one that becomes a ninja path also no '|' */
@@ -373,6 +379,23 @@ mtimens(const char *path)
 	return (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
 }
 
+/* --image=NAME[:TAG] and --image-base=REF: names podman takes, no option look-alikes */
+static void
+checkimage(void)
+{
+	static const char ok[] = "abcdefghijklmnopqrstuvwxyz0123456789._-/:@";
+	const char *v = cf.image;
+
+	if (cf.imagebase && !cf.image)
+		fail("--image-base=%s needs --image=NAME[:TAG] (the image it is the base of)", cf.imagebase);
+	if (v && (strspn(v, ok) != strlen(v) || !isalnumc((unsigned char)*v)))
+		fail("--image=%s: not an image name (lowercase letters, digits, '.', '_', '-', '/', "
+		     "then an optional :TAG)", v);
+	v = cf.imagebase;
+	if (v && strcmp(v, "scratch") && (strspn(v, ok) != strlen(v) || !isalnumc((unsigned char)*v)))
+		fail("--image-base=%s: not an image reference (NAME[:TAG], NAME@sha256:..., or scratch)", v);
+}
+
 /* the options that must hold before anything is written */
 static void
 checkopts(void)
@@ -398,6 +421,7 @@ checkopts(void)
 	if (strpbrk(cf.srcdir, " \t"))
 		fail("the source folder '%s' has a space in its path; the stack's profile list cannot "
 		     "hold it (move or link the checkout to a path without spaces)", cf.srcdir);
+	checkimage();
 	parsearch();
 	complist(cf.with, "--with", 1);
 	complist(cf.without, "--without", -1);

@@ -47,6 +47,7 @@ static const struct {
 	{"sdk", T_ENVCLEAN, 0},
 	{"check", T_GPUCHECK | T_ENVCLEAN, 0},
 	{"srctorch", T_SRCPIN | T_ENVCLEAN, 0},
+	{"image", 0, 0},
 };
 
 /* one stage: everything its ninja edge and key file are made from */
@@ -266,6 +267,37 @@ sdkstages(void)
 	key(s, "ARCH", archs);
 	parent(s, "rocm.sdk");
 	free(archs);
+}
+
+/* stack.image (--image): after stack.smoke, an OCI image of the target environment built
+   from a COPY-only Containerfile; its base pinned by image_BASE (ID or digest) */
+static void
+imagestage(char **proflist, size_t nprof)
+{
+	const char *base = cf.imagebase ? cf.imagebase : "scratch";
+	struct srec *s;
+	size_t j;
+	char *h, *kn;
+
+	if (strcmp(base, "scratch") && !*pins_image(&pins, "BASE"))
+		fail("%s: --image-base=%s is not pinned; add image_BASE=ID (podman image inspect "
+		     "--format '{{.Id}}' %s) to the pins", pins.file, base, base);
+	s = stage("stack", "image");
+	key(s, "IMAGE", cf.image);
+	key(s, "BASE_REF", base);
+	key(s, "BASE", strcmp(base, "scratch") ? pins_image(&pins, "BASE") : "");
+	key(s, "PY", cf.python);
+	key(s, "BACKEND", backend_name(cf.backend));
+	for (j = 0; j < nprof; j++) {
+		kn = xasprintf("PROFILE_%zu", j);
+		h = sha256hex(proflist[j]);
+		key(s, kn, h);
+		free(h);
+		free(kn);
+	}
+	parent(s, "stack.smoke");
+	if (!strcmp(pins_stack(&pins, "FAT"), "yes") && nstages >= 2 && !strcmp(stages[nstages - 2].name, "stack.fat"))
+		parent(s, "stack.fat");
 }
 
 /* the records of every stage */
@@ -522,6 +554,8 @@ mkstages(char **proflist, size_t nprof)
 		parent(s, "torch.pick");
 		s->out = xasprintf("%s/wheels/fat", absb);
 	}
+	if (cf.image)
+		imagestage(proflist, nprof);
 	/* with --venv every stage that runs the target Python comes after stack.venv */
 	if (cf.venv)
 		for (i = 1; i < nstages; i++)
@@ -724,6 +758,7 @@ writestack(char *const *tools, size_t ntools, const char *profs)
 	bufputs(&b, "build stack: phony");
 	for (i = 0; i < nstages; i++)
 		if (!strcmp(stages[i].name, "stack.smoke") || !strcmp(stages[i].name, "stack.fat") ||
+		    !strcmp(stages[i].name, "stack.image") ||
 		    (!strcmp(stages[i].step, "patch") &&
 		     !strcmp(pin(comp_find(stages[i].comp), "KIND"), "source")))
 			bufprintf(&b, " $bdir/stamp/%s", stages[i].name);

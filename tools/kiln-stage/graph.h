@@ -20,6 +20,7 @@ struct config {
 	const char *rocm, *pinsfile, *cache, *stagecache, *mirror, *kilnbin;
 	const char *cc, *cflags, *ldflags, *pkgconfig, *fuzzcc, *ninja;
 	const char *jobs, *with, *without, *archarg;
+	const char *image, *imagebase; /* --image=NAME[:TAG] (NULL: no stack.image), --image-base=REF */
 	char **pinover;          /* --pin NAME=REF, in order */
 	size_t npinover;
 	char **replay;           /* configure and its arguments as typed (--pin read from them) */

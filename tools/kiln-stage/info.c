@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash.h"
 #include "json.h"
 #include "kv.h"
 
@@ -71,6 +72,24 @@ loadrecs(const char *dir, struct rec **out, char **err)
 	return (long)n;
 }
 
+/* the sha256 of the lock beside the records (DIR/../requirements.lock, which the install
+   steps refresh with the records), fresh; NULL when there is none */
+static char *
+lockdigest(const char *dir)
+{
+	unsigned char d[32];
+	struct buf h = {0};
+	char *p = xasprintf("%s/../requirements.lock", dir);
+	int r = sha256_file(p, d, NULL);
+
+	free(p);
+	if (r < 0)
+		return NULL;
+	bufputs(&h, "sha256:");
+	hexenc(&h, d, 32);
+	return bufdetach(&h);
+}
+
 int
 info_json(const char *dir, struct buf *out, char **err)
 {
@@ -100,6 +119,10 @@ info_json(const char *dir, struct buf *out, char **err)
 		json_end(&j);
 	}
 	json_end(&j);
+	if ((lk = lockdigest(dir))) {
+		json_kstr(&j, "requirements_lock", lk);
+		free(lk);
+	}
 	json_end(&j);
 	bufputc(out, '\n');
 	freerecs(r, (size_t)n);
@@ -162,6 +185,10 @@ info_labels(const char *dir, enum labelfmt fmt, struct buf *out, char **err)
 	label(out, fmt, "org.opencontainers.image.revision", "", kv_get(&base->kv, "COMMIT"));
 	label(out, fmt, "org.opencontainers.image.version", "", kv_get(&base->kv, "VERSION"));
 	label(out, fmt, "kiln.arch", "", kv_get(&base->kv, "ARCH"));
+	if ((pre = lockdigest(dir))) {
+		label(out, fmt, "kiln.requirements_lock", "", pre);
+		free(pre);
+	}
 	for (i = 0; i < n; i++) {
 		pre = xasprintf("kiln.%s.", r[i].name);
 		for (f = 0; f < sizeof facts / sizeof facts[0]; f++)

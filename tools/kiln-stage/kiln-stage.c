@@ -16,6 +16,7 @@
 #include "atomic.h"
 #include "info.h"
 #include "kv.h"
+#include "opt.h"
 #include "schema.h"
 #include "sdk.h"
 #include "stage.h"
@@ -42,6 +43,7 @@ usage(const char *error)
 	        "       kiln-stage kv -o FILE <KEY=VALUE-lines\n"
 	        "       kiln-stage info [-o FILE] DIR\n"
 	        "       kiln-stage labels [--format=args|file|containerfile] DIR\n"
+	        "       kiln-stage --version\n"
 	        "       kiln-stage graph --srcdir=DIR --builddir=DIR [OPTION]... -- CONFIGURE [ARG]...\n"
 	        "       kiln-stage fetch URL --sha256=HEX -o FILE\n"
 	        "       kiln-stage unpack TARBALL --into=DIR [--sha256=HEX] [--layout=rocm] [--max-size=N]\n");
@@ -610,6 +612,8 @@ main(int argc, char **argv)
 		usage("no verb (run, env, info, labels or graph)");
 	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)
 		usage(NULL);
+	if (opt_isversion(argv[1]))
+		opt_version();
 	if (strcmp(argv[1], "run") == 0)
 		return cmdrun(argc - 1, argv + 1);
 	if (strcmp(argv[1], "verify") == 0)

@@ -1,4 +1,5 @@
 /* pin files: read with kv.c, every key checked against the schema; patch series digests */
+#include "seriesdigest.h"
 #include "schema.h"
 
 #include <errno.h>
@@ -21,7 +22,12 @@ slot(struct pins *p, const struct component *c, const struct pinkey *k)
 static void
 setv(struct pins *p, const struct component *c, const char *key, const char *v)
 {
-	char **s = slot(p, c, pinkey_find(key, c == NULL));
+	const struct pinkey *k = pinkey_find(key, c == NULL);
+	char **s;
+
+	if (!k && !c)
+		k = pinkey_find(key, 2);  /* an image_ key */
+	s = slot(p, c, k);
 
 	free(*s);
 	*s = v ? xstrdup(v) : NULL;
@@ -38,7 +44,8 @@ suggestkey(const char *bad)
 	if (!n)
 		for (k = 0; k < pinkey_count; k++) {
 			if (pinkey_table[k].stack) {
-				all[n++] = xasprintf("stack_%s", pinkey_table[k].key);
+				all[n++] = xasprintf("%s_%s", pinkey_table[k].stack == 2 ? "image" : "stack",
+				                     pinkey_table[k].key);
 				continue;
 			}
 			for (i = 0; i < comp_count && n < sizeof all / sizeof all[0]; i++)
@@ -64,6 +71,11 @@ splitkey(const char *full, const struct component **c)
 			free(name);
 			*c = NULL;
 			return pinkey_find(u + 1, 1);
+		}
+		if (strcmp(name, "image") == 0) {
+			free(name);
+			*c = NULL;
+			return pinkey_find(u + 1, 2);
 		}
 		free(name);
 		return *c ? pinkey_find(u + 1, 0) : NULL;
@@ -201,6 +213,14 @@ pins_stack(const struct pins *p, const char *key)
 	return p->stackv[k - pinkey_table] ? p->stackv[k - pinkey_table] : "";
 }
 
+const char *
+pins_image(const struct pins *p, const char *key)
+{
+	const struct pinkey *k = pinkey_find(key, 2);
+
+	return p->stackv[k - pinkey_table] ? p->stackv[k - pinkey_table] : "";
+}
+
 void
 pins_free(struct pins *p)
 {
@@ -218,17 +238,16 @@ pins_free(struct pins *p)
 	memset(p, 0, sizeof *p);
 }
 
-/* srcpin's series digest (tools/srcpin/series.c): "srcpin-series-v1\n", the series
-   text, then per listed patch its name, "\n<size>\n" and its bytes */
+/* srcpin's series digest (tools/lib/seriesdigest.h), of dir/series and the patches it
+   lists; "none" without a series; NULL with *err when a listed patch is missing */
 char *
 series_digest(const char *dir, char ***inputs, size_t *ninputs, char **err)
 {
-	struct buf text = {0}, pt = {0}, hx = {0};
+	struct buf text = {0}, pt = {0};
 	struct sha256 h;
-	unsigned char d[32];
-	char *sf, *line, *next, *hash, *e, *pf, hdr[32];
+	char *sf, *line, *cur, *pf, hex[65];
 	size_t cap = *ninputs;
-	int n;
+	int ln = 0;
 
 	sf = xasprintf("%s/series", dir);
 	if (readfile(sf, &text, 16 << 20) < 0) {
@@ -238,27 +257,14 @@ series_digest(const char *dir, char ***inputs, size_t *ninputs, char **err)
 	}
 	*inputs = xgrow(*inputs, &cap, *ninputs + 1, sizeof **inputs);
 	(*inputs)[(*ninputs)++] = xstrdup(sf);
-	sha256_init(&h);
-	sha256_update(&h, "srcpin-series-v1\n", 17);
-	sha256_update(&h, text.s ? text.s : "", text.len);
+	seriesdigest_begin(&h, text.s, text.len);
 	bufputc(&text, 0);
-	for (line = text.s; line && *line; line = next) {
-		if ((next = strchr(line, '\n')))
-			*next++ = 0;
-		hash = strchr(line, '#');
-		if (hash && (hash == line || hash[-1] == ' ' || hash[-1] == '\t'))
-			*hash = 0;
-		line += strspn(line, " \t\r");
-		e = line + strlen(line);
-		while (e > line && strchr(" \t\r", e[-1]))
-			*--e = 0;
-		if (!*line)
-			continue;
+	for (cur = text.s; (line = series_next(&cur, &ln));) {
 		pf = xasprintf("%s/%s", dir, line);
 		bufreset(&pt);
 		if (strpbrk(line, " \t") || readfile(pf, &pt, 256u << 20) < 0) {
 			*err = xasprintf("%s: lists %s, which does not exist", sf, line);
-			sha256_final(&h, d);
+			seriesdigest_end(&h, hex);
 			free(pf);
 			free(sf);
 			buffree(&text);
@@ -267,15 +273,11 @@ series_digest(const char *dir, char ***inputs, size_t *ninputs, char **err)
 		}
 		*inputs = xgrow(*inputs, &cap, *ninputs + 1, sizeof **inputs);
 		(*inputs)[(*ninputs)++] = pf;
-		n = snprintf(hdr, sizeof hdr, "\n%zu\n", pt.len);
-		sha256_update(&h, line, strlen(line));
-		sha256_update(&h, hdr, (size_t)n);
-		sha256_update(&h, pt.s ? pt.s : "", pt.len);
+		seriesdigest_patch(&h, line, pt.s, pt.len);
 	}
-	sha256_final(&h, d);
-	hexenc(&hx, d, 32);
+	seriesdigest_end(&h, hex);
 	free(sf);
 	buffree(&text);
 	buffree(&pt);
-	return bufdetach(&hx);
+	return xstrdup(hex);
 }

@@ -43,6 +43,7 @@ const struct pinkey pinkey_table[] = {
 	{"WITH", 1, KT_COMPS, "components a track adds (stack_WITH=triton,vllm)"},
 	{"FAT", 1, KT_YESNO, "yes: fatwheel bundles torch's library closure (stack.fat)"},
 	{"COVER", 1, KT_YESNO, "no: the smoke test skips gpucheck cover"},
+	{"BASE", 2, KT_IMAGEID, "image_BASE: the --image-base image's ID or digest (sha256:...)"},
 };
 const size_t pinkey_count = sizeof pinkey_table / sizeof pinkey_table[0];
 
@@ -169,6 +170,12 @@ pinkey_check(enum keytype type, const char *v)
 		return NULL;
 	case KT_YESNO:
 		return !*v || !strcmp(v, "yes") || !strcmp(v, "no") ? NULL : "use yes or no";
+	case KT_IMAGEID:
+		p = startswith(v, "sha256:") ? v + 7 : v;
+		n = strlen(p);
+		if (!*v || (n >= 12 && n <= 64 && strspn(p, "0123456789abcdef") == n && (p == v || n == 64)))
+			return NULL;
+		return "is not an image ID or digest (sha256:64 hex digits, or 12 to 64 hex digits)";
 	}
 	return NULL;
 }

@@ -40,12 +40,13 @@ enum keytype {
 	KT_ENV,     /* NAME=VALUE words */
 	KT_YESNO,   /* yes or no */
 	KT_SHA256,  /* 64 lowercase hex digits */
+	KT_IMAGEID, /* an image ID or digest: sha256:HEX (64), or 12 to 64 hex digits */
 };
 
 /* one key a pin file may set: COMPONENT_KEY (per component) or stack_KEY */
 struct pinkey {
 	const char *key;      /* URL */
-	int stack;            /* a stack_ key (not per component) */
+	int stack;            /* a stack_ key (not per component); 2: an image_ key */
 	enum keytype type;
 	const char *what;     /* one line for messages and HACKING.md */
 };
@@ -78,6 +79,8 @@ int pins_override(struct pins *p, const char *arg, char **err);
 const char *pins_get(const struct pins *p, const struct component *c, const char *key);
 /* a stack_ key's value, or "" */
 const char *pins_stack(const struct pins *p, const char *key);
+/* an image_ key's value (image_BASE), or "" */
+const char *pins_image(const struct pins *p, const char *key);
 /* release */
 void pins_free(struct pins *p);
 

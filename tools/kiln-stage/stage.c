@@ -134,23 +134,6 @@ stamp_free(struct stamp *st)
 	memset(st, 0, sizeof *st);
 }
 
-/* append KEY="value" with \ " $ ` escaped, as kv.h and sh both read it */
-static void
-putkv(struct buf *b, const char *k, const char *v)
-{
-	bufprintf(b, "%s=\"", k);
-	for (; *v; v++) {
-		if (*v == '\n') {
-			bufputs(b, " ");
-			continue;
-		}
-		if (strchr("\\\"$`", *v))
-			bufputc(b, '\\');
-		bufputc(b, *v);
-	}
-	bufputs(b, "\"\n");
-}
-
 void
 stamp_format(struct buf *b, const struct stage *s, const char *id, const char *sums)
 {
@@ -160,13 +143,13 @@ stamp_format(struct buf *b, const struct stage *s, const char *id, const char *s
 
 	bufputs(b, "# kiln-stage stamp: the stage ran for this key; written last\n");
 	bufputs(b, "KILN_STAMP=1\n");
-	putkv(b, "STAGE", s->name);
-	putkv(b, "KEY", s->key);
-	putkv(b, "ID", id);
+	kv_put(b, "STAGE", s->name);
+	kv_put(b, "KEY", s->key);
+	kv_put(b, "ID", id);
 	for (i = 0; i < s->nin; i++) {
 		bufreset(&k);
 		bufprintf(&k, "IN_%s", s->in[i].name);
-		putkv(b, k.s, s->in[i].value);
+		kv_put(b, k.s, s->in[i].value);
 	}
 	for (p = sums; p && *p; p = nl + 1) {
 		char *line;
@@ -176,7 +159,7 @@ stamp_format(struct buf *b, const struct stage *s, const char *id, const char *s
 		line = xstrndup(p, (size_t)(nl - p + (*nl != '\n')));
 		bufreset(&k);
 		bufprintf(&k, "OUT_%zu", n++);
-		putkv(b, k.s, line);
+		kv_put(b, k.s, line);
 		free(line);
 	}
 	buffree(&k);

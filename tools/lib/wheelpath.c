@@ -7,9 +7,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* posixpath.normpath of a relative path into b; -1 if it is absolute or climbs out */
-static int
-normpath(struct buf *b, const char *p)
+int
+wheelpath_norm(struct buf *b, const char *p)
 {
 	const char *s = p, *c;
 	size_t len;
@@ -51,7 +50,7 @@ wheelpath_key(const char *name)
 	const char *slash = strchr(name, '/'), *rest, *s2;
 	char *r;
 
-	if (normpath(&b, name) < 0) {
+	if (wheelpath_norm(&b, name) < 0) {
 		buffree(&b);
 		return NULL;
 	}

@@ -15,6 +15,10 @@
    Linux installs A.py and a.py side by side. Returns a fresh string, or NULL when the
    path is absolute or climbs above its root. */
 char *wheelpath_key(const char *name);
+/* posixpath.normpath of a relative path into b ("a//b/./c/../d" -> "a/b/d", "" -> ".");
+   -1 if it is absolute or climbs out of its root */
+struct buf;
+int wheelpath_norm(struct buf *b, const char *p);
 
 /* Among n member names (folders, names ending in '/', are ignored, as pip ignores them),
    find two that pip would install to one path, or a file whose path is a folder another

@@ -282,7 +282,7 @@ writeone(git_repository *r, const char *wd, const char *path, const git_oid *id,
 	if ((s = strrchr(p, '/')) && s > p + strlen(wd)) {
 		struct stat st;
 		*s = 0;
-		if (stat(p, &st) < 0 && mkdirs(p) < 0)
+		if (stat(p, &st) < 0 && os_mkdirs(p, 0777) < 0)
 			goto outb;
 		*s = '/';
 	}

@@ -13,14 +13,6 @@
 
 #include "atomic.h"
 
-static int
-isdir(const char *p)
-{
-	struct stat st;
-
-	return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
 static double
 since(const struct timespec *a, const struct timespec *b)
 {
@@ -81,7 +73,7 @@ unseed(const char *dd)
 		      (strlen(n) == 2 && isxdigit((unsigned char)n[0]) && isxdigit((unsigned char)n[1]))))
 			continue;
 		sub = xasprintf("%s/%s", dd, n);
-		rmtree(sub);
+		os_rmtree(sub);
 		if (strcmp(n, "pack") == 0)
 			mkdir(sub, 0777);
 		free(sub);
@@ -147,8 +139,8 @@ localpath(const char *u)
 {
 	if (startswith(u, "file://"))
 		return xstrdup(u + 7);
-	if (u[0] == '/' || (!strstr(u, "://") && isdir(u)))
-		return abspath(u);
+	if (u[0] == '/' || (!strstr(u, "://") && os_isdir(u)))
+		return os_abspath(u, NULL);
 	return NULL;
 }
 

@@ -5,7 +5,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,65 +22,6 @@ gitmsg(void)
 	const git_error *e = git_error_last();
 
 	return e && e->message ? e->message : "unknown error";
-}
-
-static int
-rmone(const char *p, const struct stat *st, int type, struct FTW *f)
-{
-	(void)st; (void)f;
-	if (type == FTW_DP)
-		return rmdir(p) < 0 && errno != ENOENT ? -1 : 0;
-	return unlink(p) < 0 && errno != ENOENT ? -1 : 0;
-}
-
-int
-rmtree(const char *path)
-{
-	struct stat st;
-
-	if (lstat(path, &st) < 0)
-		return errno == ENOENT ? 0 : -1;
-	if (!S_ISDIR(st.st_mode))
-		return unlink(path);
-	/* make read-only folders writable first, as git's pack folders can be */
-	return nftw(path, rmone, 32, FTW_DEPTH | FTW_PHYS);
-}
-
-int
-mkdirs(const char *path)
-{
-	char *p = xstrdup(path), *s;
-
-	for (s = p + 1; *s; s++) {
-		if (*s != '/')
-			continue;
-		*s = 0;
-		if (mkdir(p, 0777) < 0 && errno != EEXIST) {
-			free(p);
-			return -1;
-		}
-		*s = '/';
-	}
-	if (mkdir(p, 0777) < 0 && errno != EEXIST) {
-		free(p);
-		return -1;
-	}
-	free(p);
-	return 0;
-}
-
-char *
-abspath(const char *path)
-{
-	char cwd[4096];
-
-	if (path[0] == '/')
-		return xstrdup(path);
-	if (!getcwd(cwd, sizeof cwd))
-		die("cannot read the current folder:");
-	if (strcmp(path, ".") == 0)
-		return xstrdup(cwd);
-	return xasprintf("%s/%s", cwd, path[0] == '.' && path[1] == '/' ? path + 2 : path);
 }
 
 char *
@@ -123,14 +63,6 @@ mirror_path_url(const struct spopts *o, const char *url)
 	buffree(&h);
 	free(base);
 	return p;
-}
-
-static int
-isdir(const char *p)
-{
-	struct stat st;
-
-	return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 char *
@@ -190,8 +122,8 @@ fetch_url(const struct spopts *o, const char *label, const char *url)
 	for (i = 0; i < 8; i++) {
 		if (!cand[i])
 			continue;
-		if (!found && isdir(cand[i]))
-			found = abspath(cand[i]);
+		if (!found && os_isdir(cand[i]))
+			found = os_abspath(cand[i], NULL);
 		{
 			size_t j = 0;
 			while (j < i && (!cand[j] || strcmp(cand[j], cand[i]) != 0))
@@ -482,7 +414,7 @@ sweep(const char *dir)
 		if (strncmp(de->d_name, base, bn) == 0 &&
 		    (startswith(de->d_name + bn, ".tmp-") || startswith(de->d_name + bn, ".old-"))) {
 			char *p = xasprintf("%s/%s", slash ? parent : ".", de->d_name);
-			rmtree(p);
+			os_rmtree(p);
 			free(p);
 		}
 	}
@@ -500,7 +432,7 @@ fresh_mirror(const struct spopts *o, const char *label, const char *dir, const c
 	git_repository *r;
 	int e;
 
-	rmtree(tmp);
+	os_rmtree(tmp);
 	if ((e = git_repository_init(&r, tmp, 1)) < 0)
 		goto fail;
 	e = fetch_into(o, label, r, url, NULL);
@@ -518,7 +450,7 @@ fresh_mirror(const struct spopts *o, const char *label, const char *dir, const c
 		e = -1;
 		goto fail;
 	}
-	rmtree(old);
+	os_rmtree(old);
 	free(tmp);
 	free(old);
 	return 0;
@@ -526,7 +458,7 @@ fail:
 	{
 		/* keep the message across the cleanup */
 		char *m = xstrdup(gitmsg());
-		rmtree(tmp);
+		os_rmtree(tmp);
 		git_error_set_str(GIT_ERROR_NET, m);
 		free(m);
 	}
@@ -544,7 +476,7 @@ lockmirror(const char *dir)
 
 	if (s) {
 		*s = 0;
-		if (mkdirs(parent) < 0)
+		if (os_mkdirs(parent, 0777) < 0)
 			die("%s: cannot create the cache folder:", parent);
 	}
 	if ((fd = open(lk, O_RDWR | O_CREAT | O_CLOEXEC, 0666)) < 0)
@@ -593,7 +525,7 @@ refresh(const struct spopts *o, const char *label, const char *dir, const char *
 		if (net_error())
 			die("%s: %s: cannot fetch: %s", label, url, gitmsg());
 		warn("%s: %s: mirror %s is damaged (%s); fetching it again", label, url, dir, gitmsg());
-	} else if (broken || isdir(dir)) {
+	} else if (broken || os_isdir(dir)) {
 		warn("%s: %s: mirror %s is damaged; fetching it again", label, url, dir);
 	}
 	if (fresh_mirror(o, label, dir, url) < 0)
@@ -626,7 +558,7 @@ mirror_fetch(const struct spopts *o, const char *label, const char *dir, const c
 			broken = 1;
 		free(had);
 		git_repository_free(r);
-	} else if (isdir(dir))
+	} else if (os_isdir(dir))
 		broken = 1;
 	if (!(o->offline && !broken && present && kind == 'b')) {
 		refresh(o, label, dir, url, ref, broken);

@@ -1,6 +1,7 @@
 /* patch series: reading and digesting a series, routing patch sections into submodules,
    checking every patch in memory before any file is written */
 #include "srcpin.h"
+#include "seriesdigest.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -90,8 +91,7 @@ series_load(struct series *s, const char *path, char **err)
 {
 	struct buf text = {0};
 	struct sha256 h;
-	unsigned char d[32];
-	char *dir, *slash, *line, *next, *why = NULL;
+	char *dir, *slash, *line, *cur, *why = NULL;
 	size_t cap = 0;
 	int ln = 0;
 
@@ -110,27 +110,12 @@ series_load(struct series *s, const char *path, char **err)
 		slash[1] = 0;
 	else
 		dir[0] = 0;
-	sha256_init(&h);
-	sha256_update(&h, "srcpin-series-v1\n", 17);
-	sha256_update(&h, text.s ? text.s : "", text.len);
+	seriesdigest_begin(&h, text.s, text.len);
 	bufputc(&text, 0);
-	for (line = text.s; line && *line; line = next) {
-		char *e, *hash, *name;
+	for (cur = text.s; (line = series_next(&cur, &ln));) {
+		char *name;
 		struct patchfile *pf;
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = 0;
-		ln++;
-		hash = strchr(line, '#');
-		if (hash && (hash == line || hash[-1] == ' ' || hash[-1] == '\t'))
-			*hash = 0;
-		while (*line == ' ' || *line == '\t' || *line == '\r')
-			line++;
-		e = line + strlen(line);
-		while (e > line && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
-			*--e = 0;
-		if (!*line)
-			continue;
+
 		if (strpbrk(line, " \t")) {
 			*err = xasprintf("%s:%d: '%s': one patch file name per line (options such as -p are "
 			                 "not supported; make patches with git format-patch)", path, ln, line);
@@ -154,21 +139,9 @@ series_load(struct series *s, const char *path, char **err)
 			free(why);
 			goto fail;
 		}
-		{
-			char hdr[64];
-			int n = snprintf(hdr, sizeof hdr, "\n%zu\n", pf->text.len);
-			sha256_update(&h, line, strlen(line));
-			sha256_update(&h, hdr, (size_t)n);
-			sha256_update(&h, pf->text.s ? pf->text.s : "", pf->text.len);
-		}
+		seriesdigest_patch(&h, line, pf->text.s, pf->text.len);
 	}
-	sha256_final(&h, d);
-	{
-		struct buf hx = {0};
-		hexenc(&hx, d, 32);
-		memcpy(s->digest, hx.s, 65);
-		buffree(&hx);
-	}
+	seriesdigest_end(&h, s->digest);
 	buffree(&text);
 	free(dir);
 	return 0;
@@ -715,7 +688,7 @@ series_write(const struct spopts *o, const char *dir, const struct spplan *plan,
 		if (k == 0) {
 			free(s.series);
 			free(s.series_digest);
-			s.series = abspath(ser->path);
+			s.series = os_abspath(ser->path, NULL);
 			s.series_digest = xstrdup(ser->digest);
 			top = r;
 			ts = s;

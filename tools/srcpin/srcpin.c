@@ -12,6 +12,7 @@
 #include "atomic.h"
 #include "json.h"
 #include "kv.h"
+#include "opt.h"
 
 static void
 usage(const char *err)
@@ -25,6 +26,7 @@ usage(const char *err)
 	        "       srcpin patch DIR SERIESFILE [--allow-outside-symlinks]\n"
 	        "       srcpin state [--json] [--check] [-v] DIR\n"
 	        "       srcpin lock --pins FILE --out LOCKFILE [--cache=DIR] [--mirror=DIR]\n"
+	        "       srcpin --version\n"
 	        "options for every verb that fetches: [--rewrite=FROM=TO]... [--offline] [--update]\n"
 	        "                                     [--allow-local-submodules]\n"
 	        "exit: 0 ok, 1 verification failed (sha mismatch, patch does not apply,\n"
@@ -41,22 +43,6 @@ struct args {
 	int submodules, force, json, check, verbose;
 };
 
-/* the value of --opt=V or --opt V */
-static const char *
-optval(int argc, char **argv, int *i, const char *name)
-{
-	size_t n = strlen(name);
-
-	if (strncmp(argv[*i], name, n) == 0 && argv[*i][n] == '=')
-		return argv[*i] + n + 1;
-	if (strcmp(argv[*i], name) == 0) {
-		if (*i + 1 >= argc)
-			usage(xasprintf("%s needs a value", name));
-		return argv[++*i];
-	}
-	return NULL;
-}
-
 static void
 parse(struct args *a, int argc, char **argv)
 {
@@ -71,24 +57,24 @@ parse(struct args *a, int argc, char **argv)
 			a->pos[a->npos++] = argv[i];
 		} else if (strcmp(s, "--") == 0)
 			dashdash = 1;
-		else if ((v = optval(argc, argv, &i, "--cache")))
+		else if ((v = opt_val(argc, argv, &i, "--cache", usage)))
 			a->o.cache = v;
-		else if ((v = optval(argc, argv, &i, "--mirror")))
+		else if ((v = opt_val(argc, argv, &i, "--mirror", usage)))
 			a->o.mirror = v;
-		else if ((v = optval(argc, argv, &i, "--rewrite"))) {
+		else if ((v = opt_val(argc, argv, &i, "--rewrite", usage))) {
 			if (!strchr(v, '=') || v[0] == '=')
 				usage(xasprintf("--rewrite=%s: want FROM=TO (a URL prefix and its replacement)", v));
 			a->o.rewrite = xrealloc(a->o.rewrite, (a->o.nrewrite + 1) * sizeof *a->o.rewrite);
 			a->o.rewrite[a->o.nrewrite++] = (char *)v;
-		} else if ((v = optval(argc, argv, &i, "--commit")))
+		} else if ((v = opt_val(argc, argv, &i, "--commit", usage)))
 			a->commit = v;
-		else if ((v = optval(argc, argv, &i, "--into")))
+		else if ((v = opt_val(argc, argv, &i, "--into", usage)))
 			a->into = v;
-		else if ((v = optval(argc, argv, &i, "--expect")))
+		else if ((v = opt_val(argc, argv, &i, "--expect", usage)))
 			a->expect = v;
-		else if ((v = optval(argc, argv, &i, "--pins")))
+		else if ((v = opt_val(argc, argv, &i, "--pins", usage)))
 			a->pins = v;
-		else if ((v = optval(argc, argv, &i, "--out")))
+		else if ((v = opt_val(argc, argv, &i, "--out", usage)))
 			a->out = v;
 		else if (strcmp(s, "--offline") == 0)
 			a->o.offline = 1;
@@ -194,9 +180,9 @@ vcheckout(struct args *a, int cachegiven)
 	} else if (e < 0)
 		die("%s: %s: commit '%s' is not in the mirror %s; run srcpin fetch first", a->pos[0],
 		    url ? url : "?", a->commit, dir);
-	into = abspath(a->into);
+	into = os_abspath(a->into, NULL);
 	{
-		char *mabs = abspath(dir);
+		char *mabs = os_abspath(dir, NULL);
 		tree_checkout(&a->o, a->pos[0], url ? url : "", mabs, &id, into, a->submodules, a->force);
 		free(mabs);
 	}
@@ -220,7 +206,7 @@ vpatch(struct args *a, int cachegiven)
 		usage("patch needs DIR SERIESFILE");
 	if (series_load(&ser, a->pos[1], &err) < 0)
 		die("%s", err);
-	dir = abspath(a->pos[0]);
+	dir = os_abspath(a->pos[0], NULL);
 	r = tree_open(dir, &s);
 	usecache(a, cachegiven, &s);
 	if (strcmp(s.series_digest, ser.digest) == 0 && tree_pristine(r, &s, NULL)) {
@@ -429,6 +415,8 @@ main(int argc, char **argv)
 	verb = argv[1];
 	if (!strcmp(verb, "-h") || !strcmp(verb, "--help") || !strcmp(verb, "help"))
 		usage(NULL);
+	if (opt_isversion(verb))
+		opt_version();
 	a.o.progress = isatty(2);
 	parse(&a, argc, argv);
 	cachegiven = a.o.cache != NULL;
@@ -441,7 +429,7 @@ main(int argc, char **argv)
 	if (a.o.mirror && access(a.o.mirror, F_OK) < 0)
 		die("--mirror=%s:", a.o.mirror);
 	{
-		char *c = abspath(a.o.cache);
+		char *c = os_abspath(a.o.cache, NULL);
 		a.o.cache = c;   /* kept for the process' life */
 	}
 	git_libgit2_init();

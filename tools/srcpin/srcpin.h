@@ -7,6 +7,7 @@
 
 #include <git2.h>
 
+#include "os.h"
 #include "util.h"
 
 /* exit statuses beyond util.h's: verification failed is EXIT_PROBLEM (1) */
@@ -59,12 +60,6 @@ char *close_refs(git_repository *r, const char *ref);
 size_t editdist(const char *a, const char *b);
 /* the last libgit2 error message, or "unknown error" */
 const char *gitmsg(void);
-/* remove a file tree (no symlinks followed); returns 0 or -1 */
-int rmtree(const char *path);
-/* make a folder and its parents; returns 0 or -1 with errno set */
-int mkdirs(const char *path);
-/* an absolute form of path (need not exist); caller frees */
-char *abspath(const char *path);
 
 /* ---- local.c ---- */
 

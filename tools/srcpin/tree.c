@@ -160,7 +160,7 @@ cleardir(const char *dir)
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
 		p = xasprintf("%s/%s", dir, de->d_name);
-		if (rmtree(p) < 0)
+		if (os_rmtree(p) < 0)
 			die("%s: cannot remove:", p);
 		free(p);
 	}
@@ -209,7 +209,7 @@ alternates(const char *gitdir, const char *mirror)
 	char *alt = xasprintf("%s/alternates", info);
 	char *line = xasprintf("%s/objects\n", mirror);
 
-	if (mkdirs(info) < 0)
+	if (os_mkdirs(info, 0777) < 0)
 		die("%s:", info);
 	if (writefile_ifchanged(alt, line, strlen(line), 0644) < 0)
 		die("%s: cannot write:", alt);
@@ -233,7 +233,7 @@ prepare(const char *dir, const char *gitdir, const char *mirror, int force, int 
 
 	*fresh = 0;
 	if (stat(dir, &st) < 0) {
-		if (errno != ENOENT || mkdirs(dir) < 0)
+		if (errno != ENOENT || os_mkdirs(dir, 0777) < 0)
 			die("%s: cannot create:", dir);
 	} else if (!S_ISDIR(st.st_mode))
 		die("%s: not a folder", dir);
@@ -248,7 +248,7 @@ prepare(const char *dir, const char *gitdir, const char *mirror, int force, int 
 			was = kv_get(&f, "MIRROR");
 		if (was && *was && strcmp(was, mirror) != 0) {
 			if (gitdir)
-				rmtree(gd);
+				os_rmtree(gd);
 			cleardir(dir);
 			ours = 0;
 		}
@@ -257,13 +257,13 @@ prepare(const char *dir, const char *gitdir, const char *mirror, int force, int 
 	}
 	if (gitdir && !ours) {
 		/* a submodule: srcpin's own when its gitdir is under srcpin's superproject */
-		rmtree(gd);
+		os_rmtree(gd);
 		cleardir(dir);
 	} else if (!ours && !emptydir(dir)) {
 		if (bareinit(dir)) {
 			/* what a killed first checkout left (maybe a lock file inside): start again */
 			char *g = xasprintf("%s/.git", dir);
-			rmtree(g);
+			os_rmtree(g);
 			free(g);
 		} else if (!force)
 			die("%s: not a srcpin checkout and not empty; refusing to touch it "
@@ -571,7 +571,7 @@ tree_relink(const struct spopts *o, const char *label, git_repository *r, const 
 	/* removed: its git folder and its files go; replaced by a file or folder of the tree
 	   (which the checkout of t wrote): only its git folder and .git file go */
 	gd = xasprintf("%smodules/%s", git_repository_path(r), path);
-	rmtree(gd);
+	os_rmtree(gd);
 	free(gd);
 	if (git_tree_entry_bypath(&e, t, path) == 0) {
 		struct stat st;
@@ -582,7 +582,7 @@ tree_relink(const struct spopts *o, const char *label, git_repository *r, const 
 	} else
 		p = xasprintf("%s%s", git_repository_workdir(r), path);
 	if (!startswith(p + strlen(p) - 5, "/.git"))
-		rmtree(p);
+		os_rmtree(p);
 	free(p);
 }
 

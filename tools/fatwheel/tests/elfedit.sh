@@ -190,5 +190,5 @@ if [ "${KILN_SLOW:-0}" = 1 ]; then
 	one rocsparse "$(readlink -f "$LD/librocsparse.so.0")"
 	one torch_cpu "$(readlink -f "$LD/libtorch_cpu.so.1.13")"
 else
-	echo "skip librocsparse and libtorch_cpu (KILN_SLOW=1 runs them)"
+	echo "skip optional tier slow: librocsparse and libtorch_cpu (KILN_SLOW=1 runs them)"
 fi

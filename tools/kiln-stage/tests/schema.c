@@ -116,6 +116,34 @@ main(void)
 	pins_free(&p);
 	unlink(path);
 	free(path);
+	/* image_BASE: the --image-base pin, an image ID or digest */
+	path = tmpfile_with("image_BASE=sha256:4af882fd9508a9d4051a6c1bf4b8907b8661ab0bba857fbfb56577ec0c06db11\n");
+	CHECK_INT(pins_load(&p, path, &err), 0, "image_BASE loads");
+	CHECK_STR(pins_image(&p, "BASE"), "sha256:4af882fd9508a9d4051a6c1bf4b8907b8661ab0bba857fbfb56577ec0c06db11",
+	          "image_ keys");
+	CHECK_STR(pins_stack(&p, "FAT"), "", "and are not stack_ keys");
+	pins_free(&p);
+	unlink(path);
+	free(path);
+	path = tmpfile_with("image_BASE=debian:bookworm\n");
+	CHECK_INT(pins_load(&p, path, &err), -1, "a tag is not a pinned base");
+	CHECK(err && strstr(err, "not an image ID or digest"), "and says why: %s", err ? err : "");
+	free(err);
+	err = NULL;
+	pins_free(&p);
+	unlink(path);
+	free(path);
+	path = tmpfile_with("image_BSAE=4af882fd9508\n");
+	CHECK_INT(pins_load(&p, path, &err), -1, "a misspelt image_ key is refused");
+	CHECK(err && strstr(err, "did you mean image_BASE?"), "with the key meant: %s", err ? err : "");
+	free(err);
+	err = NULL;
+	pins_free(&p);
+	unlink(path);
+	free(path);
+	CHECK(pinkey_check(KT_IMAGEID, "4af882fd9508") == NULL, "a short image ID");
+	CHECK(pinkey_check(KT_IMAGEID, "sha256:4af882fd9508") != NULL, "a digest is 64 digits");
+	CHECK(pinkey_check(KT_IMAGEID, "4AF882FD9508") != NULL, "lowercase hex only");
 	path = tmpfile_with("torch_IMPORT=\"os;open('x','w')\"\n");
 	CHECK_INT(pins_load(&p, path, &err), -1, "code in IMPORT is refused");
 	CHECK(err && strstr(err, "not a Python module name"), "and says why");

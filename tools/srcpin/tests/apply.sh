@@ -60,7 +60,7 @@ walk () {
 		if ! srcpin patch "$w" "$p/series" >/dev/null 2>"$T/.err"; then
 			notok "$name: '$subj' applies"; _show; bad=$((bad + 1)); continue
 		fi
-		got=$(sed -n "s/^TREE='\{0,1\}\([0-9a-f]*\).*/\1/p" "$w/.git/srcpin")
+		got=$(sed -n "s/^TREE=[\"']\{0,1\}\([0-9a-f]*\).*/\1/p" "$w/.git/srcpin")
 		if [ "$got" != "$(git -C "$repo" rev-parse "$C^{tree}")" ]; then
 			notok "$name: '$subj': the tree srcpin made is C's tree"; bad=$((bad + 1)); continue
 		fi
@@ -161,7 +161,7 @@ mkdir -p "$T/pc" && git -C "$u/gen" format-patch -q --binary -C -1 "$C" -o "$T/p
 has "format-patch -C writes a copy" "$(ls "$T"/pc/*.patch)" "copy from long.txt"
 check "check out the parent of the copy" srcpin checkout gen --commit "$(git -C "$u/gen" rev-parse "$C^")" --into "$T/wc" --submodules --cache="$c"
 check "a copy patch applies" srcpin patch "$T/wc" "$T/pc/series"
-same "the copy gives C's tree" "$(git -C "$u/gen" rev-parse "$C^{tree}")" "$(sed -n "s/^TREE='\{0,1\}\([0-9a-f]*\).*/\1/p" "$T/wc/.git/srcpin")"
+same "the copy gives C's tree" "$(git -C "$u/gen" rev-parse "$C^{tree}")" "$(sed -n "s/^TREE=[\"']\{0,1\}\([0-9a-f]*\).*/\1/p" "$T/wc/.git/srcpin")"
 # the moved submodule: its own state records the new commit
 C=$(git -C "$u/gen" log --format=%H --grep='^submodule moved$' main)
 mkdir -p "$T/pm" && git -C "$u/gen" format-patch -q --binary -1 "$C" -o "$T/pm" && (cd "$T/pm" && ls -- *.patch) >"$T/pm/series"
@@ -178,7 +178,7 @@ has "git diff writes a Subproject commit hunk" "$T/pm/0001-submodule-moved.patch
 check "check out the parent again" srcpin checkout gen --commit "$(git -C "$u/gen" rev-parse "$C^")" --into "$T/wm" --submodules --cache="$c"
 check "a git diff gitlink hunk applies" srcpin patch "$T/wm" "$T/pm/series"
 check "the tree is pristine with the submodule moved" srcpin state --check "$T/wm"
-same "its tree is C's" "$(git -C "$u/gen" rev-parse "$C^{tree}")" "$(sed -n "s/^TREE='\{0,1\}\([0-9a-f]*\).*/\1/p" "$T/wm/.git/srcpin")"
+same "its tree is C's" "$(git -C "$u/gen" rev-parse "$C^{tree}")" "$(sed -n "s/^TREE=[\"']\{0,1\}\([0-9a-f]*\).*/\1/p" "$T/wm/.git/srcpin")"
 check "checkout puts it back" srcpin checkout gen --commit "$(git -C "$u/gen" rev-parse "$C^")" --into "$T/wm" --submodules --cache="$c"
 same "back at the pinned commit's submodule" "s1" "$(cat "$T/wm/sub/s.txt")"
 

@@ -1,0 +1,143 @@
+#!/bin/sh
+# graph-image: --image= on the toy stack (tests/regress/graph-toy.inc). stack.image builds
+# an OCI image with podman from a COPY-only Containerfile on a base made here (podman
+# import of a small tarball, pinned by its ID): its labels are build-info's, its
+# filesystem holds the installed packages, the lock installs with --require-hashes, a
+# second ninja is a no-op, a pin bump rebuilds the image, and a base that does not match
+# image_BASE fails with one line. podman run does not work in this sandbox: the image is
+# read with podman image inspect and podman image mount.
+. "$KILN_SRC/tests/lib.sh"
+need podman
+. "$KILN_SRC/tests/regress/graph-toy.inc"
+
+# podman's storage: private to the test (vfs: no overlay mounts here)
+cat >"$T/storage.conf" <<EOF
+[storage]
+driver = "vfs"
+graphroot = "$T/containers/storage"
+runroot = "$T/containers/run"
+EOF
+CONTAINERS_STORAGE_CONF=$T/storage.conf
+export CONTAINERS_STORAGE_CONF
+# on exit: podman's mounts and storage go first, then lib.sh's removal of $T
+trap 'podman image unmount -a >/dev/null 2>&1; podman system reset -f >/dev/null 2>&1; chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT INT TERM
+
+# the base: a tiny image made here (no network)
+mkdir -p "$T/base/etc" "$T/base2/etc"
+echo 'toy base 1' >"$T/base/etc/kiln-base"
+echo 'toy base 2' >"$T/base2/etc/kiln-base"
+tar -C "$T/base" -cf "$T/base.tar" . && tar -C "$T/base2" -cf "$T/base2.tar" . || exit 2
+baseid=$(podman import -q "$T/base.tar" localhost/kiln-toy-base:1) || { echo "not ok podman import"; exit 1; }
+base2=$(podman import -q "$T/base2.tar" localhost/kiln-toy-base:2) || exit 1
+printf 'image_BASE=%s\n' "$baseid" >>"$T/pins.env"
+
+toy_venv "$T/venv"
+b=$T/b
+mkdir -p "$b"
+cd "$b" || exit 2
+img=localhost/kiln-toy:1
+conf () {
+	"$KSRC/configure" --python="$T/venv/bin/python" --pins="$T/pins.env" --mirror="$T/mirror" \
+		--jobs=2 --arch=cpu --image=$img --image-base=localhost/kiln-toy-base:1 KILN_BIN="$KILN_BIN" "$@"
+}
+build () { ninja >"$T/$1.log" 2>&1; brc=$?; got=$(rebuilt "$T/$1.log"); }
+# labels IMAGE: its labels as KEY=VALUE lines, sorted
+labels () { podman image inspect --format '{{range $k, $v := .Labels}}{{$k}}={{$v}}{{"\n"}}{{end}}' "$1" | sed '/^$/d' | sort; }
+
+exits "--image-base without image_BASE in the pins: configure says so" 2 \
+	"$KSRC/configure" --python="$T/venv/bin/python" --pins="$KILN_SRC/env/versions.env" --arch=cpu \
+	--image=$img --image-base=localhost/kiln-toy-base:1 KILN_BIN="$KILN_BIN"
+has "the message names image_BASE" "$T/.err" "is not pinned; add image_BASE="
+exits "a bad image name is refused" 2 conf --image='Bad Name'
+
+check "configure --image=$img --image-base" conf
+has "the graph has stack.image" "$b/build/stack.ninja" "build stack.image: phony"
+has "stack.image comes after stack.smoke" "$b/build/stack.ninja" "build \$bdir/stamp/stack.image: stage \$bdir/stamp/stack.smoke"
+build first
+same "first ninja succeeds" 0 "$brc"
+[ "$brc" = 0 ] || sed -n '1,60s/^/#   /p' "$T/first.log" "$b/build/logs/stack.image.log"
+case " $got " in *" stack.image "*) ok "first ninja builds stack.image" ;; *) notok "first ninja builds stack.image ($got)" ;; esac
+check "the image exists" podman image inspect $img
+cf=$b/build/Containerfile
+has "the Containerfile starts from the pinned base ID" "$cf" "FROM ${baseid#sha256:}"
+lacks "the Containerfile is COPY-only (no RUN)" "$cf" "RUN "
+has "the Containerfile copies one tree (one layer)" "$cf" 'COPY ["root/", "/"]'
+same "one COPY" 1 "$(grep -c '^COPY' "$cf")"
+has "the profile's environment is ENV" "$cf" 'ENV "USE_ROCM"="0"'
+
+# labels: every build-info label is on the image, with its value
+kiln-stage labels --format=file "$b/build/info" | sort >"$T/want.labels"
+labels $img >"$T/got.labels"
+comm -23 "$T/want.labels" "$T/got.labels" >"$T/missing.labels"
+same "every build-info label is on the image" "" "$(cat "$T/missing.labels")"
+has "the torch commit label" "$T/got.labels" "kiln.torch.commit=$(git -C "$T/mirror/torch" rev-parse v1)"
+has "the OCI revision label" "$T/got.labels" "org.opencontainers.image.revision=$(git -C "$T/mirror/torch" rev-parse v1)"
+has "the series digest label" "$T/got.labels" "kiln.vision.series_digest="
+has "the arch label" "$T/got.labels" "kiln.arch=cpu"
+has "the stage keys" "$T/got.labels" "kiln.stage.vision.wheel=$(sed -n 's/^KEY=//p' "$b/build/stamp/vision.wheel" | tr -d '"')"
+has "the lock's digest" "$T/got.labels" "kiln.requirements_lock=sha256:$(sha256sum "$b/build/requirements.lock" | cut -c1-64)"
+has "the base label" "$T/got.labels" "org.opencontainers.image.base.name=localhost/kiln-toy-base:1"
+
+# the lock: every wheel kiln installed, hashed; pip installs from it with --require-hashes
+lk=$b/build/requirements.lock
+tw=$(cat "$b/build/wheels/torch.picked")
+has "the lock pins torch by its wheel's hash" "$lk" "--hash=sha256:$(sha256sum "$tw" | cut -c1-64)"
+vv=$(sed -n "s/^VERSION=//p" "$b/build/info/vision.info" | tr -d "'\"")
+has "the lock has torchvision at its built version" "$lk" "torchvision==$vv --hash=sha256:"
+has "the lock lists the venv's other packages" "$lk" "# pip=="
+has "build-info.json holds the lock's digest" "$b/build/build-info.json" "\"requirements_lock\":\"sha256:$(sha256sum "$lk" | cut -c1-64)\""
+toy_venv "$T/v2"
+check "pip install --require-hashes -r requirements.lock (a fresh venv)" \
+	"$T/v2/bin/python" -m pip install --no-index --require-hashes --no-deps --disable-pip-version-check \
+	--find-links="$b/build/wheels/torch" --find-links="$b/build/wheels/vision" \
+	--find-links="$b/build/wheels/audio" -r "$lk"
+sed 's/--hash=sha256:\(.\)/--hash=sha256:0/' "$lk" >"$T/bad.lock"
+exits "a wrong hash in the lock: pip refuses" 1 \
+	"$T/v2/bin/python" -m pip install --no-index --require-hashes --no-deps --force-reinstall --disable-pip-version-check \
+	--find-links="$b/build/wheels/torch" --find-links="$b/build/wheels/vision" \
+	--find-links="$b/build/wheels/audio" -r "$T/bad.lock"
+
+# the filesystem: mount the image and look
+m=$(podman image mount $img) && [ -n "$m" ] || m=$T/not-mounted
+check "podman image mount" test -d "$m"
+check "the image holds the base's file" test -f "$m/etc/kiln-base"
+check "the image holds vision's C extension" sh -c 'ls "$1"/lib/python3*/site-packages/torchvision/_C*.so' sh "$m$T/venv"
+check "the image holds torch's library" sh -c 'ls "$1"/lib/python3*/site-packages/torch/lib/libtorch_toy.so' sh "$m$T/venv"
+check "the image holds the wheels" test -f "$m/opt/kiln/wheels/${tw##*/}"
+check "the image holds the lock" cmp "$m/opt/kiln/requirements.lock" "$lk"
+check "the image holds build-info.json" cmp "$m/opt/kiln/build-info.json" "$b/build/build-info.json"
+podman image unmount $img >/dev/null 2>&1
+id1=$(podman image inspect --format '{{.Id}}' $img)
+
+build second
+same "second ninja: no work to do" "ninja: no work to do." "$(cat "$T/second.log")"
+same "the image is the same" "$id1" "$(podman image inspect --format '{{.Id}}' $img)"
+
+# a pin bump rebuilds the image, with the new commit in its labels
+toy_commit vision v2 5
+check "configure --pin vision=v2" conf --pin vision=v2
+build bump
+same "bump vision: vision's stages, the smoke test and the image rerun" \
+	"stack.image stack.smoke vision.install vision.patch vision.pick vision.src vision.wheel" "$got"
+id2=$(podman image inspect --format '{{.Id}}' $img)
+check "bump vision: a new image" test "$id1" != "$id2"
+labels $img >"$T/got2.labels"
+has "bump vision: the image's label has vision's new commit" "$T/got2.labels" \
+	"kiln.vision.commit=$(git -C "$T/mirror/vision" rev-parse v2)"
+kiln-stage labels --format=file "$b/build/info" | sort >"$T/want2.labels"
+same "bump vision: every build-info label is on the new image" "" "$(comm -23 "$T/want2.labels" "$T/got2.labels")"
+
+# a base that does not match its pin: one line, and no image
+sed -i "s/^image_BASE=.*/image_BASE=$base2/" "$T/pins.env"
+build badbase
+same "a base that does not match image_BASE: ninja fails" 1 "$brc"
+grep '^kiln: stack.image: image base' "$T/badbase.log" >"$T/badbase.lines"
+same "one line says so" 1 "$(lines "$T/badbase.lines")"
+has "it names the pinned and the actual ID" "$T/badbase.lines" "image base localhost/kiln-toy-base:1 is $baseid, but the pins say image_BASE=$base2"
+build badbase2
+same "and again: a failed image is never a no-op" 1 "$brc"
+# pinned right again: the image builds on the other base
+check "configure --image-base=localhost/kiln-toy-base:2" conf --pin vision=v2 --image-base=localhost/kiln-toy-base:2
+build base2
+same "the image builds on the re-pinned base" 0 "$brc"
+has "FROM the new base" "$cf" "FROM ${base2#sha256:}"

@@ -1,0 +1,71 @@
+#!/bin/sh
+# tutorial: TUTORIAL.md's commands run on the toy stack (tests/regress/graph-toy.inc), so
+# the tutorial cannot rot. Every ```sh block after a "<!-- run -->" line is run, in
+# order, in one shell (set -e) after the toy's settings (the tutorial's section 0); then
+# what the tutorial promises is checked: the bump reran vision's stages, the lock and
+# the patch went where it says, verify passed, and the image carries the new commit.
+. "$KILN_SRC/tests/lib.sh"
+need podman
+. "$KILN_SRC/tests/regress/graph-toy.inc"
+
+cat >"$T/storage.conf" <<EOC
+[storage]
+driver = "vfs"
+graphroot = "$T/containers/storage"
+runroot = "$T/containers/run"
+EOC
+CONTAINERS_STORAGE_CONF=$T/storage.conf
+export CONTAINERS_STORAGE_CONF
+trap 'podman image unmount -a >/dev/null 2>&1; podman system reset -f >/dev/null 2>&1; chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT INT TERM
+
+mkdir -p "$T/base/etc" && echo 'toy base' >"$T/base/etc/kiln-base" && tar -C "$T/base" -cf "$T/base.tar" . || exit 2
+podman import -q "$T/base.tar" localhost/kiln-tutorial-base:1 >/dev/null || { echo "not ok podman import"; exit 1; }
+toy_venv "$T/venv"
+toy_commit vision v2 5
+
+# the runnable blocks, in order
+awk '/^<!-- run -->$/ { want = 1; next }
+     want && /^```sh$/ { inblock = 1; want = 0; next }
+     inblock && /^```$/ { inblock = 0; print ""; next }
+     inblock { print }
+     { want = 0 }' "$KILN_SRC/TUTORIAL.md" >"$T/tutorial-run.sh"
+n=$(grep -c '^<!-- run -->$' "$KILN_SRC/TUTORIAL.md")
+check "TUTORIAL.md has runnable blocks" test "$n" -ge 8
+check "each is extracted" test "$(lines "$T/tutorial-run.sh")" -gt "$n"
+
+# section 0 for the toy, then the tutorial's commands
+{
+	echo 'set -e'
+	printf 'KILN=%s PINS=%s PATCHES=%s ARCH=gfx1100\n' "$KSRC" "$T/pins.env" "$T/patches"
+	echo 'IMAGE=localhost/kiln-tutorial:1 BASE=localhost/kiln-tutorial-base:1'
+	echo 'C=vision NEW=v2'
+	echo "FILE=csrc/ops.c COMMENT='/* kiln tutorial */'"
+	printf 'PY=%s\n' "$T/venv/bin/python"
+	printf 'SRCPIN_MIRROR=%s; export SRCPIN_MIRROR\n' "$T/mirror"
+	printf 'set -- --python=%s --mirror=%s --rocm-path=%s --jobs=2 KILN_BIN=%s\n' \
+		"$T/venv/bin/python" "$T/mirror" "$T/rocm" "$KILN_BIN"
+	cat "$T/tutorial-run.sh"
+} >"$T/run.sh"
+mkdir -p "$T/b"
+cd "$T/b" || exit 2
+sh -x "$T/run.sh" >"$T/tutorial.log" 2>&1
+rc=$?
+same "every command of TUTORIAL.md succeeds" 0 "$rc"
+[ "$rc" = 0 ] || tail -n 40 "$T/tutorial.log" | sed 's/^/#   /'
+
+has "ninja -n lists vision's stages" "$T/b/build/would-run.txt" "vision.src"
+lacks "ninja -n does not list torch's" "$T/b/build/would-run.txt" "torch.wheel"
+has "the lock's commit is in the pins" "$T/pins.env" "vision_COMMIT=$(git -C "$T/mirror/vision" rev-parse v2)"
+has "the new patch is in the series" "$T/patches/vision/series" "0099-tutorial.patch"
+has "the patch adds the line" "$T/patches/vision/0099-tutorial.patch" "+/* kiln tutorial */"
+has "the rebuild says why vision.src ran" "$T/b/build/rebuild.log" "kiln: vision.src: running: input"
+lacks "the rebuild leaves torch alone" "$T/b/build/rebuild.log" "torch.wheel: rebuilt"
+has "the rebuild builds the image again" "$T/b/build/rebuild.log" "stack.image: rebuilt"
+has "the patched source went into the wheel's tree" "$T/b/build/src/vision/csrc/ops.c" "/* kiln tutorial */"
+has "gpucheck cover: torch covers gfx1100" "$T/tutorial.log" "gfx1100: covered natively"
+has "verify: the wheel is reproducible" "$T/tutorial.log" "vision.wheel: 1 identical: the stage is reproducible"
+has "the image's label has vision's locked commit" "$T/tutorial.log" "kiln.vision.commit=$(git -C "$T/mirror/vision" rev-parse v2)"
+has "the lock lists torchvision with a hash" "$T/tutorial.log" "torchvision=="
+has "the override advice ran" "$T/tutorial.log" "gfx1151"
+ninja >"$T/again.log" 2>&1
+same "after the tutorial, ninja has no work to do" "ninja: no work to do." "$(cat "$T/again.log")"
