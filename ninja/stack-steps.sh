@@ -514,8 +514,10 @@ sdkwheels () {
 step_check () {
 	# every GPU library of the SDK must carry code each --arch can run (native, the
 	# family's generic target, or an ISA-compatible one): gpucheck cover, one line per
-	# library lacking it, before any compile
+	# library lacking it, before any compile. The library names are globs (the file
+	# turns globbing off: set -f above), so it is on for this loop only
 	set --
+	set +f
 	for f in "$ROCM_PATH"/lib/librocblas.so* "$ROCM_PATH"/lib/libhipblaslt.so* \
 		"$ROCM_PATH"/lib/librocsparse.so* "$ROCM_PATH"/lib/libMIOpen.so* \
 		"$ROCM_PATH"/lib/librocrand.so* "$ROCM_PATH"/lib/librocfft.so* \
@@ -523,6 +525,7 @@ step_check () {
 		"$ROCM_PATH"/lib/librccl.so* "$ROCM_PATH"/lib/libhipfft.so* "$ROCM_PATH"/lib/libhiprand.so*; do
 		[ -f "$f" ] && [ ! -L "$f" ] && set -- "$@" "$f"
 	done
+	set -f
 	[ $# -gt 0 ] || die "$ROCM_PATH/lib has none of ROCm's GPU libraries (rocBLAS, hipBLASLt, rocSPARSE, MIOpen, rocRAND, ...): not a ROCm SDK"
 	bad=0
 	for a in $(printf '%s\n' "$ARCH" | tr ';' ' '); do
