@@ -325,6 +325,8 @@ for n, v in sorted(set(other)):
 cfq () { printf '"%s"' "$(printf '%s' "$1" | sed 's/[\\"$]/\\&/g')"; }
 
 step_image () {
+	# this step lists its own folders ($B/wheels/*.picked, $B/stamp/*) with globs
+	set +f
 	# the builder: podman, else buildah; storage as the host needs (vfs, unless
 	# CONTAINERS_STORAGE_CONF says otherwise); chroot isolation: a COPY-only file runs nothing
 	if command -v podman >/dev/null 2>&1; then bld=podman
