@@ -11,6 +11,7 @@
 # value is only ever expanded inside double quotes by the steps, never parsed.
 set -eu
 # lists ($ENV, $MODULES, $PROFILES ...) are split into words, never expanded as globs
+# (PROFILES at "|", the others at white space)
 set -f
 step=$1 c=$2
 for k in ${KILN_KEYS:?run by kiln-stage env (see ninja/stack.ninja)}; do
@@ -252,7 +253,10 @@ step_system () {
 # and no pip configuration file reaches it; the target Python's folder comes first on PATH
 clean () {
 	n=$#
+	# PROFILES is a "|"-separated list (paths may hold spaces)
+	o=$IFS IFS='|'
 	for p in $PROFILES; do set -- "$@" --profile="$p"; done
+	IFS=$o
 	while [ "$n" -gt 0 ]; do set -- "$@" "$1"; shift; n=$((n - 1)); done
 	# srcpin's mirror setting crosses the clean environment as a setting, not a word
 	if [ -n "${SRCPIN_MIRROR:-}" ]; then
@@ -379,11 +383,14 @@ step_image () {
 		fi
 		echo 'COPY ["root/", "/"]'
 		# the profiles' runtime environment, as envclean applies it to the stages
+		o=$IFS IFS='|'
 		for f in $PROFILES; do
+			IFS=$o
 			kiln-stage env "$f" -- sh -c 'for k in $KILN_KEYS; do eval "v=\${KILN_K_$k}"; printf "%s\t%s\n" "$k" "$v"; done'
 		done | while IFS="$(printf '\t')" read -r k v; do
 			printf 'ENV "%s"=%s\n' "$k" "$(cfq "$v")"
 		done
+		IFS=$o
 		echo 'LABEL "org.opencontainers.image.title"='"$(cfq "$IMAGE")"
 		[ "$from" != scratch ] && echo 'LABEL "org.opencontainers.image.base.name"='"$(cfq "$BASE_REF")" &&
 			echo 'LABEL "org.opencontainers.image.base.digest"='"$(cfq "${dg:-sha256:$id}")"

@@ -418,9 +418,9 @@ checkopts(void)
 		fail("--builddir: must not be empty");
 	pyprefix("--python", cf.python);
 	pyprefix("--venv", cf.venv);
-	if (strpbrk(cf.srcdir, " \t"))
-		fail("the source folder '%s' has a space in its path; the stack's profile list cannot "
-		     "hold it (move or link the checkout to a path without spaces)", cf.srcdir);
+	if (strpbrk(cf.srcdir, "|\n"))
+		fail("the source folder '%s' has a '|' or a newline in its path, which ninja and the "
+		     "stack's profile list cannot hold (move or link the checkout elsewhere)", cf.srcdir);
 	checkimage();
 	parsearch();
 	complist(cf.with, "--with", 1);

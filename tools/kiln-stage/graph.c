@@ -745,7 +745,8 @@ planstack(char ***proflist, size_t *nprof)
 		kv_free(&f);
 		*proflist = xrealloc(*proflist, (*nprof + 1) * sizeof **proflist);
 		(*proflist)[(*nprof)++] = p;
-		bufprintf(&profs, "%s%s", profs.len ? " " : "", p);
+		/* "|" separates them: a path may hold spaces, never "|" (conf.c refuses it) */
+		bufprintf(&profs, "%s%s", profs.len ? "|" : "", p);
 	}
 	/* configure's stack inputs: the profiles, the pins, every patch folder */
 	{
