@@ -16,6 +16,7 @@
 #include "atomic.h"
 #include "info.h"
 #include "kv.h"
+#include "remote.h"
 #include "schema.h"
 #include "stage.h"
 #include "util.h"
@@ -31,7 +32,7 @@ usage(const char *error)
 		fprintf(stderr, "kiln-stage: %s\n", error);
 	fprintf(error ? stderr : stdout,
 	        "usage: kiln-stage run --key=FILE --stamp=FILE [--parent=STAMP]... [--logdir=DIR]\n"
-	        "                      [--out=DIR] [--stage-cache=DIR] [--id-file=FILE] [--id-keys=LIST]\n"
+	        "                      [--out=DIR] [--stage-cache=DIR|URL] [--id-file=FILE] [--id-keys=LIST]\n"
 	        "                      [-n] STAGE [PARENT-STAMP...] -- CMD [ARG...]\n"
 	        "       kiln-stage verify --key=FILE --stamp=FILE [--parent=STAMP]... --out=DIR\n"
 	        "                      [--logdir=DIR] STAGE -- CMD [ARG...]\n"
@@ -199,7 +200,8 @@ cmdrun(int argc, char **argv)
 	const char *key = NULL, *stampf = NULL, *logdir = "build/logs", *out = NULL;
 	const char *cache = NULL, *idfile = NULL, *idkeys = NULL, *name;
 	char **parents = NULL, *err = NULL, *why, *id = NULL, *logpath, *dur, *abs = NULL;
-	char *cachewhy = NULL;
+	char *cachewhy = NULL, *uplog = NULL;
+	const char *remote = NULL;
 	size_t np = 0, cap = 0;
 	struct stage s;
 	struct stamp st;
@@ -224,9 +226,21 @@ cmdrun(int argc, char **argv)
 			logdir = a + 9;
 		else if (startswith(a, "--out="))
 			out = a + 6;
-		else if (startswith(a, "--stage-cache="))
+		else if (startswith(a, "--stage-cache=")) {
+			/* a folder, file://FOLDER, or http(s)://SERVER/PATH (remote.c) */
 			cache = a[14] ? a + 14 : NULL;
-		else if (startswith(a, "--id-file="))
+			remote = NULL;
+			if (cache && startswith(cache, "file://"))
+				cache += 7;
+			else if (cache && remote_isurl(cache)) {
+				if ((why = remote_checkurl(cache)))
+					usage(xasprintf("run: --stage-cache: %s", why));
+				remote = cache;
+				cache = NULL;
+			} else if (cache && strstr(cache, "://"))
+				usage(xasprintf("run: --stage-cache=%s: not a folder, file://, http:// or "
+				                "https:// URL", cache));
+		} else if (startswith(a, "--id-file="))
 			idfile = a + 10;
 		else if (startswith(a, "--id-keys="))
 			idkeys = a + 10;
@@ -334,6 +348,16 @@ cmdrun(int argc, char **argv)
 			goto done;
 		}
 	}
+	if (remote && out) {
+		r = remote_restore(remote, s.key, name, out, logdir, &id, &err);
+		if (r < 0) {
+			warn("%s: %s (building instead)", name, err);
+			cachewhy = err;
+			err = NULL;
+		} else if (r == 1) {
+			goto done;
+		}
+	}
 	if (out && dir_empty(out, &err) < 0)
 		dien(EXIT_USAGE, "%s: %s", name, err);
 	if (mkdirs(logdir) < 0)
@@ -407,7 +431,7 @@ cmdrun(int argc, char **argv)
 		free(err);
 		err = NULL;
 	}
-	free(logpath);
+	uplog = logpath;
 	free(abs);
 	r = 0;
 done:
@@ -419,6 +443,17 @@ done:
 	dur = fmtdur(now() - t0);
 	printf("%s: %s in %s\n", name, r == 1 ? "restored from the stage cache" : "rebuilt", dur);
 	free(dur);
+	/* after the stamp: a server that fails is a warning, never a failed build */
+	if (remote && out && r == 0) {
+		fflush(stdout);
+		if ((r = remote_store(remote, &s, out, id, uplog, &err)) < 0) {
+			warn("%s: remote stage cache: %s (not stored; the stage itself succeeded)", name, err);
+			free(err);
+		} else if (r == 0) {
+			printf("%s: stored in the remote stage cache\n", name);
+		}
+	}
+	free(uplog);
 	free(id);
 	buffree(&b);
 	buffree(&sums);
