@@ -219,6 +219,8 @@ clean () {
 	n=$#
 	for p in $PROFILES; do set -- "$@" --profile="$p"; done
 	while [ "$n" -gt 0 ]; do set -- "$@" "$1"; shift; n=$((n - 1)); done
+	# srcpin's mirror folder passes the cleaning (the only variable srcpin reads here)
+	[ -z "${SRCPIN_MIRROR:-}" ] || set -- --set "SRCPIN_MIRROR=$SRCPIN_MIRROR" "$@"
 	envclean -i --set PIP_CONFIG_FILE=/dev/null --prepend-path "$(dirname "$PY")" "$@"
 }
 
