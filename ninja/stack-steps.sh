@@ -26,19 +26,22 @@ export PATH
 # srcpin reads the mirror folder from its environment: a path with spaces stays whole
 if [ -n "$MIRROR" ]; then SRCPIN_MIRROR=$MIRROR; export SRCPIN_MIRROR; fi
 src=$B/src/$c
+# the git mirrors: one per repository in --git-cache, shared by every build folder
+# (srcpin locks a mirror while it fetches); an older stack.env has none: the build folder's
+GITC=${GIT_CACHE:-$B/git}
 say () { printf 'kiln: %s\n' "$*" >&2; }
 die () { say "$KILN_STAGE: $*"; exit 1; }
 # the steps' $(mirror) adds no argument any more: SRCPIN_MIRROR above says it
 mirror () { return 0; }
 
 step_src () {
-	commit=$(clean -- srcpin fetch "$c" "$URL" "$REF" --cache="$B/git" $(mirror)) ||
+	commit=$(clean -- srcpin fetch "$c" "$URL" "$REF" --cache="$GITC" $(mirror)) ||
 		die "srcpin could not fetch $REF from $URL"
 	case "$commit" in
 	"$SHA"*) ;;
 	*) die "$REF of $URL is $commit, but the pin expects $SHA (update ${c}_SHA, or pin the commit)" ;;
 	esac
-	clean -- srcpin checkout "$c" --commit "$commit" --into "$src" --submodules --force --cache="$B/git" $(mirror)
+	clean -- srcpin checkout "$c" --commit "$commit" --into "$src" --submodules --force --cache="$GITC" $(mirror)
 	printf '%s %s\n' "$URL" "$commit" >"$B/src/$c.id"
 	# where the objects came from: the --mirror copy srcpin uses for this URL (the order
 	# of srcpin(1)), or the URL itself; build-info records it beside the URL
@@ -64,7 +67,7 @@ step_patch () {
 	[ -n "$commit" ] || die "$src is not a srcpin checkout; run ninja $c.src"
 	have=$(printf '%s\n' "$st" | sed -n 's/^SERIES_DIGEST=//p')
 	if ! printf '%s\n' "$st" | grep -qx 'PRISTINE=yes' || { [ "$SERIES" = none ] && [ -n "$have" ]; }; then
-		clean -- srcpin checkout "$c" --commit "$commit" --into "$src" --submodules --force --cache="$B/git" $(mirror)
+		clean -- srcpin checkout "$c" --commit "$commit" --into "$src" --submodules --force --cache="$GITC" $(mirror)
 	fi
 	if [ "$SERIES" != none ]; then
 		clean -- srcpin patch "$src" "$SERIES_FILE"
@@ -115,7 +118,7 @@ step_wheel () {
 	# one. Its first segment is letters only, so PEP 440's text order of mixed segments
 	# (+rocm10 < +rocm6) never ranks two kiln builds by accident.
 	rel=
-	for t in ${REF:-} $(git --git-dir="$B/git/$c.git" tag --points-at "$commit" 2>/dev/null); do
+	for t in ${REF:-} $(git --git-dir="$GITC/$c.git" tag --points-at "$commit" 2>/dev/null); do
 		v=${t#v}
 		case "$v" in [0-9]*) case "$v" in *[!0-9.]*|*.|*..*) ;; *) rel=$v; break ;; esac ;; esac
 	done
@@ -161,6 +164,52 @@ step_wheel () {
 		[ -n "${CCACHE_DIR:-}" ] || set -- "$@" --set CCACHE_DIR="${XDG_CACHE_HOME:-$HOME/.cache}/ccache"
 		[ -n "${SCCACHE_DIR:-}" ] || set -- "$@" --set SCCACHE_DIR="${XDG_CACHE_HOME:-$HOME/.cache}/sccache" ;;
 	esac
+	# team caches (issue 20): the compiler cache's remote storage, then the distributed
+	# compiler behind it; none of them changes what is compiled, so none is in the key
+	case "$CACHE" in
+	ccache) [ -z "${CACHE_REMOTE:-}" ] || set -- "$@" --set CCACHE_REMOTE_STORAGE="$CACHE_REMOTE" ;;
+	sccache)
+		case "${CACHE_REMOTE:-}" in
+		redis://*) set -- "$@" --set SCCACHE_REDIS="$CACHE_REMOTE" --set SCCACHE_REDIS_ENDPOINT="$CACHE_REMOTE" ;;
+		http://*|https://*) set -- "$@" --set SCCACHE_WEBDAV_ENDPOINT="$CACHE_REMOTE" ;;
+		esac ;;
+	esac
+	masq=
+	case "${DISTRIBUTE:-}" in
+	distcc)
+		command -v distcc >/dev/null 2>&1 || die "--distribute=distcc, but there is no distcc here (install distcc)"
+		slots=$(DISTCC_HOSTS=$DISTRIBUTE_HOSTS distcc -j 2>/dev/null) || slots=0
+		[ "$slots" -gt "$JOBS" ] 2>/dev/null || slots=$JOBS
+		say "distcc: $DISTRIBUTE_HOSTS ($slots slots); preprocessing stays local"
+		set -- "$@" --set DISTCC_HOSTS="$DISTRIBUTE_HOSTS" --set MAX_JOBS="$slots" --keep DISTCC_ \
+			--set DISTCC_DIR="$work.home/.distcc"
+		dist=distcc ;;
+	icecream)
+		for d in /usr/lib/icecc/bin /usr/libexec/icecc/bin; do [ -d "$d" ] && break; done
+		command -v icecc >/dev/null 2>&1 || die "--distribute=icecream, but there is no icecc here (install icecc)"
+		set -- "$@" --keep ICECC_
+		dist=icecc ;;
+	*) dist= ;;
+	esac
+	if [ -n "$dist" ] || [ "$CACHE" = ccache ]; then
+		# compilers called by name (setuptools' CC, a setup.py's own "cc", CMake's) reach the
+		# cache and the distributor through a folder of links first on PATH; ccache runs
+		# first and hands misses to the distributor (CCACHE_PREFIX)
+		masq=$work.home/bin
+		mkdir -p "$masq"
+		front=$dist
+		[ "$CACHE" = ccache ] && front=ccache
+		fp=$(command -v "$front") || die "no $front on PATH"
+		for cc in cc gcc c++ g++ clang clang++ x86_64-linux-gnu-gcc x86_64-linux-gnu-g++; do
+			command -v "$cc" >/dev/null 2>&1 && ln -sf "$fp" "$masq/$cc"
+		done
+		if [ "$CACHE" = ccache ] && [ -n "$dist" ]; then
+			set -- "$@" --set CCACHE_PREFIX="$dist"
+		elif [ -n "$dist" ]; then
+			set -- "$@" --set CMAKE_C_COMPILER_LAUNCHER="$dist" --set CMAKE_CXX_COMPILER_LAUNCHER="$dist"
+		fi
+		set -- "$@" --prepend-path "$masq"
+	fi
 	for e in $ENV; do set -- "$@" --set "$e"; done
 
 	# the target Python must import what this build compiles against, and nothing else:
@@ -179,12 +228,17 @@ step_wheel () {
 	if [ -z "$build" ]; then
 		if [ -f setup.py ]; then build=setup; else build=build; fi
 	fi
+	[ "$CACHE" = ccache ] && ccstats "$@" >"$work.home/ccache.before"
 	case "$build" in
 	setup) clean "$@" -- "$PY" setup.py bdist_wheel -d "$out" ;;
 	build) clean "$@" -- "$PY" -m build --wheel --no-isolation --outdir "$out" . ;;
 	pip) clean "$@" -- "$PY" -m pip wheel --no-deps --no-build-isolation --no-index -w "$out" . ;;
 	*) die "${c}_BUILD=$build: use setup, build or pip" ;;
 	esac || die "the build failed (its tree is kept in $work)"
+	if [ "$CACHE" = ccache ]; then
+		ccstats "$@" >"$work.home/ccache.after"
+		hitrate "$work.home/ccache.before" "$work.home/ccache.after"
+	fi
 	cd "$B" && rm -rf "$work" "$work.home"
 	ls "$out"
 }
@@ -210,6 +264,19 @@ step_install () {
 step_system () {
 	clean -- "$PY" -c "import $IMPORT" || die "--pin $c=system, but $PY cannot import $IMPORT"
 	record ""
+}
+
+# ccstats [ENVCLEAN-OPTION]...: ccache's counters in the build's environment (KEY\tVALUE)
+ccstats () { clean "$@" -- ccache --print-stats 2>/dev/null || :; }
+# hitrate BEFORE AFTER: the compiler cache's hits in this stage, in its log and, through
+# $KILN_STAGE_NOTE, in the stage's summary line ("ccache 12/40 hits (30%), 8 remote")
+hitrate () {
+	awk -F '\t' 'FNR == NR { b[$1] = $2; next } { d[$1] = $2 - b[$1] }
+		END { h = d["direct_cache_hit"] + d["preprocessed_cache_hit"]; n = h + d["cache_miss"]
+		      if (n > 0) printf "ccache %d/%d hits (%d%%), %d remote\n", h, n, 100 * h / n, d["remote_storage_hit"]
+		      else print "ccache: no compiles" }' "$1" "$2" >"$1.rate" || return 0
+	say "$(cat "$1.rate")"
+	[ -z "${KILN_STAGE_NOTE:-}" ] || cp "$1.rate" "$KILN_STAGE_NOTE" 2>/dev/null || :
 }
 
 # clean [ENVCLEAN-OPTION]... -- CMD...: CMD under envclean, starting from its allow-list

@@ -57,6 +57,8 @@ usage(void)
 	                "         [--without=LIST] [--cache=KIND] [--stage-cache=DIR] [--mirror=DIR] [--jobs=N]\n"
 	                "         [--kiln-bin=DIR] [--prefix=DIR] [--cc=CC] [--cflags=F] [--ldflags=F]\n"
 	                "         [--pkg-config=P] [--fuzzcc=CC] [--ninja=N] [--prog=NAME]\n"
+	                "         [--git-cache=DIR] [--cache-remote=URL] [--distribute=distcc|icecream]\n"
+	                "         [--distribute-hosts=HOSTS]\n"
 	                "         -- CONFIGURE [ARG]...\n");
 	exit(EXIT_USAGE);
 }
@@ -81,6 +83,8 @@ parseopts(int argc, char **argv)
 		{"--pkg-config", &cf.pkgconfig}, {"--fuzzcc", &cf.fuzzcc}, {"--ninja", &cf.ninja},
 		{"--jobs", &cf.jobs}, {"--with", &cf.with}, {"--without", &cf.without},
 		{"--arch", &cf.archarg},
+		{"--git-cache", &cf.gitcache}, {"--cache-remote", &cf.cacheremote},
+		{"--distribute", &cf.distribute}, {"--distribute-hosts", &cf.disthosts},
 	};
 	size_t k, cap = 0;
 	const char *v;
@@ -94,6 +98,7 @@ parseopts(int argc, char **argv)
 	cf.pkgconfig = "pkg-config";
 	cf.ninja = "ninja";
 	cf.jobs = "2";
+	cf.gitcache = cf.cacheremote = cf.distribute = cf.disthosts = "";
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--")) {
 			cf.replay = argv + i + 1;
@@ -391,6 +396,9 @@ checkopts(void)
 	checkpath("--mirror", cf.mirror, 0);
 	checkpath("--prefix", cf.prefix, 0);
 	checkpath("KILN_BIN", cf.kilnbin, 0);
+	checkpath("--git-cache", cf.gitcache, 0);
+	checkpath("--cache-remote", cf.cacheremote, 0);
+	checkpath("--distribute-hosts", cf.disthosts, 0);
 	if (!*cf.builddir)
 		fail("--builddir: must not be empty");
 	pyprefix("--python", cf.python);
@@ -553,6 +561,9 @@ configmk(struct buf *mk, char *const *tools, size_t ntools)
 	mkval(mk, "KILN_STAGE_CACHE", cf.stagecache ? cf.stagecache : "");
 	mkval(mk, "KILN_MIRROR", cf.mirror ? cf.mirror : "");
 	mkval(mk, "KILN_JOBS", cf.jobs);
+	mkval(mk, "KILN_GIT_CACHE", cf.gitcache);
+	mkval(mk, "KILN_CACHE_REMOTE", cf.cacheremote);
+	mkval(mk, "KILN_DISTRIBUTE", cf.distribute);
 	p = joined(tools, ntools);
 	mkval(mk, "KILN_TOOLS", p);
 	free(p);

@@ -96,6 +96,41 @@ readid(const char *path)
 	return bufdetach(&b);
 }
 
+/* LOGDIR/NAME.note for LOGDIR/NAME.log (fresh string), or NULL */
+static char *
+notepath(const char *logpath)
+{
+	size_t n = strlen(logpath);
+
+	if (n < 4 || strcmp(logpath + n - 4, ".log") != 0)
+		return NULL;
+	return xasprintf("%.*s.note", (int)(n - 4), logpath);
+}
+
+/* the note the step left (first line, at most 200 bytes), removed; fresh or NULL */
+static char *
+takenote(const char *logpath)
+{
+	char *p = logpath ? notepath(logpath) : NULL, *nl;
+	struct buf b = {0};
+
+	if (!p)
+		return NULL;
+	if (readfile(p, &b, 4096) < 0 || !b.len) {
+		unlink(p);
+		free(p);
+		buffree(&b);
+		return NULL;
+	}
+	unlink(p);
+	free(p);
+	if ((nl = strchr(b.s, '\n')))
+		*nl = 0;
+	if (strlen(b.s) > 200)
+		b.s[200] = 0;
+	return bufdetach(&b);
+}
+
 /* run argv with stdout and stderr into logfd, in its own process group; returns the
    wait status, or -1 if it could not start */
 static int
@@ -120,6 +155,11 @@ spawn(char **argv, int logfd, const struct stage *s, const char *logpath, const 
 		setenv("KILN_STAGE", s->name, 1);
 		setenv("KILN_STAGE_KEY", s->key, 1);
 		setenv("KILN_STAGE_LOG", logpath, 1);
+		/* one line the step may leave for the summary (the compiler cache's hit rate) */
+		if ((abs = notepath(logpath))) {
+			unlink(abs);
+			setenv("KILN_STAGE_NOTE", abs, 1);
+		}
 		if (out && (abs = realpath(out, NULL)))
 			setenv("KILN_STAGE_OUT", abs, 1);
 		else if (out)
@@ -441,7 +481,10 @@ done:
 	if (writefile_atomic(stampf, b.s, b.len, 0644) < 0)
 		dien(EXIT_PROBLEM, "%s: cannot write the stamp %s:", name, stampf);
 	dur = fmtdur(now() - t0);
-	printf("%s: %s in %s\n", name, r == 1 ? "restored from the stage cache" : "rebuilt", dur);
+	why = r == 0 ? takenote(uplog) : NULL;
+	printf("%s: %s in %s%s%s%s\n", name, r == 1 ? "restored from the stage cache" : "rebuilt", dur,
+	       why ? " (" : "", why ? why : "", why ? ")" : "");
+	free(why);
 	free(dur);
 	/* after the stamp: a server that fails is a warning, never a failed build */
 	if (remote && out && r == 0) {
