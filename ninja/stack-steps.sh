@@ -183,6 +183,7 @@ step_wheel () {
 		say "distcc: $DISTRIBUTE_HOSTS ($slots slots); preprocessing stays local"
 		set -- "$@" --set DISTCC_HOSTS="$DISTRIBUTE_HOSTS" --set MAX_JOBS="$slots" --keep DISTCC_ \
 			--set DISTCC_DIR="$work.home/.distcc"
+		mkdir -p "$work.home/.distcc"
 		dist=distcc ;;
 	icecream)
 		for d in /usr/lib/icecc/bin /usr/libexec/icecc/bin; do [ -d "$d" ] && break; done
