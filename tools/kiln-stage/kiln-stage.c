@@ -234,6 +234,60 @@ cachefill(const char *cache, const struct stage *s, const struct stamp *st, cons
 	buffree(&now);
 }
 
+/* store a built stage on the remote stage cache. By default in the background, in a
+   child process of its own session whose messages go to the stage's log, holding an
+   flock on STAMP.upload until it is done (so a later upload of the stage, or a test,
+   can wait for it); KILN_CACHE_UPLOAD=wait stores before returning. Never fails. */
+static void
+upload(const char *url, const struct stage *s, const char *out, const char *id,
+       const char *logpath, const char *stampf)
+{
+	const char *mode = getenv("KILN_CACHE_UPLOAD");
+	char *lock, *err = NULL;
+	int lockfd, fd, r;
+	pid_t pid;
+
+	fflush(NULL);
+	if (mode && !strcmp(mode, "wait")) {
+		if ((r = remote_store(url, s, out, id, logpath, &err)) < 0) {
+			warn("%s: remote stage cache: %s (not stored; the stage itself succeeded)", s->name, err);
+			free(err);
+		} else if (r == 0) {
+			printf("%s: stored in the remote stage cache\n", s->name);
+		}
+		return;
+	}
+	lock = xasprintf("%s.upload", stampf);
+	lockfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	while (lockfd >= 0 && flock(lockfd, LOCK_EX) < 0 && errno == EINTR)
+		;
+	if ((pid = fork()) < 0) {
+		warn("%s: remote stage cache: cannot start the upload: %s (not stored)", s->name,
+		     strerror(errno));
+	} else if (pid == 0) {
+		setsid();
+		if ((fd = open("/dev/null", O_RDONLY)) >= 0)
+			dup2(fd, 0);
+		if (!logpath || (fd = open(logpath, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW)) < 0)
+			fd = open("/dev/null", O_WRONLY);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		if ((r = remote_store(url, s, out, id, logpath, &err)) < 0)
+			printf("# kiln-stage %s: remote stage cache: %s (not stored)\n", s->name, err);
+		else
+			printf("# kiln-stage %s: %s in the remote stage cache\n", s->name,
+			       r == 0 ? "stored" : "already");
+		fflush(stdout);
+		_exit(0);
+	} else {
+		printf("%s: storing in the remote stage cache in the background (the log says when done)\n",
+		       s->name);
+	}
+	if (lockfd >= 0)
+		close(lockfd);
+	free(lock);
+}
+
 static int
 cmdrun(int argc, char **argv)
 {
@@ -487,15 +541,8 @@ done:
 	free(why);
 	free(dur);
 	/* after the stamp: a server that fails is a warning, never a failed build */
-	if (remote && out && r == 0) {
-		fflush(stdout);
-		if ((r = remote_store(remote, &s, out, id, uplog, &err)) < 0) {
-			warn("%s: remote stage cache: %s (not stored; the stage itself succeeded)", name, err);
-			free(err);
-		} else if (r == 0) {
-			printf("%s: stored in the remote stage cache\n", name);
-		}
-	}
+	if (remote && out && r == 0)
+		upload(remote, &s, out, id, uplog, stampf);
 	free(uplog);
 	free(id);
 	buffree(&b);

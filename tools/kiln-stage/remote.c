@@ -179,7 +179,11 @@ request(const char *url, const char *method, struct sink *sink, FILE *up, long l
 		if (rc == CURLE_COULDNT_CONNECT || rc == CURLE_OPERATION_TIMEDOUT ||
 		    rc == CURLE_COULDNT_RESOLVE_HOST || rc == CURLE_SSL_CONNECT_ERROR ||
 		    rc == CURLE_RECV_ERROR || rc == CURLE_SEND_ERROR || rc == CURLE_GOT_NOTHING)
+		{
 			down = xasprintf("the remote stage cache did not answer (%s)", *err);
+			free(*err);
+			*err = xstrdup(down);
+		}
 		code = -1;
 	}
 	curl_slist_free_all(hdr);

@@ -7,6 +7,9 @@ need python3
 . "$KILN_SRC/tests/nginx-dav.inc"
 cd "$T" || exit 2
 dav_start
+# uploads before the stage returns (the background upload is tested at the end)
+KILN_CACHE_UPLOAD=wait
+export KILN_CACHE_UPLOAD
 
 # a stage that writes a real wheel-like zip and counts its runs
 cat >mkzip.py <<'PY'
@@ -111,3 +114,14 @@ has "token: sent as a bearer header" "$T/dav/logs/access.log" '"Bearer tok3n"'
 lacks "credentials: not in the output" "$T/.out" "tok3n"
 lacks "credentials: not in the errors" "$T/.err" "netrcsecret"
 lacks "credentials: not in the stage's log" "$T/k/logs/w.log" "tok3n"
+
+# the default: the upload runs in the background after the stamp, holding STAMP.upload
+# (and the stage's own lock) until it is done; its outcome goes to the stage's log
+unset KILN_CACHE_UPLOAD
+printf 'STAGE=w\nREF="v4"\n' >w.key
+check "background: the stage returns" stage bg --stage-cache="$DAV_URL"
+has "background: said" "$T/.out" "w: storing in the remote stage cache in the background"
+check "background: the upload finishes (its lock is released)" flock "$T/bg/w.stamp.upload" true
+has "background: its outcome in the stage's log" "$T/bg/logs/w.log" "# kiln-stage w: stored in the remote stage cache"
+check "background: another folder restores it" stage bg2 --stage-cache="$DAV_URL"
+has "background: restored" "$T/.out" "w: restored from the stage cache in"
