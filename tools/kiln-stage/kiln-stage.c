@@ -443,6 +443,11 @@ cmdrun(int argc, char **argv)
 		}
 	}
 	if (remote && out) {
+		if (explain) {
+			why = remote_explain(remote, s.key);
+			fprintf(stderr, "kiln: %s: %s\n", name, why);
+			free(why);
+		}
 		r = remote_restore(remote, s.key, name, out, logdir, &id, &err);
 		if (r < 0) {
 			warn("%s: %s (building instead)", name, err);

@@ -526,3 +526,20 @@ out:
 	buffree(&man);
 	return r;
 }
+
+char *
+remote_explain(const char *url, const char *key)
+{
+	char *u = objurl(url, "ac", key), *err = NULL, *why;
+	int h = has(u, &err);
+
+	if (h == 1)
+		why = xasprintf("stage cache: object %s", u);
+	else if (h == 0)
+		why = xasprintf("stage cache: no object for this key on the server (%s)", u);
+	else
+		why = xasprintf("stage cache: %s", err);
+	free(err);
+	free(u);
+	return why;
+}

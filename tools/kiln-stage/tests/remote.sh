@@ -125,3 +125,12 @@ check "background: the upload finishes (its lock is released)" flock "$T/bg/w.st
 has "background: its outcome in the stage's log" "$T/bg/logs/w.log" "# kiln-stage w: stored in the remote stage cache"
 check "background: another folder restores it" stage bg2 --stage-cache="$DAV_URL"
 has "background: restored" "$T/.out" "w: restored from the stage cache in"
+
+# explain: whether the server holds the key's object
+check "explain: a hit on the server" kiln-stage explain --key=w.key --stamp="$T/bg/w.stamp" --stage-cache="$DAV_URL" w
+has "explain: names the object" "$T/.out" "w: stage cache: object ${DAV_URL}ac/"
+printf 'STAGE=w\nREF="v5"\n' >w.key
+check "explain: a miss on the server" kiln-stage explain --key=w.key --stamp="$T/bg/w.stamp" --stage-cache="$DAV_URL" w
+has "explain: no object" "$T/.out" "w: stage cache: no object for this key on the server"
+KILN_EXPLAIN=1 KILN_CACHE_UPLOAD=wait check "KILN_EXPLAIN: the remote lookup is said" stage ex --stage-cache="$DAV_URL"
+has "KILN_EXPLAIN: said" "$T/.err" "kiln: w: stage cache: no object for this key on the server"
