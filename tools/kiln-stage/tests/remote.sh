@@ -134,3 +134,23 @@ check "explain: a miss on the server" kiln-stage explain --key=w.key --stamp="$T
 has "explain: no object" "$T/.out" "w: stage cache: no object for this key on the server"
 KILN_EXPLAIN=1 KILN_CACHE_UPLOAD=wait check "KILN_EXPLAIN: the remote lookup is said" stage ex --stage-cache="$DAV_URL"
 has "KILN_EXPLAIN: said" "$T/.err" "kiln: w: stage cache: no object for this key on the server"
+
+# two builders store one key at once, with different bytes (a wheel that is not
+# reproducible): the server is left with one whole object, which a third folder restores
+printf 'STAGE=w\nREF="race"\n' >w.key
+(PAYLOAD=left KILN_CACHE_UPLOAD=wait stage r1 --stage-cache="$DAV_URL" >"$T/r1.out" 2>&1) &
+j1=$!
+(PAYLOAD=right KILN_CACHE_UPLOAD=wait stage r2 --stage-cache="$DAV_URL" >"$T/r2.out" 2>&1) &
+j2=$!
+wait $j1; s1=$?
+wait $j2; s2=$?
+same "race: both builders succeed" "0 0" "$s1 $s2"
+KILN_CACHE_UPLOAD=wait check "race: a third folder restores" stage r3 --stage-cache="$DAV_URL"
+has "race: restored, not rebuilt" "$T/.out" "w: restored from the stage cache in"
+if cmp -s "$T/r3/out/x-1.0-py3-none-any.whl" "$T/r1/out/x-1.0-py3-none-any.whl" ||
+   cmp -s "$T/r3/out/x-1.0-py3-none-any.whl" "$T/r2/out/x-1.0-py3-none-any.whl"; then
+	ok "race: the restored wheel is one builder's, whole"
+else
+	notok "race: the restored wheel is one builder's, whole"
+fi
+check "race: and a valid zip" python3 -c 'import sys, zipfile; sys.exit(zipfile.ZipFile(sys.argv[1]).testzip() is not None)' "$T/r3/out/x-1.0-py3-none-any.whl"
