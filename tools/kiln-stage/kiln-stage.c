@@ -288,6 +288,30 @@ upload(const char *url, const struct stage *s, const char *out, const char *id,
 	free(lock);
 }
 
+/* an up-to-date stage whose key the server lacks: upload its outputs, if they are still
+   what the stamp recorded (a remote stage cache added to a built tree fills) */
+static void
+remotefill(const char *url, const struct stage *s, const struct stamp *st, const char *out,
+           const char *logdir, const char *stampf)
+{
+	struct buf now = {0};
+	char *err = NULL, *logpath;
+	int h = remote_has(url, s->key, &err);
+
+	if (h < 0)
+		warn("%s: remote stage cache: %s (not stored)", s->name, err);
+	else if (h == 0 && (dir_sums(out, &now, &err) < 0 || (st->sums && strcmp(st->sums, now.s ? now.s : "") != 0)))
+		warn("%s: %s: the outputs differ from those the stamp records; not stored in the "
+		     "remote stage cache (run the stage again: rm %s/*)", s->name, err ? err : out, out);
+	else if (h == 0) {
+		logpath = xasprintf("%s/%s.log", logdir, s->name);
+		upload(url, s, out, st->id, logpath, stampf);
+		free(logpath);
+	}
+	free(err);
+	buffree(&now);
+}
+
 static int
 cmdrun(int argc, char **argv)
 {
@@ -405,6 +429,8 @@ cmdrun(int argc, char **argv)
 			fprintf(stderr, "kiln: %s: up to date\n", name);
 		if (cache && out && !dry)
 			cachefill(cache, &s, &st, out, logdir);
+		if (remote && out && !dry)
+			remotefill(remote, &s, &st, out, logdir, stampf);
 		stamp_free(&st);
 		stage_free(&s);
 		return EXIT_OK;

@@ -543,3 +543,13 @@ remote_explain(const char *url, const char *key)
 	free(u);
 	return why;
 }
+
+int
+remote_has(const char *url, const char *key, char **err)
+{
+	char *u = objurl(url, "ac", key);
+	int h = has(u, err);
+
+	free(u);
+	return h;
+}

@@ -18,6 +18,8 @@ int remote_restore(const char *url, const char *key, const char *name, const cha
    (ac/KEY) for s. Never fails the build: returns 0 stored, 1 already there, -1 with *err. */
 int remote_store(const char *url, const struct stage *s, const char *outdir, const char *id,
                  const char *logpath, char **err);
+/* 1 if the server holds the manifest for key, 0 if not, -1 with *err */
+int remote_has(const char *url, const char *key, char **err);
 /* One line on the remote lookup for key: whether the server holds its manifest (HEAD),
    or why it could not say (fresh string). */
 char *remote_explain(const char *url, const char *key);

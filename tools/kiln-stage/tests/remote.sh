@@ -154,3 +154,15 @@ else
 	notok "race: the restored wheel is one builder's, whole"
 fi
 check "race: and a valid zip" python3 -c 'import sys, zipfile; sys.exit(zipfile.ZipFile(sys.argv[1]).testzip() is not None)' "$T/r3/out/x-1.0-py3-none-any.whl"
+
+# a remote stage cache added to a built tree: the up-to-date stage fills it, runs nothing
+printf 'STAGE=w\nREF="late"\n' >w.key
+check "late: built without a cache" stage lt
+n=$(runs)
+KILN_CACHE_UPLOAD=wait check "late: the server is added" stage lt --stage-cache="$DAV_URL"
+same "late: stored, not rebuilt" "w: stored in the remote stage cache" "$(cat "$T/.out")"
+same "late: the command did not run" "$n" "$(runs)"
+KILN_CACHE_UPLOAD=wait check "late: again: silent" stage lt --stage-cache="$DAV_URL"
+same "late: again: nothing printed" "" "$(cat "$T/.out")"
+check "late: another folder restores it" stage lt2 --stage-cache="$DAV_URL"
+has "late: restored" "$T/.out" "w: restored from the stage cache in"
