@@ -30,8 +30,27 @@ for c in torch vision audio; do
 	has "a: $c.wheel uploads in the background" "$T/a.log" "$c.wheel: storing in the remote stage cache in the background"
 	has "a: $c.wheel stored on the server (its log says)" "$T/a/build/logs/$c.wheel.log" "# kiln-stage $c.wheel: stored in the remote stage cache"
 done
-want=$(imp "$T/va")
-same "a: the stack imports (vision patched: +100)" "30 110 33" "$want"
+stackwant=$(imp "$T/va")
+same "a: the stack imports (vision patched: +100)" "30 110 33" "$stackwant"
+
+# the git mirrors: one per repository in the per-user cache, shared by every build folder
+check "a: the mirrors are in the per-user git cache" test -d "$HOME/.cache/kiln/git/torch.git"
+exits "a: not in the build folder" 1 test -e "$T/a/build/git"
+has "a: the git cache is a setting" "$T/a/build/stack.env" "GIT_CACHE=\"$HOME/.cache/kiln/git\""
+
+# configure refuses what cannot work, in one line
+mkdir -p "$T/bad"
+cfg () { (cd "$T/bad" && "$KSRC/configure" KILN_BIN="$KILN_BIN" "$@"); }
+exits "configure: credentials in --stage-cache: 2" 2 cfg --stage-cache="http://u:pw@127.0.0.1:1/x/"
+has "configure: credentials: said" "$T/.err" "~/.netrc or KILN_CACHE_TOKEN"
+lacks "configure: credentials: not repeated" "$T/.err" "pw@"
+exits "configure: an unknown scheme: 2" 2 cfg --stage-cache="ftp://127.0.0.1/x/"
+exits "configure: --cache-remote without --cache: 2" 2 cfg --cache-remote="redis://127.0.0.1:1"
+has "configure: --cache-remote without --cache: said" "$T/.err" "needs --cache=ccache or --cache=sccache"
+exits "configure: --cache-remote with a bad scheme: 2" 2 cfg --cache=ccache --cache-remote="ftp://x/"
+exits "configure: an unknown --distribute: 2" 2 cfg --distribute=pigeon
+check "configure: file:// is a folder" cfg --stage-cache="file://$T/sc"
+check "configure: file:// reaches the build as the folder" grep -q "^KILN_STAGE_CACHE *= *$T/sc\$" "$T/bad/config.mk"
 
 toy_venv "$T/vb"
 mkdir -p "$T/b" && cd "$T/b" || exit 2
@@ -45,7 +64,7 @@ for c in torch vision audio; do
 done
 lacks "b: no wheel stage compiled" "$T/b.log" ".wheel: rebuilt in"
 same "b: no compiler ran in any wheel stage" "" "$(grep -l 'building .* extension\|gcc\|cc -' "$T"/b/build/logs/*.wheel.log 2>/dev/null | xargs -r grep -L 'restored from the stage cache' | tr '\n' ' ')"
-same "b: the stack imports" "$want" "$(imp "$T/vb")"
+same "b: the stack imports" "$stackwant" "$(imp "$T/vb")"
 
 # c: the server goes away after the first restore: the rest builds here, the same wheels
 toy_venv "$T/vc"
@@ -66,4 +85,4 @@ has "c: the down server is a warning" "$T/c.log" "did not answer"
 for c in torch vision audio; do
 	check "c: the same $c wheel as a" cmp "$(wheel "$T/a" $c)" "$(wheel "$T/c" $c)"
 done
-same "c: the stack imports" "$want" "$(imp "$T/vc")"
+same "c: the stack imports" "$stackwant" "$(imp "$T/vc")"
