@@ -186,7 +186,6 @@ step_wheel () {
 		mkdir -p "$work.home/.distcc"
 		dist=distcc ;;
 	icecream)
-		for d in /usr/lib/icecc/bin /usr/libexec/icecc/bin; do [ -d "$d" ] && break; done
 		command -v icecc >/dev/null 2>&1 || die "--distribute=icecream, but there is no icecc here (install icecc)"
 		set -- "$@" --keep ICECC_
 		dist=icecc ;;
