@@ -546,6 +546,11 @@ writestack(char *const *tools, size_t ntools, const char *profs)
 	kv_put(&env, "MIRROR", cf.mirror ? cf.mirror : "");
 	kv_put(&env, "CACHE", cf.cache);
 	kv_put(&env, "JOBS", cf.jobs);
+	/* team caches: where they are changes no output, so they are settings, not key inputs */
+	kv_put(&env, "GIT_CACHE", cf.gitcache);
+	kv_put(&env, "CACHE_REMOTE", cf.cacheremote);
+	kv_put(&env, "DISTRIBUTE", cf.distribute);
+	kv_put(&env, "DISTRIBUTE_HOSTS", cf.disthosts);
 	kv_put(&env, "ROCM_PATH", cf.rocm);
 	kv_put(&env, "ARCH_LIST", archs);
 	kv_put(&env, "BACKEND", backend_name(cf.backend));
