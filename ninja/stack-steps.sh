@@ -11,6 +11,7 @@
 # value is only ever expanded inside double quotes by the steps, never parsed.
 set -eu
 # lists ($ENV, $MODULES, $PROFILES ...) are split into words, never expanded as globs
+# (PROFILES at "|", the others at white space)
 set -f
 step=$1 c=$2
 for k in ${KILN_KEYS:?run by kiln-stage env (see ninja/stack.ninja)}; do
@@ -28,6 +29,9 @@ export PATH
 # srcpin reads the mirror folder from its environment: a path with spaces stays whole
 if [ -n "$MIRROR" ]; then SRCPIN_MIRROR=$MIRROR; export SRCPIN_MIRROR; fi
 src=$B/src/$c
+# the git mirrors: one per repository in --git-cache, shared by every build folder
+# (srcpin locks a mirror while it fetches); an older stack.env has none: the build folder's
+GITC=${GIT_CACHE:-$B/git}
 say () { printf 'kiln: %s\n' "$*" >&2; }
 die () { say "$KILN_STAGE: $*"; exit 1; }
 # the steps' $(mirror) adds no argument any more: SRCPIN_MIRROR above says it
@@ -73,13 +77,13 @@ step_src () {
 			url=$B/debsrc/$c.git
 		fi ;;
 	esac
-	commit=$(clean -- srcpin fetch "$c" "$url" "$REF" --cache="$B/git" $(mirror)) ||
+	commit=$(clean -- srcpin fetch "$c" "$url" "$REF" --cache="$GITC" $(mirror)) ||
 		die "srcpin could not fetch $REF from $url"
 	case "$commit" in
 	"$SHA"*) ;;
 	*) die "$REF of $URL is $commit, but the pin expects $SHA (update ${c}_SHA, or pin the commit)" ;;
 	esac
-	clean -- srcpin checkout "$c" --commit "$commit" --into "$src" --submodules --force --cache="$B/git" $(mirror)
+	clean -- srcpin checkout "$c" --commit "$commit" --into "$src" --submodules --force --cache="$GITC" $(mirror)
 	printf '%s %s\n' "$URL" "$commit" >"$B/src/$c.id"
 	# where the objects came from: the --mirror copy srcpin uses for this URL (the order
 	# of srcpin(1)), or the URL itself; build-info records it beside the URL
@@ -105,7 +109,7 @@ step_patch () {
 	[ -n "$commit" ] || die "$src is not a srcpin checkout; run ninja $c.src"
 	have=$(printf '%s\n' "$st" | sed -n 's/^SERIES_DIGEST=//p')
 	if ! printf '%s\n' "$st" | grep -qx 'PRISTINE=yes' || { [ "$SERIES" = none ] && [ -n "$have" ]; }; then
-		clean -- srcpin checkout "$c" --commit "$commit" --into "$src" --submodules --force --cache="$B/git" $(mirror)
+		clean -- srcpin checkout "$c" --commit "$commit" --into "$src" --submodules --force --cache="$GITC" $(mirror)
 	fi
 	if [ "$SERIES" != none ]; then
 		clean -- srcpin patch "$src" "$SERIES_FILE"
@@ -156,7 +160,7 @@ step_wheel () {
 	# one. Its first segment is letters only, so PEP 440's text order of mixed segments
 	# (+rocm10 < +rocm6) never ranks two kiln builds by accident.
 	rel=
-	for t in ${REF:-} $(git --git-dir="$B/git/$c.git" tag --points-at "$commit" 2>/dev/null); do
+	for t in ${REF:-} $(git --git-dir="$GITC/$c.git" tag --points-at "$commit" 2>/dev/null); do
 		v=${t#v}
 		case "$v" in [0-9]*) case "$v" in *[!0-9.]*|*.|*..*) ;; *) rel=$v; break ;; esac ;; esac
 	done
@@ -198,30 +202,76 @@ step_wheel () {
 		--set USE_FLASH_ATTENTION="$FLASH" --set GPU_TARGETS="$ARCH" ;;
 	cuda) set -- "$@" --keep CUDA_HOME --keep CUDA_PATH --keep CUDACXX --set TORCH_CUDA_ARCH_LIST="$(echo "$ARCH" | tr ';' '\n' | sed 's/^sm_\([0-9]*\)\([0-9]\)\(a*\)$/\1.\2\3/' | tr '\n' ';' | sed 's/;$//')" ;;
 	esac
-	# the compilers: configure's CC (CC_CMD) when one was given, and through the compiler
-	# cache when there is one. setuptools extensions take no launcher, so the cache comes
-	# as small wrappers named as the compilers (CMake builds get them as CC/CXX too)
-	ccreal=${CC_CMD:-cc}
+	# the compiler cache keeps its own settings (its folder defaults to the caller's)
 	case "$CACHE" in
 	ccache|sccache)
-		wrap=$B/ccwrap/$CACHE
-		mkdir -p "$wrap" || die "cannot create $wrap"
-		for t in "cc:$ccreal" "c++:c++" "nvcc:${CUDA_HOME:-/usr/local/cuda}/bin/nvcc"; do
-			n=${t%%:*} r=${t#*:}
-			case "$r" in /*) [ -x "$r" ] || continue ;; *) r=$(command -v "$r") || continue ;; esac
-			case "$r" in *\'*) die "the compiler path $r holds a single quote" ;; esac
-			printf '#!/bin/sh\nexec %s '"'%s'"' "$@"\n' "$CACHE" "$r" >"$wrap/$n.tmp" &&
-				chmod 755 "$wrap/$n.tmp" && mv -f "$wrap/$n.tmp" "$wrap/$n" || die "cannot write $wrap/$n"
-		done
-		set -- "$@" --set CC="$wrap/cc" --set CXX="$wrap/c++"
-		[ -x "$wrap/nvcc" ] && [ "$BACKEND" = cuda ] && set -- "$@" --set PYTORCH_NVCC="$wrap/nvcc"
 		set -- "$@" --set CMAKE_HIP_COMPILER_LAUNCHER="$CACHE" --set HIP_CLANG_LAUNCHER="$CACHE" \
 			--keep CCACHE_ --keep SCCACHE_ --set CCACHE_BASEDIR="$work" --set SCCACHE_BASEDIRS="$work"
 		[ -n "${CCACHE_DIR:-}" ] || set -- "$@" --set CCACHE_DIR="${XDG_CACHE_HOME:-$HOME/.cache}/ccache"
 		[ -n "${SCCACHE_DIR:-}" ] || set -- "$@" --set SCCACHE_DIR="${XDG_CACHE_HOME:-$HOME/.cache}/sccache" ;;
 	esac
-	if [ "$CACHE" != ccache ] && [ "$CACHE" != sccache ] && [ -n "${CC_CMD:-}" ]; then
-		set -- "$@" --set CC="$CC_CMD"
+	# sccache has no compiler links: CMake gets it as the launcher
+	[ "$CACHE" = sccache ] && set -- "$@" --set CMAKE_C_COMPILER_LAUNCHER=sccache --set CMAKE_CXX_COMPILER_LAUNCHER=sccache
+	# nvcc (torch's cpp_extension takes PYTORCH_NVCC) through ccache: a small wrapper
+	if [ "$CACHE" = ccache ] && [ "$BACKEND" = cuda ]; then
+		r=${CUDA_HOME:-/usr/local/cuda}/bin/nvcc
+		[ -x "$r" ] || r=$(command -v nvcc) || r=
+		case "$r" in *\'*) die "the nvcc path $r holds a single quote" ;; esac
+		if [ -n "$r" ]; then
+			mkdir -p "$B/ccwrap" || die "cannot create $B/ccwrap"
+			printf '#!/bin/sh\nexec ccache '"'%s'"' "$@"\n' "$r" >"$B/ccwrap/nvcc.tmp" &&
+				chmod 755 "$B/ccwrap/nvcc.tmp" && mv -f "$B/ccwrap/nvcc.tmp" "$B/ccwrap/nvcc" ||
+				die "cannot write $B/ccwrap/nvcc"
+			set -- "$@" --set PYTORCH_NVCC="$B/ccwrap/nvcc"
+		fi
+	fi
+	# configure's CC (CC_CMD), when one was given, compiles the stack too
+	[ -n "${CC_CMD:-}" ] && set -- "$@" --set CC="$CC_CMD"
+	# team caches (issue 20): the compiler cache's remote storage, then the distributed
+	# compiler behind it; none of them changes what is compiled, so none is in the key
+	case "$CACHE" in
+	ccache) [ -z "${CACHE_REMOTE:-}" ] || set -- "$@" --set CCACHE_REMOTE_STORAGE="$CACHE_REMOTE" ;;
+	sccache)
+		case "${CACHE_REMOTE:-}" in
+		redis://*) set -- "$@" --set SCCACHE_REDIS="$CACHE_REMOTE" --set SCCACHE_REDIS_ENDPOINT="$CACHE_REMOTE" ;;
+		http://*|https://*) set -- "$@" --set SCCACHE_WEBDAV_ENDPOINT="$CACHE_REMOTE" ;;
+		esac ;;
+	esac
+	masq=
+	case "${DISTRIBUTE:-}" in
+	distcc)
+		command -v distcc >/dev/null 2>&1 || die "--distribute=distcc, but there is no distcc here (install distcc)"
+		slots=$(DISTCC_HOSTS=$DISTRIBUTE_HOSTS distcc -j 2>/dev/null) || slots=0
+		[ "$slots" -gt "$JOBS" ] 2>/dev/null || slots=$JOBS
+		say "distcc: $DISTRIBUTE_HOSTS ($slots slots); preprocessing stays local"
+		set -- "$@" --set DISTCC_HOSTS="$DISTRIBUTE_HOSTS" --set MAX_JOBS="$slots" --keep DISTCC_ \
+			--set DISTCC_DIR="$work.home/.distcc"
+		mkdir -p "$work.home/.distcc"
+		dist=distcc ;;
+	icecream)
+		command -v icecc >/dev/null 2>&1 || die "--distribute=icecream, but there is no icecc here (install icecc)"
+		set -- "$@" --keep ICECC_
+		dist=icecc ;;
+	*) dist= ;;
+	esac
+	if [ -n "$dist" ] || [ "$CACHE" = ccache ]; then
+		# compilers called by name (setuptools' CC, a setup.py's own "cc", CMake's) reach the
+		# cache and the distributor through a folder of links first on PATH; ccache runs
+		# first and hands misses to the distributor (CCACHE_PREFIX)
+		masq=$work.home/bin
+		mkdir -p "$masq"
+		front=$dist
+		[ "$CACHE" = ccache ] && front=ccache
+		fp=$(command -v "$front") || die "no $front on PATH"
+		for cc in cc gcc c++ g++ clang clang++ x86_64-linux-gnu-gcc x86_64-linux-gnu-g++ ${CC_CMD:+"${CC_CMD##*/}"}; do
+			command -v "$cc" >/dev/null 2>&1 && ln -sf "$fp" "$masq/$cc"
+		done
+		if [ "$CACHE" = ccache ] && [ -n "$dist" ]; then
+			set -- "$@" --set CCACHE_PREFIX="$dist"
+		elif [ -n "$dist" ]; then
+			set -- "$@" --set CMAKE_C_COMPILER_LAUNCHER="$dist" --set CMAKE_CXX_COMPILER_LAUNCHER="$dist"
+		fi
+		set -- "$@" --prepend-path "$masq"
 	fi
 	for e in $ENV; do set -- "$@" --set "$e"; done
 
@@ -241,12 +291,17 @@ step_wheel () {
 	if [ -z "$build" ]; then
 		if [ -f setup.py ]; then build=setup; else build=build; fi
 	fi
+	[ "$CACHE" = ccache ] && ccstats "$@" >"$work.home/ccache.before"
 	case "$build" in
 	setup) clean "$@" -- "$PY" setup.py bdist_wheel -d "$out" ;;
 	build) clean "$@" -- "$PY" -m build --wheel --no-isolation --outdir "$out" . ;;
 	pip) clean "$@" -- "$PY" -m pip wheel --no-deps --no-build-isolation --no-index -w "$out" . ;;
 	*) die "${c}_BUILD=$build: use setup, build or pip" ;;
 	esac || die "the build failed (its tree is kept in $work)"
+	if [ "$CACHE" = ccache ]; then
+		ccstats "$@" >"$work.home/ccache.after"
+		hitrate "$work.home/ccache.before" "$work.home/ccache.after"
+	fi
 	cd "$B" && rm -rf "$work" "$work.home"
 	ls "$out"
 }
@@ -274,12 +329,28 @@ step_system () {
 	record ""
 }
 
+# ccstats [ENVCLEAN-OPTION]...: ccache's counters in the build's environment (KEY\tVALUE)
+ccstats () { clean "$@" -- ccache --print-stats 2>/dev/null || :; }
+# hitrate BEFORE AFTER: the compiler cache's hits in this stage, in its log and, through
+# $KILN_STAGE_NOTE, in the stage's summary line ("ccache 12/40 hits (30%), 8 remote")
+hitrate () {
+	awk -F '\t' 'FNR == NR { b[$1] = $2; next } { d[$1] = $2 - b[$1] }
+		END { h = d["direct_cache_hit"] + d["preprocessed_cache_hit"]; n = h + d["cache_miss"]
+		      if (n > 0) printf "ccache %d/%d hits (%d%%), %d remote\n", h, n, 100 * h / n, d["remote_storage_hit"]
+		      else print "ccache: no compiles" }' "$1" "$2" >"$1.rate" || return 0
+	say "$(cat "$1.rate")"
+	[ -z "${KILN_STAGE_NOTE:-}" ] || cp "$1.rate" "$KILN_STAGE_NOTE" 2>/dev/null || :
+}
+
 # clean [ENVCLEAN-OPTION]... -- CMD...: CMD under envclean, starting from its allow-list
 # (-i) plus the profiles: no caller variable (PIP_*, CFLAGS, CMAKE_*, SRCPIN_MIRROR ...)
 # and no pip configuration file reaches it; the target Python's folder comes first on PATH
 clean () {
 	n=$#
+	# PROFILES is a "|"-separated list (paths may hold spaces)
+	o=$IFS IFS='|'
 	for p in $PROFILES; do set -- "$@" --profile="$p"; done
+	IFS=$o
 	while [ "$n" -gt 0 ]; do set -- "$@" "$1"; shift; n=$((n - 1)); done
 	# srcpin's mirror setting crosses the clean environment as a setting, not a word
 	if [ -n "${SRCPIN_MIRROR:-}" ]; then
@@ -353,6 +424,8 @@ for n, v in sorted(set(other)):
 cfq () { printf '"%s"' "$(printf '%s' "$1" | sed 's/[\\"$]/\\&/g')"; }
 
 step_image () {
+	# this step lists its own folders ($B/wheels/*.picked, $B/stamp/*) with globs
+	set +f
 	# the builder: podman, else buildah; storage as the host needs (vfs, unless
 	# CONTAINERS_STORAGE_CONF says otherwise); chroot isolation: a COPY-only file runs nothing
 	if command -v podman >/dev/null 2>&1; then bld=podman
@@ -405,11 +478,14 @@ step_image () {
 		fi
 		echo 'COPY ["root/", "/"]'
 		# the profiles' runtime environment, as envclean applies it to the stages
+		o=$IFS IFS='|'
 		for f in $PROFILES; do
+			IFS=$o
 			kiln-stage env "$f" -- sh -c 'for k in $KILN_KEYS; do eval "v=\${KILN_K_$k}"; printf "%s\t%s\n" "$k" "$v"; done'
 		done | while IFS="$(printf '\t')" read -r k v; do
 			printf 'ENV "%s"=%s\n' "$k" "$(cfq "$v")"
 		done
+		IFS=$o
 		echo 'LABEL "org.opencontainers.image.title"='"$(cfq "$IMAGE")"
 		[ "$from" != scratch ] && echo 'LABEL "org.opencontainers.image.base.name"='"$(cfq "$BASE_REF")" &&
 			echo 'LABEL "org.opencontainers.image.base.digest"='"$(cfq "${dg:-sha256:$id}")"

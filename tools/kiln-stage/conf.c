@@ -58,6 +58,8 @@ usage(void)
 	                "         [--kiln-bin=DIR] [--prefix=DIR] [--cc=CC] [--cflags=F] [--ldflags=F]\n"
 	                "         [--pkg-config=P] [--fuzzcc=CC] [--ninja=N] [--prog=NAME]\n"
 	                "         [--image=NAME[:TAG]] [--image-base=REF]\n"
+	                "         [--git-cache=DIR] [--cache-remote=URL] [--distribute=distcc|icecream]\n"
+	                "         [--distribute-hosts=HOSTS]\n"
 	                "         -- CONFIGURE [ARG]...\n");
 	exit(EXIT_USAGE);
 }
@@ -83,6 +85,8 @@ parseopts(int argc, char **argv)
 		{"--jobs", &cf.jobs}, {"--with", &cf.with}, {"--without", &cf.without},
 		{"--arch", &cf.archarg},
 		{"--image", &cf.image}, {"--image-base", &cf.imagebase},
+		{"--git-cache", &cf.gitcache}, {"--cache-remote", &cf.cacheremote},
+		{"--distribute", &cf.distribute}, {"--distribute-hosts", &cf.disthosts},
 	};
 	size_t k, cap = 0;
 	const char *v;
@@ -96,6 +100,7 @@ parseopts(int argc, char **argv)
 	cf.pkgconfig = "pkg-config";
 	cf.ninja = "ninja";
 	cf.jobs = "2";
+	cf.gitcache = cf.cacheremote = cf.distribute = cf.disthosts = "";
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--")) {
 			cf.replay = argv + i + 1;
@@ -414,13 +419,16 @@ checkopts(void)
 	checkpath("--mirror", cf.mirror, 0);
 	checkpath("--prefix", cf.prefix, 0);
 	checkpath("KILN_BIN", cf.kilnbin, 0);
+	checkpath("--git-cache", cf.gitcache, 0);
+	checkpath("--cache-remote", cf.cacheremote, 0);
+	checkpath("--distribute-hosts", cf.disthosts, 0);
 	if (!*cf.builddir)
 		fail("--builddir: must not be empty");
 	pyprefix("--python", cf.python);
 	pyprefix("--venv", cf.venv);
-	if (strpbrk(cf.srcdir, " \t"))
-		fail("the source folder '%s' has a space in its path; the stack's profile list cannot "
-		     "hold it (move or link the checkout to a path without spaces)", cf.srcdir);
+	if (strpbrk(cf.srcdir, "|\n"))
+		fail("the source folder '%s' has a '|' or a newline in its path, which ninja and the "
+		     "stack's profile list cannot hold (move or link the checkout elsewhere)", cf.srcdir);
 	checkimage();
 	parsearch();
 	complist(cf.with, "--with", 1);
@@ -577,6 +585,9 @@ configmk(struct buf *mk, char *const *tools, size_t ntools)
 	mkval(mk, "KILN_STAGE_CACHE", cf.stagecache ? cf.stagecache : "");
 	mkval(mk, "KILN_MIRROR", cf.mirror ? cf.mirror : "");
 	mkval(mk, "KILN_JOBS", cf.jobs);
+	mkval(mk, "KILN_GIT_CACHE", cf.gitcache);
+	mkval(mk, "KILN_CACHE_REMOTE", cf.cacheremote);
+	mkval(mk, "KILN_DISTRIBUTE", cf.distribute);
 	p = joined(tools, ntools);
 	mkval(mk, "KILN_TOOLS", p);
 	free(p);

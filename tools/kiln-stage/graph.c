@@ -636,6 +636,11 @@ writestack(char *const *tools, size_t ntools, const char *profs)
 	kv_put(&env, "MIRROR", cf.mirror ? cf.mirror : "");
 	kv_put(&env, "CACHE", cf.cache);
 	kv_put(&env, "JOBS", cf.jobs);
+	/* team caches: where they are changes no output, so they are settings, not key inputs */
+	kv_put(&env, "GIT_CACHE", cf.gitcache);
+	kv_put(&env, "CACHE_REMOTE", cf.cacheremote);
+	kv_put(&env, "DISTRIBUTE", cf.distribute);
+	kv_put(&env, "DISTRIBUTE_HOSTS", cf.disthosts);
 	kv_put(&env, "ROCM_PATH", cf.rocm);
 	kv_put(&env, "ARCH_LIST", archs);
 	kv_put(&env, "BACKEND", backend_name(cf.backend));
@@ -835,7 +840,8 @@ planstack(char ***proflist, size_t *nprof)
 		kv_free(&f);
 		*proflist = xrealloc(*proflist, (*nprof + 1) * sizeof **proflist);
 		(*proflist)[(*nprof)++] = p;
-		bufprintf(&profs, "%s%s", profs.len ? " " : "", p);
+		/* "|" separates them: a path may hold spaces, never "|" (conf.c refuses it) */
+		bufprintf(&profs, "%s%s", profs.len ? "|" : "", p);
 	}
 	/* configure's stack inputs: the profiles, the pins, every patch folder */
 	{

@@ -28,6 +28,9 @@ struct config {
 	char **arch;             /* the targets, in the order given */
 	size_t narch;
 	enum backend backend;
+	/* team caches (issue 20): the shared git mirror folder, the compiler cache's remote
+	   storage, the distributed compiler and its hosts ("" when not used) */
+	const char *gitcache, *cacheremote, *distribute, *disthosts;
 };
 
 /* what the target Python says about itself (python.c's script) */

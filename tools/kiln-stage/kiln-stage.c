@@ -17,6 +17,7 @@
 #include "info.h"
 #include "kv.h"
 #include "opt.h"
+#include "remote.h"
 #include "schema.h"
 #include "sdk.h"
 #include "stage.h"
@@ -33,7 +34,7 @@ usage(const char *error)
 		fprintf(stderr, "kiln-stage: %s\n", error);
 	fprintf(error ? stderr : stdout,
 	        "usage: kiln-stage run --key=FILE --stamp=FILE [--parent=STAMP]... [--logdir=DIR]\n"
-	        "                      [--out=DIR] [--stage-cache=DIR] [--id-file=FILE] [--id-keys=LIST]\n"
+	        "                      [--out=DIR] [--stage-cache=DIR|URL] [--id-file=FILE] [--id-keys=LIST]\n"
 	        "                      [-n] STAGE [PARENT-STAMP...] -- CMD [ARG...]\n"
 	        "       kiln-stage verify --key=FILE --stamp=FILE [--parent=STAMP]... --out=DIR\n"
 	        "                      [--logdir=DIR] STAGE -- CMD [ARG...]\n"
@@ -100,6 +101,41 @@ readid(const char *path)
 	return bufdetach(&b);
 }
 
+/* LOGDIR/NAME.note for LOGDIR/NAME.log (fresh string), or NULL */
+static char *
+notepath(const char *logpath)
+{
+	size_t n = strlen(logpath);
+
+	if (n < 4 || strcmp(logpath + n - 4, ".log") != 0)
+		return NULL;
+	return xasprintf("%.*s.note", (int)(n - 4), logpath);
+}
+
+/* the note the step left (first line, at most 200 bytes), removed; fresh or NULL */
+static char *
+takenote(const char *logpath)
+{
+	char *p = logpath ? notepath(logpath) : NULL, *nl;
+	struct buf b = {0};
+
+	if (!p)
+		return NULL;
+	if (readfile(p, &b, 4096) < 0 || !b.len) {
+		unlink(p);
+		free(p);
+		buffree(&b);
+		return NULL;
+	}
+	unlink(p);
+	free(p);
+	if ((nl = strchr(b.s, '\n')))
+		*nl = 0;
+	if (strlen(b.s) > 200)
+		b.s[200] = 0;
+	return bufdetach(&b);
+}
+
 /* run argv with stdout and stderr into logfd, in its own process group; returns the
    wait status, or -1 if it could not start */
 static int
@@ -124,6 +160,11 @@ spawn(char **argv, int logfd, const struct stage *s, const char *logpath, const 
 		setenv("KILN_STAGE", s->name, 1);
 		setenv("KILN_STAGE_KEY", s->key, 1);
 		setenv("KILN_STAGE_LOG", logpath, 1);
+		/* one line the step may leave for the summary (the compiler cache's hit rate) */
+		if ((abs = notepath(logpath))) {
+			unlink(abs);
+			setenv("KILN_STAGE_NOTE", abs, 1);
+		}
 		if (out && (abs = realpath(out, NULL)))
 			setenv("KILN_STAGE_OUT", abs, 1);
 		else if (out)
@@ -198,13 +239,92 @@ cachefill(const char *cache, const struct stage *s, const struct stamp *st, cons
 	buffree(&now);
 }
 
+/* store a built stage on the remote stage cache. By default in the background, in a
+   child process of its own session whose messages go to the stage's log, holding an
+   flock on STAMP.upload until it is done (so a later upload of the stage, or a test,
+   can wait for it); KILN_CACHE_UPLOAD=wait stores before returning. Never fails. */
+static void
+upload(const char *url, const struct stage *s, const char *out, const char *id,
+       const char *logpath, const char *stampf)
+{
+	const char *mode = getenv("KILN_CACHE_UPLOAD");
+	char *lock, *err = NULL;
+	int lockfd, fd, r;
+	pid_t pid;
+
+	fflush(NULL);
+	if (mode && !strcmp(mode, "wait")) {
+		if ((r = remote_store(url, s, out, id, logpath, &err)) < 0) {
+			warn("%s: remote stage cache: %s (not stored; the stage itself succeeded)", s->name, err);
+			free(err);
+		} else if (r == 0) {
+			printf("%s: stored in the remote stage cache\n", s->name);
+		}
+		return;
+	}
+	lock = xasprintf("%s.upload", stampf);
+	lockfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	while (lockfd >= 0 && flock(lockfd, LOCK_EX) < 0 && errno == EINTR)
+		;
+	if ((pid = fork()) < 0) {
+		warn("%s: remote stage cache: cannot start the upload: %s (not stored)", s->name,
+		     strerror(errno));
+	} else if (pid == 0) {
+		setsid();
+		if ((fd = open("/dev/null", O_RDONLY)) >= 0)
+			dup2(fd, 0);
+		if (!logpath || (fd = open(logpath, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW)) < 0)
+			fd = open("/dev/null", O_WRONLY);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		if ((r = remote_store(url, s, out, id, logpath, &err)) < 0)
+			printf("# kiln-stage %s: remote stage cache: %s (not stored)\n", s->name, err);
+		else
+			printf("# kiln-stage %s: %s in the remote stage cache\n", s->name,
+			       r == 0 ? "stored" : "already");
+		fflush(stdout);
+		_exit(0);
+	} else {
+		printf("%s: storing in the remote stage cache in the background (the log says when done)\n",
+		       s->name);
+	}
+	if (lockfd >= 0)
+		close(lockfd);
+	free(lock);
+}
+
+/* an up-to-date stage whose key the server lacks: upload its outputs, if they are still
+   what the stamp recorded (a remote stage cache added to a built tree fills) */
+static void
+remotefill(const char *url, const struct stage *s, const struct stamp *st, const char *out,
+           const char *logdir, const char *stampf)
+{
+	struct buf now = {0};
+	char *err = NULL, *logpath;
+	int h = remote_has(url, s->key, &err);
+
+	if (h < 0)
+		warn("%s: remote stage cache: %s (not stored)", s->name, err);
+	else if (h == 0 && (dir_sums(out, &now, &err) < 0 || (st->sums && strcmp(st->sums, now.s ? now.s : "") != 0)))
+		warn("%s: %s: the outputs differ from those the stamp records; not stored in the "
+		     "remote stage cache (run the stage again: rm %s/*)", s->name, err ? err : out, out);
+	else if (h == 0) {
+		logpath = xasprintf("%s/%s.log", logdir, s->name);
+		upload(url, s, out, st->id, logpath, stampf);
+		free(logpath);
+	}
+	free(err);
+	buffree(&now);
+}
+
 static int
 cmdrun(int argc, char **argv)
 {
 	const char *key = NULL, *stampf = NULL, *logdir = "build/logs", *out = NULL;
 	const char *cache = NULL, *idfile = NULL, *idkeys = NULL, *name;
 	char **parents = NULL, *err = NULL, *why, *id = NULL, *logpath, *dur, *abs = NULL;
-	char *cachewhy = NULL;
+	char *cachewhy = NULL, *uplog = NULL;
+	const char *remote = NULL;
 	size_t np = 0, cap = 0;
 	struct stage s;
 	struct stamp st;
@@ -229,9 +349,21 @@ cmdrun(int argc, char **argv)
 			logdir = a + 9;
 		else if (startswith(a, "--out="))
 			out = a + 6;
-		else if (startswith(a, "--stage-cache="))
+		else if (startswith(a, "--stage-cache=")) {
+			/* a folder, file://FOLDER, or http(s)://SERVER/PATH (remote.c) */
 			cache = a[14] ? a + 14 : NULL;
-		else if (startswith(a, "--id-file="))
+			remote = NULL;
+			if (cache && startswith(cache, "file://"))
+				cache += 7;
+			else if (cache && remote_isurl(cache)) {
+				if ((why = remote_checkurl(cache)))
+					usage(xasprintf("run: --stage-cache: %s", why));
+				remote = cache;
+				cache = NULL;
+			} else if (cache && strstr(cache, "://"))
+				usage(xasprintf("run: --stage-cache=%s: not a folder, file://, http:// or "
+				                "https:// URL", cache));
+		} else if (startswith(a, "--id-file="))
 			idfile = a + 10;
 		else if (startswith(a, "--id-keys="))
 			idkeys = a + 10;
@@ -302,6 +434,8 @@ cmdrun(int argc, char **argv)
 			fprintf(stderr, "kiln: %s: up to date\n", name);
 		if (cache && out && !dry)
 			cachefill(cache, &s, &st, out, logdir);
+		if (remote && out && !dry)
+			remotefill(remote, &s, &st, out, logdir, stampf);
 		stamp_free(&st);
 		stage_free(&s);
 		return EXIT_OK;
@@ -331,6 +465,21 @@ cmdrun(int argc, char **argv)
 			free(why);
 		}
 		r = cache_restore(cache, s.key, out, logdir, name, &id, &err);
+		if (r < 0) {
+			warn("%s: %s (building instead)", name, err);
+			cachewhy = err;
+			err = NULL;
+		} else if (r == 1) {
+			goto done;
+		}
+	}
+	if (remote && out) {
+		if (explain) {
+			why = remote_explain(remote, s.key);
+			fprintf(stderr, "kiln: %s: %s\n", name, why);
+			free(why);
+		}
+		r = remote_restore(remote, s.key, name, out, logdir, &id, &err);
 		if (r < 0) {
 			warn("%s: %s (building instead)", name, err);
 			cachewhy = err;
@@ -412,7 +561,7 @@ cmdrun(int argc, char **argv)
 		free(err);
 		err = NULL;
 	}
-	free(logpath);
+	uplog = logpath;
 	free(abs);
 	r = 0;
 done:
@@ -422,8 +571,15 @@ done:
 	if (writefile_atomic(stampf, b.s, b.len, 0644) < 0)
 		dien(EXIT_PROBLEM, "%s: cannot write the stamp %s:", name, stampf);
 	dur = fmtdur(now() - t0);
-	printf("%s: %s in %s\n", name, r == 1 ? "restored from the stage cache" : "rebuilt", dur);
+	why = r == 0 ? takenote(uplog) : NULL;
+	printf("%s: %s in %s%s%s%s\n", name, r == 1 ? "restored from the stage cache" : "rebuilt", dur,
+	       why ? " (" : "", why ? why : "", why ? ")" : "");
+	free(why);
 	free(dur);
+	/* after the stamp: a server that fails is a warning, never a failed build */
+	if (remote && out && r == 0)
+		upload(remote, &s, out, id, uplog, stampf);
+	free(uplog);
 	free(id);
 	buffree(&b);
 	buffree(&sums);

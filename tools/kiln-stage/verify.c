@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "mapfile.h"
+#include "remote.h"
 #include "stage.h"
 #include "util.h"
 #include "zip.h"
@@ -126,7 +127,8 @@ cmdexplain(int argc, char **argv)
 	printf("%s: %s\n", o.name, why);
 	free(why);
 	if (o.cache) {
-		why = cache_explain(o.cache, &s);
+		why = remote_isurl(o.cache) ? remote_explain(o.cache, s.key)
+		      : cache_explain(startswith(o.cache, "file://") ? o.cache + 7 : o.cache, &s);
 		printf("%s: %s\n", o.name, why);
 		free(why);
 	}

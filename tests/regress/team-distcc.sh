@@ -1,0 +1,58 @@
+#!/bin/sh
+# team-distcc: --distribute=distcc on the toy stack against two real distccd on loopback
+# ports (issue 20). Folder A lists host 1 first, folder B host 2 first and adds ccache
+# (ccache first, misses handed to distcc through CCACHE_PREFIX): the C extensions'
+# compiles are seen in both distccd logs, MAX_JOBS is the hosts' slots, and the stack
+# built that way imports and works.
+. "$KILN_SRC/tests/lib.sh"
+need distcc distccd ccache
+. "$KILN_SRC/tests/regress/graph-toy.inc"
+freeport () { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+p1=$(freeport) p2=$(freeport)
+pids=
+for p in $p1 $p2; do
+	distccd --no-detach --daemon --listen 127.0.0.1 --port "$p" --allow 127.0.0.1 --enable-tcp-insecure \
+		--log-stderr --log-level info --jobs 2 2>"$T/distccd.$p.log" &
+	pids="$pids $!"
+done
+trap 'for p in $pids; do kill $p 2>/dev/null; done; wait; chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT INT TERM
+i=0
+until grep -q "started" "$T/distccd.$p1.log" && grep -q "started" "$T/distccd.$p2.log"; do
+	i=$((i + 1)); [ $i -lt 100 ] || missing "distccd did not start"; sleep 0.1
+done
+
+conf () {
+	v=$1 hosts=$2
+	shift 2
+	"$KSRC/configure" --python="$v/bin/python" --pins="$T/pins.env" --mirror="$T/mirror" \
+		--arch=cpu --jobs=1 --distribute=distcc --distribute-hosts="$hosts" KILN_BIN="$KILN_BIN" "$@"
+}
+imp () { "$1/bin/python" -c 'import torch, torchvision, torchaudio; print(torch.scale(3), torchvision.op(1), torchaudio.op(3))' 2>&1; }
+oks () { grep -c "COMPILE_OK" "$1" 2>/dev/null || echo 0; }
+
+toy_venv "$T/va"
+mkdir -p "$T/a" && cd "$T/a" || exit 2
+check "a: configure --distribute=distcc" conf "$T/va" "127.0.0.1:$p1/2 127.0.0.1:$p2/2"
+exits "--distribute=distcc without hosts: 2" 2 env -u DISTCC_HOSTS "$KSRC/configure" --builddir="$T/nohosts" --distribute=distcc KILN_BIN="$KILN_BIN"
+has "without hosts: said" "$T/.err" "needs hosts"
+ninja >"$T/a.log" 2>&1
+same "a: ninja succeeds" 0 "$?"
+[ -s "$T/a/build/logs/vision.wheel.log" ] || sed -n '1,40s/^/#   /p' "$T/a.log"
+has "a: MAX_JOBS raised to the hosts' slots" "$T/a/build/logs/vision.wheel.log" "(4 slots)"
+n1=$(oks "$T/distccd.$p1.log")
+same "a: host 1 (listed first) compiled the extensions" yes "$([ "$n1" -ge 3 ] && echo yes || echo no)"
+has "a: host 1 compiled vision's C extension" "$T/distccd.$p1.log" "ops.c"
+same "a: the stack imports" "30 110 33" "$(imp "$T/va")"
+
+rm -rf "$T/va"
+toy_venv "$T/va"
+mkdir -p "$T/b" && cd "$T/b" || exit 2
+check "b: configure --distribute=distcc --cache=ccache, host 2 first" conf "$T/va" "127.0.0.1:$p2/2 127.0.0.1:$p1/2" --cache=ccache
+CCACHE_DIR=$T/ccb ninja >"$T/b.log" 2>&1
+same "b: ninja succeeds" 0 "$?"
+n2=$(oks "$T/distccd.$p2.log")
+same "b: host 2 compiled ccache's misses" yes "$([ "$n2" -ge 3 ] && echo yes || echo no)"
+has "b: host 2 compiled torch's C extension" "$T/distccd.$p2.log" "module.c"
+has "b: the hit rate is in the summary" "$T/b.log" "torch.wheel: rebuilt in"
+has "b: ccache ran first (misses counted)" "$T/b.log" "hits (0%)"
+same "b: the stack imports" "30 110 33" "$(imp "$T/va")"

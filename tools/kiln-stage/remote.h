@@ -1,0 +1,27 @@
+/* kiln-stage's remote stage cache: plain HTTP(S) GET/PUT/HEAD through libcurl */
+#ifndef KILN_REMOTE_H
+#define KILN_REMOTE_H
+
+#include "stage.h"
+
+/* 1 if s names a remote stage cache (http:// or https://), else 0 */
+int remote_isurl(const char *s);
+/* NULL if url may be used; else why not (credentials in the URL; fresh string) */
+char *remote_checkurl(const char *url);
+/* Fetch the object for key from the server at url into a private entry beside outdir and
+   restore it with cache_restore (every file checked against its digest). Returns 1
+   restored, 0 the server has no object for the key, -1 with *err saying why (server
+   down or slow, HTTP error, corrupt or truncated object); on -1 outdir is empty. */
+int remote_restore(const char *url, const char *key, const char *name, const char *outdir,
+                   const char *logdir, char **id, char **err);
+/* Upload outdir's files (content-addressed, cas/SHA256), the log and then the manifest
+   (ac/KEY) for s. Never fails the build: returns 0 stored, 1 already there, -1 with *err. */
+int remote_store(const char *url, const struct stage *s, const char *outdir, const char *id,
+                 const char *logpath, char **err);
+/* 1 if the server holds the manifest for key, 0 if not, -1 with *err */
+int remote_has(const char *url, const char *key, char **err);
+/* One line on the remote lookup for key: whether the server holds its manifest (HEAD),
+   or why it could not say (fresh string). */
+char *remote_explain(const char *url, const char *key);
+
+#endif
