@@ -50,27 +50,6 @@ struct ed {
 
 #define FAIL(...) do { snprintf(x->err, x->errlen, __VA_ARGS__); return -1; } while (0)
 
-static void
-wr16(unsigned char *p, uint64_t v)
-{
-	p[0] = (unsigned char)v;
-	p[1] = (unsigned char)(v >> 8);
-}
-
-static void
-wr32(unsigned char *p, uint64_t v)
-{
-	wr16(p, v);
-	wr16(p + 2, v >> 16);
-}
-
-static void
-wr64(unsigned char *p, uint64_t v)
-{
-	wr32(p, v);
-	wr32(p + 4, v >> 32);
-}
-
 /* a word of the file's class (Elf64_Xword / Elf32_Word) */
 static uint64_t
 rdw(const struct ed *x, const unsigned char *p)

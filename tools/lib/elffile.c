@@ -25,6 +25,27 @@ rd64(const unsigned char *p)
 	return (uint64_t)rd32(p) | (uint64_t)rd32(p + 4) << 32;
 }
 
+void
+wr16(unsigned char *p, uint64_t v)
+{
+	p[0] = (unsigned char)v;
+	p[1] = (unsigned char)(v >> 8);
+}
+
+void
+wr32(unsigned char *p, uint64_t v)
+{
+	wr16(p, v);
+	wr16(p + 2, v >> 16);
+}
+
+void
+wr64(unsigned char *p, uint64_t v)
+{
+	wr32(p, v);
+	wr32(p + 4, v >> 32);
+}
+
 /* true if [off, off+len) lies inside n bytes */
 static int
 inside(uint64_t off, uint64_t len, size_t n)

@@ -66,5 +66,9 @@ void elf_dynfree(struct elfdyn *d);
 uint16_t rd16(const unsigned char *p);
 uint32_t rd32(const unsigned char *p);
 uint64_t rd64(const unsigned char *p);
+/* write little-endian integers to unaligned bytes (the low bits of v) */
+void wr16(unsigned char *p, uint64_t v);
+void wr32(unsigned char *p, uint64_t v);
+void wr64(unsigned char *p, uint64_t v);
 
 #endif

@@ -538,27 +538,6 @@ zip_deflate(const void *p, size_t n, int level, struct buf *out, uint32_t *crc)
 	deflateEnd(&s);
 }
 
-static void
-put16(unsigned char *p, unsigned v)
-{
-	p[0] = (unsigned char)v;
-	p[1] = (unsigned char)(v >> 8);
-}
-
-static void
-put32(unsigned char *p, uint32_t v)
-{
-	put16(p, v & 0xffff);
-	put16(p + 2, v >> 16);
-}
-
-static void
-put64(unsigned char *p, uint64_t v)
-{
-	put32(p, (uint32_t)v);
-	put32(p + 4, (uint32_t)(v >> 32));
-}
-
 void
 zipw_init(struct zipout *w, int fd)
 {
@@ -594,23 +573,23 @@ zipw_add(struct zipout *w, const struct zipcd *m, const void *data)
 	c->flags &= (uint16_t)~8u;
 	c->lho = w->off;
 	w->n++;
-	put32(h, SIG_LOCAL);
-	put16(h + 4, z64 ? 45 : 20);
-	put16(h + 6, c->flags);
-	put16(h + 8, c->method);
-	put16(h + 10, c->mtime);
-	put16(h + 12, c->mdate);
-	put32(h + 14, c->crc);
-	put32(h + 18, z64 ? MAX32 : (uint32_t)c->csize);
-	put32(h + 22, z64 ? MAX32 : (uint32_t)c->usize);
-	put16(h + 26, (unsigned)nl);
-	put16(h + 28, z64 ? 20 : 0);
+	wr32(h, SIG_LOCAL);
+	wr16(h + 4, z64 ? 45 : 20);
+	wr16(h + 6, c->flags);
+	wr16(h + 8, c->method);
+	wr16(h + 10, c->mtime);
+	wr16(h + 12, c->mdate);
+	wr32(h + 14, c->crc);
+	wr32(h + 18, z64 ? MAX32 : (uint32_t)c->csize);
+	wr32(h + 22, z64 ? MAX32 : (uint32_t)c->usize);
+	wr16(h + 26, (unsigned)nl);
+	wr16(h + 28, z64 ? 20 : 0);
 	if (z64) {
 		/* 4.5.3: the local header's ZIP64 extra holds both sizes */
-		put16(h + 30, 1);
-		put16(h + 32, 16);
-		put64(h + 34, c->usize);
-		put64(h + 42, c->csize);
+		wr16(h + 30, 1);
+		wr16(h + 32, 16);
+		wr64(h + 34, c->usize);
+		wr64(h + 42, c->csize);
 		hl += 20;
 	}
 	if (emit(w, h, 30) < 0 || emit(w, m->name, nl) < 0 || emit(w, h + 30, hl - 30) < 0)
@@ -633,32 +612,32 @@ zipw_finish(struct zipout *w)
 		xl = 0;
 		/* 4.5.3: the central ZIP64 extra holds only the fields that overflow, in order */
 		if (c->usize >= MAX32)
-			put64(h + 46 + 4 + 8 * (xl++), c->usize);
+			wr64(h + 46 + 4 + 8 * (xl++), c->usize);
 		if (c->csize >= MAX32)
-			put64(h + 46 + 4 + 8 * (xl++), c->csize);
+			wr64(h + 46 + 4 + 8 * (xl++), c->csize);
 		if (c->lho >= MAX32)
-			put64(h + 46 + 4 + 8 * (xl++), c->lho);
+			wr64(h + 46 + 4 + 8 * (xl++), c->lho);
 		z64 = xl > 0;
-		put32(h, SIG_CENTRAL);
-		put16(h + 4, (unsigned)((c->madeby & 0xff00) | (z64 ? 45 : 20)));
-		put16(h + 6, z64 ? 45 : 20);
-		put16(h + 8, c->flags);
-		put16(h + 10, c->method);
-		put16(h + 12, c->mtime);
-		put16(h + 14, c->mdate);
-		put32(h + 16, c->crc);
-		put32(h + 20, c->csize >= MAX32 ? MAX32 : (uint32_t)c->csize);
-		put32(h + 24, c->usize >= MAX32 ? MAX32 : (uint32_t)c->usize);
-		put16(h + 28, (unsigned)nl);
-		put16(h + 30, z64 ? (unsigned)(4 + 8 * xl) : 0);
-		put16(h + 32, 0);
-		put16(h + 34, 0);
-		put16(h + 36, 0);
-		put32(h + 38, c->extattr);
-		put32(h + 42, c->lho >= MAX32 ? MAX32 : (uint32_t)c->lho);
+		wr32(h, SIG_CENTRAL);
+		wr16(h + 4, (unsigned)((c->madeby & 0xff00) | (z64 ? 45 : 20)));
+		wr16(h + 6, z64 ? 45 : 20);
+		wr16(h + 8, c->flags);
+		wr16(h + 10, c->method);
+		wr16(h + 12, c->mtime);
+		wr16(h + 14, c->mdate);
+		wr32(h + 16, c->crc);
+		wr32(h + 20, c->csize >= MAX32 ? MAX32 : (uint32_t)c->csize);
+		wr32(h + 24, c->usize >= MAX32 ? MAX32 : (uint32_t)c->usize);
+		wr16(h + 28, (unsigned)nl);
+		wr16(h + 30, z64 ? (unsigned)(4 + 8 * xl) : 0);
+		wr16(h + 32, 0);
+		wr16(h + 34, 0);
+		wr16(h + 36, 0);
+		wr32(h + 38, c->extattr);
+		wr32(h + 42, c->lho >= MAX32 ? MAX32 : (uint32_t)c->lho);
 		if (z64) {
-			put16(h + 46, 1);
-			put16(h + 48, (unsigned)(8 * xl));
+			wr16(h + 46, 1);
+			wr16(h + 48, (unsigned)(8 * xl));
 		}
 		if (emit(w, h, 46) < 0 || emit(w, c->name, nl) < 0 ||
 		    (z64 && emit(w, h + 46, 4 + 8 * xl) < 0))
@@ -667,31 +646,31 @@ zipw_finish(struct zipout *w)
 	cdsize = w->off - cdoff;
 	if (!r && (w->n >= MAX16 || cdsize >= MAX32 || cdoff >= MAX32)) {
 		e64 = w->off;
-		put32(x, SIG_EOCD64);
-		put64(x + 4, 44);
-		put16(x + 12, 45);
-		put16(x + 14, 45);
-		put32(x + 16, 0);
-		put32(x + 20, 0);
-		put64(x + 24, w->n);
-		put64(x + 32, w->n);
-		put64(x + 40, cdsize);
-		put64(x + 48, cdoff);
-		put32(x + 56, SIG_LOC64);
-		put32(x + 60, 0);
-		put64(x + 64, e64);
-		put32(x + 72, 1);
+		wr32(x, SIG_EOCD64);
+		wr64(x + 4, 44);
+		wr16(x + 12, 45);
+		wr16(x + 14, 45);
+		wr32(x + 16, 0);
+		wr32(x + 20, 0);
+		wr64(x + 24, w->n);
+		wr64(x + 32, w->n);
+		wr64(x + 40, cdsize);
+		wr64(x + 48, cdoff);
+		wr32(x + 56, SIG_LOC64);
+		wr32(x + 60, 0);
+		wr64(x + 64, e64);
+		wr32(x + 72, 1);
 		r = emit(w, x, 76);
 	}
 	if (!r) {
-		put32(x, SIG_EOCD);
-		put16(x + 4, 0);
-		put16(x + 6, 0);
-		put16(x + 8, w->n >= MAX16 ? MAX16 : (unsigned)w->n);
-		put16(x + 10, w->n >= MAX16 ? MAX16 : (unsigned)w->n);
-		put32(x + 12, cdsize >= MAX32 ? MAX32 : (uint32_t)cdsize);
-		put32(x + 16, cdoff >= MAX32 ? MAX32 : (uint32_t)cdoff);
-		put16(x + 20, 0);
+		wr32(x, SIG_EOCD);
+		wr16(x + 4, 0);
+		wr16(x + 6, 0);
+		wr16(x + 8, w->n >= MAX16 ? MAX16 : (unsigned)w->n);
+		wr16(x + 10, w->n >= MAX16 ? MAX16 : (unsigned)w->n);
+		wr32(x + 12, cdsize >= MAX32 ? MAX32 : (uint32_t)cdsize);
+		wr32(x + 16, cdoff >= MAX32 ? MAX32 : (uint32_t)cdoff);
+		wr16(x + 20, 0);
 		r = emit(w, x, 22);
 	}
 	zipw_free(w);
