@@ -25,6 +25,20 @@ same "no URL: one line" 1 "$(lines "$T/.err")"
 exits "wheel pin to a missing file: 2" 2 conf --arch=cpu --pins="$T/pins.env" --pin torch=wheel:/nonexistent/torch-2.8.0-cp311-cp311-linux_x86_64.whl
 has "missing wheel named" "$T/.err" "/nonexistent/torch-2.8.0-cp311-cp311-linux_x86_64.whl: no such file"
 
+# a track drops a component (stack_WITHOUT); the command line's --with wins over it
+pins 'stack_WITHOUT=audio'
+check "configure with stack_WITHOUT=audio" conf --arch=cpu --pins="$T/p.env"
+lacks "stack_WITHOUT=audio: no audio stages" build/stack.ninja "audio.wheel"
+has "stack_WITHOUT=audio: vision stays" build/stack.ninja "vision.wheel"
+check "configure with stack_WITHOUT=audio and --with=audio" conf --arch=cpu --pins="$T/p.env" --with=audio
+has "--with=audio wins over the pin file" build/stack.ninja "audio.wheel"
+pins 'stack_WITHOUT=torch'
+exits "stack_WITHOUT=torch: 2" 2 conf --arch=cpu --pins="$T/p.env"
+has "stack_WITHOUT=torch: says why" "$T/.err" "drops torch, which the stack is built on"
+pins 'stack_WITHOUT=audoi'
+exits "stack_WITHOUT with a typo: 2" 2 conf --arch=cpu --pins="$T/p.env"
+has "stack_WITHOUT typo: named with file and line" "$T/.err" "stack_WITHOUT=audoi: names a component kiln does not know"
+
 pins 'potato_URL=https://example.invalid/potato'
 exits "pin of an unknown component: 2" 2 conf --arch=cpu --pins="$T/p.env"
 has "unknown pin named with file and line" "$T/.err" "p.env:$(grep -n potato "$T/p.env" | cut -d: -f1): unknown pin potato_URL"

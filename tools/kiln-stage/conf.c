@@ -264,9 +264,13 @@ complist(const char *list, const char *what, int value)
 			     s ? s : "", s ? "?" : "");
 		}
 		if (value < 0 && c == &comp_table[0])
-			fail("--without=torch: torch is what the stack is built on; pin a prebuilt one "
-			     "with --pin torch=wheel:/path.whl or --pin torch=system");
-		if (value != 2 || wanted[c - comp_table] >= 0)
+			fail("%s drops torch, which the stack is built on; pin a prebuilt one "
+			     "with --pin torch=wheel:/path.whl or --pin torch=system", what);
+		/* a pin file's lists (2: WITH, -2: WITHOUT) yield to the command line's */
+		if (value == -2) {
+			if (wanted[c - comp_table] <= 0)
+				wanted[c - comp_table] = -1;
+		} else if (value != 2 || wanted[c - comp_table] >= 0)
 			wanted[c - comp_table] = value == 2 ? 1 : value;
 		free(w);
 	}

@@ -796,6 +796,7 @@ planstack(char ***proflist, size_t *nprof)
 		if (pins_override(&pins, cf.pinover[i], &err) < 0)
 			fail("%s", err);
 	complist(pins_stack(&pins, "WITH"), pins.file, 2);
+	complist(pins_stack(&pins, "WITHOUT"), pins.file, -2);
 	for (i = 0; i < comp_count; i++)
 		if (wanted[i] > 0 || (wanted[i] == 0 && comp_table[i].isdefault))
 			on[non++] = &comp_table[i];

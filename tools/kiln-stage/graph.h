@@ -59,7 +59,9 @@ void checkpath(const char *opt, const char *v, int ninjapath);
 void addregen(const char *path);
 /* the targets joined by sep (";" for the builds, "," for people), fresh */
 char *archlist(const char *sep);
-/* mark the components of a comma or space separated list as value; what: for messages */
+/* mark the components of a comma or space separated list as wanted (1: --with, -1:
+   --without) or, from a pin file, as 2 (stack_WITH) or -2 (stack_WITHOUT), which yield to
+   the command line; what: for messages */
 void complist(const char *list, const char *what, int value);
 /* write path only if its content changed; says so on stdout when loud */
 void commit(const char *path, const struct buf *b, int loud);

@@ -41,6 +41,7 @@ const struct pinkey pinkey_table[] = {
 	{"SHA256", 0, KT_SHA256, "the sha256 of an SDK tarball (rocm_SHA256)"},
 	{"INDEX", 0, KT_TEXT, "rocm_KIND=wheels: TheRock's package index (a URL or a folder of wheels)"},
 	{"WITH", 1, KT_COMPS, "components a track adds (stack_WITH=triton,vllm)"},
+	{"WITHOUT", 1, KT_COMPS, "components a track drops (stack_WITHOUT=audio)"},
 	{"FAT", 1, KT_YESNO, "yes: fatwheel bundles torch's library closure (stack.fat)"},
 	{"COVER", 1, KT_YESNO, "no: the smoke test skips gpucheck cover"},
 	{"BASE", 2, KT_IMAGEID, "image_BASE: the --image-base image's ID or digest (sha256:...)"},
