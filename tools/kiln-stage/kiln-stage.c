@@ -24,8 +24,6 @@
 #include "util.h"
 #include "verify.h"
 
-static volatile sig_atomic_t gotsig;
-static volatile pid_t child;
 
 static void
 usage(const char *error)
@@ -76,9 +74,9 @@ fmtdur(double s)
 static void
 onsig(int sig)
 {
-	gotsig = sig;
-	if (child > 0)
-		kill(-child, sig);
+	stage_gotsig = sig;
+	if (stage_child > 0)
+		kill(-stage_child, sig);
 }
 
 /* the stage's output identity from an id file: its content without trailing space */
@@ -134,54 +132,6 @@ takenote(const char *logpath)
 	if (strlen(b.s) > 200)
 		b.s[200] = 0;
 	return bufdetach(&b);
-}
-
-/* run argv with stdout and stderr into logfd, in its own process group; returns the
-   wait status, or -1 if it could not start */
-static int
-spawn(char **argv, int logfd, const struct stage *s, const char *logpath, const char *out)
-{
-	int status, devnull;
-	char *abs;
-	pid_t pid;
-
-	fflush(NULL);
-	if ((pid = fork()) < 0)
-		return -1;
-	if (pid == 0) {
-		setpgid(0, 0);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		signal(SIGHUP, SIG_DFL);
-		if ((devnull = open("/dev/null", O_RDONLY)) >= 0)
-			dup2(devnull, 0);
-		dup2(logfd, 1);
-		dup2(logfd, 2);
-		setenv("KILN_STAGE", s->name, 1);
-		setenv("KILN_STAGE_KEY", s->key, 1);
-		setenv("KILN_STAGE_LOG", logpath, 1);
-		/* one line the step may leave for the summary (the compiler cache's hit rate) */
-		if ((abs = notepath(logpath))) {
-			unlink(abs);
-			setenv("KILN_STAGE_NOTE", abs, 1);
-		}
-		if (out && (abs = realpath(out, NULL)))
-			setenv("KILN_STAGE_OUT", abs, 1);
-		else if (out)
-			setenv("KILN_STAGE_OUT", out, 1);
-		execvp(argv[0], argv);
-		dprintf(2, "kiln-stage: %s: %s\n", argv[0], strerror(errno));
-		_exit(errno == ENOENT ? 127 : 126);
-	}
-	child = pid;
-	setpgid(pid, pid);
-	if (gotsig)
-		kill(-pid, gotsig);
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return -1;
-	child = 0;
-	return status;
 }
 
 /* the outputs of a successful command: at least one file, none empty; their digests go
@@ -323,7 +273,7 @@ cmdrun(int argc, char **argv)
 	const char *key = NULL, *stampf = NULL, *logdir = "build/logs", *out = NULL;
 	const char *cache = NULL, *idfile = NULL, *idkeys = NULL, *name;
 	char **parents = NULL, *err = NULL, *why, *id = NULL, *logpath, *dur, *abs = NULL;
-	char *cachewhy = NULL, *uplog = NULL;
+	char *cachewhy = NULL, *uplog = NULL, *note;
 	const char *remote = NULL;
 	size_t np = 0, cap = 0;
 	struct stage s;
@@ -409,7 +359,7 @@ cmdrun(int argc, char **argv)
 	else if (flock(lockfd, LOCK_EX | LOCK_NB) < 0) {
 		fprintf(stderr, "kiln: %s: waiting for another run of this stage to finish\n", name);
 		while (flock(lockfd, LOCK_EX) < 0)
-			if (errno != EINTR || gotsig)
+			if (errno != EINTR || stage_gotsig)
 				dien(EXIT_USAGE, "%s:", lock);
 	}
 	free(lock);
@@ -509,19 +459,21 @@ cmdrun(int argc, char **argv)
 	free(cachewhy);
 	writeall(logfd, b.s, b.len);
 	bufreset(&b);
-	status = spawn(argv + i, logfd, &s, logpath, out);
+	note = notepath(logpath);
+	status = stage_spawn(argv + i, logfd, &s, logpath, out, note, 0);
+	free(note);
 	close(logfd);
 	dur = fmtdur(now() - t0);
 	if (status < 0)
 		dien(EXIT_PROBLEM, "%s: cannot run %s:", name, argv[i]);
-	if (gotsig) {
+	if (stage_gotsig) {
 		warn("%s: interrupted after %s; no stamp written (the next run starts it again)", name, dur);
 		free(dur);
 		free(logpath);
 		free(abs);
 		buffree(&b);
 		stage_free(&s);
-		return 128 + gotsig;
+		return 128 + stage_gotsig;
 	}
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
 		struct buf t = {0};

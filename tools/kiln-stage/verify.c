@@ -138,37 +138,6 @@ cmdexplain(int argc, char **argv)
 	return EXIT_OK;
 }
 
-/* run cmd with the stage's environment and out as its output folder, stdout and stderr
-   into logfd; returns the wait status, or -1 */
-static int
-rebuild(char **cmd, const struct stage *s, int logfd, const char *logpath, const char *out)
-{
-	int status, fd;
-	pid_t pid;
-
-	fflush(NULL);
-	if ((pid = fork()) < 0)
-		return -1;
-	if (pid == 0) {
-		if ((fd = open("/dev/null", O_RDONLY)) >= 0)
-			dup2(fd, 0);
-		dup2(logfd, 1);
-		dup2(logfd, 2);
-		setenv("KILN_STAGE", s->name, 1);
-		setenv("KILN_STAGE_KEY", s->key, 1);
-		setenv("KILN_STAGE_LOG", logpath, 1);
-		setenv("KILN_STAGE_OUT", out, 1);
-		setenv("KILN_STAGE_VERIFY", "1", 1);
-		execvp(cmd[0], cmd);
-		dprintf(2, "kiln-stage: %s: %s\n", cmd[0], strerror(errno));
-		_exit(errno == ENOENT ? 127 : 126);
-	}
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return -1;
-	return status;
-}
-
 static const struct zipent *
 member(const struct zipin *z, const char *name, size_t *at)
 {
@@ -308,7 +277,7 @@ cmdverify(int argc, char **argv)
 		dien(EXIT_USAGE, "%s", err);
 	abs = realpath(scratch, NULL);
 	fprintf(stderr, "kiln: %s: rebuilding into %s to compare with %s\n", o.name, scratch, o.out);
-	status = rebuild(o.cmd, &s, fd, logpath, abs ? abs : scratch);
+	status = stage_spawn(o.cmd, fd, &s, logpath, abs ? abs : scratch, NULL, 1);
 	close(fd);
 	if (status < 0)
 		dien(EXIT_PROBLEM, "%s: cannot run %s:", o.name, o.cmd[0]);
