@@ -2,10 +2,14 @@
 # fuzz-smoke: run every libFuzzer target ($KILN_FUZZ/*) for a short fixed time from its
 # seed corpus (tools/*/fuzz/NAME.corpus/ plus what NAME.seed.sh writes), with its
 # dictionary, and replay every saved regression input (NAME.regress/). Any crash, leak,
-# sanitizer report or hang fails. KILN_FUZZ_SECONDS sets the time per target [10].
+# sanitizer report or hang fails. KILN_FUZZ_SECONDS sets the time per target [10];
+# KILN_FUZZ_SEED the random seed [1: the same walk on every run, so a CI failure repeats;
+# 0 lets libFuzzer pick]. A crash prints its input in base64, so a CI log is enough to
+# add it to NAME.regress/.
 . "$KILN_SRC/tests/lib.sh"
 [ -n "${KILN_FUZZ:-}" ] && [ -d "$KILN_FUZZ" ] || skip_all "no fuzz targets built (needs clang-19 with libFuzzer)"
 secs=${KILN_FUZZ_SECONDS:-10}
+seed=${KILN_FUZZ_SEED:-1}
 n=0
 for bin in "$KILN_FUZZ"/*; do
 	[ -x "$bin" ] || continue
@@ -27,13 +31,18 @@ for bin in "$KILN_FUZZ"/*; do
 		fi
 	done
 	[ -n "$(ls "$seeds")" ] || notok "$name has no seed corpus"
-	run "$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+	run "$bin" -seed="$seed" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
 		-artifact_prefix="$T/$name-" $dict "$corpus" "$seeds"
 	if [ "$rc" = 0 ]; then
 		ok "$name: $(grep -o 'stat::number_of_executed_units: *[0-9]*' "$T/.err" | grep -o '[0-9]*$') execs in ${secs}s, no crash"
 	else
 		notok "$name: exit $rc"
-		grep -E 'ERROR|SUMMARY|artifact' "$T/.err" | head -5 | sed 's/^/#   /'
+		grep -E 'ERROR|SUMMARY|artifact|#[0-9]+ .* in LLVMFuzzerTestOneInput' "$T/.err" | head -6 | sed 's/^/#   /'
+		for c in "$T/$name"-crash-* "$T/$name"-leak-* "$T/$name"-timeout-* "$T/$name"-oom-*; do
+			[ -f "$c" ] || continue
+			echo "#   ${c##*/} (base64; save as tools/*/fuzz/$name.regress/NAME after base64 -d):"
+			base64 -w 76 "$c" | head -400 | sed 's/^/#   /'
+		done
 	fi
 done
 [ "$n" -gt 0 ] || skip_all "no fuzz targets built"

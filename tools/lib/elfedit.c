@@ -923,6 +923,18 @@ streq(const char *a, const char *b)
 	return a && b ? strcmp(a, b) == 0 : a == b;
 }
 
+/* whether name is one of the new names (a -> b, b -> c renames leave a 'b' that is new) */
+static int
+isnewname(const struct elfedits *ed, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < ed->nren; i++)
+		if (strcmp(ed->newn[i], name) == 0)
+			return 1;
+	return 0;
+}
+
 /* read the result back: the reader must see exactly the planned names, and ld.so's view
    (PT_DYNAMIC, DT_STRTAB through the PT_LOADs) must agree with the sections */
 static int
@@ -960,7 +972,7 @@ verify(struct ed *x, const struct elfedits *ed, const char **wantneeded, size_t 
 		         wrpath ? wrpath : "(none)", wrunpath ? wrunpath : "(none)");
 	for (i = 0; !e2[0] && i < d.nverneed; i++)
 		for (j = 0; j < ed->nren; j++)
-			if (strcmp(d.verneedfile[i], ed->oldn[j]) == 0 && strcmp(ed->oldn[j], ed->newn[j]) != 0)
+			if (strcmp(d.verneedfile[i], ed->oldn[j]) == 0 && !isnewname(ed, ed->oldn[j]))
 				snprintf(e2, sizeof e2, "a version need still names '%s'", ed->oldn[j]);
 	for (i = 0; !e2[0] && i < e.nph; i++)
 		if (e.ph[i].type == PT_DYNAMIC && (!dyn || e.ph[i].off != dyn->off || vtooff(&e, e.ph[i].vaddr) != dyn->off))

@@ -1,8 +1,10 @@
 /* libFuzzer target: the ELF editor (elfedit.h). The input is two bytes of edit list and
    an ELF image: byte 0 picks the edits (bit 0 SONAME, bit 1 search path, bit 2 as
    DT_RUNPATH, bits 3-5 how many DT_NEEDED to rename), byte 1 the length of the new
-   names. The result must either be refused or read back with exactly those edits, and
-   editing it again the same way must change nothing. Never a crash. */
+   names. The result must either be refused or read back with exactly those edits (every
+   DT_NEEDED entry renamed by its original name, all at once, so chains such as a -> b,
+   b -> c are exact too), and editing it again the same way must change nothing unless a
+   new name is also an old one. Never a crash. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,10 +34,10 @@ LLVMFuzzerTestOneInput(const uint8_t *p, size_t n)
 	struct buf b = {0};
 	struct elf e;
 	struct elfdyn d;
-	char err[512], *names[8] = {0};
+	char err[512], **orig = NULL;
 	const char *oldn[8], *newn[8];
-	size_t i, j, len;
-	int r;
+	size_t i, j, len, norig = 0;
+	int r, chained = 0;
 
 	if (n < 2 || n > (4u << 20))
 		return 0;
@@ -45,10 +47,11 @@ LLVMFuzzerTestOneInput(const uint8_t *p, size_t n)
 	/* rename the first DT_NEEDED names, as read by the reader */
 	if (elf_open(&e, b.s, b.len, err, sizeof err) == 0) {
 		if (elf_dynamic(&e, &d, err, sizeof err) == 0) {
-			for (i = 0; i < d.nneeded && ed.nren < (size_t)((p[0] >> 3) & 7); i++) {
-				oldn[ed.nren] = names[ed.nren] = xstrdup(d.needed[i]);
-				ed.nren++;
-			}
+			orig = xmalloc((d.nneeded + 1) * sizeof *orig);
+			for (norig = 0; norig < d.nneeded; norig++)
+				orig[norig] = xstrdup(d.needed[norig]);
+			for (i = 0; i < norig && ed.nren < (size_t)((p[0] >> 3) & 7); i++)
+				oldn[ed.nren++] = orig[i];
 			elf_dynfree(&d);
 		}
 		elf_close(&e);
@@ -58,6 +61,10 @@ LLVMFuzzerTestOneInput(const uint8_t *p, size_t n)
 		tag[0] = 'f', tag[1] = 'z', tag[2] = (char)('0' + i), tag[3] = 0;
 		newn[i] = mkname(tag, len + i);
 	}
+	for (i = 0; i < ed.nren; i++)
+		for (j = 0; j < ed.nren; j++)
+			if (strcmp(newn[i], oldn[j]) == 0)
+				chained = 1;
 	ed.oldn = oldn;
 	ed.newn = newn;
 	if (p[0] & 1)
@@ -79,21 +86,30 @@ LLVMFuzzerTestOneInput(const uint8_t *p, size_t n)
 			if (!got || strcmp(got, ed.rpath) != 0 || other)
 				abort();
 		}
-		for (i = 0; i < d.nneeded; i++)
+		if (d.nneeded != norig)
+			abort();
+		for (i = 0; i < norig; i++) {
+			const char *want = orig[i];
 			for (j = 0; j < ed.nren; j++)
-				if (strcmp(d.needed[i], ed.oldn[j]) == 0 && strcmp(ed.oldn[j], ed.newn[j]) != 0)
-					abort();
+				if (strcmp(orig[i], ed.oldn[j]) == 0) {
+					want = ed.newn[j];
+					break;
+				}
+			if (strcmp(d.needed[i], want) != 0)
+				abort();
+		}
 		elf_dynfree(&d);
 		elf_close(&e);
 		/* the same edits again: nothing left to do */
-		if (elfedit(&b, &ed, err, sizeof err) != 0)
+		if (!chained && elfedit(&b, &ed, err, sizeof err) != 0)
 			abort();
 	}
 	buffree(&b);
-	for (i = 0; i < ed.nren; i++) {
-		free(names[i]);
+	for (i = 0; i < ed.nren; i++)
 		free((char *)newn[i]);
-	}
+	for (i = 0; i < norig; i++)
+		free(orig[i]);
+	free(orig);
 	free((char *)ed.soname);
 	free((char *)ed.rpath);
 	return 0;
