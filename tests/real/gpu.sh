@@ -76,7 +76,7 @@ EOF
 LD_LIBRARY_PATH=$LIB exec $R/usr/bin/ccache "\$@"
 EOF
 	chmod +x "$W/bin/pkg-config" "$W/bin/patchelf" "$W/bin/ccache"
-	pkg-config --modversion libgit2 libarchive libdeflate libcrypto zlib libzstd
+	pkg-config --modversion libgit2 libarchive libdeflate libcrypto zlib libzstd libcurl
 }
 
 if want tools; then
