@@ -7,10 +7,14 @@
 # on any such machine. DEV holds what the machine lacks:
 #   DEV/kiln/            kiln's source (git archive HEAD | tar -x -C DEV/kiln)
 #   DEV/debs/*.deb       Debian 12's libgit2, libarchive, libdeflate, OpenSSL, zstd, zlib,
-#                        pcre2, pkgconf, ccache and patchelf packages with their libraries
+#                        pcre2, pkgconf, ccache and patchelf (for auditwheel) packages with their libraries
 #                        (tests/real/gpu-debs.txt lists them; apt-get download them)
 #   DEV/mirror/vision.git  a bare git mirror of pytorch/extension-cpp (the graph carries a
 #                        custom extension in a component slot; vision's is used here)
+#   DEV/aw/src           optional: auditwheel's source (git archive of pypa/auditwheel at
+#                        6.7.0, its src/ folder) with Debian's python3-pyelftools and
+#                        python3-packaging copied beside it; the fat step then times
+#                        `auditwheel repair` on the same wheel, side by side with fatwheel
 # The .debs are unpacked with dpkg -x, never installed: kiln's tools are linked against
 # them (DT_RPATH, which also serves their own dependencies), pkg-config reads their .pc files through PKG_CONFIG_SYSROOT_DIR.
 # Every step's time goes to OUT/figures, every output to OUT/log (and the terminal).
@@ -196,11 +200,25 @@ if want fat; then
 	log "wheel: $w"
 	mkdir -p "$W/fat"
 	rm -f "$W"/fat/*.whl
-	t fatwheel "$KB/fatwheel" --patchelf="$W/bin/patchelf" --plat=auto \
+	t fatwheel "$KB/fatwheel" --plat=auto \
 		--exclude 'libc10*' --exclude 'libtorch*' --exclude 'libcuda.so*' "$w" -w "$W/fat"
 	fw=$(ls "$W"/fat/*.whl | head -n 1)
-	"$KB/fatwheel" -n --json --patchelf="$W/bin/patchelf" --plat=auto --exclude 'libc10*' \
+	"$KB/fatwheel" -n --json --plat=auto --exclude 'libc10*' \
 		--exclude 'libtorch*' --exclude 'libcuda.so*' "$w" -w "$W/fat2" >"$OUT/fatwheel-plan.json" 2>&1
+	if [ -d "$DEV/aw/src/auditwheel" ]; then
+		# the peer, side by side: five runs each, best time of each
+		rm -rf "$W/aw" "$W/fat3"
+		for i in 1 2 3 4 5; do
+			t "auditwheel-repair-$i" env PYTHONPATH="$DEV/aw/src" "$PY" -m auditwheel repair \
+				--exclude 'libc10*' --exclude 'libtorch*' --exclude 'libcuda.so*' -w "$W/aw" "$w"
+			t "fatwheel-repair-$i" "$KB/fatwheel" -q --plat=auto --exclude 'libc10*' \
+				--exclude 'libtorch*' --exclude 'libcuda.so*' "$w" -w "$W/fat3"
+		done
+		ls -l "$W"/aw/*.whl "$W"/fat3/*.whl | tee -a "$OUT/log"
+		awk '/^auditwheel-repair-/ { if (a == "" || $2 < a) a = $2 } /^fatwheel-repair-/ { if (f == "" || $2 < f) f = $2 }
+			END { if (a != "" && f > 0) printf "fatwheel vs auditwheel, best of 5: %.3f s vs %.3f s, %.1fx\n", f, a, a / f }' \
+			"$OUT/figures" | tee -a "$OUT/figures" | tee -a "$OUT/log"
+	fi
 	t wheel-check "$KB/wheelpick" --check "$fw"
 	python3 -c 'import sys, zipfile; [print(i.filename, i.file_size) for i in zipfile.ZipFile(sys.argv[1]).infolist()]' "$fw" | tee -a "$OUT/log"
 	t gpucheck-cover-fat "$KB/gpucheck" cover --target="$ARCH" "$fw"
