@@ -24,5 +24,8 @@ if [ -n "${3:-}" ]; then
 	rm -rf "$dev/aw" && mkdir -p "$dev/aw"
 	git --git-dir="$3" archive 6.7.0 src | tar -x -C "$dev/aw"
 	cp -r /usr/lib/python3/dist-packages/elftools /usr/lib/python3/dist-packages/packaging "$dev/aw/src/"
+	# auditwheel asks importlib.metadata for its own version
+	mkdir -p "$dev/aw/src/auditwheel-6.7.0.dist-info"
+	printf 'Metadata-Version: 2.1\nName: auditwheel\nVersion: 6.7.0\n' >"$dev/aw/src/auditwheel-6.7.0.dist-info/METADATA"
 fi
 du -sh "$dev"
