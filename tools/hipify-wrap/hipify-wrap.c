@@ -391,7 +391,9 @@ main(int argc, char **argv)
 		dien(EXIT_PROBLEM, "%s: stamp without manifest in %s; use --reset", g.srcdir, g.state);
 
 	srcpinstate();
-	if ((g.git = tree_gitfiles(g.srcdir, &g.tracked, &err)) < 0)
+	if (tracked_from_stamp())
+		g.git = 1;
+	else if ((g.git = tree_gitfiles(g.srcdir, &g.tracked, &err)) < 0)
 		dien(EXIT_USAGE, "%s", err);
 
 	/* where the tree stands against what hipify-wrap made last time */

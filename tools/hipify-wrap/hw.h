@@ -61,6 +61,11 @@ char *tpath(const char *rel);
 void inputs(struct flist *l, const struct flist *also);
 /* stat and hash l (cache: an earlier listing); exits 2 on an unreadable file */
 void hashlist(struct flist *l, const struct flist *cache);
+/* the git index's identity as text (a fresh allocation), NULL when there is none */
+char *indexid(void);
+/* fill g.tracked from the manifest when the stamp vouches that the git index and the
+   tracked set are unchanged (returns 1), else 0: libgit2 must read the index */
+int tracked_from_stamp(void);
 
 /* key.c */
 /* the key as hex into out: the settings plus source, the digest of the pristine inputs;

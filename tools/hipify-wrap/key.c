@@ -1,5 +1,8 @@
 /* the key of a hipify run, srcpin's part of it, and the stamp */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +12,7 @@
 #include "hash.h"
 #include "hw.h"
 #include "kv.h"
+#include "os.h"
 #include "proc.h"
 #include "result.h"
 #include "run.h"
@@ -174,6 +178,20 @@ sourcedigest(const struct flist *l, char out[65])
 	hex32(d, out);
 }
 
+/* the pin from srcpin's NAME, COMMIT and SERIES_DIGEST lines */
+static void
+pinfrom(const struct kvfile *kv)
+{
+	const char *c = kv_get(kv, "COMMIT"), *s = kv_get(kv, "SERIES_DIGEST"), *n = kv_get(kv, "NAME");
+
+	if (c && *c) {
+		g.pinned = 1;
+		g.pin_commit = xstrdup(c);
+		g.pin_series = xstrdup(s ? s : "");
+		g.pin_name = xstrdup(n ? n : "");
+	}
+}
+
 /* ask srcpin whether srcdir is one of its checkouts */
 void
 srcpinstate(void)
@@ -184,17 +202,47 @@ srcpinstate(void)
 	struct procres r;
 	struct kvfile kv;
 	char *e = NULL;
-	const char *c, *s, *n;
 
-	char *dotgit = tpath(".git");
-	int git = access(dotgit, F_OK) == 0;
+	char *dotgit = tpath(".git"), *statefile = tpath(".git/srcpin"), msg[PATH_MAX + 128];
+	int git, gitdir, fd;
+	struct stat st;
 
+	git = lstat(dotgit, &st) == 0;
+	gitdir = git && S_ISDIR(st.st_mode);
 	free(dotgit);
-	if (!prog || !git) {
+	if (!git) {
 		/* srcpin checkouts are git work trees: nothing to ask elsewhere */
 		free(prog);
+		free(statefile);
 		return;
 	}
+	/* srcpin keeps its record in GITDIR/srcpin (srcpin(1), FILES); 'srcpin state' prints
+	   those lines and then checks the tree, which this key does not use. Read the record
+	   here when .git is the git folder itself: no process, no libgit2 on a no-op. */
+	if (gitdir) {
+		struct buf b = {0};
+		fd = os_readreg(statefile, O_NOFOLLOW, &b, 1 << 20, msg, sizeof msg);
+		free(statefile);
+		free(prog);
+		if (fd < 0) {
+			buffree(&b);
+			if (errno != ENOENT)
+				warn("%s; keying on content only", msg);
+			return;
+		}
+		if (kv_parse(&kv, "srcpin state", b.s ? b.s : "", b.len, &e) < 0) {
+			warn("%s", e);
+			free(e);
+		} else {
+			pinfrom(&kv);
+			kv_free(&kv);
+		}
+		buffree(&b);
+		return;
+	}
+	free(statefile);
+	if (!prog)
+		return;
 	if (proc_capture(argv, NULL, &out, &err, 0, 120000, &r) < 0 || r.notfound) {
 		warn("cannot run %s:", prog);
 	} else if (r.status == 0) {
@@ -202,13 +250,7 @@ srcpinstate(void)
 			warn("%s", e);
 			free(e);
 		} else {
-			c = kv_get(&kv, "COMMIT"), s = kv_get(&kv, "SERIES_DIGEST"), n = kv_get(&kv, "NAME");
-			if (c && *c) {
-				g.pinned = 1;
-				g.pin_commit = xstrdup(c);
-				g.pin_series = xstrdup(s ? s : "");
-				g.pin_name = xstrdup(n ? n : "");
-			}
+			pinfrom(&kv);
 			kv_free(&kv);
 		}
 	} else if (r.status != EXIT_USAGE) {
@@ -264,13 +306,19 @@ void
 writestamp(const char *key, const char *source)
 {
 	struct buf b = {0};
-	char *p = spath("stamp");
+	char *p = spath("stamp"), *id;
 
 	bufputs(&b, "# hipify-wrap stamp: the key of the hipified tree; written last\n");
 	bufprintf(&b, "KEY=%s\nSOURCE=%s\n", key, source);
 	if (g.python) {
 		kv_put(&b, "PYTHON", g.python);
 		bufprintf(&b, "PYTHON_ID=%s\n", g.pyid);
+	}
+	/* what lets the next no-op skip reading the git index (tracked_from_stamp) */
+	if (g.git == 1 && (id = indexid())) {
+		kv_put(&b, "GIT_INDEX", id);
+		bufprintf(&b, "TRACKED=%zu\n", g.tracked.n);
+		free(id);
 	}
 	bufadd(&b, g.keytxt.s, g.keytxt.len);
 	/* the key text names the hipify folder; keep it readable back for the next no-op */

@@ -294,6 +294,26 @@ check "outputs removed by git clean: re-hipified" $HW --project=torch --python="
 check "the output is back" test -f "$Z/aten/src/ATen/native/hip/Scale.hip"
 check "then up to date" $HW --project=torch --python="$T/py" "$Z"
 has "up to date after git clean" "$T/.out" "hipify: up to date"
+# a no-op skips reading the git index when the stamp vouches for it: the index's identity
+# and how many tracked files were inputs. A changed index or a tracked file that comes
+# back must still be seen.
+has "the stamp records the git index's identity" "$Z/.git/kiln-hipify/stamp" "GIT_INDEX="
+has "the stamp records the tracked file count" "$Z/.git/kiln-hipify/stamp" "TRACKED=$(git -C "$Z" ls-files | wc -l)"
+printf 'x\n' >"$Z/NOTES.txt"
+git -C "$Z" add NOTES.txt
+check "a file newly added to the index re-hipifies" $HW --project=torch --python="$T/py" "$Z"
+has "it is named new" "$T/.err" "NOTES.txt is new"
+check "up to date with it" $HW --project=torch --python="$T/py" "$Z"
+has "up to date after git add" "$T/.out" "hipify: up to date"
+rm "$Z/NOTES.txt"
+check "a tracked file removed from the work tree re-hipifies" $HW --project=torch --python="$T/py" "$Z"
+has "it is named removed" "$T/.err" "NOTES.txt (an input) was removed"
+has "a tracked file missing: the stamp counts it" "$Z/.git/kiln-hipify/stamp" "TRACKED=$(git -C "$Z" ls-files | wc -l)"
+git -C "$Z" checkout -q -- NOTES.txt
+check "the tracked file back (same index) re-hipifies" $HW --project=torch --python="$T/py" "$Z"
+has "the returning file is named new" "$T/.err" "NOTES.txt is new"
+check "then up to date again" $HW --project=torch --python="$T/py" "$Z"
+has "up to date after the file came back" "$T/.out" "hipify: up to date"
 unset HIP_PATH
 
 # 14. a srcpin checkout: srcpin's commit is in the key; --reset asks srcpin for the pristine tree
@@ -314,6 +334,13 @@ if command -v srcpin >/dev/null 2>&1; then
 		lacks "the hand edit is gone" "$T/co/torchvision/csrc/ops/hip/add_kernel.hip" "hand edit"
 		check "srcpin checkout: up to date after reset" $HW --project=vision --python="$T/py" "$T/co"
 		has "srcpin up to date after reset" "$T/.out" "hipify: up to date"
+		# srcpin's record (GITDIR/srcpin) is read directly on a no-op: a new series digest
+		# there (a series applied) is a new key
+		sed 's/^SERIES_DIGEST=.*/SERIES_DIGEST="0123456789abcdef"/' "$T/co/.git/srcpin" >"$T/sp.new" &&
+			cat "$T/sp.new" >"$T/co/.git/srcpin"
+		check "a new series digest in srcpin's record re-hipifies" $HW --project=vision --python="$T/py" "$T/co"
+		lacks "not up to date" "$T/.out" "hipify: up to date"
+		has "the stamp carries the new series digest" "$T/co/.git/kiln-hipify/stamp" "# SRCPIN_SERIES=0123456789abcdef"
 	else
 		echo "skip srcpin checkout: srcpin could not make a checkout ($(head -c 200 "$T/sp.err"))"
 	fi
