@@ -2,7 +2,7 @@
 # bench/real-hipify-noop.sh [TORCH_TREE]: where hipify-wrap's no-op time goes on the real
 # torch 1.13.1 tree that tests/real/run.sh hipifies (default build/real/gfx/build/src/torch).
 # Prints perf stat (CPU, user, system; 10 runs) for: hipify-wrap's no-op as the hipify
-# stage calls it, the `srcpin state` it runs inside, and the floor (one lstat per manifest
+# stage calls it, `srcpin state` (which a no-op no longer runs: it reads srcpin's record), and the floor (one lstat per manifest
 # file, bench/real-statfloor.c); then strace -c -f of one no-op and perf's top symbols.
 # Needs perf and strace (linux-perf, strace); PYTHON (default build/real/venv/bin/python).
 set -u
@@ -22,7 +22,7 @@ hw >/dev/null || exit 1
 echo "tree: $T ($(grep -c . "$man") manifest lines, $(find "$T" -type d | wc -l) folders); load: $(cut -d' ' -f1-3 /proc/loadavg)"
 pstat () { perf stat -r 10 -e task-clock,user_time,system_time "$@" 2>&1 >/dev/null | awk '/task-clock|user_time|system_time|elapsed/ { $1 = $1; print "  " $0 }'; }
 echo "hipify-wrap no-op:"; pstat "$bin/hipify-wrap" --project=torch --python="$py" --reset --log "$W/hw.log" --series="$series" "$T"
-echo "srcpin state (run by it):"; pstat "$bin/srcpin" state "$T"
+echo "srcpin state (a no-op reads its record instead of running it; for comparison):"; pstat "$bin/srcpin" state "$T"
 echo "floor, lstat of every manifest file:"; pstat "$W/statfloor" "$T" "$man"
 echo "strace -c -f of one no-op:"
 strace -f -c -o "$W/strace" "$bin/hipify-wrap" --project=torch --python="$py" --reset --log "$W/hw.log" --series="$series" "$T" >/dev/null 2>&1

@@ -146,8 +146,11 @@ done
 grep -q 'waiting for another run of this stage' "$W/cpu.out" &&
 	echo "# cpu: a stage of an interrupted run finished on its own; the resumed run waited for it"
 v=$("$PY" -c 'import torchvision; print(torchvision.__version__)' 2>>"$LOG")
-[ "$v" = "0.14.1+525ac66" ] && ok "cpu: torchvision $v installed (the series' 0.14.1, not the tag's 0.14.1a0)" ||
-	notok "cpu: torchvision version is '$v', want 0.14.1+525ac66"
+# the local label is kiln.ARCH.gKEY: the first 10 hex digits of vision.wheel's stage key
+wk=$(sed -n 's/^KEY="\(.\{10\}\).*/\1/p' "$W/cpu/build/stamp/vision.wheel")
+[ -n "$wk" ] && [ "$v" = "0.14.1+kiln.cpu.g$wk" ] &&
+	ok "cpu: torchvision $v installed (the series' 0.14.1, not the tag's 0.14.1a0; labelled with the wheel stage's key)" ||
+	notok "cpu: torchvision version is '$v', want 0.14.1+kiln.cpu.g$wk"
 grep -q '"vision":{[^}]*"commit":"525ac660105c161ae1f98282a9bbb82955e7d251"' "$W/cpu/build/build-info.json" 2>/dev/null &&
 	ok "cpu: build-info.json records vision's commit" || notok "cpu: build-info.json lacks vision's commit"
 

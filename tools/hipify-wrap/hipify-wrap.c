@@ -384,9 +384,10 @@ main(int argc, char **argv)
 	}
 	free(p);
 	p = spath("manifest");
-	if (manifest_read(p, &g.man, &err) < 0)
-		dien(EXIT_PROBLEM, "%s", err);
+	rc = manifest_read(p, &g.man, &err);
 	free(p);
+	if (rc < 0)
+		dien(EXIT_PROBLEM, "%s", err);
 	if (g.havestamp && g.man.n == 0)
 		dien(EXIT_PROBLEM, "%s: stamp without manifest in %s; use --reset", g.srcdir, g.state);
 

@@ -180,12 +180,12 @@ classify(char **why, int force)
 {
 	struct fent *e;
 	const struct fent *c;
-	size_t i;
+	size_t i, at = 0;
 	int r = T_CLEAN;
 
 	for (i = 0; i < g.man.n; i++) {
 		e = &g.man.v[i];
-		c = flist_find(&g.cur, e->path);
+		c = flist_seek(&g.cur, &at, e->path);
 		e->act = A_NONE;
 		if (!c) {
 			if (e->kind != F_INPUT || r == T_CLEAN)
@@ -209,9 +209,9 @@ classify(char **why, int force)
 				e->act = e->kind == F_OUTPUT ? A_STASH : A_RESTORE;
 		}
 	}
-	for (i = 0; i < g.cur.n; i++) {
+	for (i = at = 0; i < g.cur.n; i++) {
 		c = &g.cur.v[i];
-		if (flist_find(&g.man, c->path))
+		if (flist_seek(&g.man, &at, c->path))
 			continue;
 		if (c->crumb)
 			because(why, &r, T_DIRTY, xasprintf("%s carries hipify's generated-file line but hipify-wrap did not make it", c->path));

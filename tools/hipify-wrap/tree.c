@@ -45,6 +45,11 @@ flist_sort(struct flist *l)
 
 	if (l->n == 0)
 		return;
+	/* lists read back from a manifest or the git index come sorted: check before sorting */
+	for (i = 1; i < l->n && strcmp(l->v[i - 1].path, l->v[i].path) < 0; i++)
+		;
+	if (i == l->n)
+		return;
 	qsort(l->v, l->n, sizeof(*l->v), fentcmp);
 	for (i = j = 0; i < l->n; i++) {
 		if (j > 0 && strcmp(l->v[j - 1].path, l->v[i].path) == 0) {
@@ -65,6 +70,22 @@ flist_find(const struct flist *l, const char *path)
 		return NULL;
 	key.path = (char *)path;
 	return bsearch(&key, l->v, l->n, sizeof(*l->v), fentcmp);
+}
+
+struct fent *
+flist_seek(const struct flist *l, size_t *at, const char *path)
+{
+	int d = 1;
+
+	if (!l || l->n == 0)
+		return NULL;
+	if (*at > 0 && *at <= l->n && strcmp(l->v[*at - 1].path, path) >= 0)
+		return flist_find(l, path); /* asked out of order */
+	while (*at < l->n && (d = strcmp(l->v[*at].path, path)) < 0)
+		++*at;
+	if (*at < l->n && d == 0)
+		return &l->v[(*at)++];
+	return NULL;
 }
 
 void
@@ -280,28 +301,35 @@ tree_hash(const char *root, struct flist *l, const struct flist *cache, char **e
 	const struct fent *c;
 	struct fent *e;
 	struct buf p = {0};
-	size_t i, j, cl = strlen(HIPIFY_CRUMB);
+	size_t i, j, ci = 0, cl = strlen(HIPIFY_CRUMB);
+	int rfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
+	if (rfd < 0) {
+		*err = xasprintf("%s: %s", root, strerror(errno));
+		return -1;
+	}
 	for (i = j = 0; i < l->n; i++) {
 		e = &l->v[i];
-		bufreset(&p);
-		bufprintf(&p, "%s/%s", root, e->path);
-		if (stat(p.s, &st) < 0 || !S_ISREG(st.st_mode)) {
+		/* relative to the root's descriptor: the kernel walks the file's own path only */
+		if (fstatat(rfd, e->path, &st, 0) < 0 || !S_ISREG(st.st_mode)) {
 			free(e->path);
 			continue;
 		}
 		setstat(e, &st);
-		c = cache ? flist_find(cache, e->path) : NULL;
+		c = flist_seek(cache, &ci, e->path);
 		if (c && c->hashed && c->size == e->size && c->ino == e->ino &&
 		    c->msec == e->msec && c->mnsec == e->mnsec) {
 			memcpy(e->hash, c->hash, 32);
 			e->crumb = c->crumb;
 		} else {
+			bufreset(&p);
+			bufprintf(&p, "%s/%s", root, e->path);
 			if (map_open(&m, p.s) < 0) {
 				*err = xasprintf("%s: %s", p.s, strerror(errno));
 				memmove(&l->v[j], &l->v[i], (l->n - i) * sizeof(*l->v));
 				l->n = j + (l->n - i);
 				buffree(&p);
+				close(rfd);
 				return -1;
 			}
 			sha256_buf(m.p ? (const void *)m.p : "", m.n, e->hash);
@@ -313,6 +341,7 @@ tree_hash(const char *root, struct flist *l, const struct flist *cache, char **e
 	}
 	l->n = j;
 	buffree(&p);
+	close(rfd);
 	return 0;
 }
 
@@ -332,15 +361,18 @@ hex32(const unsigned char h[32], char out[65])
 static int
 unhex32(const char *s, unsigned char h[32])
 {
+	/* lowercase hex digit values, -1 for anything else (a manifest has 23k digests) */
+	static const signed char hv[256] = {
+		['0'] = 1, ['1'] = 2, ['2'] = 3, ['3'] = 4, ['4'] = 5, ['5'] = 6, ['6'] = 7, ['7'] = 8,
+		['8'] = 9, ['9'] = 10, ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16,
+	};
 	int i, a, b;
 
 	for (i = 0; i < 32; i++) {
-		a = s[2 * i], b = s[2 * i + 1];
-#define HV(c) ((c) >= '0' && (c) <= '9' ? (c) - '0' : (c) >= 'a' && (c) <= 'f' ? (c) - 'a' + 10 : -1)
-		if (HV(a) < 0 || HV(b) < 0)
+		a = hv[(unsigned char)s[2 * i]] - 1, b = hv[(unsigned char)s[2 * i + 1]] - 1;
+		if ((a | b) < 0)
 			return -1;
-		h[i] = (unsigned char)(HV(a) << 4 | HV(b));
-#undef HV
+		h[i] = (unsigned char)(a << 4 | b);
 	}
 	return 0;
 }
@@ -372,6 +404,32 @@ manifest_write(const char *path, const struct flist *l)
 	return r;
 }
 
+/* a whole field as an unsigned number in base b (no sign, no blanks); -1 if it is not */
+static int
+num(const char *s, int b, unsigned long long *v)
+{
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	*v = strtoull(s, &end, b);
+	return *end || errno ? -1 : 0;
+}
+
+/* a whole field as a signed decimal number */
+static int
+snum(const char *s, long long *v)
+{
+	char *end;
+
+	if (!(*s >= '0' && *s <= '9') && !(*s == '-' && s[1] >= '0' && s[1] <= '9'))
+		return -1;
+	errno = 0;
+	*v = strtoll(s, &end, 10);
+	return *end || errno ? -1 : 0;
+}
+
 int
 manifest_read(const char *path, struct flist *l, char **err)
 {
@@ -379,7 +437,7 @@ manifest_read(const char *path, struct flist *l, char **err)
 	struct fent *e;
 	char *line, *next, *f[10];
 	int k, lineno = 0;
-	unsigned long long size, ino;
+	unsigned long long size, ino, mode8;
 	long long ms, mns;
 	unsigned mode;
 	char msg[PATH_MAX + 128];
@@ -411,10 +469,10 @@ manifest_read(const char *path, struct flist *l, char **err)
 		f[9] = line;
 		if (strlen(f[0]) != 1 || !strchr("imo", f[0][0]) || strlen(f[2]) != 64 || strlen(f[3]) != 64 || !*f[9])
 			goto bad;
-		if (sscanf(f[4], "%llu", &size) != 1 || sscanf(f[5], "%lld", &ms) != 1 ||
-		    sscanf(f[6], "%lld", &mns) != 1 || sscanf(f[7], "%llu", &ino) != 1 ||
-		    sscanf(f[8], "%o", &mode) != 1)
+		if (num(f[4], 10, &size) < 0 || snum(f[5], &ms) < 0 || snum(f[6], &mns) < 0 ||
+		    num(f[7], 10, &ino) < 0 || num(f[8], 8, &mode8) < 0 || mode8 > 07777)
 			goto bad;
+		mode = (unsigned)mode8;
 		e = flist_add(l, f[9]);
 		e->kind = f[0][0];
 		e->crumb = f[1][0] == '1';

@@ -57,6 +57,9 @@ struct fent *flist_add(struct flist *l, const char *path);
 void flist_sort(struct flist *l);
 /* the entry for path, or NULL */
 struct fent *flist_find(const struct flist *l, const char *path);
+/* the same for paths asked in ascending order: *at (start at 0) walks the list along,
+   so a whole sorted list is matched in one pass; out of order it searches */
+struct fent *flist_seek(const struct flist *l, size_t *at, const char *path);
 /* release everything */
 void flist_free(struct flist *l);
 

@@ -86,3 +86,17 @@ run $TO hipify-wrap t5 -- sh -c "$HIP"
 [ "$rc" != 0 ] && [ "$rc" != 124 ] && ok "a FIFO planted as the manifest: refused, no hang (exit $rc)" ||
 	notok "a FIFO planted as the manifest: refused, no hang (exit $rc)"
 has "names the manifest" "$T/.err" ".kiln-hipify/manifest: is a FIFO, not a regular file"
+
+# a manifest whose number fields are not whole numbers (size, times, inode, mode): a
+# one-line error naming the file and line, never a half-read manifest
+for bad in 'size:12x' 'size:-5' 'mode:99999' 'msec:' 'ino:0x10'; do
+	mktree t6
+	check "t6 hipifies ($bad)" $TO hipify-wrap t6 -- sh -c "$HIP"
+	field=${bad%%:*} val=${bad#*:}
+	case $field in size) n=5 ;; msec) n=6 ;; ino) n=8 ;; mode) n=9 ;; esac
+	awk -F '\t' -v OFS='\t' -v n="$n" -v v="$val" 'NR == 2 { $n = v } { print }' t6/.kiln-hipify/manifest >m.new &&
+		cat m.new >t6/.kiln-hipify/manifest
+	exits "a manifest with $field '$val' is refused" 1 $TO hipify-wrap t6 -- sh -c "$HIP"
+	has "it names the manifest line ($bad)" "$T/.err" ".kiln-hipify/manifest:2: not a hipify-wrap manifest line"
+	rm -rf t6
+done
