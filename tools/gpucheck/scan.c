@@ -439,30 +439,75 @@ out:
 	return v;
 }
 
-/* the files a folder scan looks at, and what peek said of each */
+/* Scan the ELF file at path whole, as scanfile would, into l, printing nothing: 0, or
+   -1 for anything scanfile must look at itself (not ELF, unreadable, malformed), l
+   then empty. */
+static int
+quietscan(const char *path, uint64_t maxraw, struct offlist *l)
+{
+	struct mapfile m;
+	struct elf e;
+	struct offopts o = {maxraw};
+	char err[512];
+	int fd, r;
+
+	memset(l, 0, sizeof *l);
+	if ((fd = os_openreg(path, 0, NULL, err, sizeof err)) < 0)
+		return -1;
+	r = map_fd(&m, fd);
+	close(fd);
+	if (r < 0)
+		return -1;
+	r = -1;
+	if (m.p && elf_is(m.p, m.n)) {
+		madvise((void *)m.p, m.n, MADV_RANDOM);
+		if (elf_open(&e, m.p, m.n, err, sizeof err) == 0) {
+			r = off_scanelf(&e, l, &o, err, sizeof err);
+			elf_close(&e);
+		}
+	}
+	map_close(&m);
+	if (r < 0)
+		off_free(l);
+	return r;
+}
+
+/* the files a folder scan looks at, what peek said of each, and the bundles of those
+   a worker scanned whole (PEEK_DONE) */
+enum { PEEK_DONE = PEEK_SCAN + 1 };
 struct peekjob {
 	char **path;
 	unsigned char *v;
+	struct offlist *l;
 	size_t n;
+	uint64_t maxraw;
 	atomic_size_t next;
 };
 
-/* one of the threads that peek at a folder's files, each taking the next file */
+/* one of the threads that peek at a folder's files, each taking the next file; an ELF
+   file worth a full scan is scanned here too, so that the big libraries' reads overlap
+   (whatever the quiet scan cannot settle is left to scanfile, in order) */
 static void *
 peekworker(void *arg)
 {
 	struct peekjob *j = arg;
 	size_t i;
+	int v;
 
-	while ((i = atomic_fetch_add(&j->next, 1)) < j->n)
-		j->v[i] = (unsigned char)peek(j->path[i]);
+	while ((i = atomic_fetch_add(&j->next, 1)) < j->n) {
+		v = peek(j->path[i]);
+		if (v == PEEK_SCAN && quietscan(j->path[i], j->maxraw, &j->l[i]) == 0)
+			v = PEEK_DONE;
+		j->v[i] = (unsigned char)v;
+	}
 	return NULL;
 }
 
-/* Scan every ELF file and wheel under dir. The headers of all its files are looked at
-   first, by a few threads (a cold disk serves their reads together); then, in name
-   order, the files that may hold GPU code are scanned whole and the other ELF files are
-   recorded as holding none. */
+/* Scan every ELF file and wheel under dir. A few threads look at the headers of all its
+   files, and scan whole the ELF files that may hold GPU code (a cold disk serves their
+   reads together); then, in name order, their results are recorded, the other ELF files
+   as holding none, and the rest (wheels, raw bundles, files with errors to report) are
+   scanned here. */
 static int
 scandir_(struct scanset *s, const char *dir)
 {
@@ -476,6 +521,8 @@ scandir_(struct scanset *s, const char *dir)
 	j.path = files.v;
 	j.n = files.n;
 	j.v = xmalloc(files.n ? files.n : 1);
+	j.l = xcalloc(files.n ? files.n : 1, sizeof *j.l);
+	j.maxraw = s->maxraw;
 	atomic_init(&j.next, 0);
 	if (files.n >= PEEK_MINFILES)
 		for (; nth < PEEK_THREADS; nth++)
@@ -487,9 +534,12 @@ scandir_(struct scanset *s, const char *dir)
 	for (i = 0; i < files.n; i++) {
 		if (j.v[i] == PEEK_EMPTY)
 			addscanned(s, files.v[i]);
+		else if (j.v[i] == PEEK_DONE)
+			addscanned(s, files.v[i])->l = j.l[i];
 		else if (j.v[i] == PEEK_SCAN && scanfile(s, files.v[i], 0) < 0)
 			rc = -1;
 	}
+	free(j.l);
 	free(j.v);
 	strv_free(&files);
 	return rc;
