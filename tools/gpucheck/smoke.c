@@ -11,7 +11,7 @@
    (skip: not run, and why; not a failure). Lines are flushed as they are made, so a hang
    or crash still shows how far it got. A torch without a GPU still reports which SDPA
    APIs it has; a torch older than them says so. */
-static const char script[] =
+static const char *const script[] = {
 "import sys, warnings\n"
 "def say(s, n, t):\n"
 "    t = ' '.join(str(t).split())[:400]\n"
@@ -61,7 +61,8 @@ static const char script[] =
 "        ok = torch.allclose(c, a @ b, atol=1e-3, rtol=1e-3)\n"
 "        say('ok' if ok else 'fail', 'matmul', '64x64 float32 on the GPU agrees with the CPU' if ok else 'the GPU result differs from the CPU result')\n"
 "    except BaseException as e:\n"
-"        say('fail', 'matmul', err(e))\n"
+"        say('fail', 'matmul', err(e))\n",
+/* (two literals: each under the 4095 bytes C guarantees) */
 "# SDPA, the way the gfx1151 guide validates it: the preferred ROCm flash-attention library,\n"
 "# can_use_flash_attention / can_use_efficient_attention with their reasons (debug=True\n"
 "# warns them), a call forced onto each backend\n"
@@ -126,7 +127,8 @@ static const char script[] =
 "            torch.cuda.synchronize()\n"
 "        say('ok', 'sdpa ' + name, 'a call forced onto this backend ran%s' % (via if name != 'math' else ''))\n"
 "    except BaseException as e:\n"
-"        say('fail', 'sdpa ' + name, err(e) + (' (' + caught(w) + ')' if w else ''))\n";
+"        say('fail', 'sdpa ' + name, err(e) + (' (' + caught(w) + ')' if w else ''))\n",
+};
 
 int
 cmd_smoke(int argc, char **argv)
@@ -134,7 +136,7 @@ cmd_smoke(int argc, char **argv)
 	const char *python = NULL;
 	int i, json = 0, timeout = 120, fails = 0, lines = 0;
 	char *end, *line, *next, *t1, *t2;
-	struct buf out = {0}, errout = {0}, b = {0};
+	struct buf out = {0}, errout = {0}, b = {0}, code = {0};
 	struct procres res;
 	struct json js;
 	char *cmd[6];
@@ -159,7 +161,9 @@ cmd_smoke(int argc, char **argv)
 	cmd[1] = "-X";
 	cmd[2] = "faulthandler";
 	cmd[3] = "-c";
-	cmd[4] = (char *)script;
+	for (i = 0; i < (int)(sizeof script / sizeof script[0]); i++)
+		bufputs(&code, script[i]);
+	cmd[4] = code.s;
 	cmd[5] = NULL;
 	if (proc_capture(cmd, NULL, &out, &errout, 1 << 20, timeout * 1000, &res) < 0)
 		die("smoke: cannot run %s:", python);
@@ -239,5 +243,6 @@ cmd_smoke(int argc, char **argv)
 	buffree(&b);
 	buffree(&out);
 	buffree(&errout);
+	buffree(&code);
 	return fails ? EXIT_PROBLEM : EXIT_OK;
 }
