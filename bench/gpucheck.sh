@@ -6,13 +6,15 @@
 #   sh bench/gpucheck.sh device [OUT]   on a machine with an NVIDIA GPU and torch: builds
 #                                       gpucheck with cc, runs it on the GPU and on
 #                                       libtorch_cuda.so beside cuobjdump --list-elf/--list-ptx
-#   sh bench/gpucheck.sh cold [GPUCHECK] [DIR]
+#   sh bench/gpucheck.sh cold [GPUCHECK] [DIR] [SITE]
 #                                       from a cold page cache: targets on librocsparse and
 #                                       cover on a folder of libraries (default
 #                                       /usr/lib/x86_64-linux-gnu), each file evicted with
 #                                       POSIX_FADV_DONTNEED first; with KILN_BENCH_DROP=1 (root)
-#                                       also after echo 3 >/proc/sys/vm/drop_caches, which
-#                                       slows every other process on the machine: run it rarely
+#                                       also after echo 3 >/proc/sys/vm/drop_caches (and cover
+#                                       on a Python site-packages, default Debian's
+#                                       dist-packages), which slows every other process on
+#                                       the machine: run it rarely
 set -u
 src=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -32,10 +34,16 @@ if [ "${1:-}" = device ]; then
 	def=; libs="-lz -ldl"
 	[ -f /usr/include/zstd.h ] && libs="$libs -lzstd" || def="$def -DOFFLOAD_NO_ZSTD"
 	[ -f /usr/include/archive.h ] && libs="$libs -larchive" || def="$def -DGPUCHECK_NO_LIBARCHIVE"
-	cc -O2 -std=c17 -D_GNU_SOURCE $def -I"$src/tools/lib" "$src"/tools/gpucheck/*.c \
-		"$src"/tools/lib/offload.c "$src"/tools/lib/elffile.c "$src"/tools/lib/util.c \
-		"$src"/tools/lib/mapfile.c "$src"/tools/lib/json.c "$src"/tools/lib/proc.c \
-		-o "$gc" $libs || exit 2
+	# tools/lib as a static archive of whatever compiles here (the objects that need
+	# libcurl or OpenSSL are left out; gpucheck does not use them)
+	o=$(mktemp -d)
+	for f in "$src"/tools/lib/*.c; do
+		cc -O2 -std=c17 -D_GNU_SOURCE $def -I"$src/tools/lib" -c "$f" -o "$o/${f##*/}.o" 2>/dev/null
+	done
+	ar rcs "$o/libk.a" "$o"/*.o &&
+	cc -O2 -std=c17 -D_GNU_SOURCE $def -I"$src/tools/lib" "$src"/tools/gpucheck/*.c "$o/libk.a" \
+		-o "$gc" $libs -lpthread || exit 2
+	rm -rf "$o"
 	echo "== built with:$def $libs"
 	echo "== nvidia-smi"; nvidia-smi --query-gpu=index,name,compute_cap,driver_version,memory.total --format=csv
 	echo "== gpucheck"; "$gc"; echo "exit $?"
@@ -74,12 +82,20 @@ PY
 	echo "== gpucheck cover --target=sm_61"; "$gc" cover --target=sm_61 "$lib"; echo "exit $?"
 	echo "== gpucheck env"; "$gc" env; echo "exit $?"
 	echo "== gpucheck smoke"; "$gc" smoke --python="$(command -v "$py")" --timeout=300; echo "exit $?"
+	site=$("$py" -c 'import os, torch; print(os.path.dirname(os.path.dirname(torch.__file__)))')
+	echo "== gpucheck cover on $site ($(find "$site" -type f | wc -l) files), cold where drop_caches works"
+	for i in 1 2 3; do
+		sync; echo 3 2>/dev/null >/proc/sys/vm/drop_caches && c=cold || c=warm
+		t0=$(date +%s%N); "$gc" cover --target=sm_90 "$site" >/dev/null 2>&1; t1=$(date +%s%N)
+		echo "$c: $(( (t1 - t0) / 1000000 )) ms"
+	done
 	exit 0
 fi
 
 if [ "${1:-}" = cold ]; then
 	gc=${2:-$src/build/bin/gpucheck}
 	dir=${3:-/usr/lib/x86_64-linux-gnu}
+	site=${4:-/usr/lib/python3/dist-packages}
 	rs=/usr/lib/x86_64-linux-gnu/librocsparse.so.0.1
 	# evict FILE|DIR...: drop their pages from the page cache (mapped pages stay)
 	evict () {
@@ -100,8 +116,12 @@ for root in sys.argv[1:]:
                 pass
 PY
 	}
-	# secs CMD...: wall seconds of one run
-	secs () { t0=$(date +%s%N); "$@" >/dev/null 2>&1; t1=$(date +%s%N); echo "$(( (t1 - t0) / 1000000 ))" | awk '{ printf "%.3f s", $1 / 1000 }'; }
+	# secs CMD...: wall seconds, major faults and MiB read from the disk of one run
+	secs () {
+		/usr/bin/time -f '%e %F %I' -o "$tf" "$@" >/dev/null 2>&1
+		tail -n 1 "$tf" | awk '{ printf "%.2f s (%d major faults, %.1f MiB read)", $1, $2, $3 * 512 / 1048576 }'
+	}
+	tf=$(mktemp); trap 'rm -f "$tf"' EXIT
 	res () { fincore -nb -o RES "$1" | awk '{ printf "%.1f MiB", $1 / 1048576 }'; }
 	nfiles=$(find "$dir" -type f | wc -l)
 	echo "== cold file (POSIX_FADV_DONTNEED on it), then warm"
@@ -117,12 +137,18 @@ PY
 		echo "cold $(secs "$gc" cover --target=gfx90a "$dir"); warm $(secs "$gc" cover --target=gfx90a "$dir")"
 	done
 	if [ "${KILN_BENCH_DROP:-0}" = 1 ]; then
-		echo "== after sync; echo 3 >/proc/sys/vm/drop_caches (dentries, inodes, the binary and its libraries too)"
-		sync; echo 3 >/proc/sys/vm/drop_caches
-		echo "gpucheck targets librocsparse: $(secs "$gc" targets "$rs")"
-		sync; echo 3 >/proc/sys/vm/drop_caches
-		echo "gpucheck cover --target=gfx90a $dir: $(secs "$gc" cover --target=gfx90a "$dir")"
-		sync; echo 3 >/proc/sys/vm/drop_caches
+		# drop (root): dentries, inodes, the binary and its libraries too
+		drop () { sync; echo 3 >/proc/sys/vm/drop_caches; }
+		echo "== after sync; echo 3 >/proc/sys/vm/drop_caches before each run"
+		for i in 1 2 3; do
+			drop; a=$(secs "$gc" targets "$rs")
+			drop; b=$(secs "$gc" cover --target=gfx90a "$dir")
+			drop; c=$(secs "$gc" cover --target=gfx90a "$site")
+			echo "targets librocsparse: $a"
+			echo "cover $dir ($nfiles files): $b"
+			echo "cover $site ($(find "$site" -type f | wc -l) files): $c"
+		done
+		drop
 		echo "clang-offload-bundler-19 --list librocsparse: $(secs clang-offload-bundler-19 --list --type=o --input="$rs")"
 	fi
 	exit 0

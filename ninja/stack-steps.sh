@@ -544,8 +544,17 @@ step_venv () {
 step_srctorch () {
 	# C.src for C_REF=@torch: the commit torch's patched tree pins (torchpin), then the
 	# ordinary src step; a source-only component's build-info record says where it came
-	# from (a built one's install record does too)
+	# from (a built one's install record does too). The stage's summary line (and so
+	# KILN_EXPLAIN's output) says what @torch resolved to, and what it was before.
+	was=
+	[ ! -f "$B/src/$c.derived" ] || was=$(sed -n 's/^REF_RESOLVED=//p' "$B/src/$c.derived")
 	REF=$(torchpin) || exit 1
+	note="${c}_REF=@torch: $REF from torch's $(sed -n 's/^REF_FROM=torch://p' "$B/src/$c.derived")"
+	case "$was" in
+	''|"$REF") ;;
+	*) note="$note, was $was" ;;
+	esac
+	[ -z "${KILN_STAGE_NOTE:-}" ] || printf '%s\n' "$note" >"$KILN_STAGE_NOTE"
 	step_src
 	mkdir -p "$B/info"
 	{ echo "COMPONENT=$c"; echo "URL=$URL"; echo "COMMIT=$commit"; echo "REF=@torch"; cat "$B/src/$c.derived"; } |

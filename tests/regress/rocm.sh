@@ -8,17 +8,23 @@
 . "$KILN_SRC/tests/lib.sh"
 . "$KILN_SRC/tests/regress/graph-toy.inc"
 need tar
-RAND=/usr/lib/x86_64-linux-gnu/librocrand.so.1.1
-HIP=$(ls /usr/lib/x86_64-linux-gnu/libamdhip64.so.5.* 2>/dev/null | head -n 1)
+# lib SONAME: the file behind a library the dynamic linker knows (ldconfig -p), wherever
+# the distribution puts it
+lib () {
+	p=$({ ldconfig -p || /sbin/ldconfig -p; } 2>/dev/null | awk -v s="$1" '$1 == s { print $NF; exit }')
+	[ -n "$p" ] && readlink -f "$p"
+}
+RAND=$(lib librocrand.so.1) HIP=$(lib libamdhip64.so.5)
 [ -f "$RAND" ] || missing "librocrand1 (Debian's rocRAND: real gfx803..gfx1030 code objects)"
-[ -n "$HIP" ] || missing "libamdhip64-5 (Debian's HIP runtime)"
+[ -f "$HIP" ] || missing "libamdhip64-5 (Debian's HIP runtime)"
+RN=${RAND##*/} HN=${HIP##*/}
 
 # an SDK-shaped tree and its tarball
 S=$T/sdk
 mkdir -p "$S/bin" "$S/lib" "$S/include/hip" "$S/llvm/bin" "$S/share/doc" "$S/.info"
 echo 5.3.3-debian >"$S/.info/version"
 cp "$RAND" "$HIP" "$S/lib/" || exit 2
-ln -s librocrand.so.1.1 "$S/lib/librocrand.so.1"
+ln -s "$RN" "$S/lib/librocrand.so.1"
 ln -s ../lib "$S/llvm/lib"
 echo '#define HIP_TOY 1' >"$S/include/hip/hip_toy.h"
 tar -C "$S" -czf "$T/sdk.tgz" . || exit 2
@@ -27,10 +33,25 @@ BAD=$(printf '%s' "$SHA" | tr 0-9a-f 1-9a-f0)
 
 # --- unpack ---------------------------------------------------------------------------
 check "unpack: an SDK tarball" kiln-stage unpack "$T/sdk.tgz" --into="$T/u/sdk" --sha256="$SHA" --layout=rocm
-check "unpack: the files are the SDK's" cmp "$RAND" "$T/u/sdk/lib/librocrand.so.1.1"
-same "unpack: links kept" librocrand.so.1.1 "$(readlink "$T/u/sdk/lib/librocrand.so.1")"
+check "unpack: the files are the SDK's" cmp "$RAND" "$T/u/sdk/lib/$RN"
+same "unpack: links kept" "$RN" "$(readlink "$T/u/sdk/lib/librocrand.so.1")"
 check "unpack: a second run is a no-op" kiln-stage unpack "$T/sdk.tgz" --into="$T/u/sdk" --sha256="$SHA"
 same "unpack: nothing else beside it" sdk "$(ls "$T/u")"
+# what an unpack killed before its rename leaves (a half-filled SDK.tmp-XXXXXX) goes on
+# the next unpack into the same place; another folder's temporary stays
+mkdir -p "$T/k/sdk.tmp-Ab3dEf/lib" "$T/k/other.tmp-Ab3dEf" && echo half >"$T/k/sdk.tmp-Ab3dEf/lib/half" || exit 2
+check "unpack: after a killed one" kiln-stage unpack "$T/sdk.tgz" --into="$T/k/sdk" --sha256="$SHA" --layout=rocm
+has "unpack: the stale folder is named" "$T/.err" "k/sdk.tmp-Ab3dEf: removed, left by an unpack that was stopped"
+same "unpack: the stale folder is gone, the other kept" "other.tmp-Ab3dEf sdk" "$(ls "$T/k" | tr '\n' ' ' | sed 's/ $//')"
+check "unpack: the SDK is whole after it" cmp "$RAND" "$T/k/sdk/lib/$RN"
+# two unpacks into one place at once: one waits for the other, both succeed, one folder
+kiln-stage unpack "$T/sdk.tgz" --into="$T/k2/sdk" --sha256="$SHA" 2>"$T/k2a.err" & kp=$!
+kiln-stage unpack "$T/sdk.tgz" --into="$T/k2/sdk" --sha256="$SHA" 2>"$T/k2b.err"; kb=$?
+wait "$kp"; ka=$?
+same "unpack: two at once both succeed" "0 0" "$ka $kb"
+same "unpack: two at once: one folder, no temporary left" sdk "$(ls -a "$T/k2" | grep -v '^\.\.*$')"
+lacks "unpack: two at once: neither removed the other's folder" "$T/k2a.err" "removed"
+lacks "unpack: two at once: nor the second" "$T/k2b.err" "removed"
 exits "unpack: a wrong sha: 1" 1 kiln-stage unpack "$T/sdk.tgz" --into="$T/u/bad" --sha256="$BAD"
 has "unpack: the sha named" "$T/.err" "sha256 is $SHA, but the pin says $BAD"
 same "unpack: wrong sha: one line" 1 "$(lines "$T/.err")"
@@ -160,15 +181,15 @@ has "configure: ROCM_PATH is the SDK folder" "$T/b/build/stack.env" "ROCM_PATH=\
 ninja -t query build/stamp/torch.wheel >"$T/q" 2>&1
 has "graph: torch.wheel comes after rocm.check" "$T/q" "build/stamp/rocm.check"
 check "ninja rocm.check: gfx90a passes" ninja rocm.check
-has "rocm.check: rocRAND covered" "$T/b/build/logs/rocm.check.log" "gfx90a: lib/librocrand.so.1.1: covered"
-check "the SDK is whole" cmp "$RAND" "$T/b/build/rocm/$SHA/lib/librocrand.so.1.1"
+has "rocm.check: rocRAND covered" "$T/b/build/logs/rocm.check.log" "gfx90a: lib/$RN: covered"
+check "the SDK is whole" cmp "$RAND" "$T/b/build/rocm/$SHA/lib/$RN"
 check "ninja rocm.check again" ninja rocm.check
 has "second run: nothing to do" "$T/.out" "no work to do"
 check "configure: gfx1151" conf --arch=gfx1151 --pin="rocm=$URL#sha256=$SHA"
 exits "ninja rocm.check: gfx1151 fails" 1 ninja rocm.check
-has "gfx1151: the library named with what to do" "$T/.out" "rocm.check: lib/librocrand.so.1.1 has no code for gfx1151 (it has gfx1030, gfx803"
+has "gfx1151: the library named with what to do" "$T/.out" "rocm.check: lib/$RN has no code for gfx1151 (it has gfx1030, gfx803"
 has "gfx1151: gpucheck's fix line" "$T/.out" "gpucheck: rebuild with PYTORCH_ROCM_ARCH=gfx1151"
-lacks "gfx1151: the HIP runtime (host code) is not blamed" "$T/.out" "libamdhip64.so.5"
+lacks "gfx1151: the HIP runtime (host code) is not blamed" "$T/.out" "$HN"
 check "configure: a wrong pinned sha" conf --arch=gfx90a --pin="rocm=file://$T/sdk.tgz#sha256=$BAD"
 exits "ninja rocm.sdk: wrong sha fails" 1 ninja rocm.sdk
 has "wrong sha: named" "$T/.out" "but the pin says $BAD"
@@ -226,7 +247,7 @@ wheel("rocm", {"rocm_sdk/__init__.py": main,
 wheel("rocm_sdk_devel", {"_rocm_sdk_devel/.info/version": b"7.0.0\n",
                          "_rocm_sdk_devel/include/hip/hip_toy.h": b"#define HIP_TOY 1\n",
                          "_rocm_sdk_devel/bin/.keep": b""})
-wheel("rocm_sdk_libraries", {"_rocm_sdk_devel/lib/librocrand.so.1.1": open(rand, "rb").read()})
+wheel("rocm_sdk_libraries", {"_rocm_sdk_devel/lib/" + os.path.basename(rand): open(rand, "rb").read()})
 EOF
 cp "$T/pins.env" "$T/wpins.env"
 printf 'rocm_KIND=wheels\nrocm_INDEX=%s\n' "$T/rwheels" >>"$T/wpins.env"
@@ -235,10 +256,10 @@ has "wheels: ROCM_PATH is kiln's link" "$T/b/build/stack.env" "ROCM_PATH=\"$T/b/
 check "ninja rocm.check (wheels): gfx90a passes" ninja rocm.check
 check "wheels: installed into the target Python" "$T/venv/bin/python" -c "import rocm_sdk"
 same "wheels: ROCM_PATH links to rocm-sdk path --root" "$("$T/venv/bin/rocm-sdk" path --root)" "$(readlink "$T/b/build/rocm/wheels")"
-has "wheels: rocRAND checked" "$T/b/build/logs/rocm.check.log" "gfx90a: lib/librocrand.so.1.1: covered"
+has "wheels: rocRAND checked" "$T/b/build/logs/rocm.check.log" "gfx90a: lib/$RN: covered"
 check "configure: wheels for gfx1151" conf --arch=gfx1151 --pins="$T/wpins.env"
 exits "ninja rocm.check (wheels): gfx1151 fails" 1 ninja rocm.check
-has "wheels gfx1151: the library named" "$T/.out" "rocm.check: lib/librocrand.so.1.1 has no code for gfx1151"
+has "wheels gfx1151: the library named" "$T/.out" "rocm.check: lib/$RN has no code for gfx1151"
 grep -v '^rocm_INDEX' "$T/wpins.env" >"$T/w2.env"
 exits "configure: wheels without rocm_INDEX: 2" 2 conf --arch=gfx90a --pins="$T/w2.env"
 has "no index: named" "$T/.err" "rocm_KIND=wheels needs rocm_INDEX"

@@ -2,7 +2,7 @@
 # torchpin: C_REF=@torch takes a pin from torch's own source tree, after torch.patch:
 # AOTriton's commit from cmake/External/aotriton.cmake, triton's from
 # .ci/docker/ci_commit_pins/triton.txt. A torch bump that moves them moves the derived
-# pins; the resolved commit is in the stage log and in build-info's records.
+# pins; the resolved commit is in the stage log, its summary line and build-info's records.
 . "$KILN_SRC/tests/lib.sh"
 . "$KILN_SRC/tests/regress/graph-toy.inc"
 
@@ -41,6 +41,9 @@ check "configure: aotriton_REF=@torch, triton_REF=@torch" conf --with=aotriton,t
 ninja -t query build/stamp/aotriton.src >"$T/q" 2>&1
 has "graph: aotriton.src comes after torch.patch" "$T/q" "build/stamp/torch.patch"
 check "ninja aotriton.patch triton.src" ninja aotriton.patch triton.src
+has "the summary line says what @torch resolved to" "$T/.out" "aotriton.src: rebuilt in"
+has "the summary line: the commit and its file" "$T/.out" "(aotriton_REF=@torch: $a1 from torch's cmake/External/aotriton.cmake)"
+has "the summary line: triton's too" "$T/.out" "(triton_REF=@torch: $t1 from torch's .ci/docker/ci_commit_pins/triton.txt)"
 same "aotriton: torch's pin checked out" "$a1" "$(git -C "$T/b/build/src/aotriton" rev-parse HEAD)"
 same "triton: torch's pin checked out" "$t1" "$(git -C "$T/b/build/src/triton" rev-parse HEAD)"
 has "the log says where the pin came from" "$T/b/build/logs/aotriton.src.log" "aotriton_REF=@torch: $a1 (torch's cmake/External/aotriton.cmake)"
@@ -53,8 +56,26 @@ has "second run: nothing to do" "$T/.out" "no work to do"
 pintorch "$a2" "$t1"
 toy_commit torch v3 10
 check "configure: torch v3" conf --with=aotriton,triton --pin torch=v3
-check "ninja aotriton.patch after the bump" ninja aotriton.patch
+KILN_EXPLAIN=1 check "ninja aotriton.patch after the bump" ninja aotriton.patch
 same "aotriton follows torch" "$a2" "$(git -C "$T/b/build/src/aotriton" rev-parse HEAD)"
+has "KILN_EXPLAIN: why aotriton.src runs" "$T/.out" "kiln: aotriton.src: running: parent torch.patch changed"
+has "KILN_EXPLAIN: the new @torch value and the old one" "$T/.out" "(aotriton_REF=@torch: $a2 from torch's cmake/External/aotriton.cmake, was $a1)"
+
+# RULE: aotriton.src runs step_srctorch, so its text (and step_src's, which it runs)
+# make its rule; torch.src's is step_src's alone
+rule () { sed -n 's/^RULE="\(.*\)"$/\1/p' "$T/b/build/keys/$1"; }
+ra=$(rule aotriton.src) rt=$(rule torch.src)
+[ -n "$ra" ] && [ "$ra" != "$rt" ] && ok "RULE: aotriton.src's differs from torch.src's" || notok "RULE: aotriton.src's differs from torch.src's ($ra $rt)"
+sed 's/^step_srctorch () {$/&\n\t: an edit/' "$KSRC/ninja/stack-steps.sh" >"$T/steps" && cp "$T/steps" "$KSRC/ninja/stack-steps.sh"
+check "configure after editing step_srctorch" conf --with=aotriton,triton --pin torch=v3
+[ "$(rule aotriton.src)" != "$ra" ] && ok "RULE: editing step_srctorch changes aotriton.src's" || notok "RULE: editing step_srctorch changes aotriton.src's"
+same "RULE: and not torch.src's" "$rt" "$(rule torch.src)"
+ra=$(rule aotriton.src)
+sed 's/^step_src () {$/&\n\t: an edit/' "$KSRC/ninja/stack-steps.sh" >"$T/steps" && cp "$T/steps" "$KSRC/ninja/stack-steps.sh"
+check "configure after editing step_src" conf --with=aotriton,triton --pin torch=v3
+[ "$(rule aotriton.src)" != "$ra" ] && ok "RULE: editing step_src (which step_srctorch runs) changes aotriton.src's" ||
+	notok "RULE: editing step_src (which step_srctorch runs) changes aotriton.src's"
+[ "$(rule torch.src)" != "$rt" ] && ok "RULE: and torch.src's" || notok "RULE: and torch.src's"
 
 # a torch tree without the pin: one line, the fix named
 rm -rf "$T/mirror/torch/cmake"

@@ -1,6 +1,7 @@
 /* scanning inputs for GPU code: ELF files, raw bundles, wheels (read as zip archives in
    memory, never unpacked to disk) and folders */
 #include "gpucheck.h"
+#include "elffile.h"
 #include "mapfile.h"
 #include "os.h"
 #include "strv.h"
@@ -12,17 +13,25 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/types.h>
+#include <dirent.h>
 #include <unistd.h>
 
-/* how many files ahead of the one being scanned have their headers read in, and how
-   much of each file's end (section headers and names) is read in */
-#define PREFETCH_AHEAD 256
-#define PREFETCH_TAIL (64 << 10)
+/* a folder is looked at by this many threads at once (their reads overlap on the disk),
+   and only with threads when it holds at least PEEK_MINFILES files */
+#ifndef PEEK_THREADS
+#define PEEK_THREADS 8
+#endif
+#define PEEK_MINFILES 32
+/* section tables and section-name tables larger than this are left to the full scan */
+#define PEEK_MAXTAB (1 << 20)
 
 static struct scanned *
 addscanned(struct scanset *s, const char *path)
@@ -212,32 +221,61 @@ scanfile(struct scanset *s, const char *path, int explicit)
 	return rc < 0 ? -1 : 0;
 }
 
-/* the regular files of 4 bytes or more under dir, depth first in name order, appended
-   to out (symbolic links, FIFOs and devices are left out); a folder that cannot be
-   listed is warned about and counted */
+/* qsort order of listtree's names, which carry their type in front */
+static int
+namecmp1(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a + 1, *(char *const *)b + 1);
+}
+
+/* the regular files under dir, depth first in name order, appended to out (symbolic
+   links, FIFOs and devices are left out); the folder's own entry types decide, so only
+   entries whose type the file system does not say are stat'd. A folder that cannot be
+   listed is warned about and counted. */
 static int
 listtree(struct scanset *s, const char *dir, struct strv *out)
 {
 	struct strv names = {0};
 	struct stat st;
+	DIR *d;
+	struct dirent *de;
 	size_t i;
 	char *p;
-	int rc = 0;
+	int rc = 0, isdir;
 
-	if (os_listdir(dir, &names) < 0) {
+	if (!(d = opendir(dir))) {
 		warn("%s:", dir);
 		s->errors++;
 		return -1;
 	}
+	/* each name is kept with its type in front: 'd' folder, 'f' regular file */
+	while ((de = readdir(d))) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (de->d_type == DT_DIR || de->d_type == DT_REG) {
+			isdir = de->d_type == DT_DIR;
+		} else if (de->d_type == DT_UNKNOWN) {
+			p = xasprintf("%s/%s", dir, de->d_name);
+			isdir = lstat(p, &st) == 0 ? S_ISDIR(st.st_mode) ? 1 : S_ISREG(st.st_mode) ? 0 : -1 : -1;
+			free(p);
+			if (isdir < 0)
+				continue;
+		} else {
+			continue;
+		}
+		p = xasprintf("%c%s", isdir ? 'd' : 'f', de->d_name);
+		strv_add(&names, p, 0);
+		free(p);
+	}
+	closedir(d);
+	qsort(names.v, names.n, sizeof *names.v, namecmp1);
 	for (i = 0; i < names.n; i++) {
-		p = xasprintf("%s/%s", dir, names.v[i]);
-		if (lstat(p, &st) == 0) {
-			if (S_ISDIR(st.st_mode)) {
-				if (listtree(s, p, out) < 0)
-					rc = -1;
-			} else if (S_ISREG(st.st_mode) && st.st_size >= 4) {
-				strv_add(out, p, 0);
-			}
+		p = xasprintf("%s/%s", dir, names.v[i] + 1);
+		if (names.v[i][0] == 'd') {
+			if (listtree(s, p, out) < 0)
+				rc = -1;
+		} else {
+			strv_add(out, p, 0);
 		}
 		free(p);
 	}
@@ -245,42 +283,264 @@ listtree(struct scanset *s, const char *dir, struct strv *out)
 	return rc;
 }
 
-/* Ask the kernel to start reading, without waiting, what scanning path will touch
-   first: its ELF header and its tail, where the section headers and their names lie.
-   Reads of many small files then overlap instead of waiting one after another. */
-static void
-prefetch(const char *path)
-{
-	struct stat st;
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+/* Suffixes of files a folder scan never opens: source, text, data and image formats,
+   which no toolchain makes into an ELF file or an offload bundle (not .a: glibc's
+   libmcheck.a is an ELF object). Python's own files are most of a site-packages
+   folder, Perl's and Free Pascal's of /usr/lib. */
+static const char *const textsuffix[] = {
+	".py", ".pyc", ".pyi", ".pyx", ".pxd", ".typed", ".h", ".hh", ".hpp", ".hxx", ".cuh",
+	".inc", ".inl", ".c", ".cc", ".cpp", ".cu", ".txt", ".md", ".rst", ".json", ".yaml",
+	".yml", ".toml", ".cfg", ".ini", ".xml", ".html", ".css", ".js", ".cmake", ".pc",
+	".la", ".pl", ".pm", ".ph", ".pod", ".sh", ".csv", ".png", ".jpg", ".svg",
+	".ppu", ".rsj", ".fpm", ".mo", ".po",
+};
 
-	if (fd < 0)
-		return;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
-		posix_fadvise(fd, 0, 4096, POSIX_FADV_WILLNEED);
-		if (st.st_size > 4096)
-			posix_fadvise(fd, st.st_size > PREFETCH_TAIL ? st.st_size - PREFETCH_TAIL : 4096,
-			              PREFETCH_TAIL, POSIX_FADV_WILLNEED);
-	}
-	close(fd);
+/* true if a folder scan need not open path, by its name alone */
+static int
+textname(const char *path)
+{
+	const char *dot = strrchr(path, '.'), *slash = strrchr(path, '/');
+	size_t i;
+
+	if (!dot || (slash && dot < slash))
+		return 0;
+	for (i = 0; i < sizeof textsuffix / sizeof textsuffix[0]; i++)
+		if (strcmp(dot, textsuffix[i]) == 0)
+			return 1;
+	return 0;
 }
 
-/* scan every ELF file and wheel under dir, keeping the next PREFETCH_AHEAD files'
-   headers on their way from the disk */
+/* what a look at a file's headers decides */
+enum {
+	PEEK_SKIP,  /* not ELF, not a bundle, not a wheel: nothing to read */
+	PEEK_EMPTY, /* a well-formed ELF file none of whose sections can hold GPU code */
+	PEEK_SCAN,  /* anything else: scan it whole (malformed headers are reported there) */
+};
+
+/* pread exactly n bytes at off; 0 or -1 */
+static int
+preadall(int fd, void *buf, size_t n, uint64_t off)
+{
+	ssize_t r;
+	size_t got = 0;
+
+	while (got < n) {
+		r = pread(fd, (char *)buf + got, n - got, (off_t)(off + got));
+		if (r <= 0)
+			return -1;
+		got += (size_t)r;
+	}
+	return 0;
+}
+
+/* true if section name nm (an offset into the name table str of n bytes) is one
+   off_scanelf reads GPU code from */
+static int
+gpusecname(const unsigned char *str, uint64_t n, uint32_t nm)
+{
+	const char *name;
+
+	if (nm >= n || !memchr(str + nm, 0, n - nm))
+		return 0;
+	name = (const char *)str + nm;
+	return strcmp(name, ".hip_fatbin") == 0 || strcmp(name, ".nv_fatbin") == 0 ||
+	       strcmp(name, "__nv_relfatbin") == 0 || startswith(name, "__CLANG_OFFLOAD_BUNDLE__");
+}
+
+/* Decide, from the first 64 bytes, the section header table and the section-name table
+   read with pread (never a mapping of the file, with read-ahead off), whether the file
+   at path is worth a full scan; a file with a textname is not opened. Only PEEK_SKIP
+   and PEEK_EMPTY are ever a shortcut, and only for headers elf_open would accept: the
+   full scan decides everything else, errors included, exactly as before. */
+static int
+peek(const char *path)
+{
+	unsigned char h[64], *tab = NULL, *str = NULL;
+	struct stat st;
+	uint64_t shoff, phoff, size, soff, ssz;
+	uint32_t shnum, phnum, shentsize, phentsize, shstrndx, i;
+	int fd, is64, v = PEEK_SCAN;
+	size_t n;
+
+	if (textname(path))
+		return PEEK_SKIP;
+	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC)) < 0)
+		return PEEK_SCAN;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+		goto out;
+	size = (uint64_t)st.st_size;
+	if (size < 4) {
+		v = PEEK_SKIP;
+		goto out;
+	}
+	/* only headers are read: no read-around of each small read */
+	posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
+	n = size < sizeof h ? (size_t)size : sizeof h;
+	if (preadall(fd, h, n, 0) < 0)
+		goto out;
+	if (memcmp(h, "\177ELF", 4) != 0) {
+		if (!(n >= 24 && memcmp(h, "__CLANG_OFFLOAD_BUNDLE__", 24) == 0) &&
+		    memcmp(h, "CCOB", 4) != 0 && !endswith(path, ".whl"))
+			v = PEEK_SKIP;
+		goto out;
+	}
+	if (n < 64 || (h[4] != 1 && h[4] != 2) || h[5] != 1)
+		goto out;
+	is64 = h[4] == 2;
+	if (is64) {
+		phoff = rd64(h + 32), shoff = rd64(h + 40);
+		phentsize = rd16(h + 54), phnum = rd16(h + 56);
+		shentsize = rd16(h + 58), shnum = rd16(h + 60), shstrndx = rd16(h + 62);
+	} else {
+		phoff = rd32(h + 28), shoff = rd32(h + 32);
+		phentsize = rd16(h + 42), phnum = rd16(h + 44);
+		shentsize = rd16(h + 46), shnum = rd16(h + 48), shstrndx = rd16(h + 50);
+	}
+	if (phoff && phnum && (phentsize < (is64 ? 56u : 32u) || phoff > size ||
+	                       (uint64_t)phnum * phentsize > size - phoff))
+		goto out;
+	if (shoff && (shnum == 0 || shstrndx == 0xffff))
+		goto out; /* extended numbering: rare, left to the full scan */
+	if (!shoff || !shnum) {
+		v = PEEK_EMPTY;
+		goto out;
+	}
+	if (shentsize < (is64 ? 64u : 40u) || shoff > size || (uint64_t)shnum * shentsize > size - shoff ||
+	    (uint64_t)shnum * shentsize > PEEK_MAXTAB)
+		goto out;
+	tab = xmalloc((size_t)shnum * shentsize);
+	if (preadall(fd, tab, (size_t)shnum * shentsize, shoff) < 0)
+		goto out;
+	ssz = 0;
+	if (shstrndx && shstrndx < shnum) {
+		unsigned char *sh = tab + (size_t)shstrndx * shentsize;
+
+		soff = is64 ? rd64(sh + 24) : rd32(sh + 16);
+		ssz = is64 ? rd64(sh + 32) : rd32(sh + 20);
+		if (rd32(sh + 4) == 8 /* SHT_NOBITS */ || soff > size || ssz > size - soff || ssz > PEEK_MAXTAB)
+			goto out;
+		str = xmalloc(ssz ? (size_t)ssz : 1);
+		if (preadall(fd, str, (size_t)ssz, soff) < 0)
+			goto out;
+	}
+	for (i = 0; i < shnum; i++) {
+		unsigned char *sh = tab + (size_t)i * shentsize;
+
+		if (rd32(sh + 4) == 8 || (is64 ? rd64(sh + 32) : rd32(sh + 20)) == 0)
+			continue;
+		if (str && gpusecname(str, ssz, rd32(sh)))
+			goto out;
+	}
+	v = PEEK_EMPTY;
+out:
+	free(tab);
+	free(str);
+	close(fd);
+	return v;
+}
+
+/* Scan the ELF file at path whole, as scanfile would, into l, printing nothing: 0, or
+   -1 for anything scanfile must look at itself (not ELF, unreadable, malformed), l
+   then empty. */
+static int
+quietscan(const char *path, uint64_t maxraw, struct offlist *l)
+{
+	struct mapfile m;
+	struct elf e;
+	struct offopts o = {maxraw};
+	char err[512];
+	int fd, r;
+
+	memset(l, 0, sizeof *l);
+	if ((fd = os_openreg(path, 0, NULL, err, sizeof err)) < 0)
+		return -1;
+	r = map_fd(&m, fd);
+	close(fd);
+	if (r < 0)
+		return -1;
+	r = -1;
+	if (m.p && elf_is(m.p, m.n)) {
+		madvise((void *)m.p, m.n, MADV_RANDOM);
+		if (elf_open(&e, m.p, m.n, err, sizeof err) == 0) {
+			r = off_scanelf(&e, l, &o, err, sizeof err);
+			elf_close(&e);
+		}
+	}
+	map_close(&m);
+	if (r < 0)
+		off_free(l);
+	return r;
+}
+
+/* the files a folder scan looks at, what peek said of each, and the bundles of those
+   a worker scanned whole (PEEK_DONE) */
+enum { PEEK_DONE = PEEK_SCAN + 1 };
+struct peekjob {
+	char **path;
+	unsigned char *v;
+	struct offlist *l;
+	size_t n;
+	uint64_t maxraw;
+	atomic_size_t next;
+};
+
+/* one of the threads that peek at a folder's files, each taking the next file; an ELF
+   file worth a full scan is scanned here too, so that the big libraries' reads overlap
+   (whatever the quiet scan cannot settle is left to scanfile, in order) */
+static void *
+peekworker(void *arg)
+{
+	struct peekjob *j = arg;
+	size_t i;
+	int v;
+
+	while ((i = atomic_fetch_add(&j->next, 1)) < j->n) {
+		v = peek(j->path[i]);
+		if (v == PEEK_SCAN && quietscan(j->path[i], j->maxraw, &j->l[i]) == 0)
+			v = PEEK_DONE;
+		j->v[i] = (unsigned char)v;
+	}
+	return NULL;
+}
+
+/* Scan every ELF file and wheel under dir. A few threads look at the headers of all its
+   files, and scan whole the ELF files that may hold GPU code (a cold disk serves their
+   reads together); then, in name order, their results are recorded, the other ELF files
+   as holding none, and the rest (wheels, raw bundles, files with errors to report) are
+   scanned here. */
 static int
 scandir_(struct scanset *s, const char *dir)
 {
 	struct strv files = {0};
-	size_t i, ahead = 0;
+	struct peekjob j;
+	pthread_t th[PEEK_THREADS];
+	size_t i, nth = 0;
 	int rc;
 
 	rc = listtree(s, dir, &files);
+	j.path = files.v;
+	j.n = files.n;
+	j.v = xmalloc(files.n ? files.n : 1);
+	j.l = xcalloc(files.n ? files.n : 1, sizeof *j.l);
+	j.maxraw = s->maxraw;
+	atomic_init(&j.next, 0);
+	if (files.n >= PEEK_MINFILES)
+		for (; nth < PEEK_THREADS; nth++)
+			if (pthread_create(&th[nth], NULL, peekworker, &j) != 0)
+				break;
+	peekworker(&j);
+	for (i = 0; i < nth; i++)
+		pthread_join(th[i], NULL);
 	for (i = 0; i < files.n; i++) {
-		for (; ahead < files.n && ahead < i + PREFETCH_AHEAD; ahead++)
-			prefetch(files.v[ahead]);
-		if (scanfile(s, files.v[i], 0) < 0)
+		if (j.v[i] == PEEK_EMPTY)
+			addscanned(s, files.v[i]);
+		else if (j.v[i] == PEEK_DONE)
+			addscanned(s, files.v[i])->l = j.l[i];
+		else if (j.v[i] == PEEK_SCAN && scanfile(s, files.v[i], 0) < 0)
 			rc = -1;
 	}
+	free(j.l);
+	free(j.v);
 	strv_free(&files);
 	return rc;
 }

@@ -7,20 +7,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The check, run with python -c. Each result is one line: ok|fail|skip TAB name TAB text.
-   Lines are flushed as they are made, so a hang or crash still shows how far it got. */
-static const char script[] =
-"import sys, traceback\n"
+/* The check, run with python -c. Each result is one line: ok|fail|skip TAB name TAB text
+   (skip: not run, and why; not a failure). Lines are flushed as they are made, so a hang
+   or crash still shows how far it got. A torch without a GPU still reports which SDPA
+   APIs it has; a torch older than them says so. */
+static const char *const script[] = {
+"import sys, warnings\n"
 "def say(s, n, t):\n"
 "    t = ' '.join(str(t).split())[:400]\n"
 "    sys.stdout.write('%s\\t%s\\t%s\\n' % (s, n, t)); sys.stdout.flush()\n"
 "def err(e):\n"
 "    return '%s: %s' % (type(e).__name__, e)\n"
+"def caught(w):\n"
+"    return '; '.join(dict.fromkeys(' '.join(str(x.message).split()) for x in w))\n"
 "try:\n"
 "    import torch\n"
 "    say('ok', 'import', 'torch %s from %s' % (torch.__version__, torch.__file__))\n"
 "except BaseException as e:\n"
 "    say('fail', 'import', err(e)); sys.exit(0)\n"
+"tv = 'torch %s' % torch.__version__\n"
 "hip = getattr(torch.version, 'hip', None); cuda = getattr(torch.version, 'cuda', None)\n"
 "if hip: say('ok', 'backend', 'ROCm/HIP %s' % hip)\n"
 "elif cuda: say('ok', 'backend', 'CUDA %s' % cuda)\n"
@@ -32,7 +37,6 @@ static const char script[] =
 "    say('fail', 'devices', err(e))\n"
 "if n == 0:\n"
 "    say('fail', 'devices', 'torch sees no GPU')\n"
-"    sys.exit(0)\n"
 "archs = []\n"
 "for i in range(n):\n"
 "    p = torch.cuda.get_device_properties(i)\n"
@@ -40,7 +44,7 @@ static const char script[] =
 "    archs.append(a)\n"
 "    say('ok', 'device %d' % i, '%s %s, %.1f GiB' % (p.name, a, p.total_memory / 2**30))\n"
 "try:\n"
-"    built = torch.cuda.get_arch_list()\n"
+"    built = torch.cuda.get_arch_list() if n else []\n"
 "    for i, a in enumerate(archs):\n"
 "        base = a.split(':')[0]\n"
 "        if hip: hit = [b for b in built if b.split(':')[0] == base]\n"
@@ -50,35 +54,81 @@ static const char script[] =
 "        say('ok' if hit else 'fail', 'arch %d' % i, '%s is in the arch list %s' % (a, ' '.join(built)) if hit else 'torch was built for %s, not for %s' % (' '.join(built) or 'nothing', a))\n"
 "except BaseException as e:\n"
 "    say('fail', 'arch', err(e))\n"
-"try:\n"
-"    a = torch.randn(64, 64); b = torch.randn(64, 64)\n"
-"    c = (a.cuda() @ b.cuda()).cpu(); torch.cuda.synchronize()\n"
-"    ok = torch.allclose(c, a @ b, atol=1e-3, rtol=1e-3)\n"
-"    say('ok' if ok else 'fail', 'matmul', '64x64 float32 on the GPU agrees with the CPU' if ok else 'the GPU result differs from the CPU result')\n"
-"except BaseException as e:\n"
-"    say('fail', 'matmul', err(e))\n"
-"try:\n"
-"    import torch.nn.functional as F\n"
-"    q = torch.randn(1, 4, 128, 64, device='cuda', dtype=torch.float16)\n"
+"if n:\n"
 "    try:\n"
-"        from torch.nn.attention import sdpa_kernel, SDPBackend\n"
-"        bk = [('flash', SDPBackend.FLASH_ATTENTION), ('mem_efficient', SDPBackend.EFFICIENT_ATTENTION), ('math', SDPBackend.MATH)]\n"
-"        ctx = lambda b: sdpa_kernel([b])\n"
-"    except ImportError:\n"
-"        kw = {'flash': dict(enable_flash=True, enable_mem_efficient=False, enable_math=False), 'mem_efficient': dict(enable_flash=False, enable_mem_efficient=True, enable_math=False), 'math': dict(enable_flash=False, enable_mem_efficient=False, enable_math=True)}\n"
-"        bk = [(k, k) for k in ('flash', 'mem_efficient', 'math')]\n"
-"        ctx = lambda b: torch.backends.cuda.sdp_kernel(**kw[b])\n"
-"    for name, b in bk:\n"
+"        a = torch.randn(64, 64); b = torch.randn(64, 64)\n"
+"        c = (a.cuda() @ b.cuda()).cpu(); torch.cuda.synchronize()\n"
+"        ok = torch.allclose(c, a @ b, atol=1e-3, rtol=1e-3)\n"
+"        say('ok' if ok else 'fail', 'matmul', '64x64 float32 on the GPU agrees with the CPU' if ok else 'the GPU result differs from the CPU result')\n"
+"    except BaseException as e:\n"
+"        say('fail', 'matmul', err(e))\n",
+/* (two literals: each under the 4095 bytes C guarantees) */
+"# SDPA, the way the gfx1151 guide validates it: the preferred ROCm flash-attention library,\n"
+"# can_use_flash_attention / can_use_efficient_attention with their reasons (debug=True\n"
+"# warns them), a call forced onto each backend\n"
+"import torch.nn.functional as F\n"
+"bc = getattr(torch.backends, 'cuda', None)\n"
+"if not hasattr(F, 'scaled_dot_product_attention'):\n"
+"    for name in ('sdpa fa library', 'sdpa can flash', 'sdpa can efficient', 'sdpa flash'):\n"
+"        say('skip', name, 'not available in %s (scaled_dot_product_attention came in torch 2.0)' % tv)\n"
+"    sys.exit(0)\n"
+"f = getattr(bc, 'preferred_rocm_fa_library', None)\n"
+"if not hip:\n"
+"    say('skip', 'sdpa fa library', 'ROCm only; this torch is built for %s' % ('CUDA %s' % cuda if cuda else 'the CPU'))\n"
+"elif f is None:\n"
+"    say('skip', 'sdpa fa library', 'not available in %s (torch.backends.cuda.preferred_rocm_fa_library)' % tv)\n"
+"else:\n"
+"    try:\n"
+"        v = f(); v = getattr(v, 'name', str(v).split('.')[-1])\n"
+"        say('ok', 'sdpa fa library', '%s%s' % (v, ' (AOTriton unless TORCH_ROCM_FA_PREFER_CK=1)' if v == 'Default' else ''))\n"
+"    except BaseException as e:\n"
+"        say('fail', 'sdpa fa library', err(e))\n"
+"if n == 0:\n"
+"    for name in ('sdpa can flash', 'sdpa can efficient', 'sdpa flash'):\n"
+"        say('skip', name, 'no GPU to run it on')\n"
+"    sys.exit(0)\n"
+"via = ' (AOTriton)' if hip else ''\n"
+"q, k, v = (torch.randn(1, 4, 128, 64, device='cuda', dtype=torch.float16) for _ in range(3))\n"
+"P = getattr(bc, 'SDPAParams', None)\n"
+"params = None\n"
+"if P is not None:\n"
+"    for args in ((q, k, v, None, 0.0, False, False), (q, k, v, None, 0.0, False)):\n"
 "        try:\n"
+"            params = P(*args); break\n"
+"        except TypeError:\n"
+"            pass\n"
+"for name, fn in (('sdpa can flash', 'can_use_flash_attention'), ('sdpa can efficient', 'can_use_efficient_attention')):\n"
+"    g = getattr(bc, fn, None)\n"
+"    if g is None or params is None:\n"
+"        say('skip', name, 'not available in %s (torch.backends.cuda.%s)' % (tv, fn if g is None else 'SDPAParams'))\n"
+"        continue\n"
+"    try:\n"
+"        with warnings.catch_warnings(record=True) as w:\n"
+"            warnings.simplefilter('always')\n"
+"            r = bool(g(params, True))\n"
+"        say('ok' if r else 'fail', name, '%s(1x4x128x64 float16): %s%s' % (fn, r, ': ' + caught(w) if not r and w else via if r else ''))\n"
+"    except BaseException as e:\n"
+"        say('fail', name, err(e))\n"
+"try:\n"
+"    from torch.nn.attention import sdpa_kernel, SDPBackend\n"
+"    bk = [('flash', SDPBackend.FLASH_ATTENTION), ('mem_efficient', SDPBackend.EFFICIENT_ATTENTION), ('math', SDPBackend.MATH)]\n"
+"    ctx = lambda b: sdpa_kernel([b])\n"
+"except ImportError:\n"
+"    kw = {'flash': dict(enable_flash=True, enable_mem_efficient=False, enable_math=False), 'mem_efficient': dict(enable_flash=False, enable_mem_efficient=True, enable_math=False), 'math': dict(enable_flash=False, enable_mem_efficient=False, enable_math=True)}\n"
+"    bk = [(x, x) for x in ('flash', 'mem_efficient', 'math')]\n"
+"    ctx = lambda b: bc.sdp_kernel(**kw[b])\n"
+"for name, b in bk:\n"
+"    w = []\n"
+"    try:\n"
+"        with warnings.catch_warnings(record=True) as w:\n"
+"            warnings.simplefilter('always')\n"
 "            with ctx(b):\n"
-"                o = F.scaled_dot_product_attention(q, q, q)\n"
+"                o = F.scaled_dot_product_attention(q, k, v)\n"
 "            torch.cuda.synchronize()\n"
-"            via = ' (AOTriton)' if hip and name != 'math' else ''\n"
-"            say('ok', 'sdpa ' + name, 'usable%s' % via)\n"
-"        except BaseException as e:\n"
-"            say('fail', 'sdpa ' + name, err(e))\n"
-"except BaseException as e:\n"
-"    say('fail', 'sdpa', err(e))\n";
+"        say('ok', 'sdpa ' + name, 'a call forced onto this backend ran%s' % (via if name != 'math' else ''))\n"
+"    except BaseException as e:\n"
+"        say('fail', 'sdpa ' + name, err(e) + (' (' + caught(w) + ')' if w else ''))\n",
+};
 
 int
 cmd_smoke(int argc, char **argv)
@@ -86,7 +136,7 @@ cmd_smoke(int argc, char **argv)
 	const char *python = NULL;
 	int i, json = 0, timeout = 120, fails = 0, lines = 0;
 	char *end, *line, *next, *t1, *t2;
-	struct buf out = {0}, errout = {0}, b = {0};
+	struct buf out = {0}, errout = {0}, b = {0}, code = {0};
 	struct procres res;
 	struct json js;
 	char *cmd[6];
@@ -111,7 +161,9 @@ cmd_smoke(int argc, char **argv)
 	cmd[1] = "-X";
 	cmd[2] = "faulthandler";
 	cmd[3] = "-c";
-	cmd[4] = (char *)script;
+	for (i = 0; i < (int)(sizeof script / sizeof script[0]); i++)
+		bufputs(&code, script[i]);
+	cmd[4] = code.s;
 	cmd[5] = NULL;
 	if (proc_capture(cmd, NULL, &out, &errout, 1 << 20, timeout * 1000, &res) < 0)
 		die("smoke: cannot run %s:", python);
@@ -133,7 +185,8 @@ cmd_smoke(int argc, char **argv)
 			*next++ = 0;
 		t1 = strchr(line, '\t');
 		t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
-		if (!t2 || (strncmp(line, "ok\t", 3) != 0 && strncmp(line, "fail\t", 5) != 0))
+		if (!t2 || (strncmp(line, "ok\t", 3) != 0 && strncmp(line, "fail\t", 5) != 0 &&
+			    strncmp(line, "skip\t", 5) != 0))
 			continue; /* something the import printed */
 		*t1++ = 0;
 		*t2++ = 0;
@@ -142,7 +195,8 @@ cmd_smoke(int argc, char **argv)
 		if (json) {
 			json_obj(&js);
 			json_kstr(&js, "name", t1);
-			json_kbool(&js, "ok", strcmp(line, "ok") == 0);
+			json_kbool(&js, "ok", strcmp(line, "fail") != 0);
+			json_kstr(&js, "status", line);
 			json_kstr(&js, "text", t2);
 			json_end(&js);
 		} else {
@@ -189,5 +243,6 @@ cmd_smoke(int argc, char **argv)
 	buffree(&b);
 	buffree(&out);
 	buffree(&errout);
+	buffree(&code);
 	return fails ? EXIT_PROBLEM : EXIT_OK;
 }

@@ -123,36 +123,63 @@ stepscommon(void)
 	return common;
 }
 
+/* the text of step_STEP () in ninja/stack-steps.sh, appended to b */
+static void
+steptext(struct buf *b, const char *step)
+{
+	char *name, *a, *e;
+
+	name = xasprintf("\nstep_%s ()", step);
+	a = strstr(stepsfile, name);
+	free(name);
+	if (!a)
+		fail("%s/ninja/stack-steps.sh has no step_%s ()", cf.srcdir, step);
+	a++;
+	e = strstr(a, "\n}\n");
+	bufadd(b, a, e ? (size_t)(e - a) + 3 : strlen(a));
+}
+
+/* RULE: the text of the step's function (and of also's, a step it calls), of the stage
+   rule and of the shared helpers, so that editing one step reruns only its stages */
+static void
+setrule(struct srec *s, const char *step, const char *also)
+{
+	struct buf b = {0};
+	char *h;
+
+	steptext(&b, step);
+	if (also)
+		steptext(&b, also);
+	bufputs(&b, rulefile);
+	bufputs(&b, stepscommon());
+	h = sha256text(b.s);
+	kv_put(&s->key, "RULE", h);
+	free(h);
+	buffree(&b);
+}
+
+/* a new stage COMP.NAME run by step_STEP (which also runs step_ALSO, or NULL) */
 static struct srec *
-stage(const char *comp, const char *step)
+stagerun(const char *comp, const char *name, const char *step, const char *also)
 {
 	struct srec *s;
-	char *src, *a, *b;
-	size_t n;
 
 	stages = xgrow(stages, &capstages, nstages + 1, sizeof *stages);
 	s = &stages[nstages++];
 	memset(s, 0, sizeof *s);
-	s->name = xasprintf("%s.%s", comp, step);
+	s->name = xasprintf("%s.%s", comp, name);
 	s->comp = comp;
 	s->step = step;
 	kv_put(&s->key, "STAGE", s->name);
-	/* RULE: the text of this step's function and of the stage rule, so that editing
-	   one step reruns only its stages */
-	src = xasprintf("\nstep_%s ()", step);
-	a = strstr(stepsfile, src);
-	free(src);
-	if (!a)
-		fail("%s/ninja/stack-steps.sh has no step_%s ()", cf.srcdir, step);
-	a++;
-	b = strstr(a, "\n}\n");
-	n = b ? (size_t)(b - a) + 3 : strlen(a);
-	src = xasprintf("%.*s%s%s", (int)n, a, rulefile, stepscommon());
-	a = sha256text(src);
-	kv_put(&s->key, "RULE", a);
-	free(a);
-	free(src);
+	setrule(s, step, also);
 	return s;
+}
+
+/* a new stage COMP.STEP run by step_STEP */
+static struct srec *
+stage(const char *comp, const char *step)
+{
+	return stagerun(comp, step, step, NULL);
 }
 
 static void
@@ -411,20 +438,23 @@ mkstages(char **proflist, size_t nprof)
 			if (!series)
 				fail("%s", err);
 			n = xasprintf("%s/series", pd);
-			s = stage(c->name, "src");
+			/* C_REF=@torch: the pin torch's patched tree gives, through step_srctorch
+			   (torchpin, then step_src); its RULE is made from both steps' text */
+			if (!strcmp(pin(c, "REF"), "@torch"))
+				s = stagerun(c->name, "src", "srctorch", "src");
+			else
+				s = stage(c->name, "src");
 			key(s, "COMPONENT", c->name);
 			key(s, "URL", pin(c, "URL"));
 			key(s, "REF", pin(c, "REF"));
 			key(s, "SHA", pinsha(c));
 			s->idfile = 1;
-			/* C_REF=@torch: the pin torch's patched tree gives (step_src's torchpin) */
 			if (!strcmp(pin(c, "REF"), "@torch")) {
 				const struct component *tc = comp_find("torch");
 				if (c == tc || !on[0] || on[0] != tc || strcmp(pin(tc, "KIND"), "build"))
 					fail("%s: %s_REF=@torch takes %s's pin from torch's source tree, so torch "
 					     "must be built from source here", pins.file, c->name, c->name);
 				parent(s, "torch.patch");
-				s->step = "srctorch";
 				key(s, "STEP", "srctorch");
 			}
 			s = stage(c->name, "patch");

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -22,6 +23,7 @@
 #include "hash.h"
 #include "opt.h"
 #include "os.h"
+#include "strv.h"
 #include "util.h"
 
 static void
@@ -239,6 +241,55 @@ fetch_main(int argc, char **argv)
 /* --- unpack ------------------------------------------------------------------------ */
 
 static char *tmpdir;       /* the folder being filled; removed on any failure */
+
+/* the folder into is made in, opened and locked (flock, exclusive; released when the
+   process ends, killed or not); returns the descriptor, or -1 with errno set */
+static int
+lockparent(const char *into)
+{
+	char *dir = xstrdup(into), *slash = strrchr(dir, '/');
+	int fd;
+
+	if (slash)
+		*(slash == dir ? slash + 1 : slash) = 0;
+	fd = open(slash ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	free(dir);
+	if (fd < 0)
+		return -1;
+	while (flock(fd, LOCK_EX) < 0) {
+		if (errno != EINTR) {
+			close(fd);
+			return -1;
+		}
+	}
+	return fd;
+}
+
+/* remove the INTO.tmp-XXXXXX folders beside into that an unpack killed before its
+   rename left (the caller holds lockparent, so no live unpack is filling one) */
+static void
+dropstale(const char *into)
+{
+	struct strv names = {0};
+	const char *slash = strrchr(into, '/'), *base = slash ? slash + 1 : into;
+	char *dir = slash ? xasprintf("%.*s", (int)(slash == into ? 1 : slash - into), into) : xstrdup(".");
+	char *pre = xasprintf("%s.tmp-", base), *p;
+	size_t i, pl = strlen(pre);
+
+	if (os_listdir(dir, &names) == 0) {
+		for (i = 0; i < names.n; i++) {
+			if (strncmp(names.v[i], pre, pl) || strlen(names.v[i]) != pl + 6)
+				continue;
+			p = xasprintf("%s/%s", dir, names.v[i]);
+			if (os_rmtree(p) == 0)
+				fprintf(stderr, "kiln-stage: %s: removed, left by an unpack that was stopped\n", p);
+			free(p);
+		}
+	}
+	strv_free(&names);
+	free(pre);
+	free(dir);
+}
 static const char *tarname;
 
 static void __attribute__((noreturn, format(printf, 1, 2)))
@@ -359,7 +410,7 @@ unpack_main(int argc, char **argv)
 	size_t nlk = 0, caplk = 0, capln = 0, i, nentries = 0;
 	uint64_t cap = (uint64_t)64 << 30, total = 0;
 	unsigned char dg[32];
-	int r, fd, i2;
+	int r, fd, i2, lockfd;
 	const void *blk;
 	size_t blen;
 	la_int64_t off;
@@ -403,10 +454,20 @@ unpack_main(int argc, char **argv)
 	if (fstat(s.fd, &st) < 0 || !S_ISREG(st.st_mode))
 		dien(EXIT_PROBLEM, "%s: not a regular file", tarname);
 	fcntl(s.fd, F_SETFL, 0);
-	sha256_init(&s.h);
-	s.read = 0;
 	if (os_mkparents(into, 0755) < 0)
 		dien(EXIT_PROBLEM, "%s: cannot create its folder:", into);
+	/* one unpack into the parent folder at a time; under the lock, a DIR.tmp-* folder
+	   is what a killed unpack left, and goes */
+	if ((lockfd = lockparent(into)) < 0)
+		dien(EXIT_PROBLEM, "%s: cannot lock its folder:", into);
+	if (lstat(into, &st) == 0) {
+		if (S_ISDIR(st.st_mode))
+			return EXIT_OK;  /* another run finished it meanwhile */
+		dien(EXIT_PROBLEM, "%s: exists and is not a folder", into);
+	}
+	dropstale(into);
+	sha256_init(&s.h);
+	s.read = 0;
 	tmpdir = xasprintf("%s.tmp-XXXXXX", into);
 	if (!mkdtemp(tmpdir))
 		dien(EXIT_PROBLEM, "%s:", tmpdir);
@@ -536,5 +597,6 @@ unpack_main(int argc, char **argv)
 	parent = tmpdir;
 	tmpdir = NULL;
 	free(parent);
+	close(lockfd);
 	return EXIT_OK;
 }

@@ -77,6 +77,31 @@ check "targets on a folder" gpucheck targets tree
 has "folder: nested library found" "$T/.out" "tree/sub/libab.so: 2 bundles"
 has "folder: second library found" "$T/.out" "tree/libg.so: 1 bundle"
 lacks "folder: symlinks not followed" "$T/.out" "link.so"
+# a folder of many files is looked at by several threads, from the headers only: what it
+# finds must be what scanning each file whole finds, in name order; a -fgpu-rdc object
+# (bundle sections, no .hip_fatbin) is found too; files named like source or text are not
+# opened; a malformed ELF among them is still reported
+mkdir -p many/a many/b
+i=0; while [ $i -lt 40 ]; do
+	cp libab.so many/a/lib$i.so; cp kc.o many/b/k$i.o; echo "x = $i" >many/b/m$i.py; i=$((i + 1))
+done
+cp /bin/true many/true; cp libg.so many/elf-named.py; printf '\177EL' >many/short
+check "targets on a folder of 123 files" gpucheck targets --json many
+python3 -c '
+import json, sys
+f = json.load(open(sys.argv[1]))["files"]
+p = [x["path"] for x in f]
+assert p == sorted(p) and len(p) == 81, p
+assert sum(x["bundles"] == 2 for x in f) == 40 and sum(x["path"].endswith(".o") and x["bundles"] == 1 for x in f) == 40, f
+assert [x["bundles"] for x in f if x["path"].endswith("/true")] == [0], f
+' "$T/.out" && ok "folder: every library and rdc object found in name order; true listed with no GPU code" ||
+	notok "folder: every library and rdc object found in name order; true listed with no GPU code"
+lacks "folder: a file named .py is not opened" "$T/.out" "elf-named.py"
+check "cover on the folder" gpucheck cover --target=gfx1151 many/b
+has "cover counts the rdc objects" "$T/.out" "40 bundles in 40 files"
+sz=$(wc -c <libab.so); head -c $((sz / 2)) libab.so >many/a/zz-half.so
+exits "folder with an ELF cut in half: exit 2" 2 gpucheck targets many
+has "the cut ELF is named" "$T/.err" "zz-half.so: section header table"
 
 # cover
 exits "cover: gfx1151 missing from the CCOB bundle" 1 gpucheck cover --target=gfx1151 libab.so
