@@ -432,7 +432,7 @@ main(int argc, char **argv)
 		char *c = os_abspath(a.o.cache, NULL);
 		a.o.cache = c;   /* kept for the process' life */
 	}
-	git_libgit2_init();
+	tls_init();
 	if (!strcmp(verb, "fetch"))
 		rc = vfetch(&a);
 	else if (!strcmp(verb, "checkout"))

@@ -1,5 +1,6 @@
 /* srcpin's modules: mirrors (mirror.c), local fetches (local.c), checkouts and their state (tree.c),
-   patch series (series.c) */
+   the quick pristine check and tree switch (fast.c), patch series (series.c), the CA
+   certificates loaded only for a remote (tls.c) */
 #ifndef KILN_SRCPIN_H
 #define KILN_SRCPIN_H
 
@@ -60,6 +61,13 @@ char *close_refs(git_repository *r, const char *ref);
 size_t editdist(const char *a, const char *b);
 /* the last libgit2 error message, or "unknown error" */
 const char *gitmsg(void);
+
+/* ---- tls.c ---- */
+
+/* git_libgit2_init, with the CA certificates put off until tls_load */
+void tls_init(void);
+/* load the CA certificates libgit2 put off at init (before contacting a remote) */
+void tls_load(void);
 
 /* ---- local.c ---- */
 
