@@ -23,6 +23,8 @@ usage(const char *err)
 	        "usage: srcpin fetch NAME URL REF [--expect=SHA] [--cache=DIR] [--mirror=DIR]\n"
 	        "       srcpin checkout NAME --commit SHA --into DIR [--submodules] [--force]\n"
 	        "                       [--cache=DIR] [--mirror=DIR]\n"
+	        "       srcpin checkout NAME URL REF --into DIR [--expect=SHA] [--submodules]\n"
+	        "                       [--force] [--cache=DIR] [--mirror=DIR]\n"
 	        "       srcpin patch DIR SERIESFILE [--allow-outside-symlinks]\n"
 	        "       srcpin state [--json] [--check] [-v] DIR\n"
 	        "       srcpin lock --pins FILE --out LOCKFILE [--cache=DIR] [--mirror=DIR]\n"
@@ -111,24 +113,33 @@ checkname(const char *name)
 		usage(xasprintf("'%s': NAME must be a plain name like torch or vision", name));
 }
 
-static int
-vfetch(struct args *a)
+/* NAME URL REF of the command line into the mirror (--expect checked); the commit it
+   resolves to in id */
+static void
+fetchpin(struct args *a, git_oid *id)
 {
-	git_oid id;
 	char *dir;
 
-	if (a->npos != 3)
-		usage("fetch needs NAME URL REF");
 	checkname(a->pos[0]);
 	if (a->expect && (strlen(a->expect) < 7 || strlen(a->expect) > 40 ||
 	                  strspn(a->expect, "0123456789abcdefABCDEF") != strlen(a->expect)))
 		usage(xasprintf("--expect=%s: want a commit id (7 to 40 hex digits)", a->expect));
 	dir = mirror_path(&a->o, a->pos[0]);
-	mirror_fetch(&a->o, a->pos[0], dir, a->pos[1], a->pos[2], &id);
+	mirror_fetch(&a->o, a->pos[0], dir, a->pos[1], a->pos[2], id);
 	free(dir);
-	if (a->expect && strncasecmp(git_oid_tostr_s(&id), a->expect, strlen(a->expect)) != 0)
+	if (a->expect && strncasecmp(git_oid_tostr_s(id), a->expect, strlen(a->expect)) != 0)
 		dien(EXIT_PROBLEM, "%s: %s: ref '%s' resolves to %s, not the expected %s", a->pos[0],
-		     a->pos[1], a->pos[2], git_oid_tostr_s(&id), a->expect);
+		     a->pos[1], a->pos[2], git_oid_tostr_s(id), a->expect);
+}
+
+static int
+vfetch(struct args *a)
+{
+	git_oid id;
+
+	if (a->npos != 3)
+		usage("fetch needs NAME URL REF");
+	fetchpin(a, &id);
 	printf("%s\n", git_oid_tostr_s(&id));
 	return EXIT_OK;
 }
@@ -148,11 +159,11 @@ vcheckout(struct args *a, int cachegiven)
 {
 	git_repository *m;
 	git_oid id;
-	char *dir, *url, *into;
+	char *dir, *url = NULL, *into;
 	int kind, e;
 
-	if (a->npos != 1 || !a->commit || !a->into)
-		usage("checkout needs NAME --commit SHA --into DIR");
+	if ((a->npos != 1 && a->npos != 3) || (a->npos == 1) != !!a->commit || !a->into)
+		usage("checkout needs NAME --commit SHA --into DIR, or NAME URL REF --into DIR");
 	checkname(a->pos[0]);
 	if (!cachegiven) {
 		/* an existing checkout remembers its cache */
@@ -167,25 +178,33 @@ vcheckout(struct args *a, int cachegiven)
 		}
 	}
 	dir = mirror_path(&a->o, a->pos[0]);
-	if (!(m = mirror_open(dir)))
-		die("%s: no mirror at %s; run srcpin fetch %s URL REF first", a->pos[0], dir, a->pos[0]);
-	url = mirror_url(m);
-	e = resolve_ref(m, a->commit, &id, &kind);
-	git_repository_free(m);
-	if (e == GIT_EAMBIGUOUS)
-		die("%s: commit '%s' is ambiguous in %s; give more digits", a->pos[0], a->commit, dir);
-	if (e < 0 && kind == 's' && strlen(a->commit) == GIT_OID_HEXSZ) {
-		git_oid_fromstr(&id, a->commit);
-		mirror_need(&a->o, a->pos[0], dir, url, &id);
-	} else if (e < 0)
-		die("%s: %s: commit '%s' is not in the mirror %s; run srcpin fetch first", a->pos[0],
-		    url ? url : "?", a->commit, dir);
+	if (a->npos == 3) {
+		/* fetch and checkout in one run: the pin's commit, printed as fetch prints it */
+		fetchpin(a, &id);
+		url = xstrdup(a->pos[1]);
+	} else {
+		if (!(m = mirror_open(dir)))
+			die("%s: no mirror at %s; run srcpin fetch %s URL REF first", a->pos[0], dir, a->pos[0]);
+		url = mirror_url(m);
+		e = resolve_ref(m, a->commit, &id, &kind);
+		git_repository_free(m);
+		if (e == GIT_EAMBIGUOUS)
+			die("%s: commit '%s' is ambiguous in %s; give more digits", a->pos[0], a->commit, dir);
+		if (e < 0 && kind == 's' && strlen(a->commit) == GIT_OID_HEXSZ) {
+			git_oid_fromstr(&id, a->commit);
+			mirror_need(&a->o, a->pos[0], dir, url, &id);
+		} else if (e < 0)
+			die("%s: %s: commit '%s' is not in the mirror %s; run srcpin fetch first", a->pos[0],
+			    url ? url : "?", a->commit, dir);
+	}
 	into = os_abspath(a->into, NULL);
 	{
 		char *mabs = os_abspath(dir, NULL);
 		tree_checkout(&a->o, a->pos[0], url ? url : "", mabs, &id, into, a->submodules, a->force);
 		free(mabs);
 	}
+	if (a->npos == 3)
+		printf("%s\n", git_oid_tostr_s(&id));
 	free(into);
 	free(url);
 	free(dir);

@@ -112,6 +112,18 @@ check "state after reset" srcpin state --check "$w"
 echo dirty >>"$w/a.txt"
 check "checkout finds the cache of an existing checkout" sh -c "cd '$T' && srcpin checkout top --commit '$v1' --into '$w' --submodules"
 same "and resets it" "$(treesum "$T/gitclone")" "$(treesum "$w")"
+# fetch and checkout in one run (checkout NAME URL REF)
+check "checkout NAME URL REF fetches and checks out in one run" srcpin checkout top "file://$u/top" v2 --into "$T/w3" --cache="$c"
+same "it prints the commit" "$v2" "$(cat "$T/.out")"
+same "the folder is that commit" "$(archsum "$u/top" v2)" "$(treesum "$T/w3")"
+srcpin state "$T/w3" | grep -qx "URL=file://$u/top" && ok "its state records the URL" || notok "its state records the URL"
+exits "--expect of another commit fails" 1 srcpin checkout top "file://$u/top" v1 --expect="$v2" --into "$T/w3" --cache="$c"
+same "and leaves the folder as it was" "$(archsum "$u/top" v2)" "$(treesum "$T/w3")"
+(cd "$u/top" && echo e >e.txt && git add e.txt && git commit -qm t4 && git branch -f moved)
+check "a branch is fetched again" srcpin checkout top "file://$u/top" moved --into "$T/w3" --cache="$c"
+same "and checked out at its new commit" "$(archsum "$u/top" moved)" "$(treesum "$T/w3")"
+exits "--commit with URL REF is a usage error" 2 srcpin checkout top "file://$u/top" v1 --commit v1 --into "$T/w3" --cache="$c"
+exits "URL without REF is a usage error" 2 srcpin checkout top "file://$u/top" --into "$T/w3" --cache="$c"
 
 # --- refusing folders that are not srcpin's -------------------------------------------------
 git init -q "$T/killed"
