@@ -331,6 +331,17 @@ getlinks(git_tree *t, struct links *l)
 		die("cannot walk tree: %s", gitmsg());
 }
 
+static void
+addlink(const char *path, const git_oid *id, void *arg)
+{
+	struct links *l = arg;
+
+	l->v = xgrow(l->v, &l->cap, l->n + 1, sizeof *l->v);
+	l->v[l->n].path = xstrdup(path);
+	git_oid_cpy(&l->v[l->n].id, id);
+	l->n++;
+}
+
 /* the gitlinks of r's index: those of the tree it was just made from, without reading
    every subtree of it */
 static void
@@ -339,16 +350,14 @@ indexlinks(git_repository *r, struct links *l)
 	git_index *idx;
 
 	memset(l, 0, sizeof *l);
-	if (git_repository_index(&idx, r) < 0)
+	if (fast_links(r, addlink, l) == 0)
+		return;
+	if (git_repository_index(&idx, r) < 0 || git_index_read(idx, 0) < 0)
 		die("%s: cannot read the index: %s", git_repository_workdir(r), gitmsg());
 	for (size_t i = 0; i < git_index_entrycount(idx); i++) {
 		const git_index_entry *e = git_index_get_byindex(idx, i);
-		if (e->mode != GIT_FILEMODE_COMMIT)
-			continue;
-		l->v = xgrow(l->v, &l->cap, l->n + 1, sizeof *l->v);
-		l->v[l->n].path = xstrdup(e->path);
-		git_oid_cpy(&l->v[l->n].id, &e->id);
-		l->n++;
+		if (e->mode == GIT_FILEMODE_COMMIT)
+			addlink(e->path, &e->id, l);
 	}
 	git_index_free(idx);
 }
@@ -586,11 +595,13 @@ tree_relink(const struct spopts *o, const char *label, git_repository *r, const 
 	free(p);
 }
 
-/* Move r's work tree from the tree oldtree, which it surely is, to commit c (tree t):
-   only the paths the two trees differ in are written; there is nothing else to remove. */
+/* Move r's work tree from the tree oldtree, which it surely is (its index x), to commit c
+   (tree t): only the paths the two trees differ in are written; there is nothing else to
+   remove. The new index's checksum goes to sum, or "" when libgit2 wrote it. */
 static void
 incremental(const struct spopts *o, git_repository *r, const char *label, const char *oldtree,
-            git_commit *c, git_tree *t, const git_oid *id)
+            git_commit *c, git_tree *t, const git_oid *id, struct fastidx *x,
+            char sum[GIT_OID_HEXSZ + 1])
 {
 	git_checkout_options co;
 	git_oid oid;
@@ -603,7 +614,8 @@ incremental(const struct spopts *o, git_repository *r, const char *label, const 
 		writetree(o, r, label, (git_object *)c, id);
 		return;
 	}
-	if (fast_switch(r, ot, t) == 0) {
+	sum[0] = 0;
+	if (fast_switch(r, x, ot, t, sum) == 0) {
 		if (git_repository_set_head_detached(r, id) < 0)
 			die("%s: %s: cannot set HEAD: %s", label, git_repository_workdir(r), gitmsg());
 		git_tree_free(ot);
@@ -667,14 +679,17 @@ checkout_repo(const struct spopts *o, const char *label, git_repository *r, cons
 	{
 		/* a tree that surely is its recorded one only needs what differs */
 		git_oid hid;
-		char ix[GIT_OID_HEXSZ + 1];
+		char ix[GIT_OID_HEXSZ + 1] = "";
+		struct fastidx *x;
 		if (s->tree && *s->tree && s->commit && *s->commit &&
 		    git_reference_name_to_id(&hid, r, "HEAD") == 0 &&
-		    strcmp(git_oid_tostr_s(&hid), s->commit) == 0 && fast_pristine(r, s))
-			incremental(o, r, label, s->tree, c, t, id);
-		else
+		    strcmp(git_oid_tostr_s(&hid), s->commit) == 0 && fast_pristine(r, s, &x)) {
+			incremental(o, r, label, s->tree, c, t, id, x, ix);
+			fastidx_free(x);
+		} else
 			writetree(o, r, label, (git_object *)c, id);
-		index_sum(r, ix);
+		if (!*ix)
+			index_sum(r, ix);
 		setstr(&s->index, ix);
 	}
 	git_oid_tostr(thex, sizeof thex, git_tree_id(t));
@@ -768,7 +783,7 @@ tree_pristine(git_repository *r, const struct spstate *s, struct buf *why)
 			bufprintf(why, "%s: tree %s cannot be read", s->name, s->tree);
 		return 0;
 	}
-	if (!why && fast_pristine(r, s)) {
+	if (!why && fast_pristine(r, s, NULL)) {
 		n = 0;
 		goto subs;
 	}

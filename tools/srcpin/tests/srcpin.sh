@@ -124,6 +124,25 @@ check "a branch is fetched again" srcpin checkout top "file://$u/top" moved --in
 same "and checked out at its new commit" "$(archsum "$u/top" moved)" "$(treesum "$T/w3")"
 exits "--commit with URL REF is a usage error" 2 srcpin checkout top "file://$u/top" v1 --commit v1 --into "$T/w3" --cache="$c"
 exits "URL without REF is a usage error" 2 srcpin checkout top "file://$u/top" --into "$T/w3" --cache="$c"
+# a pristine tree moves to another commit by writing only what differs, and its own index:
+# binary files whole (libgit2's blob filter gave nothing for them), additions in new
+# folders, deletions that empty a folder, a file that becomes a folder; git reads the index
+git init -q "$u/bin" && (cd "$u/bin" && printf 'a\0b\0' >b.bin && echo t >t.txt && mkdir -p gone sub &&
+	echo g >gone/g.txt && echo f >sub/f && echo x >was.file && git add . && git commit -qm b1 && git tag b1 &&
+	printf 'a\0b\0c\0' >b.bin && git rm -rq gone was.file && mkdir -p new/deep was.file &&
+	echo n >new/deep/n.txt && echo w >was.file/inside && echo t2 >>t.txt && git add . && git commit -qm b2 && git tag b2)
+check "checkout b1" srcpin checkout bin "file://$u/bin" b1 --into "$T/wb" --cache="$c"
+check "move to b2" srcpin checkout bin "file://$u/bin" b2 --into "$T/wb" --cache="$c"
+same "the moved tree is exactly b2" "$(archsum "$u/bin" b2)" "$(treesum "$T/wb")"
+same "git finds it clean" "" "$(git -C "$T/wb" status --porcelain --ignored 2>&1)"
+same "the index srcpin wrote is b2's tree" "$(git -C "$u/bin" ls-tree -r b2 | awk '{print $1, $3, $4}')" \
+	"$(git -C "$T/wb" ls-files -s | awk '{print $1, $2, $4}')"
+check "state of the moved tree" srcpin state --check "$T/wb"
+check "and back to b1" srcpin checkout bin "file://$u/bin" b1 --into "$T/wb" --cache="$c"
+same "the tree is exactly b1 again" "$(archsum "$u/bin" b1)" "$(treesum "$T/wb")"
+same "git finds it clean again" "" "$(git -C "$T/wb" status --porcelain --ignored 2>&1)"
+echo dirty >>"$T/wb/t.txt"
+exits "a file changed after the move is seen" 1 srcpin state --check "$T/wb"
 
 # --- refusing folders that are not srcpin's -------------------------------------------------
 git init -q "$T/killed"
