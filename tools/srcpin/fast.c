@@ -19,6 +19,8 @@
 #endif
 #include <unistd.h>
 
+#include "atomic.h"
+
 /* ---- the index file, read in place ---- */
 
 /* one entry of an index file: its path and its bytes there */
@@ -410,11 +412,15 @@ rmparents(const char *wd, const char *path)
 	free(p);
 }
 
-/* write blob id of mode at path (below wd): a new file or link renamed over the old */
+/* Write blob id of mode at path (below wd), as git's checkout does: the old file removed,
+   a new one created in its place. Not a temp file renamed over the old: ext4 starts the
+   write-back of a file renamed over another at once (auto_da_alloc), and replacing that
+   file again (the next checkout) then waits for the disk. A checkout killed half-way
+   leaves files whose stat data is not in the index, so the next one rewrites them. */
 static int
 writeone(git_repository *r, const char *wd, const char *path, const git_oid *id, uint32_t mode)
 {
-	char *p = xasprintf("%s%s", wd, path), *tmp = xasprintf("%s.srcpin-new", p), *s;
+	char *p = xasprintf("%s%s", wd, path), *s;
 	git_blob *b;
 	int e = -1;
 
@@ -427,10 +433,11 @@ writeone(git_repository *r, const char *wd, const char *path, const git_oid *id,
 			goto outb;
 		*s = '/';
 	}
-	unlink(tmp);
+	if (unlink(p) < 0 && errno != ENOENT)
+		goto outb;
 	if (mode == GIT_FILEMODE_LINK) {
 		char *t = xstrndup(git_blob_rawcontent(b), (size_t)git_blob_rawsize(b));
-		e = symlink(t, tmp);
+		e = symlink(t, p);
 		free(t);
 	} else {
 		/* the bytes git writes for it: the blob through the checkout filters its attributes
@@ -438,8 +445,6 @@ writeone(git_repository *r, const char *wd, const char *path, const git_oid *id,
 		git_blob_filter_options fo;
 		git_buf fb = {0};
 		int fd;
-		const char *c;
-		size_t n;
 		git_blob_filter_options_init(&fo, GIT_BLOB_FILTER_OPTIONS_VERSION);
 		/* every blob through the filters, as libgit2's and git's checkouts do (the crlf
 		   filter itself leaves binary content alone under text=auto); with the default
@@ -447,35 +452,19 @@ writeone(git_repository *r, const char *wd, const char *path, const git_oid *id,
 		fo.flags &= ~(uint32_t)GIT_BLOB_FILTER_CHECK_FOR_BINARY;
 		if (git_blob_filter(&fb, b, path, &fo) < 0)
 			goto outb;
-		c = fb.ptr;
-		n = fb.size;
-		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+		fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
 		          mode == GIT_FILEMODE_BLOB_EXECUTABLE ? 0777 : 0666);
-		if (fd < 0) {
-			git_buf_dispose(&fb);
-			goto outb;
+		if (fd >= 0) {
+			e = writeall(fd, fb.ptr, fb.size);
+			if (close(fd) < 0)
+				e = -1;
 		}
-		while (n) {
-			ssize_t k = write(fd, c, n);
-			if (k < 0 && errno == EINTR)
-				continue;
-			if (k <= 0)
-				break;
-			c += k;
-			n -= (size_t)k;
-		}
-		e = close(fd) < 0 || n ? -1 : 0;
 		git_buf_dispose(&fb);
 	}
-	if (e == 0 && rename(tmp, p) < 0)
-		e = -1;
-	if (e < 0)
-		unlink(tmp);
 outb:
 	git_blob_free(b);
 out:
 	free(p);
-	free(tmp);
 	return e;
 }
 
@@ -617,8 +606,6 @@ writeindex(git_repository *r, struct buf *b, char sum[GIT_OID_HEXSZ + 1])
 	char *p = xasprintf("%sindex", git_repository_path(r)), *lk = xasprintf("%s.lock", p);
 	unsigned char md[EVP_MAX_MD_SIZE];
 	unsigned int mdlen = 0;
-	const char *c;
-	size_t n;
 	int fd;
 
 	if (!EVP_Digest(b->s, b->len, md, &mdlen, EVP_sha1(), NULL) || mdlen != 20)
@@ -626,18 +613,7 @@ writeindex(git_repository *r, struct buf *b, char sum[GIT_OID_HEXSZ + 1])
 	bufadd(b, md, 20);
 	if ((fd = open(lk, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666)) < 0)
 		die("%s: cannot lock the index (another git or srcpin at work?):", lk);
-	for (c = b->s, n = b->len; n;) {
-		ssize_t k = write(fd, c, n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0) {
-			unlink(lk);
-			die("%s: cannot write:", lk);
-		}
-		c += k;
-		n -= (size_t)k;
-	}
-	if (close(fd) < 0 || rename(lk, p) < 0) {
+	if (writeall(fd, b->s, b->len) < 0 || close(fd) < 0 || rename(lk, p) < 0) {
 		unlink(lk);
 		die("%s: cannot write:", p);
 	}

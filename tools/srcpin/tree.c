@@ -4,9 +4,11 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -146,18 +148,19 @@ emptydir(const char *dir)
 	return empty;
 }
 
-/* remove every entry of a folder, keeping the folder */
+/* remove every entry of a folder, keeping the folder; its .git last */
 static void
 cleardir(const char *dir)
 {
 	DIR *d = opendir(dir);
 	struct dirent *de;
+	char *g = xasprintf("%s/.git", dir);
 
 	if (!d)
 		die("%s:", dir);
 	while ((de = readdir(d))) {
 		char *p;
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") || !strcmp(de->d_name, ".git"))
 			continue;
 		p = xasprintf("%s/%s", dir, de->d_name);
 		if (os_rmtree(p) < 0)
@@ -165,6 +168,24 @@ cleardir(const char *dir)
 		free(p);
 	}
 	closedir(d);
+	/* the git folder last, and srcpin's state last in it: a clear killed half-way leaves
+	   a folder srcpin still knows as its own (or only an empty .git) */
+	if ((d = opendir(g))) {
+		while ((de = readdir(d))) {
+			char *p;
+			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
+			    !strcmp(de->d_name, "srcpin"))
+				continue;
+			p = xasprintf("%s/%s", g, de->d_name);
+			if (os_rmtree(p) < 0)
+				die("%s: cannot remove:", p);
+			free(p);
+		}
+		closedir(d);
+	}
+	if (os_rmtree(g) < 0)
+		die("%s: cannot remove:", g);
+	free(g);
 }
 
 /* true if dir holds nothing but a .git with no commit and no refs: what a killed first
@@ -218,6 +239,36 @@ alternates(const char *gitdir, const char *mirror)
 	free(line);
 }
 
+/* Take srcpin's lock on the checkout folder dir (a flock on the folder itself, held until
+   the process exits: a second srcpin on the same checkout waits for it). */
+static void
+holdlock(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		die("%s:", dir);
+	while (flock(fd, LOCK_EX) < 0)
+		if (errno != EINTR)
+			die("%s: cannot lock:", dir);
+	/* fd stays open: the lock lasts as long as this run */
+}
+
+/* remove the lock files of git's own (HEAD.lock, index.lock) in the git folder gd: under
+   srcpin's lock they are what a killed srcpin left */
+static void
+dropstale(const char *gd)
+{
+	static const char *const stale[] = {"HEAD.lock", "index.lock"};
+
+	for (size_t i = 0; i < sizeof stale / sizeof stale[0]; i++) {
+		char *p = xasprintf("%s/%s", gd, stale[i]);
+		if (unlink(p) == 0)
+			warn("%s: removed (left by a killed checkout)", p);
+		free(p);
+	}
+}
+
 /* Open (creating when needed) the work tree dir with its git folder gitdir (NULL: dir/.git),
    borrowing objects from mirror. Dies when dir is not srcpin's and not empty, unless force. */
 static git_repository *
@@ -237,6 +288,7 @@ prepare(const char *dir, const char *gitdir, const char *mirror, int force, int 
 			die("%s: cannot create:", dir);
 	} else if (!S_ISDIR(st.st_mode))
 		die("%s: not a folder", dir);
+	holdlock(dir);
 	ours = access(sp, F_OK) == 0;
 	if (ours) {
 		/* srcpin's, but of another repository: its objects go with the old mirror, so
@@ -287,6 +339,7 @@ prepare(const char *dir, const char *gitdir, const char *mirror, int force, int 
 		free(link);
 		free(txt);
 	}
+	dropstale(gd);
 	alternates(gd, mirror);
 	if (git_repository_open_ext(&r, dir, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0)
 		die("%s: cannot open its git folder %s: %s", dir, gd, gitmsg());

@@ -131,18 +131,18 @@ git init -q "$u/bin" && (cd "$u/bin" && printf 'a\0b\0' >b.bin && echo t >t.txt 
 	echo g >gone/g.txt && echo f >sub/f && echo x >was.file && git add . && git commit -qm b1 && git tag b1 &&
 	printf 'a\0b\0c\0' >b.bin && git rm -rq gone was.file && mkdir -p new/deep was.file &&
 	echo n >new/deep/n.txt && echo w >was.file/inside && echo t2 >>t.txt && git add . && git commit -qm b2 && git tag b2)
-check "checkout b1" srcpin checkout bin "file://$u/bin" b1 --into "$T/wb" --cache="$c"
-check "move to b2" srcpin checkout bin "file://$u/bin" b2 --into "$T/wb" --cache="$c"
-same "the moved tree is exactly b2" "$(archsum "$u/bin" b2)" "$(treesum "$T/wb")"
-same "git finds it clean" "" "$(git -C "$T/wb" status --porcelain --ignored 2>&1)"
+check "checkout b1" srcpin checkout bin "file://$u/bin" b1 --into "$T/wbin" --cache="$c"
+check "move to b2" srcpin checkout bin "file://$u/bin" b2 --into "$T/wbin" --cache="$c"
+same "the moved tree is exactly b2" "$(archsum "$u/bin" b2)" "$(treesum "$T/wbin")"
+same "git finds it clean" "" "$(git -C "$T/wbin" status --porcelain --ignored 2>&1)"
 same "the index srcpin wrote is b2's tree" "$(git -C "$u/bin" ls-tree -r b2 | awk '{print $1, $3, $4}')" \
-	"$(git -C "$T/wb" ls-files -s | awk '{print $1, $2, $4}')"
-check "state of the moved tree" srcpin state --check "$T/wb"
-check "and back to b1" srcpin checkout bin "file://$u/bin" b1 --into "$T/wb" --cache="$c"
-same "the tree is exactly b1 again" "$(archsum "$u/bin" b1)" "$(treesum "$T/wb")"
-same "git finds it clean again" "" "$(git -C "$T/wb" status --porcelain --ignored 2>&1)"
-echo dirty >>"$T/wb/t.txt"
-exits "a file changed after the move is seen" 1 srcpin state --check "$T/wb"
+	"$(git -C "$T/wbin" ls-files -s | awk '{print $1, $2, $4}')"
+check "state of the moved tree" srcpin state --check "$T/wbin"
+check "and back to b1" srcpin checkout bin "file://$u/bin" b1 --into "$T/wbin" --cache="$c"
+same "the tree is exactly b1 again" "$(archsum "$u/bin" b1)" "$(treesum "$T/wbin")"
+same "git finds it clean again" "" "$(git -C "$T/wbin" status --porcelain --ignored 2>&1)"
+echo dirty >>"$T/wbin/t.txt"
+exits "a file changed after the move is seen" 1 srcpin state --check "$T/wbin"
 
 # --- refusing folders that are not srcpin's -------------------------------------------------
 git init -q "$T/killed"
@@ -298,6 +298,33 @@ for delay in 0.05 0.2; do
 	check "checkout after a kill at ${delay}s" srcpin checkout big --commit "$b1" --into "$T/wb" --cache="$c"
 	same "tree exact after the kill at ${delay}s" "$(archsum "$u/big" b1)" "$(treesum "$T/wb")"
 	rm -rf "$T/wb"
+done
+# git's lock files a killed checkout left (HEAD.lock, index.lock) are removed by the next
+# one, which holds srcpin's own lock on the checkout while it works
+srcpin checkout big --commit "$b1" --into "$T/wl" --cache="$c" >/dev/null 2>&1
+: >"$T/wl/.git/HEAD.lock" && : >"$T/wl/.git/index.lock" && echo dirty >>"$T/wl/f1"
+check "a checkout after a kill that left git's lock files" srcpin checkout big --commit "$b1" --into "$T/wl" --cache="$c"
+has "it says what it removed" "$T/.err" "$T/wl/.git/HEAD.lock: removed (left by a killed checkout)"
+same "the tree is exact" "$(archsum "$u/big" b1)" "$(treesum "$T/wl")"
+same "no lock file is left" "" "$(ls "$T/wl/.git/"*.lock 2>/dev/null | grep -v srcpin.lock)"
+# two checkouts of one folder at once: the second waits for the first, both succeed
+srcpin checkout bin "file://$u/bin" b1 --into "$T/wl" --cache="$c" >"$T/c1" 2>&1 &
+pid=$!
+srcpin checkout bin "file://$u/bin" b2 --into "$T/wl" --cache="$c" >"$T/c2" 2>&1; r2=$?
+wait $pid; r1=$?
+same "concurrent checkouts of one folder both succeed" "0 0" "$r1 $r2"; cat "$T/c1" "$T/c2"
+check "and leave a pristine tree" srcpin state --check "$T/wl"
+# a checkout of another repository killed while it clears the folder: srcpin's state goes
+# last, so the folder is still taken as srcpin's and the next checkout finishes it
+for delay in 0.02 0.05 0.1; do
+	srcpin checkout bin "file://$u/bin" b2 --into "$T/wr" --cache="$c" >/dev/null 2>&1
+	srcpin checkout big --commit "$b1" --into "$T/wr" --cache="$c" >/dev/null 2>&1 &
+	pid=$!
+	sleep $delay
+	kill -9 $pid 2>/dev/null
+	wait $pid 2>/dev/null
+	check "replacing another repository's checkout, killed at ${delay}s, then again" srcpin checkout big --commit "$b1" --into "$T/wr" --cache="$c"
+	same "the folder is the new repository after the kill at ${delay}s" "$(archsum "$u/big" b1)" "$(treesum "$T/wr")"
 done
 
 # --- lock -----------------------------------------------------------------------------------
