@@ -19,6 +19,8 @@
 #endif
 #include <unistd.h>
 
+#include <git2/sys/repository.h>
+
 #include "atomic.h"
 
 /* ---- the index file, read in place ---- */
@@ -651,9 +653,21 @@ fast_switch(git_repository *r, struct fastidx *x, git_tree *ot, git_tree *t,
 		free(p);
 		rmparents(wd, c.v[i].path);
 	}
-	for (i = 0; i < c.n; i++)
-		if (c.v[i].nmode && writeone(r, wd, c.v[i].path, &c.v[i].nid, c.v[i].nmode) < 0)
-			die("%s%s: cannot write:", wd, c.v[i].path);
+	{
+		/* The filters' attributes: libgit2 looks in the index first, then in the work
+		   tree's .gitattributes files, which are the index's here (the tree is pristine
+		   and no .gitattributes changes). An empty index in memory spares it the load of
+		   the whole index file; the repository forgets it after the writes. */
+		git_index *none;
+		if (git_index_new(&none) == 0) {
+			git_repository_set_index(r, none);
+			git_index_free(none);
+		}
+		for (i = 0; i < c.n; i++)
+			if (c.v[i].nmode && writeone(r, wd, c.v[i].path, &c.v[i].nid, c.v[i].nmode) < 0)
+				die("%s%s: cannot write:", wd, c.v[i].path);
+		git_repository_set_index(r, NULL);
+	}
 	/* the new index: the old entries (the old tree, as the quick check found them on disk)
 	   merged with the changes, both in path order (a tree's order is its paths' order) */
 	bufadd(&b, "DIRC", 4);

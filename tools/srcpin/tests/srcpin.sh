@@ -141,6 +141,18 @@ check "state of the moved tree" srcpin state --check "$T/wbin"
 check "and back to b1" srcpin checkout bin "file://$u/bin" b1 --into "$T/wbin" --cache="$c"
 same "the tree is exactly b1 again" "$(archsum "$u/bin" b1)" "$(treesum "$T/wbin")"
 same "git finds it clean again" "" "$(git -C "$T/wbin" status --porcelain --ignored 2>&1)"
+# the checkout filters of an unchanged .gitattributes apply to the files a move writes, as
+# git's own checkout applies them: eol=crlf, ident
+git init -q "$u/attr" && (cd "$u/attr" && printf '*.txt eol=crlf\n*.c ident\n' >.gitattributes &&
+	printf 'one\n' >a.txt && printf '/* $Id$ */\n' >k.c && echo keep >same.txt && git add . && git commit -qm a1 && git tag a1 &&
+	printf 'one\ntwo\n' >a.txt && printf '/* $Id$ */\nint k;\n' >k.c && git add . && git commit -qm a2 && git tag a2)
+git clone -q "$u/attr" "$T/attrgit" && git -C "$T/attrgit" checkout -q a2
+check "checkout a1 (attributes)" srcpin checkout attr "file://$u/attr" a1 --into "$T/wattr" --cache="$c"
+check "move to a2" srcpin checkout attr "file://$u/attr" a2 --into "$T/wattr" --cache="$c"
+same "the written files went through the filters as git's checkout" "$(treesum "$T/attrgit")" "$(treesum "$T/wattr")"
+has "a.txt has CRLF line ends" "$T/wattr/a.txt" "$(printf 'two\r')"
+lacks "k.c has its id expanded" "$T/wattr/k.c" '$Id$ */'
+same "git finds the moved tree clean" "" "$(git -C "$T/wattr" status --porcelain --ignored 2>&1)"
 echo dirty >>"$T/wbin/t.txt"
 exits "a file changed after the move is seen" 1 srcpin state --check "$T/wbin"
 
