@@ -14,15 +14,15 @@
 int mbedtls_x509_crt_parse_file(void *chain, const char *path);
 
 static char deferred[4096];   /* the bundle libgit2 asked for at init, or "" */
-static int loading;           /* tls_load is passing a parse through */
+static int initing;           /* inside tls_init's git_libgit2_init */
 
-/* mbedTLS's function as libgit2 sees it: put off at init, passed through after */
+/* mbedTLS's function as libgit2 sees it: put off during tls_init, passed through else */
 int
 mbedtls_x509_crt_parse_file(void *chain, const char *path)
 {
 	int (*real)(void *, const char *);
 
-	if (!loading && path && strlen(path) < sizeof deferred) {
+	if (initing && path && strlen(path) < sizeof deferred) {
 		strcpy(deferred, path);
 		return -0x2900;   /* MBEDTLS_ERR_X509_FILE_IO_ERROR: libgit2 goes on without them */
 	}
@@ -33,7 +33,9 @@ mbedtls_x509_crt_parse_file(void *chain, const char *path)
 void
 tls_init(void)
 {
+	initing = 1;
 	git_libgit2_init();
+	initing = 0;
 	git_error_clear();   /* the put-off load left its error */
 }
 
@@ -42,9 +44,7 @@ tls_load(void)
 {
 	if (!*deferred)
 		return;
-	loading = 1;
 	if (git_libgit2_opts(GIT_OPT_SET_SSL_CERT_LOCATIONS, deferred, NULL) < 0)
 		warn("%s: cannot load the CA certificates: %s", deferred, gitmsg());
-	loading = 0;
 	deferred[0] = 0;
 }
