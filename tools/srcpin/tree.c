@@ -240,8 +240,10 @@ alternates(const char *gitdir, const char *mirror)
 }
 
 /* Take srcpin's lock on the checkout folder dir (a flock on the folder itself, held until
-   the process exits: a second srcpin on the same checkout waits for it). */
-static void
+   the process exits: a second srcpin on the same checkout waits for it). Returns 1, or 0
+   where the file system has no such lock (NFS emulates flock with locks a folder opened
+   for reading cannot hold): srcpin then goes on without it. */
+static int
 holdlock(const char *dir)
 {
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -249,9 +251,11 @@ holdlock(const char *dir)
 	if (fd < 0)
 		die("%s:", dir);
 	while (flock(fd, LOCK_EX) < 0)
-		if (errno != EINTR)
-			die("%s: cannot lock:", dir);
-	/* fd stays open: the lock lasts as long as this run */
+		if (errno != EINTR) {
+			close(fd);
+			return 0;
+		}
+	return 1;   /* fd stays open: the lock lasts as long as this run */
 }
 
 /* remove the lock files of git's own (HEAD.lock, index.lock) in the git folder gd: under
@@ -280,7 +284,7 @@ prepare(const char *dir, const char *gitdir, const char *mirror, int force, int 
 	struct stat st;
 	char *gd = gitdir ? xstrdup(gitdir) : xasprintf("%s/.git", dir);
 	char *sp = xasprintf("%s/srcpin", gd);
-	int ours;
+	int ours, locked;
 
 	*fresh = 0;
 	if (stat(dir, &st) < 0) {
@@ -288,7 +292,7 @@ prepare(const char *dir, const char *gitdir, const char *mirror, int force, int 
 			die("%s: cannot create:", dir);
 	} else if (!S_ISDIR(st.st_mode))
 		die("%s: not a folder", dir);
-	holdlock(dir);
+	locked = holdlock(dir);
 	ours = access(sp, F_OK) == 0;
 	if (ours) {
 		/* srcpin's, but of another repository: its objects go with the old mirror, so
@@ -339,7 +343,8 @@ prepare(const char *dir, const char *gitdir, const char *mirror, int force, int 
 		free(link);
 		free(txt);
 	}
-	dropstale(gd);
+	if (locked)
+		dropstale(gd);
 	alternates(gd, mirror);
 	if (git_repository_open_ext(&r, dir, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0)
 		die("%s: cannot open its git folder %s: %s", dir, gd, gitmsg());
