@@ -8,8 +8,8 @@
 #          files) when BENCH_TARBALL (default /work/cache/pytorch_1.13.1+dfsg.orig.tar.xz)
 #          exists; skipped otherwise
 # Measured with hyperfine (median of BENCH_RUNS runs, default 20):
-#   bump    v1 -> v2 on a warm mirror: srcpin fetch + srcpin checkout
-#           vs git fetch && git checkout -f && git clean -ffdx
+#   bump    v1 -> v2 on a warm mirror: srcpin checkout NAME URL v2 (fetch and checkout in
+#           one run, as the stage step runs it) vs git fetch && git checkout -f && git clean -ffdx
 #   no-op   the same commit on a pristine tree: srcpin checkout
 #           vs git checkout -f && git clean -ffdx; and srcpin state vs git status --ignored
 #   patch   the same patch series again (srcpin patch, a no-op)
@@ -59,7 +59,7 @@ bench () {
 	"$srcpin" checkout b --commit v1 --into "$d/s" --cache="$d/c" -q
 	git clone -q "$d/up" "$d/g" && git -C "$d/g" checkout -q v1
 	sb=$(med "$label-sb" --prepare "$srcpin checkout b --commit v1 --into $d/s --cache=$d/c -q" \
-		"sh -c '$srcpin fetch b file://$d/up v2 --cache=$d/c -q >/dev/null && $srcpin checkout b --commit v2 --into $d/s --cache=$d/c -q'")
+		"sh -c '$srcpin checkout b file://$d/up v2 --into $d/s --cache=$d/c -q >/dev/null'")
 	gb=$(med "$label-gb" --prepare "sh -c 'git -C $d/g checkout -q -f v1 && git -C $d/g clean -qffdx'" \
 		"sh -c 'git -C $d/g fetch -q origin && git -C $d/g checkout -q -f v2 && git -C $d/g clean -qffdx'")
 	"$srcpin" checkout b --commit v2 --into "$d/s" --cache="$d/c" -q

@@ -7,35 +7,184 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #ifdef __linux__
 #include <sys/syscall.h>
 #endif
 #include <unistd.h>
 
+#include <git2/sys/repository.h>
+
+#include "atomic.h"
+
+/* ---- the index file, read in place ---- */
+
+/* one entry of an index file: its path and its bytes there */
+struct ient {
+	const char *path;
+	const unsigned char *raw;
+	size_t rawlen;
+};
+/* an index file as git and libgit2 write it (versions 2 and 3, no conflicts) */
+struct fastidx {
+	unsigned char *map;
+	size_t len;
+	unsigned version;
+	struct ient *v;
+	size_t n;
+	struct timespec mtime;           /* the file's: entries at or after it are racy */
+	char sum[GIT_OID_HEXSZ + 1];     /* its trailing checksum, hex */
+};
+
+static uint32_t
+be32(const unsigned char *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static void
+put32(unsigned char *p, uint32_t v)
+{
+	p[0] = (unsigned char)(v >> 24), p[1] = (unsigned char)(v >> 16);
+	p[2] = (unsigned char)(v >> 8), p[3] = (unsigned char)v;
+}
+
+/* the fixed part of an entry: ctime, mtime (seconds, nanoseconds), dev, ino, mode, uid,
+   gid, size (32 bits each), the object id, 16 bits of flags */
+enum { E_CTIME = 0, E_MTIME = 8, E_DEV = 16, E_INO = 20, E_MODE = 24, E_UID = 28,
+       E_GID = 32, E_SIZE = 36, E_ID = 40, E_FLAGS = 60, E_HDR = 62 };
+
+void
+fastidx_free(struct fastidx *x)
+{
+	if (!x)
+		return;
+	if (x->map)
+		munmap(x->map, x->len);
+	free(x->v);
+	free(x);
+}
+
+/* the index file of r read in place, or NULL when it is missing or is not one this reader
+   takes (another version, a conflict, a damaged entry) */
+static struct fastidx *
+fastidx_load(git_repository *r)
+{
+	char *p = xasprintf("%sindex", git_repository_path(r));
+	struct fastidx *x = xcalloc(1, sizeof *x);
+	struct stat st;
+	size_t off = 12, end;
+	int fd = open(p, O_RDONLY | O_CLOEXEC);
+
+	free(p);
+	if (fd < 0 || fstat(fd, &st) < 0 || st.st_size < 32) {
+		if (fd >= 0)
+			close(fd);
+		free(x);
+		return NULL;
+	}
+	x->len = (size_t)st.st_size;
+	x->mtime = st.st_mtim;
+	x->map = mmap(NULL, x->len, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (x->map == MAP_FAILED) {
+		x->map = NULL;
+		goto bad;
+	}
+	x->version = be32(x->map + 4);
+	if (memcmp(x->map, "DIRC", 4) != 0 || (x->version != 2 && x->version != 3))
+		goto bad;
+	x->n = be32(x->map + 8);
+	end = x->len - 20;
+	if (x->n > end / E_HDR)
+		goto bad;
+	x->v = xcalloc(x->n + 1, sizeof *x->v);
+	for (size_t i = 0; i < x->n; i++) {
+		const unsigned char *e = x->map + off;
+		const char *path, *nul;
+		size_t hdr = E_HDR, plen;
+		unsigned flags;
+		if (off + E_HDR > end)
+			goto bad;
+		flags = (unsigned)e[E_FLAGS] << 8 | e[E_FLAGS + 1];
+		if (flags & 0x3000)
+			goto bad;   /* a conflict stage */
+		if (flags & 0x4000) {
+			if (x->version < 3)
+				goto bad;
+			hdr += 2;
+		}
+		path = (const char *)e + hdr;
+		if (off + hdr >= end || !(nul = memchr(path, 0, end - off - hdr)))
+			goto bad;
+		plen = (size_t)(nul - path);
+		if (!plen || ((flags & 0xfff) != 0xfff && (flags & 0xfff) != plen))
+			goto bad;
+		x->v[i].path = path;
+		x->v[i].raw = e;
+		x->v[i].rawlen = (hdr + plen + 8) & ~(size_t)7;
+		off += x->v[i].rawlen;
+		if (off > end)
+			goto bad;
+	}
+	for (size_t i = 0; i < 20; i++)
+		snprintf(x->sum + 2 * i, 3, "%02x", x->map[end + i]);
+	return x;
+bad:
+	fastidx_free(x);
+	return NULL;
+}
+
 void
 index_sum(git_repository *r, char out[GIT_OID_HEXSZ + 1])
 {
-	git_index *idx;
+	char *p = xasprintf("%sindex", git_repository_path(r));
+	unsigned char b[20];
+	struct stat st;
+	int fd = open(p, O_RDONLY | O_CLOEXEC);
 
+	free(p);
 	out[0] = 0;
-	if (git_repository_index(&idx, r) < 0)
+	if (fd < 0)
 		return;
-	if (git_index_read(idx, 0) == 0)   /* reread only when another process wrote it */
-		git_oid_tostr(out, GIT_OID_HEXSZ + 1, git_index_checksum(idx));
-	git_index_free(idx);
+	/* the checksum git and libgit2 end the file with */
+	if (fstat(fd, &st) == 0 && st.st_size >= 32 &&
+	    pread(fd, b, sizeof b, st.st_size - (off_t)sizeof b) == (ssize_t)sizeof b)
+		for (size_t i = 0; i < sizeof b; i++)
+			snprintf(out + 2 * i, 3, "%02x", b[i]);
+	close(fd);
 }
+
+int
+fast_links(git_repository *r, void (*cb)(const char *path, const git_oid *id, void *arg),
+           void *arg)
+{
+	struct fastidx *x = fastidx_load(r);
+
+	if (!x)
+		return -1;
+	for (size_t i = 0; i < x->n; i++)
+		if (be32(x->v[i].raw + E_MODE) == GIT_FILEMODE_COMMIT) {
+			git_oid id;
+			git_oid_fromraw(&id, x->v[i].raw + E_ID);
+			cb(x->v[i].path, &id, arg);
+		}
+	fastidx_free(x);
+	return 0;
+}
+
+/* ---- the quick check ---- */
 
 /* the walk's state */
 struct fwalk {
 	git_repository *r;
-	git_index *idx;
-	const git_index_entry **ents;   /* the index's entries, in its (path) order */
-	struct timespec imt;   /* the index file's mtime: entries at or after it are racy */
+	const struct fastidx *x;
 	size_t matched;
 	struct buf path;
 };
@@ -44,11 +193,12 @@ struct fwalk {
    for an entry too recent to trust its stat data (racy, as git calls it) */
 static int
 samecontent(git_repository *r, int fd, const char *name, const struct stat *st,
-            const git_index_entry *e)
+            const struct ient *e)
 {
-	git_oid id;
+	git_oid id, want;
 	int ok = 0;
 
+	git_oid_fromraw(&want, e->raw + E_ID);
 	if (S_ISLNK(st->st_mode)) {
 		char t[4096];
 		ssize_t n = readlinkat(fd, name, t, sizeof t);
@@ -59,14 +209,15 @@ samecontent(git_repository *r, int fd, const char *name, const struct stat *st,
 		ok = git_repository_hashfile(&id, r, p, GIT_OBJECT_BLOB, e->path) == 0;
 		free(p);
 	}
-	return ok && git_oid_equal(&id, &e->id);
+	return ok && git_oid_equal(&id, &want);
 }
 
 /* true if st is what e records: stat data, or content when the stat data is racy */
 static int
-statmatch(git_repository *r, const git_index_entry *e, const struct stat *st,
+statmatch(git_repository *r, const struct ient *e, const struct stat *st,
           const struct timespec *imt, int fd, const char *name)
 {
+	const unsigned char *b = e->raw;
 	uint32_t mode;
 
 	if (S_ISLNK(st->st_mode))
@@ -75,12 +226,12 @@ statmatch(git_repository *r, const git_index_entry *e, const struct stat *st,
 		mode = st->st_mode & 0100 ? GIT_FILEMODE_BLOB_EXECUTABLE : GIT_FILEMODE_BLOB;
 	else
 		return 0;
-	if (e->mode != mode || e->file_size != (uint32_t)st->st_size ||
-	    e->ino != (uint32_t)st->st_ino ||
-	    e->mtime.seconds != (int32_t)st->st_mtim.tv_sec ||
-	    e->mtime.nanoseconds != (uint32_t)st->st_mtim.tv_nsec ||
-	    e->ctime.seconds != (int32_t)st->st_ctim.tv_sec ||
-	    e->ctime.nanoseconds != (uint32_t)st->st_ctim.tv_nsec)
+	if (be32(b + E_MODE) != mode || be32(b + E_SIZE) != (uint32_t)st->st_size ||
+	    be32(b + E_INO) != (uint32_t)st->st_ino ||
+	    be32(b + E_MTIME) != (uint32_t)st->st_mtim.tv_sec ||
+	    be32(b + E_MTIME + 4) != (uint32_t)st->st_mtim.tv_nsec ||
+	    be32(b + E_CTIME) != (uint32_t)st->st_ctim.tv_sec ||
+	    be32(b + E_CTIME + 4) != (uint32_t)st->st_ctim.tv_nsec)
 		return 0;
 	/* racy: written in the same clock tick as the index or after it; a change made then
 	   may keep size and times, so the content decides */
@@ -132,7 +283,7 @@ lbound(const struct fwalk *w, size_t lo, size_t hi, const char *key)
 {
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (strcmp(w->ents[mid]->path, key) < 0)
+		if (strcmp(w->x->v[mid].path, key) < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -141,12 +292,12 @@ lbound(const struct fwalk *w, size_t lo, size_t hi, const char *key)
 }
 
 /* the entry in [lo, hi) at path w->path, or NULL */
-static const git_index_entry *
+static const struct ient *
 entryat(const struct fwalk *w, size_t lo, size_t hi)
 {
 	size_t i = lbound(w, lo, hi, w->path.s);
 
-	return i < hi && strcmp(w->ents[i]->path, w->path.s) == 0 ? w->ents[i] : NULL;
+	return i < hi && strcmp(w->x->v[i].path, w->path.s) == 0 ? &w->x->v[i] : NULL;
 }
 
 /* walk the folder open at fd (its path below the top in w->path, the index entries below
@@ -161,7 +312,7 @@ walkdir(struct fwalk *w, int fd, int top, size_t lo, size_t hi)
 	for (size_t off = 0; ok && off < names.len;) {
 		const char *n = names.s + off;
 		unsigned char type = (unsigned char)names.s[off + strlen(n) + 1];
-		const git_index_entry *e;
+		const struct ient *e;
 		struct stat st;
 		int isdir;
 		off += strlen(n) + 2;
@@ -183,7 +334,7 @@ walkdir(struct fwalk *w, int fd, int top, size_t lo, size_t hi)
 			int sub;
 			size_t slo, shi;
 			e = entryat(w, lo, hi);
-			if (e && e->mode == GIT_FILEMODE_COMMIT) {
+			if (e && be32(e->raw + E_MODE) == GIT_FILEMODE_COMMIT) {
 				w->matched++;   /* a submodule: checked on its own */
 				continue;
 			}
@@ -206,7 +357,7 @@ walkdir(struct fwalk *w, int fd, int top, size_t lo, size_t hi)
 		}
 		e = entryat(w, lo, hi);
 		if (!e || (type != DT_UNKNOWN && fstatat(fd, n, &st, AT_SYMLINK_NOFOLLOW) < 0) ||
-		    !statmatch(w->r, e, &st, &w->imt, fd, n)) {
+		    !statmatch(w->r, e, &st, &w->x->mtime, fd, n)) {
 			ok = 0;
 			break;
 		}
@@ -221,36 +372,40 @@ walkdir(struct fwalk *w, int fd, int top, size_t lo, size_t hi)
 }
 
 int
-fast_pristine(git_repository *r, const struct spstate *s)
+fast_pristine(git_repository *r, const struct spstate *s, struct fastidx **keep)
 {
 	struct fwalk w;
-	git_index *idx;
-	struct stat ist;
-	char *ip;
+	struct fastidx *x;
 	int fd, ok;
 
-	if (!s->index || !*s->index || git_repository_index(&idx, r) < 0)
+	if (keep)
+		*keep = NULL;
+	if (!s->index || !*s->index || !(x = fastidx_load(r)))
 		return 0;
 	memset(&w, 0, sizeof w);
-	w.idx = idx;
 	w.r = r;
-	ip = xasprintf("%sindex", git_repository_path(r));
-	ok = stat(ip, &ist) == 0 && strcmp(git_oid_tostr_s(git_index_checksum(idx)), s->index) == 0 &&
-	     !git_index_has_conflicts(idx);
-	free(ip);
+	w.x = x;
+	ok = strcmp(x->sum, s->index) == 0;
 	if (ok) {
-		size_t n = git_index_entrycount(idx);
-		w.imt = ist.st_mtim;
-		w.ents = xcalloc(n + 1, sizeof *w.ents);
-		for (size_t i = 0; i < n; i++)
-			w.ents[i] = git_index_get_byindex(idx, i);
+		/* A racy file is hashed through the filters its attributes name, which libgit2
+		   looks up in the work tree's .gitattributes first and in the index only for one
+		   missing there: and a missing file makes the answer "no" anyway. An empty index
+		   in memory spares it the load of the whole index file. */
+		git_index *none;
+		if (git_index_new(&none) == 0) {
+			git_repository_set_index(r, none);
+			git_index_free(none);
+		}
 		bufputs(&w.path, "");
 		fd = open(git_repository_workdir(r), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		ok = fd >= 0 && walkdir(&w, fd, 1, 0, n) && w.matched == n;
+		ok = fd >= 0 && walkdir(&w, fd, 1, 0, x->n) && w.matched == x->n;
+		git_repository_set_index(r, NULL);
 	}
-	free(w.ents);
 	buffree(&w.path);
-	git_index_free(idx);
+	if (ok && keep)
+		*keep = x;
+	else
+		fastidx_free(x);
 	return ok;
 }
 
@@ -269,11 +424,15 @@ rmparents(const char *wd, const char *path)
 	free(p);
 }
 
-/* write blob id of mode at path (below wd): a new file or link renamed over the old */
+/* Write blob id of mode at path (below wd), as git's checkout does: the old file removed,
+   a new one created in its place. Not a temp file renamed over the old: ext4 starts the
+   write-back of a file renamed over another at once (auto_da_alloc), and replacing that
+   file again (the next checkout) then waits for the disk. A checkout killed half-way
+   leaves files whose stat data is not in the index, so the next one rewrites them. */
 static int
 writeone(git_repository *r, const char *wd, const char *path, const git_oid *id, uint32_t mode)
 {
-	char *p = xasprintf("%s%s", wd, path), *tmp = xasprintf("%s.srcpin-new", p), *s;
+	char *p = xasprintf("%s%s", wd, path), *s;
 	git_blob *b;
 	int e = -1;
 
@@ -286,10 +445,11 @@ writeone(git_repository *r, const char *wd, const char *path, const git_oid *id,
 			goto outb;
 		*s = '/';
 	}
-	unlink(tmp);
+	if (unlink(p) < 0 && errno != ENOENT)
+		goto outb;
 	if (mode == GIT_FILEMODE_LINK) {
 		char *t = xstrndup(git_blob_rawcontent(b), (size_t)git_blob_rawsize(b));
-		e = symlink(t, tmp);
+		e = symlink(t, p);
 		free(t);
 	} else {
 		/* the bytes git writes for it: the blob through the checkout filters its attributes
@@ -297,69 +457,60 @@ writeone(git_repository *r, const char *wd, const char *path, const git_oid *id,
 		git_blob_filter_options fo;
 		git_buf fb = {0};
 		int fd;
-		const char *c;
-		size_t n;
 		git_blob_filter_options_init(&fo, GIT_BLOB_FILTER_OPTIONS_VERSION);
+		/* every blob through the filters, as libgit2's and git's checkouts do (the crlf
+		   filter itself leaves binary content alone under text=auto); with the default
+		   CHECK_FOR_BINARY, git_blob_filter gives nothing at all for a binary blob */
+		fo.flags &= ~(uint32_t)GIT_BLOB_FILTER_CHECK_FOR_BINARY;
 		if (git_blob_filter(&fb, b, path, &fo) < 0)
 			goto outb;
-		c = fb.ptr;
-		n = fb.size;
-		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+		fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
 		          mode == GIT_FILEMODE_BLOB_EXECUTABLE ? 0777 : 0666);
-		if (fd < 0) {
-			git_buf_dispose(&fb);
-			goto outb;
+		if (fd >= 0) {
+			e = writeall(fd, fb.ptr, fb.size);
+			if (close(fd) < 0)
+				e = -1;
 		}
-		while (n) {
-			ssize_t k = write(fd, c, n);
-			if (k < 0 && errno == EINTR)
-				continue;
-			if (k <= 0)
-				break;
-			c += k;
-			n -= (size_t)k;
-		}
-		e = close(fd) < 0 || n ? -1 : 0;
 		git_buf_dispose(&fb);
 	}
-	if (e == 0 && rename(tmp, p) < 0)
-		e = -1;
-	if (e < 0)
-		unlink(tmp);
 outb:
 	git_blob_free(b);
 out:
 	free(p);
-	free(tmp);
 	return e;
 }
 
-/* the index entry of the file just written at path */
+/* append to out the index entry of the file just written at path (below wd) */
 static int
-addentry(git_index *idx, const char *wd, const char *path, const git_oid *id, uint32_t mode)
+addentry(struct buf *out, const char *wd, const char *path, const git_oid *id, uint32_t mode)
 {
-	git_index_entry e;
+	unsigned char e[E_HDR];
 	struct stat st;
 	char *p = xasprintf("%s%s", wd, path);
+	size_t plen = strlen(path), len = (E_HDR + plen + 8) & ~(size_t)7;
 	int r = lstat(p, &st);
 
 	free(p);
 	if (r < 0)
 		return -1;
-	memset(&e, 0, sizeof e);
-	e.ctime.seconds = (int32_t)st.st_ctim.tv_sec;
-	e.ctime.nanoseconds = (uint32_t)st.st_ctim.tv_nsec;
-	e.mtime.seconds = (int32_t)st.st_mtim.tv_sec;
-	e.mtime.nanoseconds = (uint32_t)st.st_mtim.tv_nsec;
-	e.dev = (uint32_t)st.st_dev;
-	e.ino = (uint32_t)st.st_ino;
-	e.mode = mode;
-	e.uid = (uint32_t)st.st_uid;
-	e.gid = (uint32_t)st.st_gid;
-	e.file_size = (uint32_t)st.st_size;
-	git_oid_cpy(&e.id, id);
-	e.path = path;
-	return git_index_add(idx, &e);
+	put32(e + E_CTIME, (uint32_t)st.st_ctim.tv_sec);
+	put32(e + E_CTIME + 4, (uint32_t)st.st_ctim.tv_nsec);
+	put32(e + E_MTIME, (uint32_t)st.st_mtim.tv_sec);
+	put32(e + E_MTIME + 4, (uint32_t)st.st_mtim.tv_nsec);
+	put32(e + E_DEV, (uint32_t)st.st_dev);
+	put32(e + E_INO, (uint32_t)st.st_ino);
+	put32(e + E_MODE, mode);
+	put32(e + E_UID, (uint32_t)st.st_uid);
+	put32(e + E_GID, (uint32_t)st.st_gid);
+	put32(e + E_SIZE, (uint32_t)st.st_size);
+	memcpy(e + E_ID, id->id, 20);
+	e[E_FLAGS] = (unsigned char)((plen < 0xfff ? plen : 0xfff) >> 8);
+	e[E_FLAGS + 1] = (unsigned char)(plen < 0xfff ? plen : 0xfff);
+	bufadd(out, e, sizeof e);
+	bufadd(out, path, plen);
+	for (size_t i = E_HDR + plen; i < len; i++)
+		bufputc(out, 0);
+	return 0;
 }
 
 /* one path two trees differ in: mode 0 on the side that lacks it */
@@ -460,25 +611,49 @@ freechanges(struct changes *c)
 	free(c->v);
 }
 
+/* write the index file of r: bytes, then their SHA-1, through index.lock as git does */
+static void
+writeindex(git_repository *r, struct buf *b, char sum[GIT_OID_HEXSZ + 1])
+{
+	char *p = xasprintf("%sindex", git_repository_path(r)), *lk = xasprintf("%s.lock", p);
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int mdlen = 0;
+	int fd;
+
+	if (!EVP_Digest(b->s, b->len, md, &mdlen, EVP_sha1(), NULL) || mdlen != 20)
+		die("libcrypto: SHA-1 failed");
+	bufadd(b, md, 20);
+	if ((fd = open(lk, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666)) < 0)
+		die("%s: cannot lock the index (another git or srcpin at work?):", lk);
+	if (writeall(fd, b->s, b->len) < 0 || close(fd) < 0 || rename(lk, p) < 0) {
+		unlink(lk);
+		die("%s: cannot write:", p);
+	}
+	for (size_t i = 0; i < 20; i++)
+		snprintf(sum + 2 * i, 3, "%02x", md[i]);
+	free(p);
+	free(lk);
+}
+
 int
-fast_switch(git_repository *r, git_tree *ot, git_tree *t)
+fast_switch(git_repository *r, struct fastidx *x, git_tree *ot, git_tree *t,
+            char sum[GIT_OID_HEXSZ + 1])
 {
 	const char *wd = git_repository_workdir(r);
 	struct changes c = {0};
-	git_index *idx;
+	struct buf b = {0};
+	size_t i, j, n = 0;
 	int e = -1;
 
-	if (!wd || git_repository_index(&idx, r) < 0)
-		return -1;
-	if (treediff(r, git_tree_id(ot), git_tree_id(t), "", &c) < 0 || c.links)
+	if (!wd || treediff(r, git_tree_id(ot), git_tree_id(t), "", &c) < 0 || c.links)
 		goto out;   /* submodules, and changed attributes below: libgit2's checkout */
-	for (size_t i = 0; i < c.n; i++) {
-		const char *b = strrchr(c.v[i].path, '/');
-		if (strcmp(b ? b + 1 : c.v[i].path, ".gitattributes") == 0)
+	for (i = 0; i < c.n; i++) {
+		const char *s = strrchr(c.v[i].path, '/');
+		if (strcmp(s ? s + 1 : c.v[i].path, ".gitattributes") == 0)
 			goto out;
 	}
 	/* deletions first (a folder may become a file), then what is new or changed */
-	for (size_t i = 0; i < c.n; i++) {
+	for (i = 0; i < c.n; i++) {
 		char *p;
 		if (c.v[i].nmode)
 			continue;
@@ -487,20 +662,45 @@ fast_switch(git_repository *r, git_tree *ot, git_tree *t)
 			die("%s: cannot remove:", p);
 		free(p);
 		rmparents(wd, c.v[i].path);
-		git_index_remove(idx, c.v[i].path, 0);
 	}
-	for (size_t i = 0; i < c.n; i++) {
-		if (!c.v[i].nmode)
-			continue;
-		if (writeone(r, wd, c.v[i].path, &c.v[i].nid, c.v[i].nmode) < 0 ||
-		    addentry(idx, wd, c.v[i].path, &c.v[i].nid, c.v[i].nmode) < 0)
-			die("%s%s: cannot write:", wd, c.v[i].path);
+	{
+		/* The filters' attributes: libgit2 looks in the index first, then in the work
+		   tree's .gitattributes files, which are the index's here (the tree is pristine
+		   and no .gitattributes changes). An empty index in memory spares it the load of
+		   the whole index file; the repository forgets it after the writes. */
+		git_index *none;
+		if (git_index_new(&none) == 0) {
+			git_repository_set_index(r, none);
+			git_index_free(none);
+		}
+		for (i = 0; i < c.n; i++)
+			if (c.v[i].nmode && writeone(r, wd, c.v[i].path, &c.v[i].nid, c.v[i].nmode) < 0)
+				die("%s%s: cannot write:", wd, c.v[i].path);
+		git_repository_set_index(r, NULL);
 	}
-	if (git_index_write(idx) < 0)
-		die("%s: cannot write the index: %s", wd, gitmsg());
+	/* the new index: the old entries (the old tree, as the quick check found them on disk)
+	   merged with the changes, both in path order (a tree's order is its paths' order) */
+	bufadd(&b, "DIRC", 4);
+	bufadd(&b, "\0\0\0\0\0\0\0\0", 8);
+	for (i = 0, j = 0; i < x->n || j < c.n;) {
+		int k = i == x->n ? 1 : j == c.n ? -1 : strcmp(x->v[i].path, c.v[j].path);
+		if (k < 0) {
+			bufadd(&b, x->v[i].raw, x->v[i].rawlen);
+			n++;
+		} else if (c.v[j].nmode) {
+			if (addentry(&b, wd, c.v[j].path, &c.v[j].nid, c.v[j].nmode) < 0)
+				die("%s%s: cannot read back:", wd, c.v[j].path);
+			n++;
+		}
+		i += k <= 0;
+		j += k >= 0;
+	}
+	put32((unsigned char *)b.s + 4, x->version);
+	put32((unsigned char *)b.s + 8, (uint32_t)n);
+	writeindex(r, &b, sum);
 	e = 0;
 out:
+	buffree(&b);
 	freechanges(&c);
-	git_index_free(idx);
 	return e;
 }

@@ -369,6 +369,7 @@ fetch_into(const struct spopts *o, const char *label, git_repository *r, const c
 		specs[0] = x;
 		sa.count = 1;
 	}
+	tls_load();
 	if ((e = git_remote_create_anonymous(&rem, r, from)) < 0)
 		goto out;
 	fo.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_NONE;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "atomic.h"
@@ -23,9 +24,12 @@ usage(const char *err)
 	        "usage: srcpin fetch NAME URL REF [--expect=SHA] [--cache=DIR] [--mirror=DIR]\n"
 	        "       srcpin checkout NAME --commit SHA --into DIR [--submodules] [--force]\n"
 	        "                       [--cache=DIR] [--mirror=DIR]\n"
+	        "       srcpin checkout NAME URL REF --into DIR [--expect=SHA] [--submodules]\n"
+	        "                       [--force] [--cache=DIR] [--mirror=DIR]\n"
 	        "       srcpin patch DIR SERIESFILE [--allow-outside-symlinks]\n"
 	        "       srcpin state [--json] [--check] [-v] DIR\n"
-	        "       srcpin lock --pins FILE --out LOCKFILE [--cache=DIR] [--mirror=DIR]\n"
+	        "       srcpin lock --pins FILE --out LOCKFILE [--patches=DIR] [--cache=DIR]\n"
+	        "                   [--mirror=DIR]\n"
 	        "       srcpin --version\n"
 	        "options for every verb that fetches: [--rewrite=FROM=TO]... [--offline] [--update]\n"
 	        "                                     [--allow-local-submodules]\n"
@@ -39,7 +43,7 @@ struct args {
 	struct spopts o;
 	char *pos[4];
 	size_t npos;
-	const char *commit, *into, *expect, *pins, *out;
+	const char *commit, *into, *expect, *pins, *out, *patches;
 	int submodules, force, json, check, verbose;
 };
 
@@ -76,6 +80,8 @@ parse(struct args *a, int argc, char **argv)
 			a->pins = v;
 		else if ((v = opt_val(argc, argv, &i, "--out", usage)))
 			a->out = v;
+		else if ((v = opt_val(argc, argv, &i, "--patches", usage)))
+			a->patches = v;
 		else if (strcmp(s, "--offline") == 0)
 			a->o.offline = 1;
 		else if (strcmp(s, "--update") == 0)
@@ -111,24 +117,33 @@ checkname(const char *name)
 		usage(xasprintf("'%s': NAME must be a plain name like torch or vision", name));
 }
 
-static int
-vfetch(struct args *a)
+/* NAME URL REF of the command line into the mirror (--expect checked); the commit it
+   resolves to in id */
+static void
+fetchpin(struct args *a, git_oid *id)
 {
-	git_oid id;
 	char *dir;
 
-	if (a->npos != 3)
-		usage("fetch needs NAME URL REF");
 	checkname(a->pos[0]);
 	if (a->expect && (strlen(a->expect) < 7 || strlen(a->expect) > 40 ||
 	                  strspn(a->expect, "0123456789abcdefABCDEF") != strlen(a->expect)))
 		usage(xasprintf("--expect=%s: want a commit id (7 to 40 hex digits)", a->expect));
 	dir = mirror_path(&a->o, a->pos[0]);
-	mirror_fetch(&a->o, a->pos[0], dir, a->pos[1], a->pos[2], &id);
+	mirror_fetch(&a->o, a->pos[0], dir, a->pos[1], a->pos[2], id);
 	free(dir);
-	if (a->expect && strncasecmp(git_oid_tostr_s(&id), a->expect, strlen(a->expect)) != 0)
+	if (a->expect && strncasecmp(git_oid_tostr_s(id), a->expect, strlen(a->expect)) != 0)
 		dien(EXIT_PROBLEM, "%s: %s: ref '%s' resolves to %s, not the expected %s", a->pos[0],
-		     a->pos[1], a->pos[2], git_oid_tostr_s(&id), a->expect);
+		     a->pos[1], a->pos[2], git_oid_tostr_s(id), a->expect);
+}
+
+static int
+vfetch(struct args *a)
+{
+	git_oid id;
+
+	if (a->npos != 3)
+		usage("fetch needs NAME URL REF");
+	fetchpin(a, &id);
 	printf("%s\n", git_oid_tostr_s(&id));
 	return EXIT_OK;
 }
@@ -148,11 +163,11 @@ vcheckout(struct args *a, int cachegiven)
 {
 	git_repository *m;
 	git_oid id;
-	char *dir, *url, *into;
+	char *dir, *url = NULL, *into;
 	int kind, e;
 
-	if (a->npos != 1 || !a->commit || !a->into)
-		usage("checkout needs NAME --commit SHA --into DIR");
+	if ((a->npos != 1 && a->npos != 3) || (a->npos == 1) != !!a->commit || !a->into)
+		usage("checkout needs NAME --commit SHA --into DIR, or NAME URL REF --into DIR");
 	checkname(a->pos[0]);
 	if (!cachegiven) {
 		/* an existing checkout remembers its cache */
@@ -167,25 +182,33 @@ vcheckout(struct args *a, int cachegiven)
 		}
 	}
 	dir = mirror_path(&a->o, a->pos[0]);
-	if (!(m = mirror_open(dir)))
-		die("%s: no mirror at %s; run srcpin fetch %s URL REF first", a->pos[0], dir, a->pos[0]);
-	url = mirror_url(m);
-	e = resolve_ref(m, a->commit, &id, &kind);
-	git_repository_free(m);
-	if (e == GIT_EAMBIGUOUS)
-		die("%s: commit '%s' is ambiguous in %s; give more digits", a->pos[0], a->commit, dir);
-	if (e < 0 && kind == 's' && strlen(a->commit) == GIT_OID_HEXSZ) {
-		git_oid_fromstr(&id, a->commit);
-		mirror_need(&a->o, a->pos[0], dir, url, &id);
-	} else if (e < 0)
-		die("%s: %s: commit '%s' is not in the mirror %s; run srcpin fetch first", a->pos[0],
-		    url ? url : "?", a->commit, dir);
+	if (a->npos == 3) {
+		/* fetch and checkout in one run: the pin's commit, printed as fetch prints it */
+		fetchpin(a, &id);
+		url = xstrdup(a->pos[1]);
+	} else {
+		if (!(m = mirror_open(dir)))
+			die("%s: no mirror at %s; run srcpin fetch %s URL REF first", a->pos[0], dir, a->pos[0]);
+		url = mirror_url(m);
+		e = resolve_ref(m, a->commit, &id, &kind);
+		git_repository_free(m);
+		if (e == GIT_EAMBIGUOUS)
+			die("%s: commit '%s' is ambiguous in %s; give more digits", a->pos[0], a->commit, dir);
+		if (e < 0 && kind == 's' && strlen(a->commit) == GIT_OID_HEXSZ) {
+			git_oid_fromstr(&id, a->commit);
+			mirror_need(&a->o, a->pos[0], dir, url, &id);
+		} else if (e < 0)
+			die("%s: %s: commit '%s' is not in the mirror %s; run srcpin fetch first", a->pos[0],
+			    url ? url : "?", a->commit, dir);
+	}
 	into = os_abspath(a->into, NULL);
 	{
 		char *mabs = os_abspath(dir, NULL);
 		tree_checkout(&a->o, a->pos[0], url ? url : "", mabs, &id, into, a->submodules, a->force);
 		free(mabs);
 	}
+	if (a->npos == 3)
+		printf("%s\n", git_oid_tostr_s(&id));
 	free(into);
 	free(url);
 	free(dir);
@@ -304,7 +327,85 @@ vstate(struct args *a)
 /* one pin of a pins file */
 struct pin {
 	char *name, *key, *url, *ref, *expect;
+	char *series;   /* its patch series file, or NULL */
 };
+
+/* the series file of a pin: KEY_PATCHES (a folder, relative to the pins file) or, with
+   --patches=DIR, DIR/NAME; NULL when there is none. Caller frees. */
+static char *
+pinseries(const struct args *a, const struct kvfile *f, const char *key, const char *name)
+{
+	char *k = xasprintf("%s_PATCHES", key), *dir, *p, *slash;
+	const char *v = kv_get(f, k);
+	struct stat st;
+
+	free(k);
+	if (v && *v) {
+		if (*v == '/')
+			dir = xstrdup(v);
+		else {
+			char *pf = xstrdup(a->pins);
+			slash = strrchr(pf, '/');
+			if (slash)
+				*slash = 0;
+			dir = xasprintf("%s/%s", slash ? pf : ".", v);
+			free(pf);
+		}
+	} else if (a->patches)
+		dir = xasprintf("%s/%s", a->patches, name);
+	else
+		return NULL;
+	p = xasprintf("%s/series", dir);
+	free(dir);
+	if (stat(p, &st) < 0) {
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+/* the submodules the series at path moves, as comment lines of the lock: the last move of
+   each path wins; dies (exit 2) when the series or a patch cannot be read */
+static void
+lockmoves(struct buf *out, const char *name, const char *path)
+{
+	struct series ser;
+	struct linkmoves all = {0};
+	char *err = NULL;
+
+	if (series_load(&ser, path, &err) < 0)
+		die("%s", err);
+	for (size_t i = 0; i < ser.n; i++) {
+		struct linkmoves mv = {0};
+		struct buf one = {0};
+		/* no submodule prefixes: each gitlink keeps its path from the top */
+		if (patch_split(ser.p[i].text.s ? ser.p[i].text.s : "", ser.p[i].text.len, NULL, 0, &one,
+		                &mv, &err) < 0)
+			die("%s: %s", ser.p[i].path, err);
+		buffree(&one);
+		for (size_t j = 0; j < mv.n; j++) {
+			size_t k;
+			for (k = 0; k < all.n && strcmp(all.v[k].path, mv.v[j].path); k++)
+				;
+			if (k == all.n) {
+				all.v = xgrow(all.v, &all.cap, all.n + 1, sizeof *all.v);
+				all.v[all.n].path = xstrdup(mv.v[j].path);
+				memcpy(all.v[all.n].from, mv.v[j].from, sizeof mv.v[j].from);
+				all.n++;
+			}
+			memcpy(all.v[k].to, mv.v[j].to, sizeof mv.v[j].to);
+		}
+		linkmoves_free(&mv);
+	}
+	if (all.n) {
+		bufprintf(out, "# %s: the series %s (digest %s) moves submodules:\n", name, path,
+		          ser.digest);
+		for (size_t k = 0; k < all.n; k++)
+			bufprintf(out, "#   %s %s\n", *all.v[k].to ? all.v[k].to : "removed", all.v[k].path);
+	}
+	linkmoves_free(&all);
+	series_free(&ser);
+}
 
 static int
 vlock(struct args *a)
@@ -356,6 +457,7 @@ vlock(struct args *a)
 			for (char *c = name; *c; c++)
 				*c = (char)tolower((unsigned char)*c);
 			p[n].name = name;
+			p[n].series = pinseries(a, &f, pre, name);
 			n++;
 			free(rk), free(sk), free(ck);
 		}
@@ -382,6 +484,8 @@ vlock(struct args *a)
 		kv_put(&out, k, p[i].ref);
 		free(k);
 		bufprintf(&out, "%s_COMMIT=%s\n", p[i].key, git_oid_tostr_s(&id));
+		if (p[i].series)
+			lockmoves(&out, p[i].name, p[i].series);
 		free(dir);
 	}
 	if (bad)
@@ -395,6 +499,7 @@ vlock(struct args *a)
 		free(p[i].url);
 		free(p[i].ref);
 		free(p[i].expect);
+		free(p[i].series);
 	}
 	free(p);
 	buffree(&out);
@@ -432,7 +537,7 @@ main(int argc, char **argv)
 		char *c = os_abspath(a.o.cache, NULL);
 		a.o.cache = c;   /* kept for the process' life */
 	}
-	git_libgit2_init();
+	tls_init();
 	if (!strcmp(verb, "fetch"))
 		rc = vfetch(&a);
 	else if (!strcmp(verb, "checkout"))

@@ -1,5 +1,6 @@
 /* srcpin's modules: mirrors (mirror.c), local fetches (local.c), checkouts and their state (tree.c),
-   patch series (series.c) */
+   the quick pristine check and tree switch (fast.c), patch series (series.c), the CA
+   certificates loaded only for a remote (tls.c) */
 #ifndef KILN_SRCPIN_H
 #define KILN_SRCPIN_H
 
@@ -61,6 +62,13 @@ size_t editdist(const char *a, const char *b);
 /* the last libgit2 error message, or "unknown error" */
 const char *gitmsg(void);
 
+/* ---- tls.c ---- */
+
+/* git_libgit2_init, with the CA certificates put off until tls_load */
+void tls_init(void);
+/* load the CA certificates libgit2 put off at init (before contacting a remote) */
+void tls_load(void);
+
 /* ---- local.c ---- */
 
 /* fetch progress on a terminal: objects, MiB, MiB/s (payload: struct prog) */
@@ -119,19 +127,29 @@ int tree_pristine(git_repository *r, const struct spstate *s, struct buf *why);
 
 /* ---- fast.c ---- */
 
+/* an index file read in place (fast.c) */
+struct fastidx;
+void fastidx_free(struct fastidx *x);
 /* 1 if the work tree of r surely is its index, and the index the one srcpin wrote (its
    checksum is s->index): every file's stat data as the index records it and not racy,
    nothing else on disk (submodule folders are left to their own check). 0 when this
-   cannot tell; the caller then compares contents. */
-int fast_pristine(git_repository *r, const struct spstate *s);
-/* Move the work tree and index of r from tree ot, which they surely are (fast_pristine),
-   to tree t by writing only the files that differ (no scan of the work tree), through
-   the checkout filters git would apply. Returns 0, or -1 with nothing written when
-   libgit2's checkout must do it (a submodule or a .gitattributes file changes). Dies on
-   I/O error. */
-int fast_switch(git_repository *r, git_tree *ot, git_tree *t);
+   cannot tell; the caller then compares contents. keep (may be NULL) gets the index read
+   when the answer is 1 (caller frees), for fast_switch. */
+int fast_pristine(git_repository *r, const struct spstate *s, struct fastidx **keep);
+/* Move the work tree and index of r from tree ot, which they surely are (fast_pristine
+   found it so and gave x, r's index), to tree t by writing only the files that differ (no
+   scan of the work tree), through the checkout filters git would apply; the index is
+   written from x and the written files, its checksum in sum. Returns 0, or -1 with
+   nothing written when libgit2's checkout must do it (a submodule or a .gitattributes
+   file changes). Dies on I/O error. */
+int fast_switch(git_repository *r, struct fastidx *x, git_tree *ot, git_tree *t,
+                char sum[GIT_OID_HEXSZ + 1]);
 /* the checksum of r's index as it is on disk, hex ("" when there is none) */
 void index_sum(git_repository *r, char out[GIT_OID_HEXSZ + 1]);
+/* call cb for every gitlink of r's index file; -1 when the file cannot be read this way
+   (the caller asks libgit2) */
+int fast_links(git_repository *r, void (*cb)(const char *path, const git_oid *id, void *arg),
+               void *arg);
 
 /* ---- series.c ---- */
 

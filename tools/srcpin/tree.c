@@ -4,9 +4,11 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -146,18 +148,19 @@ emptydir(const char *dir)
 	return empty;
 }
 
-/* remove every entry of a folder, keeping the folder */
+/* remove every entry of a folder, keeping the folder; its .git last */
 static void
 cleardir(const char *dir)
 {
 	DIR *d = opendir(dir);
 	struct dirent *de;
+	char *g = xasprintf("%s/.git", dir);
 
 	if (!d)
 		die("%s:", dir);
 	while ((de = readdir(d))) {
 		char *p;
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") || !strcmp(de->d_name, ".git"))
 			continue;
 		p = xasprintf("%s/%s", dir, de->d_name);
 		if (os_rmtree(p) < 0)
@@ -165,6 +168,24 @@ cleardir(const char *dir)
 		free(p);
 	}
 	closedir(d);
+	/* the git folder last, and srcpin's state last in it: a clear killed half-way leaves
+	   a folder srcpin still knows as its own (or only an empty .git) */
+	if ((d = opendir(g))) {
+		while ((de = readdir(d))) {
+			char *p;
+			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
+			    !strcmp(de->d_name, "srcpin"))
+				continue;
+			p = xasprintf("%s/%s", g, de->d_name);
+			if (os_rmtree(p) < 0)
+				die("%s: cannot remove:", p);
+			free(p);
+		}
+		closedir(d);
+	}
+	if (os_rmtree(g) < 0)
+		die("%s: cannot remove:", g);
+	free(g);
 }
 
 /* true if dir holds nothing but a .git with no commit and no refs: what a killed first
@@ -218,6 +239,40 @@ alternates(const char *gitdir, const char *mirror)
 	free(line);
 }
 
+/* Take srcpin's lock on the checkout folder dir (a flock on the folder itself, held until
+   the process exits: a second srcpin on the same checkout waits for it). Returns 1, or 0
+   where the file system has no such lock (NFS emulates flock with locks a folder opened
+   for reading cannot hold): srcpin then goes on without it. */
+static int
+holdlock(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		die("%s:", dir);
+	while (flock(fd, LOCK_EX) < 0)
+		if (errno != EINTR) {
+			close(fd);
+			return 0;
+		}
+	return 1;   /* fd stays open: the lock lasts as long as this run */
+}
+
+/* remove the lock files of git's own (HEAD.lock, index.lock) in the git folder gd: under
+   srcpin's lock they are what a killed srcpin left */
+static void
+dropstale(const char *gd)
+{
+	static const char *const stale[] = {"HEAD.lock", "index.lock"};
+
+	for (size_t i = 0; i < sizeof stale / sizeof stale[0]; i++) {
+		char *p = xasprintf("%s/%s", gd, stale[i]);
+		if (unlink(p) == 0)
+			warn("%s: removed (left by a killed checkout)", p);
+		free(p);
+	}
+}
+
 /* Open (creating when needed) the work tree dir with its git folder gitdir (NULL: dir/.git),
    borrowing objects from mirror. Dies when dir is not srcpin's and not empty, unless force. */
 static git_repository *
@@ -229,7 +284,7 @@ prepare(const char *dir, const char *gitdir, const char *mirror, int force, int 
 	struct stat st;
 	char *gd = gitdir ? xstrdup(gitdir) : xasprintf("%s/.git", dir);
 	char *sp = xasprintf("%s/srcpin", gd);
-	int ours;
+	int ours, locked;
 
 	*fresh = 0;
 	if (stat(dir, &st) < 0) {
@@ -237,6 +292,7 @@ prepare(const char *dir, const char *gitdir, const char *mirror, int force, int 
 			die("%s: cannot create:", dir);
 	} else if (!S_ISDIR(st.st_mode))
 		die("%s: not a folder", dir);
+	locked = holdlock(dir);
 	ours = access(sp, F_OK) == 0;
 	if (ours) {
 		/* srcpin's, but of another repository: its objects go with the old mirror, so
@@ -287,6 +343,8 @@ prepare(const char *dir, const char *gitdir, const char *mirror, int force, int 
 		free(link);
 		free(txt);
 	}
+	if (locked)
+		dropstale(gd);
 	alternates(gd, mirror);
 	if (git_repository_open_ext(&r, dir, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0)
 		die("%s: cannot open its git folder %s: %s", dir, gd, gitmsg());
@@ -331,6 +389,17 @@ getlinks(git_tree *t, struct links *l)
 		die("cannot walk tree: %s", gitmsg());
 }
 
+static void
+addlink(const char *path, const git_oid *id, void *arg)
+{
+	struct links *l = arg;
+
+	l->v = xgrow(l->v, &l->cap, l->n + 1, sizeof *l->v);
+	l->v[l->n].path = xstrdup(path);
+	git_oid_cpy(&l->v[l->n].id, id);
+	l->n++;
+}
+
 /* the gitlinks of r's index: those of the tree it was just made from, without reading
    every subtree of it */
 static void
@@ -339,16 +408,14 @@ indexlinks(git_repository *r, struct links *l)
 	git_index *idx;
 
 	memset(l, 0, sizeof *l);
-	if (git_repository_index(&idx, r) < 0)
+	if (fast_links(r, addlink, l) == 0)
+		return;
+	if (git_repository_index(&idx, r) < 0 || git_index_read(idx, 0) < 0)
 		die("%s: cannot read the index: %s", git_repository_workdir(r), gitmsg());
 	for (size_t i = 0; i < git_index_entrycount(idx); i++) {
 		const git_index_entry *e = git_index_get_byindex(idx, i);
-		if (e->mode != GIT_FILEMODE_COMMIT)
-			continue;
-		l->v = xgrow(l->v, &l->cap, l->n + 1, sizeof *l->v);
-		l->v[l->n].path = xstrdup(e->path);
-		git_oid_cpy(&l->v[l->n].id, &e->id);
-		l->n++;
+		if (e->mode == GIT_FILEMODE_COMMIT)
+			addlink(e->path, &e->id, l);
 	}
 	git_index_free(idx);
 }
@@ -586,11 +653,13 @@ tree_relink(const struct spopts *o, const char *label, git_repository *r, const 
 	free(p);
 }
 
-/* Move r's work tree from the tree oldtree, which it surely is, to commit c (tree t):
-   only the paths the two trees differ in are written; there is nothing else to remove. */
+/* Move r's work tree from the tree oldtree, which it surely is (its index x), to commit c
+   (tree t): only the paths the two trees differ in are written; there is nothing else to
+   remove. The new index's checksum goes to sum, or "" when libgit2 wrote it. */
 static void
 incremental(const struct spopts *o, git_repository *r, const char *label, const char *oldtree,
-            git_commit *c, git_tree *t, const git_oid *id)
+            git_commit *c, git_tree *t, const git_oid *id, struct fastidx *x,
+            char sum[GIT_OID_HEXSZ + 1])
 {
 	git_checkout_options co;
 	git_oid oid;
@@ -603,7 +672,8 @@ incremental(const struct spopts *o, git_repository *r, const char *label, const 
 		writetree(o, r, label, (git_object *)c, id);
 		return;
 	}
-	if (fast_switch(r, ot, t) == 0) {
+	sum[0] = 0;
+	if (fast_switch(r, x, ot, t, sum) == 0) {
 		if (git_repository_set_head_detached(r, id) < 0)
 			die("%s: %s: cannot set HEAD: %s", label, git_repository_workdir(r), gitmsg());
 		git_tree_free(ot);
@@ -667,14 +737,17 @@ checkout_repo(const struct spopts *o, const char *label, git_repository *r, cons
 	{
 		/* a tree that surely is its recorded one only needs what differs */
 		git_oid hid;
-		char ix[GIT_OID_HEXSZ + 1];
+		char ix[GIT_OID_HEXSZ + 1] = "";
+		struct fastidx *x;
 		if (s->tree && *s->tree && s->commit && *s->commit &&
 		    git_reference_name_to_id(&hid, r, "HEAD") == 0 &&
-		    strcmp(git_oid_tostr_s(&hid), s->commit) == 0 && fast_pristine(r, s))
-			incremental(o, r, label, s->tree, c, t, id);
-		else
+		    strcmp(git_oid_tostr_s(&hid), s->commit) == 0 && fast_pristine(r, s, &x)) {
+			incremental(o, r, label, s->tree, c, t, id, x, ix);
+			fastidx_free(x);
+		} else
 			writetree(o, r, label, (git_object *)c, id);
-		index_sum(r, ix);
+		if (!*ix)
+			index_sum(r, ix);
 		setstr(&s->index, ix);
 	}
 	git_oid_tostr(thex, sizeof thex, git_tree_id(t));
@@ -768,7 +841,7 @@ tree_pristine(git_repository *r, const struct spstate *s, struct buf *why)
 			bufprintf(why, "%s: tree %s cannot be read", s->name, s->tree);
 		return 0;
 	}
-	if (!why && fast_pristine(r, s)) {
+	if (!why && fast_pristine(r, s, NULL)) {
 		n = 0;
 		goto subs;
 	}

@@ -181,6 +181,35 @@ check "the tree is pristine with the submodule moved" srcpin state --check "$T/w
 same "its tree is C's" "$(git -C "$u/gen" rev-parse "$C^{tree}")" "$(sed -n "s/^TREE=[\"']\{0,1\}\([0-9a-f]*\).*/\1/p" "$T/wm/.git/srcpin")"
 check "checkout puts it back" srcpin checkout gen --commit "$(git -C "$u/gen" rev-parse "$C^")" --into "$T/wm" --submodules --cache="$c"
 same "back at the pinned commit's submodule" "s1" "$(cat "$T/wm/sub/s.txt")"
+# srcpin lock records the moves a pin's series makes: GEN_PATCHES (relative to the pins
+# file) or --patches=DIR (DIR/NAME/series)
+mkdir -p "$T/lk/p/gen" && cp "$T/pm/series" "$T/pm/0001-submodule-moved.patch" "$T/lk/p/gen/"
+printf 'GEN_URL=file://%s\nGEN_REF=%s\nGEN_PATCHES=p/gen\n' "$u/gen" "$(git -C "$u/gen" rev-parse "$C^")" >"$T/lk/pins.env"
+check "lock a pin whose series moves a submodule" srcpin lock --pins "$T/lk/pins.env" --out "$T/lk/lock" --cache="$c"
+has "the lock names the series" "$T/lk/lock" "# gen: the series $T/lk/p/gen/series (digest "
+has "the lock records the submodule's new commit" "$T/lk/lock" "#   $(git -C "$u/subup" rev-parse main) sub"
+has "the lock still holds the pin's own commit" "$T/lk/lock" "GEN_COMMIT=$(git -C "$u/gen" rev-parse "$C^")"
+printf 'GEN_URL=file://%s\nGEN_REF=%s\n' "$u/gen" "$(git -C "$u/gen" rev-parse "$C^")" >"$T/lk/pins2.env"
+check "lock with --patches=DIR" srcpin lock --pins "$T/lk/pins2.env" --out "$T/lk/lock2" --patches="$T/lk/p" --cache="$c"
+has "--patches=DIR finds DIR/gen/series" "$T/lk/lock2" "#   $(git -C "$u/gen" rev-parse "$C:sub") sub"
+check "lock without patches" srcpin lock --pins "$T/lk/pins2.env" --out "$T/lk/lock3" --cache="$c"
+lacks "no series: no submodule lines" "$T/lk/lock3" "moves submodules"
+check "the lock is still a pins file" srcpin lock --pins "$T/lk/lock" --out "$T/lk/lock4" --cache="$c"
+# the removal and the addition of a submodule, and the last of two moves of one path
+R=$(git -C "$u/gen" log --format=%H --grep='^remove a submodule$' main)
+A=$(git -C "$u/gen" log --format=%H --grep='^add a submodule$' main)
+mkdir -p "$T/lk/p2/gen" && git -C "$u/gen" format-patch -q --binary -o "$T/lk/p2/gen" "$A^..$R" &&
+	(cd "$T/lk/p2/gen" && ls -- *.patch) >"$T/lk/p2/gen/series"
+printf 'GEN_URL=file://%s\nGEN_REF=%s\n' "$u/gen" "$(git -C "$u/gen" rev-parse "$A^")" >"$T/lk/pins3.env"
+check "lock a series that adds, moves and removes submodules" srcpin lock --pins "$T/lk/pins3.env" --out "$T/lk/lock5" --patches="$T/lk/p2" --cache="$c"
+has "a removed submodule is recorded as removed" "$T/lk/lock5" "#   removed third/sub2"
+has "the last move of sub wins" "$T/lk/lock5" "#   $(git -C "$u/gen" rev-parse "$R:sub") sub"
+same "each path is listed once" 1 "$(grep -c ' sub$' "$T/lk/lock5")"
+printf 'not a patch\n' >"$T/lk/p2/gen/0001-bad.patch" && echo 0001-bad.patch >"$T/lk/p2/gen/series" && rm -f "$T/lk/p2/gen/0002-"*
+printf 'GEN_URL=file://%s\nGEN_REF=main\nGEN_PATCHES=p2/gen\n' "$u/gen" >"$T/lk/pins4.env"
+echo missing.patch >>"$T/lk/p2/gen/series"
+exits "a series naming a missing patch stops the lock" 2 srcpin lock --pins "$T/lk/pins4.env" --out "$T/lk/lock6" --cache="$c"
+has "naming the series line" "$T/.err" "series:2"
 
 # --- the checkout's own history (optional: a tarball of kiln has none) ------------------------
 if git -C "$KILN_SRC" rev-parse -q --verify HEAD >/dev/null 2>&1; then

@@ -112,6 +112,49 @@ check "state after reset" srcpin state --check "$w"
 echo dirty >>"$w/a.txt"
 check "checkout finds the cache of an existing checkout" sh -c "cd '$T' && srcpin checkout top --commit '$v1' --into '$w' --submodules"
 same "and resets it" "$(treesum "$T/gitclone")" "$(treesum "$w")"
+# fetch and checkout in one run (checkout NAME URL REF)
+check "checkout NAME URL REF fetches and checks out in one run" srcpin checkout top "file://$u/top" v2 --into "$T/w3" --cache="$c"
+same "it prints the commit" "$v2" "$(cat "$T/.out")"
+same "the folder is that commit" "$(archsum "$u/top" v2)" "$(treesum "$T/w3")"
+srcpin state "$T/w3" | grep -qx "URL=file://$u/top" && ok "its state records the URL" || notok "its state records the URL"
+exits "--expect of another commit fails" 1 srcpin checkout top "file://$u/top" v1 --expect="$v2" --into "$T/w3" --cache="$c"
+same "and leaves the folder as it was" "$(archsum "$u/top" v2)" "$(treesum "$T/w3")"
+(cd "$u/top" && echo e >e.txt && git add e.txt && git commit -qm t4 && git branch -f moved)
+check "a branch is fetched again" srcpin checkout top "file://$u/top" moved --into "$T/w3" --cache="$c"
+same "and checked out at its new commit" "$(archsum "$u/top" moved)" "$(treesum "$T/w3")"
+exits "--commit with URL REF is a usage error" 2 srcpin checkout top "file://$u/top" v1 --commit v1 --into "$T/w3" --cache="$c"
+exits "URL without REF is a usage error" 2 srcpin checkout top "file://$u/top" --into "$T/w3" --cache="$c"
+# a pristine tree moves to another commit by writing only what differs, and its own index:
+# binary files whole (libgit2's blob filter gave nothing for them), additions in new
+# folders, deletions that empty a folder, a file that becomes a folder; git reads the index
+git init -q "$u/bin" && (cd "$u/bin" && printf 'a\0b\0' >b.bin && echo t >t.txt && mkdir -p gone sub &&
+	echo g >gone/g.txt && echo f >sub/f && echo x >was.file && git add . && git commit -qm b1 && git tag b1 &&
+	printf 'a\0b\0c\0' >b.bin && git rm -rq gone was.file && mkdir -p new/deep was.file &&
+	echo n >new/deep/n.txt && echo w >was.file/inside && echo t2 >>t.txt && git add . && git commit -qm b2 && git tag b2)
+check "checkout b1" srcpin checkout bin "file://$u/bin" b1 --into "$T/wbin" --cache="$c"
+check "move to b2" srcpin checkout bin "file://$u/bin" b2 --into "$T/wbin" --cache="$c"
+same "the moved tree is exactly b2" "$(archsum "$u/bin" b2)" "$(treesum "$T/wbin")"
+same "git finds it clean" "" "$(git -C "$T/wbin" status --porcelain --ignored 2>&1)"
+same "the index srcpin wrote is b2's tree" "$(git -C "$u/bin" ls-tree -r b2 | awk '{print $1, $3, $4}')" \
+	"$(git -C "$T/wbin" ls-files -s | awk '{print $1, $2, $4}')"
+check "state of the moved tree" srcpin state --check "$T/wbin"
+check "and back to b1" srcpin checkout bin "file://$u/bin" b1 --into "$T/wbin" --cache="$c"
+same "the tree is exactly b1 again" "$(archsum "$u/bin" b1)" "$(treesum "$T/wbin")"
+same "git finds it clean again" "" "$(git -C "$T/wbin" status --porcelain --ignored 2>&1)"
+# the checkout filters of an unchanged .gitattributes apply to the files a move writes, as
+# git's own checkout applies them: eol=crlf, ident
+git init -q "$u/attr" && (cd "$u/attr" && printf '*.txt eol=crlf\n*.c ident\n' >.gitattributes &&
+	printf 'one\n' >a.txt && printf '/* $Id$ */\n' >k.c && echo keep >same.txt && git add . && git commit -qm a1 && git tag a1 &&
+	printf 'one\ntwo\n' >a.txt && printf '/* $Id$ */\nint k;\n' >k.c && git add . && git commit -qm a2 && git tag a2)
+git clone -q "$u/attr" "$T/attrgit" && git -C "$T/attrgit" checkout -q a2
+check "checkout a1 (attributes)" srcpin checkout attr "file://$u/attr" a1 --into "$T/wattr" --cache="$c"
+check "move to a2" srcpin checkout attr "file://$u/attr" a2 --into "$T/wattr" --cache="$c"
+same "the written files went through the filters as git's checkout" "$(treesum "$T/attrgit")" "$(treesum "$T/wattr")"
+has "a.txt has CRLF line ends" "$T/wattr/a.txt" "$(printf 'two\r')"
+lacks "k.c has its id expanded" "$T/wattr/k.c" '$Id$ */'
+same "git finds the moved tree clean" "" "$(git -C "$T/wattr" status --porcelain --ignored 2>&1)"
+echo dirty >>"$T/wbin/t.txt"
+exits "a file changed after the move is seen" 1 srcpin state --check "$T/wbin"
 
 # --- refusing folders that are not srcpin's -------------------------------------------------
 git init -q "$T/killed"
@@ -267,6 +310,33 @@ for delay in 0.05 0.2; do
 	check "checkout after a kill at ${delay}s" srcpin checkout big --commit "$b1" --into "$T/wb" --cache="$c"
 	same "tree exact after the kill at ${delay}s" "$(archsum "$u/big" b1)" "$(treesum "$T/wb")"
 	rm -rf "$T/wb"
+done
+# git's lock files a killed checkout left (HEAD.lock, index.lock) are removed by the next
+# one, which holds srcpin's own lock on the checkout while it works
+srcpin checkout big --commit "$b1" --into "$T/wl" --cache="$c" >/dev/null 2>&1
+: >"$T/wl/.git/HEAD.lock" && : >"$T/wl/.git/index.lock" && echo dirty >>"$T/wl/f1"
+check "a checkout after a kill that left git's lock files" srcpin checkout big --commit "$b1" --into "$T/wl" --cache="$c"
+has "it says what it removed" "$T/.err" "$T/wl/.git/HEAD.lock: removed (left by a killed checkout)"
+same "the tree is exact" "$(archsum "$u/big" b1)" "$(treesum "$T/wl")"
+same "no lock file is left" "" "$(ls "$T/wl/.git/"*.lock 2>/dev/null | grep -v srcpin.lock)"
+# two checkouts of one folder at once: the second waits for the first, both succeed
+srcpin checkout bin "file://$u/bin" b1 --into "$T/wl" --cache="$c" >"$T/c1" 2>&1 &
+pid=$!
+srcpin checkout bin "file://$u/bin" b2 --into "$T/wl" --cache="$c" >"$T/c2" 2>&1; r2=$?
+wait $pid; r1=$?
+same "concurrent checkouts of one folder both succeed" "0 0" "$r1 $r2"; cat "$T/c1" "$T/c2"
+check "and leave a pristine tree" srcpin state --check "$T/wl"
+# a checkout of another repository killed while it clears the folder: srcpin's state goes
+# last, so the folder is still taken as srcpin's and the next checkout finishes it
+for delay in 0.02 0.05 0.1; do
+	srcpin checkout bin "file://$u/bin" b2 --into "$T/wr" --cache="$c" >/dev/null 2>&1
+	srcpin checkout big --commit "$b1" --into "$T/wr" --cache="$c" >/dev/null 2>&1 &
+	pid=$!
+	sleep $delay
+	kill -9 $pid 2>/dev/null
+	wait $pid 2>/dev/null
+	check "replacing another repository's checkout, killed at ${delay}s, then again" srcpin checkout big --commit "$b1" --into "$T/wr" --cache="$c"
+	same "the folder is the new repository after the kill at ${delay}s" "$(archsum "$u/big" b1)" "$(treesum "$T/wr")"
 done
 
 # --- lock -----------------------------------------------------------------------------------
