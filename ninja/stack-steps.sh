@@ -77,13 +77,16 @@ step_src () {
 			url=$B/debsrc/$c.git
 		fi ;;
 	esac
-	commit=$(clean -- srcpin fetch "$c" "$url" "$REF" --cache="$GITC" $(mirror)) ||
-		die "srcpin could not fetch $REF from $url"
-	case "$commit" in
-	"$SHA"*) ;;
-	*) die "$REF of $URL is $commit, but the pin expects $SHA (update ${c}_SHA, or pin the commit)" ;;
-	esac
-	clean -- srcpin checkout "$c" --commit "$commit" --into "$src" --submodules --force --cache="$GITC" $(mirror)
+	# fetch and checkout in one srcpin run (one libgit2 start); a commit other than the
+	# pin's SHA stops it (exit 1) before the tree is touched
+	rc=0
+	commit=$(clean -- srcpin checkout "$c" "$url" "$REF" ${SHA:+"--expect=$SHA"} --into "$src" \
+		--submodules --force --cache="$GITC" $(mirror)) || rc=$?
+	if [ "$rc" = 1 ] && [ -n "$SHA" ]; then
+		commit=$(clean -- srcpin fetch "$c" "$url" "$REF" --offline --cache="$GITC" $(mirror))
+		die "$REF of $URL is $commit, but the pin expects $SHA (update ${c}_SHA, or pin the commit)"
+	fi
+	[ "$rc" = 0 ] || die "srcpin could not fetch $REF from $url"
 	printf '%s %s\n' "$URL" "$commit" >"$B/src/$c.id"
 	# where the objects came from: the --mirror copy srcpin uses for this URL (the order
 	# of srcpin(1)), or the URL itself; build-info records it beside the URL
