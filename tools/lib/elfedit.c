@@ -1006,6 +1006,15 @@ elfedit(struct buf *b, const struct elfedits *ed, char *err, size_t errlen)
 	x.errlen = errlen;
 	if (elf_open(&x.e, x.p, x.n, err, errlen) < 0)
 		return -1;
+	/* an input the reader refuses is refused: the edit is read back by the same reader,
+	   and whatever it could not read (a version need past the end...) would be carried
+	   over unchecked */
+	{
+		struct elfdyn d0;
+		if (elf_dynamic(&x.e, &d0, err, errlen) < 0)
+			goto out;
+		elf_dynfree(&d0);
+	}
 	x.is64 = x.e.is64;
 	for (i = 0; i < ed->nren; i++)
 		if (!ed->oldn[i] || !ed->newn[i] || !*ed->newn[i])
