@@ -376,6 +376,7 @@ freeall(void)
 		free(l);
 	}
 	free(libs);
+	closure_free();
 	execute_free();
 	record_free(rec, nrec);
 	zip_close(&zin);
@@ -392,6 +393,7 @@ freeall(void)
 	buffree(&errors);
 	buffree(&search_skipped);
 }
+
 
 int
 main(int argc, char **argv)

@@ -203,9 +203,10 @@ planedit(const struct elfinfo *ei, const char *member, int bundled, char **rpath
 		if (!(l = findlib(ei->needed[i])))
 			continue;
 		uses = 1;
-		if (l->soname) {
+		/* the hashed soname, or the name an alias's library is bundled under */
+		if (strcmp(l->soname ? l->soname : l->needed, ei->needed[i]) != 0) {
 			(*oldn)[*nren] = ei->needed[i];
-			(*newn)[(*nren)++] = l->soname;
+			(*newn)[(*nren)++] = l->soname ? l->soname : l->needed;
 		}
 	}
 	if (uses && bundled) {
@@ -267,6 +268,9 @@ plan(void)
 		fputs(errors.s, stderr);
 		exit(EXIT_PROBLEM);
 	}
+	dedupe();
+	if (opt.sonamehash)
+		sysshared();
 	for (i = 0; i < opt.nexclude; i++)
 		if (!opt.exused[i] && !opt.quiet)
 			warn("%s: --exclude '%s' matched no library (sonames look like libfoo.so.N)", opt.in,
@@ -275,7 +279,14 @@ plan(void)
 	for (i = 0; i < nlibs; i++) {
 		char *file;
 		l = libs[i];
-		if (opt.sonamehash && !l->include && l->iself) {
+		if (opt.sonamehash && !l->include && l->iself && l->sysby) {
+			/* renamed, it would be a second copy beside the one the system library
+			   loads under the old name: ld.so loads one per soname, so keep it */
+			if (!opt.quiet)
+				warn("%s: %s keeps its soname: the system's %s loads it too, and a renamed copy would be a second one in the process",
+				     opt.in, l->needed, l->sysby);
+			file = xstrdup(l->needed);
+		} else if (opt.sonamehash && !l->include && l->iself) {
 			file = hashedname(l->needed, &l->data);
 			l->soname = xstrdup(file);
 		} else {

@@ -36,6 +36,7 @@ struct lib {
 	char *soname;               /* new SONAME (soname hash), or NULL */
 	int include, iself;
 	int pending;                /* in the --rocm tarball, not read yet */
+	const char *sysby;          /* a system library that loads this one too, or NULL */
 	struct elfinfo ei;
 	char *rpath;
 	char **oldn, **newn;
@@ -80,8 +81,18 @@ void progress(const char *what, size_t done, size_t total, uint64_t bytes);
 void readinput(void);
 /* true if s matches an --exclude pattern (whole, or its base name) */
 int excluded(const char *s);
-/* the non-included library bundled for a DT_NEEDED name, or NULL */
+/* the non-included library bundled for a DT_NEEDED name (an alias included), or NULL */
 struct lib *findlib(const char *needed);
+/* One copy per soname, as ld.so loads one: libraries found under two names with the same
+   SONAME become one (the second name an alias) when their bytes are the same; different
+   bytes die (exit 1) naming both paths. */
+void dedupe(void);
+/* With --soname-hash: mark (sysby) each library that a manylinux system library the
+   wheel loads also needs, directly or through others, as found on this machine; a
+   renamed copy of it would be a second copy in the process. */
+void sysshared(void);
+/* free what dedupe and sysshared kept */
+void closure_free(void);
 /* the input member with this path, or NULL */
 struct member *findmember(const char *name);
 /* normalize a relative path ("a/b/../c" -> "a/c"); NULL if it climbs above the root */
