@@ -345,19 +345,16 @@ parselib(struct lib *l)
 	}
 }
 
-/* read a library from disk now; one from a tarball waits for loadpending. The file is
-   opened without blocking and must be regular (a FIFO put in its place would hang). */
+/* read a library from disk and parse it. The file is opened without blocking and must
+   be regular (a FIFO put in its place would hang). */
 static void
-loadlib(struct lib *l)
+readlib(struct lib *l)
 {
 	struct stat st;
 	ssize_t k;
 	int fd;
 
-	if (startswith(l->from, "tar:")) {
-		l->pending = 1;
-		return;
-	}
+	l->unread = 0;
 	if ((fd = open(l->from, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0)
 		die("%s:", l->from);
 	if (fstat(fd, &st) < 0)
@@ -365,6 +362,8 @@ loadlib(struct lib *l)
 	if (!S_ISREG(st.st_mode))
 		die("%s: is %s, not a library file", l->from, filekind(st.st_mode));
 	bufreset(&l->data);
+	/* the whole file in one allocation, with room for the edit to grow it */
+	l->data.s = xgrow(l->data.s, &l->data.cap, (size_t)st.st_size + (size_t)st.st_size / 8 + 65536, 1);
 	for (;;) {
 		l->data.s = xgrow(l->data.s, &l->data.cap, l->data.len + 65536 + 1, 1);
 		k = read(fd, l->data.s + l->data.len, l->data.cap - l->data.len - 1);
@@ -379,6 +378,36 @@ loadlib(struct lib *l)
 	l->data.s[l->data.len] = 0;
 	close(fd);
 	parselib(l);
+}
+
+/* mark a library to read: one on disk waits for loadunread, one from a tarball for
+   loadpending */
+static void
+loadlib(struct lib *l)
+{
+	if (startswith(l->from, "tar:"))
+		l->pending = 1;
+	else
+		l->unread = 1;
+}
+
+static void
+readlib1(void *ctx, size_t i)
+{
+	readlib(((struct lib **)ctx)[i]);
+}
+
+void
+loadunread(void)
+{
+	struct lib **v = xcalloc(nlibs + 1, sizeof *v);
+	size_t i, n = 0;
+
+	for (i = 0; i < nlibs; i++)
+		if (libs[i]->unread)
+			v[n++] = libs[i];
+	pfor(n, opt.jobs, readlib1, v);
+	free(v);
 }
 
 void
@@ -479,5 +508,5 @@ addinclude(const char *path, const char *rel)
 	l->from = xstrdup(path);
 	l->by = xstrdup("--include");
 	l->include = 1;
-	loadlib(l);
+	readlib(l);
 }

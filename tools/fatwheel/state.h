@@ -36,6 +36,7 @@ struct lib {
 	char *soname;               /* new SONAME (soname hash), or NULL */
 	int include, iself;
 	int pending;                /* in the --rocm tarball, not read yet */
+	int unread;                 /* on disk, not read yet */
 	const char *sysby;          /* a system library that loads this one too, or NULL */
 	struct elfinfo ei;
 	char *rpath;
@@ -43,6 +44,10 @@ struct lib {
 	size_t nren;
 	struct buf data;
 };
+
+/* the default deflate level: libdeflate's lowest whose wheels are no bigger than zlib's
+   level 6 (auditwheel's) on the same bytes (fatwheel.1 gives the figures) */
+#define FW_LEVEL 5
 
 /* the command line */
 struct options {
@@ -103,6 +108,8 @@ char *expand_origin(const char *ent, const char *origin);
 char *memberdir(const char *name);
 /* add the libraries an object needs (a wheel member or a file on disk); by names it */
 void resolveobj(const struct elfinfo *ei, const char *wheelname, const char *diskpath, const char *by);
+/* read and parse the libraries waiting on disk, in parallel */
+void loadunread(void);
 /* read the libraries waiting in the --rocm tarball, all in one pass */
 void loadpending(void);
 /* add an --include file or folder under the name rel */
