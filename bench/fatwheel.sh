@@ -67,43 +67,54 @@ bench () {
 	shift 3
 	mkdir -p "$B/o-$name-cp" "$B/o-$name-fw" "$B/o-$name-fw1" "$B/o-$name-aw"
 	echo "== $name: $(du -h "$in" | cut -f1) ${in##*/}"
-	hyperfine -N --style basic --time-unit millisecond --export-markdown "$B/$name.md" --runs "$RUNS" \
+	# The floor each fatwheel run is held to: cp of the input wheel, plus deflating the
+	# libraries fatwheel added (their bytes as fatwheel wrote them, read back from the
+	# page cache) with the same libdeflate at the same level, one libdeflate-gzip per
+	# library, largest first, $(nproc) at a time: the parallelism fatwheel has, with
+	# nothing else done (no closure, no edits, no hashing, no zip). pigz -6 (zlib's level
+	# 6, auditwheel's) over all of them on every core is printed beside it. One untimed
+	# fatwheel run names the libraries; each floor runs right after its fatwheel, in the
+	# same hyperfine call, so that a shared machine's load drifts less between them.
+	"$FATWHEEL" -q --soname-hash --plat=$plat "$@" "$in" -w "$B/o-$name-fw" >/dev/null || return 1
+	rm -rf "$B/u-$name" && mkdir -p "$B/u-$name" && (cd "$B/u-$name" && unzip -q "$B"/o-$name-fw/*.whl) || return 1
+	find "$B/u-$name/$libdir" -type f -printf '%s %p\n' | sort -rn | cut -d' ' -f2- >"$B/u-$name.list"
+	[ -s "$B/u-$name.list" ] || { echo "no bundled libraries under $libdir"; return 1; }
+	mb=$(xargs cat <"$B/u-$name.list" | wc -c | awk '{printf "%.0f", $1 / 1048576}')
+	n=$(lines "$B/u-$name.list")
+	hyperfine -N --style basic --time-unit millisecond --export-json "$B/$name.json" --runs "$RUNS" \
 		--prepare "rm -rf $B/o-$name-cp/x.whl" -n "cp" "cp $in $B/o-$name-cp/x.whl" \
 		--prepare "find $B/o-$name-fw -name *.whl -delete" -n "fatwheel" \
 		"$FATWHEEL -q --soname-hash --plat=$plat $* $in -w $B/o-$name-fw" \
-		--prepare "find $B/o-$name-fw1 -name *.whl -delete" -n "fatwheel --level=1" \
-		"$FATWHEEL -q --level=1 --soname-hash --plat=$plat $* $in -w $B/o-$name-fw1" || return 1
-	hyperfine -N --style basic --time-unit millisecond --export-markdown "$B/$name-aw.md" --runs "$awruns" \
-		--prepare "find $B/o-$name-aw -name *.whl -delete" -n "auditwheel repair" \
-		"sh -c 'cd /tmp && PYTHONPATH=$AW/src exec $PY -m auditwheel repair -w $B/o-$name-aw --plat $plat $(for e in "$@"; do case $e in --exclude=*) printf -- '--exclude %s ' "${e#--exclude=}" ;; esac; done) $in'" || return 1
-	# The floor fatwheel is held to: cp of the input wheel, plus deflating the libraries
-	# fatwheel added (their bytes as fatwheel wrote them, read back from the page cache)
-	# with the same libdeflate at the same level, one libdeflate-gzip per library, largest
-	# first, $(nproc) at a time: the parallelism fatwheel has, with nothing else done (no
-	# closure, no edits, no hashing, no zip). Beside it, the same with pigz -6 (zlib's
-	# level 6, auditwheel's) over all of them, every core.
-	rm -rf "$B/u-$name" && mkdir -p "$B/u-$name" && (cd "$B/u-$name" && unzip -q "$B"/o-$name-fw/*.whl) || return 1
-	lib=$(cd "$B/u-$name" && find . -path "./$libdir/*" -type f | head -n1)
-	[ -n "$lib" ] || { echo "no bundled libraries under $libdir"; return 1; }
-	find "$B/u-$name/$libdir" -type f -printf '%s %p\n' | sort -rn | cut -d' ' -f2- >"$B/u-$name.list"
-	mb=$(xargs cat <"$B/u-$name.list" | wc -c | awk '{printf "%.0f", $1 / 1048576}')
-	n=$(lines "$B/u-$name.list")
-	hyperfine -N --style basic --time-unit millisecond --export-markdown "$B/$name-gz.md" --runs "$RUNS" \
 		--prepare "rm -f $B/o-$name-cp/x.whl" -n "floor: cp + libdeflate-gzip -$level of the $n added ($mb MiB)" \
 		"sh -c 'cp $in $B/o-$name-cp/x.whl && xargs -P $(nproc) -n 1 libdeflate-gzip -$level -c <$B/u-$name.list >/dev/null'" \
+		--prepare "find $B/o-$name-fw1 -name *.whl -delete" -n "fatwheel --level=1" \
+		"$FATWHEEL -q --level=1 --soname-hash --plat=$plat $* $in -w $B/o-$name-fw1" \
 		--prepare "rm -f $B/o-$name-cp/x.whl" -n "floor at --level=1: cp + libdeflate-gzip -1" \
 		"sh -c 'cp $in $B/o-$name-cp/x.whl && xargs -P $(nproc) -n 1 libdeflate-gzip -1 -c <$B/u-$name.list >/dev/null'" \
 		--prepare "rm -f $B/o-$name-cp/x.whl" -n "cp + pigz -6 -p $(nproc) of them" \
 		"sh -c 'cp $in $B/o-$name-cp/x.whl && xargs cat <$B/u-$name.list | pigz -6 -p $(nproc) >/dev/null'" >/dev/null || return 1
+	hyperfine -N --style basic --time-unit millisecond --export-json "$B/$name-aw.json" --runs "$awruns" \
+		--prepare "find $B/o-$name-aw -name *.whl -delete" -n "auditwheel repair" \
+		"sh -c 'cd /tmp && PYTHONPATH=$AW/src exec $PY -m auditwheel repair -w $B/o-$name-aw --plat $plat $(for e in "$@"; do case $e in --exclude=*) printf -- '--exclude %s ' "${e#--exclude=}" ;; esac; done) $in'" >/dev/null || return 1
 	rm -rf "$B/u-$name" "$B/u-$name.list"
 	echo "-- sizes: in $(wc -c <"$in"), fatwheel $(cat "$B"/o-$name-fw/*.whl | wc -c), fatwheel --level=1 $(cat "$B"/o-$name-fw1/*.whl | wc -c), auditwheel $(cat "$B"/o-$name-aw/*.whl | wc -c) bytes"
-	cat "$B/$name.md"; sed 1,2d "$B/$name-aw.md"; sed 1,2d "$B/$name-gz.md"
-	t () { sed -n "s/^| \`*$1\`* *| *\([0-9.]*\).*/\1/p" "$2"; }
-	fw=$(t 'fatwheel' "$B/$name.md") fw1=$(t 'fatwheel --level=1' "$B/$name.md")
-	aw=$(t 'auditwheel repair' "$B/$name-aw.md")
-	fl=$(t 'floor: [^|]*' "$B/$name-gz.md") fl1=$(t 'floor at --level=1[^|]*' "$B/$name-gz.md")
-	echo "-- $name: auditwheel $aw ms; fatwheel $fw ms ($(echo "scale=1; $aw / $fw" | bc)x faster), $(echo "scale=2; $fw / $fl" | bc)x its floor of $fl ms"
-	echo "-- $name: fatwheel --level=1 $fw1 ms ($(echo "scale=1; $aw / $fw1" | bc)x faster), $(echo "scale=2; $fw1 / $fl1" | bc)x its floor of $fl1 ms"
+	$PY - "$name" "$B/$name.json" "$B/$name-aw.json" <<'EOF2'
+import json, sys
+r = {}
+for f in sys.argv[2:]:
+    for x in json.load(open(f))["results"]:
+        r[x["command"]] = x
+for k, x in r.items():
+    print("   %-62s %10.1f ms  (min %.1f, max %.1f; CPU user+sys %.1f ms)" % (k, x["mean"] * 1000, x["min"] * 1000, x["max"] * 1000, (x["user"] + x["system"]) * 1000))
+aw = r["auditwheel repair"]
+awc = aw["user"] + aw["system"]
+fl = [k for k in r if k.startswith("floor: ")][0]
+for fw, floor in (("fatwheel", fl), ("fatwheel --level=1", "floor at --level=1: cp + libdeflate-gzip -1")):
+    x = r[fw]
+    print("-- %s: %s %.1f ms, %.1fx faster than auditwheel's %.1f ms (CPU: %.1fx), %.2fx its floor of %.1f ms"
+          % (sys.argv[1], fw, x["mean"] * 1000, aw["mean"] / x["mean"], aw["mean"] * 1000,
+             awc / (x["user"] + x["system"]), x["mean"] / r[floor]["mean"], r[floor]["mean"] * 1000))
+EOF2
 }
 
 lines () { wc -l <"$1" | tr -d ' '; }
