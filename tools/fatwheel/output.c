@@ -160,15 +160,19 @@ checknames(void)
 		if (!zip_safename(names[i])) {
 			struct buf q = {0};
 			wheelpath_escape(&q, names[i]);
+			snprintf(err, sizeof err, "%s", q.s);
+			buffree(&q);
+			free(names);
 			die("%s: refusing to write the member '%s': it is not a safe path inside the wheel",
-			    opt.in, q.s);
+			    opt.in, err);
 		}
 	}
-	if ((r = wheelpath_clash(names, nout, &a, &b)) != 0) {
+	r = wheelpath_clash(names, nout, &a, &b);
+	if (r)
 		wheelpath_clashmsg(err, sizeof err, names, r, a, b);
-		die("%s: refusing to write the output: %s", opt.in, err);
-	}
 	free(names);
+	if (r)
+		die("%s: refusing to write the output: %s", opt.in, err);
 }
 
 /* the external attributes written for a member copied from the input: a symbolic link
@@ -238,10 +242,12 @@ writefail(struct zipout *zw)
 	dien(EXIT_PROBLEM, "%s: writing the output failed (nothing was left behind):", outpath);
 }
 
+/* the edits (static: a failed one is reported while workers may still run) */
+static struct editjob *jobs;
+
 void
 execute(void)
 {
-	struct editjob *jobs;
 	size_t nj = 0, i;
 	struct buf recbuf = {0}, wheeltext = {0};
 	struct zipout zw;
@@ -333,7 +339,9 @@ execute(void)
 	for (k = 0; k < nth; k++)
 		pthread_join(th[k], NULL);
 	free(jobs);
+	jobs = NULL;
 	free(workq);
+	workq = NULL;
 	/* RECORD last, listing everything written */
 	for (i = 0; i < nout; i++) {
 		o = &outv[i];
