@@ -88,10 +88,14 @@ cat "$W"/lddebug.* 2>/dev/null | sed -n 's/.*calling init: //p' | sort -u >"$W/l
 fromwheel=$(grep -c "^$site/torch/lib/" "$W/loaded")
 # what came from the system must be on the manylinux list, or be what the interpreter
 # and its stdlib extension modules (lib-dynload) link
-ldd "$(readlink -f "$W/venv/bin/python")" /usr/lib/python3.11/lib-dynload/*.so 2>/dev/null | awk '/=> \// {print $3}' | xargs -r readlink -f | sort -u >"$W/pyown"
+# and what glibc itself dlopens for NSS (getpwuid and friends, as /etc/nsswitch.conf
+# says: libnss_systemd and its libcap), which no wheel decides
+nss=$(grep '/libnss_[^/]*$' "$W/loaded")
+ldd "$(readlink -f "$W/venv/bin/python")" /usr/lib/python3.11/lib-dynload/*.so $nss 2>/dev/null | awk '/=> \// {print $3}' | xargs -r readlink -f | sort -u >"$W/pyown"
+for f in $nss; do readlink -f "$f"; done >>"$W/pyown"
 others=$(grep -v "^$site/" "$W/loaded" | grep -v -E '/python3\.11/lib-dynload/' | while read -r f; do
 	b=${f##*/}
-	case $b in libc.so.*|libm.so.*|libdl.so.*|librt.so.*|libpthread.so.*|libgcc_s.so.*|libstdc++.so.*|libutil.so.*|libresolv.so.*|libnsl.so.*|ld-linux*|libX11.so.*|libXext.so.*|libXrender.so.*|libICE.so.*|libSM.so.*|libGL.so.*|libgobject-2.0.so.*|libgthread-2.0.so.*|libglib-2.0.so.*) continue ;; esac
+	case $b in libc.so.*|libm.so.*|libz.so.*|libanl.so.*|libatomic.so.*|libdl.so.*|librt.so.*|libpthread.so.*|libgcc_s.so.*|libstdc++.so.*|libutil.so.*|libresolv.so.*|libnsl.so.*|ld-linux*|libX11.so.*|libXext.so.*|libXrender.so.*|libICE.so.*|libSM.so.*|libGL.so.*|libgobject-2.0.so.*|libgthread-2.0.so.*|libglib-2.0.so.*) continue ;; esac
 	grep -qx "$(readlink -f "$f")" "$W/pyown" || echo "$f"
 done)
 [ "$fromwheel" -gt 100 ] && ok "LD_DEBUG: $fromwheel libraries initialised from the wheel's torch/lib" || notok "LD_DEBUG: only $fromwheel libraries from the wheel"

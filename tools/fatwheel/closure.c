@@ -1,5 +1,6 @@
 /* resolving the DT_NEEDED closure the way ld.so does, and --include */
 #include "state.h"
+#include "mapfile.h"
 #include "proc.h"
 #include "wheelpath.h"
 
@@ -30,6 +31,13 @@ excluded(const char *s)
 	return hit;
 }
 
+/* DT_NEEDED names that name a library bundled under another name */
+static struct alias {
+	char *needed;
+	struct lib *to;
+} *aliases;
+static size_t naliases, aliascap;
+
 struct lib *
 findlib(const char *needed)
 {
@@ -38,7 +46,143 @@ findlib(const char *needed)
 	for (i = 0; i < nlibs; i++)
 		if (!libs[i]->include && strcmp(libs[i]->needed, needed) == 0)
 			return libs[i];
+	for (i = 0; i < naliases; i++)
+		if (strcmp(aliases[i].needed, needed) == 0)
+			return aliases[i].to;
 	return NULL;
+}
+
+/* the name ld.so knows a bundled library by once it is loaded */
+static const char *
+libkey(const struct lib *l)
+{
+	return l->ei.soname ? l->ei.soname : l->needed;
+}
+
+static void
+freelib(struct lib *l)
+{
+	free(l->from);
+	free(l->by);
+	elfinfo_free(&l->ei);
+	buffree(&l->data);
+	free(l);
+}
+
+void
+dedupe(void)
+{
+	size_t i, j, k;
+	struct lib *a, *b;
+
+	for (j = 0; j < nlibs; j++) {
+		b = libs[j];
+		if (b->include || !b->iself)
+			continue;
+		for (i = 0; i < j; i++) {
+			a = libs[i];
+			if (a->include || !a->iself || strcmp(libkey(a), libkey(b)) != 0)
+				continue;
+			if (a->data.len != b->data.len || memcmp(a->data.s, b->data.s, a->data.len) != 0)
+				dien(EXIT_PROBLEM, "%s: two different libraries have the soname %s: %s (needed as %s by %s) and %s (needed as %s by %s); ld.so loads one of them for both: --exclude one or fix the search path",
+				     opt.in, libkey(a), a->from, a->needed, a->by, b->from, b->needed, b->by);
+			break;
+		}
+		if (i == j)
+			continue;
+		/* the same library under a second name: one copy, the name an alias */
+		aliases = xgrow(aliases, &aliascap, naliases + 1, sizeof *aliases);
+		aliases[naliases].needed = b->needed;
+		aliases[naliases++].to = libs[i];
+		freelib(b);
+		for (k = j; k + 1 < nlibs; k++)
+			libs[k] = libs[k + 1];
+		nlibs--;
+		j--;
+	}
+}
+
+/* the system libraries' own closure: names and which system library brought each in */
+static struct sysname {
+	char *name;
+	const char *by;
+} *sysn;
+static size_t nsysn, syscap;
+
+static int
+sysseen(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < nsysn; i++)
+		if (strcmp(sysn[i].name, name) == 0)
+			return 1;
+	return 0;
+}
+
+/* add what the system library name (needed by an object like want) loads, recursively */
+static void
+sysadd(const char *name, const char *by, const struct elfinfo *want)
+{
+	struct mapfile mf;
+	struct elfinfo ei;
+	char *path, err[256];
+	size_t i, at;
+
+	if (sysseen(name))
+		return;
+	sysn = xgrow(sysn, &syscap, nsysn + 1, sizeof *sysn);
+	at = nsysn++;
+	sysn[at].name = xstrdup(name);
+	sysn[at].by = by ? by : sysn[at].name;
+	path = search_find(&opt.sp, name, want);
+	bufreset(&search_skipped);
+	if (!path || startswith(path, "tar:") || map_open(&mf, path) < 0) {
+		free(path);
+		return;
+	}
+	if (elfinfo_read(&ei, mf.p, mf.n, err, sizeof err) == 0)
+		for (i = 0; i < ei.nneeded; i++)
+			sysadd(ei.needed[i], sysn[at].by, &ei);
+	elfinfo_free(&ei);
+	map_close(&mf);
+	free(path);
+}
+
+void
+sysshared(void)
+{
+	size_t i, k, j;
+	const struct elfinfo *ei;
+
+	for (i = 0; i < nmem + nlibs; i++) {
+		ei = i < nmem ? &mem[i].ei : &libs[i - nmem]->ei;
+		if (i < nmem ? !mem[i].iself : !libs[i - nmem]->iself)
+			continue;
+		for (k = 0; k < ei->nneeded; k++)
+			if (policy_system(ei->needed[k]) && !sysseen(ei->needed[k]))
+				sysadd(ei->needed[k], NULL, ei);
+	}
+	for (i = 0; i < nlibs; i++) {
+		if (libs[i]->include || !libs[i]->iself)
+			continue;
+		for (j = 0; j < nsysn && !libs[i]->sysby; j++)
+			if (strcmp(sysn[j].name, libs[i]->needed) == 0 || strcmp(sysn[j].name, libkey(libs[i])) == 0)
+				libs[i]->sysby = sysn[j].by;
+	}
+}
+
+void
+closure_free(void)
+{
+	size_t i;
+
+	for (i = 0; i < naliases; i++)
+		free(aliases[i].needed);
+	free(aliases);
+	for (i = 0; i < nsysn; i++)
+		free(sysn[i].name);
+	free(sysn);
 }
 
 struct member *
@@ -201,19 +345,16 @@ parselib(struct lib *l)
 	}
 }
 
-/* read a library from disk now; one from a tarball waits for loadpending. The file is
-   opened without blocking and must be regular (a FIFO put in its place would hang). */
+/* read a library from disk and parse it. The file is opened without blocking and must
+   be regular (a FIFO put in its place would hang). */
 static void
-loadlib(struct lib *l)
+readlib(struct lib *l)
 {
 	struct stat st;
 	ssize_t k;
 	int fd;
 
-	if (startswith(l->from, "tar:")) {
-		l->pending = 1;
-		return;
-	}
+	l->unread = 0;
 	if ((fd = open(l->from, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0)
 		die("%s:", l->from);
 	if (fstat(fd, &st) < 0)
@@ -221,6 +362,8 @@ loadlib(struct lib *l)
 	if (!S_ISREG(st.st_mode))
 		die("%s: is %s, not a library file", l->from, filekind(st.st_mode));
 	bufreset(&l->data);
+	/* the whole file in one allocation, with room for the edit to grow it */
+	l->data.s = xgrow(l->data.s, &l->data.cap, (size_t)st.st_size + (size_t)st.st_size / 8 + 65536, 1);
 	for (;;) {
 		l->data.s = xgrow(l->data.s, &l->data.cap, l->data.len + 65536 + 1, 1);
 		k = read(fd, l->data.s + l->data.len, l->data.cap - l->data.len - 1);
@@ -235,6 +378,36 @@ loadlib(struct lib *l)
 	l->data.s[l->data.len] = 0;
 	close(fd);
 	parselib(l);
+}
+
+/* mark a library to read: one on disk waits for loadunread, one from a tarball for
+   loadpending */
+static void
+loadlib(struct lib *l)
+{
+	if (startswith(l->from, "tar:"))
+		l->pending = 1;
+	else
+		l->unread = 1;
+}
+
+static void
+readlib1(void *ctx, size_t i)
+{
+	readlib(((struct lib **)ctx)[i]);
+}
+
+void
+loadunread(void)
+{
+	struct lib **v = xcalloc(nlibs + 1, sizeof *v);
+	size_t i, n = 0;
+
+	for (i = 0; i < nlibs; i++)
+		if (libs[i]->unread)
+			v[n++] = libs[i];
+	pfor(n, opt.jobs, readlib1, v);
+	free(v);
 }
 
 void
@@ -335,5 +508,5 @@ addinclude(const char *path, const char *rel)
 	l->from = xstrdup(path);
 	l->by = xstrdup("--include");
 	l->include = 1;
-	loadlib(l);
+	readlib(l);
 }

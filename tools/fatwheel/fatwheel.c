@@ -81,7 +81,7 @@ help(void)
 	      "  --layout=libs|pkg:DIR  NAME.libs/ (default) or a package folder such as torch/lib\n"
 	      "  --soname-hash          rename bundled libraries libfoo-HASH8.so.N\n"
 	      "  --plat=keep|auto|TAG   keep the platform tag (default), compute manylinux_2_N, or set\n"
-	      "  --level=N              deflate level for new members (1-12, default 6)\n"
+	      "  --level=N              deflate level for new members (1-12, default 5)\n"
 	      "  --jobs=N               threads for hashing and deflating (default: CPUs)\n"
 	      "auditwheel repair's options, same meaning: --plat, --only-plat, --no-update-tags,\n"
 	      "  -L/--lib-sdir SUFFIX (NAME+SUFFIX/ folder), --exclude, -w, --ldpaths DIRS (instead\n"
@@ -101,7 +101,7 @@ parseargs(int argc, char **argv)
 	char *v;
 	int i, k, layoutset = 0, first = 1;
 
-	opt.level = 6;
+	opt.level = FW_LEVEL;
 	opt.layout = "libs";
 	opt.plat = "keep";
 	k = (int)sysconf(_SC_NPROCESSORS_ONLN);
@@ -163,7 +163,7 @@ parseargs(int argc, char **argv)
 			}
 			k = atoi(v);
 			if (strcmp(v, "-1") == 0)
-				k = 6; /* zlib's default */
+				k = FW_LEVEL; /* zlib's default: fatwheel's is as small */
 			else if (k < 1 || k > 9 || strspn(v, "0123456789") != strlen(v))
 				usage(xasprintf("-z %s: fatwheel deflates at 1 to 9 (0, stored, is not supported)", v));
 			opt.level = k;
@@ -376,6 +376,7 @@ freeall(void)
 		free(l);
 	}
 	free(libs);
+	closure_free();
 	execute_free();
 	record_free(rec, nrec);
 	zip_close(&zin);
@@ -392,6 +393,7 @@ freeall(void)
 	buffree(&errors);
 	buffree(&search_skipped);
 }
+
 
 int
 main(int argc, char **argv)

@@ -18,10 +18,13 @@ struct outm {
 	const char *name;
 	struct member *m;           /* raw copy of m unless data is set */
 	struct buf *data;           /* new content */
+	struct editjob *edit;       /* the ELF edit to make on data first, or NULL */
 	unsigned extattr;
 	struct buf z;               /* deflated */
+	uint64_t usize;             /* data's size once edited */
 	uint32_t crc;
 	unsigned char sha[32];
+	int done;                   /* edited, deflated and hashed (under workmu) */
 };
 
 
@@ -62,18 +65,70 @@ edit1(void *ctx, size_t i)
 		j->m->changed = !j->bad;
 }
 
+/* deflate and hash one new member's content; the uncompressed bytes are let go once
+   they are in z (only their size is kept: data->len stays for the report) */
 static void
-deflate1(void *ctx, size_t i)
+deflate1(struct outm *o)
 {
-	struct outm *o = &((struct outm *)ctx)[i];
-
-	if (!o->data)
-		return;
+	o->usize = o->data->len;
 	fast_deflate(o->data->s, o->data->len, opt.level, &o->z, &o->crc);
 	sha256_buf(o->data->s, o->data->len, o->sha);
+	free(o->data->s);
+	o->data->s = NULL;
+	o->data->cap = 0;
+}
+
+/* the work queue: the new members' indexes in outv, largest first, so that the biggest
+   library does not start last and leave one thread deflating alone */
+static pthread_mutex_t workmu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t workcv = PTHREAD_COND_INITIALIZER;
+static size_t *workq, nwork, worknext;
+
+static uint64_t
+worksize(const struct outm *o)
+{
+	if (o->edit && o->edit->m)
+		return o->edit->m->e->usize;
+	return o->data->len;
 }
 
 static struct outm *outv;
+
+static int
+cmpwork(const void *a, const void *b)
+{
+	uint64_t x = worksize(&outv[*(const size_t *)a]), y = worksize(&outv[*(const size_t *)b]);
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* a worker: edit (inflating a wheel member first), deflate and hash new members until
+   the queue is empty; a failed edit is left for the writer to report */
+static void *
+worker(void *arg)
+{
+	struct outm *o;
+	size_t i;
+
+	(void)arg;
+	for (;;) {
+		pthread_mutex_lock(&workmu);
+		i = worknext < nwork ? workq[worknext++] : SIZE_MAX;
+		pthread_mutex_unlock(&workmu);
+		if (i == SIZE_MAX)
+			return NULL;
+		o = &outv[i];
+		if (o->edit)
+			edit1(o->edit, 0);
+		if (!o->edit || !o->edit->bad)
+			deflate1(o);
+		pthread_mutex_lock(&workmu);
+		o->done = 1;
+		pthread_cond_broadcast(&workcv);
+		pthread_mutex_unlock(&workmu);
+	}
+}
+
 static size_t outcap;
 size_t nout;
 
@@ -105,15 +160,19 @@ checknames(void)
 		if (!zip_safename(names[i])) {
 			struct buf q = {0};
 			wheelpath_escape(&q, names[i]);
+			snprintf(err, sizeof err, "%s", q.s);
+			buffree(&q);
+			free(names);
 			die("%s: refusing to write the member '%s': it is not a safe path inside the wheel",
-			    opt.in, q.s);
+			    opt.in, err);
 		}
 	}
-	if ((r = wheelpath_clash(names, nout, &a, &b)) != 0) {
+	r = wheelpath_clash(names, nout, &a, &b);
+	if (r)
 		wheelpath_clashmsg(err, sizeof err, names, r, a, b);
-		die("%s: refusing to write the output: %s", opt.in, err);
-	}
 	free(names);
+	if (r)
+		die("%s: refusing to write the output: %s", opt.in, err);
 }
 
 /* the external attributes written for a member copied from the input: a symbolic link
@@ -133,37 +192,76 @@ outattr(const struct member *m)
 	return ((0100000u | 0644u) << 16) | (a & 0xffffu);
 }
 
+/* write member o with the zip writer; returns -1 on a write error */
+static int
+writeone(struct zipout *zw, struct outm *o)
+{
+	struct zipcd cd;
+
+	memset(&cd, 0, sizeof cd);
+	cd.name = (char *)o->name;
+	if (o->m) {
+		cd.flags = o->m->e->flags;
+		cd.mtime = o->m->e->mtime;
+		cd.mdate = o->m->e->mdate;
+		cd.madeby = o->m->e->madeby;
+		cd.extattr = outattr(o->m);
+	} else {
+		cd.mtime = wheelm->e->mtime;
+		cd.mdate = wheelm->e->mdate;
+		cd.madeby = 3 << 8;
+		cd.extattr = o->extattr;
+	}
+	if (o->data) {
+		cd.flags &= (uint16_t)~6u; /* deflate speed bits describe the old stream */
+		cd.method = 8;
+		cd.crc = o->crc;
+		cd.csize = o->z.len;
+		cd.usize = o->usize;
+		if (zipw_add(zw, &cd, o->z.s) < 0)
+			return -1;
+		buffree(&o->z);
+	} else {
+		cd.method = o->m->e->method;
+		cd.crc = o->m->e->crc;
+		cd.csize = o->m->e->csize;
+		cd.usize = o->m->e->usize;
+		if (zipw_add(zw, &cd, zin.m.p + o->m->e->dataoff) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static void
+writefail(struct zipout *zw)
+{
+	int e = errno;
+
+	zipw_free(zw);
+	errno = e;
+	dien(EXIT_PROBLEM, "%s: writing the output failed (nothing was left behind):", outpath);
+}
+
+/* the edits (static: a failed one is reported while workers may still run) */
+static struct editjob *jobs;
+
 void
 execute(void)
 {
-	struct editjob *jobs;
 	size_t nj = 0, i;
 	struct buf recbuf = {0}, wheeltext = {0};
 	struct zipout zw;
-	struct zipcd cd;
 	struct outm *o;
 	char err[512];
 	uint64_t done = 0;
 	struct stat sin, sout;
+	pthread_t th[64];
+	int k, nth = 0;
 
 	if (stat(opt.in, &sin) == 0 && stat(outpath, &sout) == 0 && sin.st_dev == sout.st_dev &&
 	    sin.st_ino == sout.st_ino)
 		die("%s: the output would replace the input; choose another -w folder", outpath);
-	/* ELF edits in memory, checked by reading back, in parallel */
 	jobs = xcalloc(nmem + nlibs + 1, sizeof *jobs);
-	for (i = 0; i < nmem; i++) {
-		if (mem[i].edit)
-			jobs[nj++].m = &mem[i];
-	}
-	for (i = 0; i < nlibs; i++) {
-		if (libs[i]->rpath || libs[i]->soname || libs[i]->nren)
-			jobs[nj++].l = libs[i];
-	}
-	pfor(nj, opt.jobs, edit1, jobs);
-	for (i = 0; i < nj; i++)
-		if (jobs[i].bad)
-			dien(EXIT_PROBLEM, "%s: %s", opt.in, jobs[i].err);
-	free(jobs);
 	if (strcmp(newplat, wn.plat) != 0) {
 		char *t;
 		if (zip_read(&zin, wheelm->e, collect, &wheeltext, err, sizeof err) < 0)
@@ -175,18 +273,27 @@ execute(void)
 		wheelm->changed = 1;
 		buffree(&wheeltext);
 	}
-	/* the order: package members, the libraries, .dist-info, RECORD last */
+	/* the order: package members, the libraries, .dist-info, RECORD last; the ELF edits
+	   are made in memory by the workers, each checked by reading it back */
 	for (i = 0; i < nmem; i++) {
 		if (mem[i].dist || mem[i].drop)
 			continue;
 		o = addout(mem[i].e->name);
 		o->m = &mem[i];
-		o->data = mem[i].changed ? &mem[i].data : NULL;
+		if (mem[i].edit) {
+			jobs[nj].m = &mem[i];
+			o->edit = &jobs[nj++];
+			o->data = &mem[i].data;
+		}
 	}
 	for (i = 0; i < nlibs; i++) {
 		o = addout(libs[i]->member);
 		o->data = &libs[i]->data;
 		o->extattr = (0100755u << 16);
+		if (libs[i]->rpath || libs[i]->soname || libs[i]->nren) {
+			jobs[nj].l = libs[i];
+			o->edit = &jobs[nj++];
+		}
 	}
 	for (i = 0; i < nmem; i++) {
 		if (!mem[i].dist || mem[i].drop || &mem[i] == recordm)
@@ -195,13 +302,53 @@ execute(void)
 		o->m = &mem[i];
 		o->data = mem[i].changed ? &mem[i].data : NULL;
 	}
-	pfor(nout, opt.jobs, deflate1, outv);
+	checknames();
+	workq = xmalloc((nout ? nout : 1) * sizeof *workq);
+	for (i = 0; i < nout; i++)
+		if (outv[i].data)
+			workq[nwork++] = i;
+	qsort(workq, nwork, sizeof *workq, cmpwork);
+	/* the workers edit, deflate and hash; this thread writes each member in order as
+	   soon as it is ready */
+	if (atomic_open(&out, outpath, 0644) < 0)
+		dien(EXIT_PROBLEM, "%s: cannot create the output wheel:", opt.outdir);
+	outopen = 1;
+	for (k = 0; k < opt.jobs && k < 64 && (size_t)k < nwork; k++)
+		if (pthread_create(&th[nth], NULL, worker, NULL) == 0)
+			nth++;
+	if (!nth && nwork)
+		worker(NULL);
+	zipw_init(&zw, out.fd);
+	for (i = 0; i < nout; i++) {
+		o = &outv[i];
+		if (o->data) {
+			pthread_mutex_lock(&workmu);
+			while (!o->done)
+				pthread_cond_wait(&workcv, &workmu);
+			pthread_mutex_unlock(&workmu);
+			if (o->edit && o->edit->bad)
+				dien(EXIT_PROBLEM, "%s: %s", opt.in, o->edit->err);
+			if (o->m)
+				o->m->changed = 1;
+		}
+		if (writeone(&zw, o) < 0)
+			writefail(&zw);
+		done += o->data ? o->z.len : o->m->e->csize;
+		progress("writing", i + 1, nout + 1, done);
+	}
+	for (k = 0; k < nth; k++)
+		pthread_join(th[k], NULL);
+	free(jobs);
+	jobs = NULL;
+	free(workq);
+	workq = NULL;
+	/* RECORD last, listing everything written */
 	for (i = 0; i < nout; i++) {
 		o = &outv[i];
 		if (endswith(o->name, "/"))
 			continue;
 		if (o->data)
-			record_line(&recbuf, o->name, o->sha, o->data->len);
+			record_line(&recbuf, o->name, o->sha, o->usize);
 		else
 			record_line(&recbuf, o->name, o->m->sha, o->m->e->usize);
 	}
@@ -209,54 +356,9 @@ execute(void)
 	o = addout(recordm->e->name);
 	o->m = recordm;
 	o->data = &recbuf;
-	deflate1(outv, nout - 1);
-	checknames();
-	/* write */
-	if (atomic_open(&out, outpath, 0644) < 0)
-		dien(EXIT_PROBLEM, "%s: cannot create the output wheel:", opt.outdir);
-	outopen = 1;
-	zipw_init(&zw, out.fd);
-	for (i = 0; i < nout; i++) {
-		o = &outv[i];
-		memset(&cd, 0, sizeof cd);
-		cd.name = (char *)o->name;
-		if (o->m) {
-			cd.flags = o->m->e->flags;
-			cd.mtime = o->m->e->mtime;
-			cd.mdate = o->m->e->mdate;
-			cd.madeby = o->m->e->madeby;
-			cd.extattr = outattr(o->m);
-		} else {
-			cd.mtime = wheelm->e->mtime;
-			cd.mdate = wheelm->e->mdate;
-			cd.madeby = 3 << 8;
-			cd.extattr = o->extattr;
-		}
-		if (o->data) {
-			cd.flags &= (uint16_t)~6u; /* deflate speed bits describe the old stream */
-			cd.method = 8;
-			cd.crc = o->crc;
-			cd.csize = o->z.len;
-			cd.usize = o->data->len;
-			if (zipw_add(&zw, &cd, o->z.s) < 0)
-				break;
-		} else {
-			cd.method = o->m->e->method;
-			cd.crc = o->m->e->crc;
-			cd.csize = o->m->e->csize;
-			cd.usize = o->m->e->usize;
-			if (zipw_add(&zw, &cd, zin.m.p + o->m->e->dataoff) < 0)
-				break;
-		}
-		done += cd.csize;
-		progress("writing", i + 1, nout, done);
-	}
-	if (i < nout || zipw_finish(&zw) < 0) {
-		int e = errno;
-		zipw_free(&zw);
-		errno = e;
-		dien(EXIT_PROBLEM, "%s: writing the output failed (nothing was left behind):", outpath);
-	}
+	deflate1(o);
+	if (writeone(&zw, o) < 0 || zipw_finish(&zw) < 0)
+		writefail(&zw);
 	if (atomic_commit(&out) < 0) {
 		outopen = 0;
 		dien(EXIT_PROBLEM, "%s: writing the output failed (nothing was left behind):", outpath);

@@ -130,16 +130,24 @@ originpath(const char *from, const char *to)
 	return bufdetach(&b);
 }
 
-/* the hashed file name libfoo-HASH8.so.N of a library */
-static char *
-hashedname(const char *name, const struct buf *data)
+/* the sha256 of libs[i]'s content, on the pfor threads */
+static unsigned char (*libsha)[32];
+
+static void
+hashlib(void *ctx, size_t i)
 {
-	unsigned char h[32];
+	(void)ctx;
+	sha256_buf(libs[i]->data.s, libs[i]->data.len, libsha[i]);
+}
+
+/* the hashed file name libfoo-HASH8.so.N of a library whose content hashes to h */
+static char *
+hashedname(const char *name, const unsigned char h[32])
+{
 	struct buf hx = {0};
 	const char *so = strstr(name, ".so");
 	char *r;
 
-	sha256_buf(data->s, data->len, h);
 	hexenc(&hx, h, 4);
 	if (so)
 		r = xasprintf("%.*s-%s%s", (int)(so - name), name, hx.s, so);
@@ -203,9 +211,10 @@ planedit(const struct elfinfo *ei, const char *member, int bundled, char **rpath
 		if (!(l = findlib(ei->needed[i])))
 			continue;
 		uses = 1;
-		if (l->soname) {
+		/* the hashed soname, or the name an alias's library is bundled under */
+		if (strcmp(l->soname ? l->soname : l->needed, ei->needed[i]) != 0) {
 			(*oldn)[*nren] = ei->needed[i];
-			(*newn)[(*nren)++] = l->soname;
+			(*newn)[(*nren)++] = l->soname ? l->soname : l->needed;
 		}
 	}
 	if (uses && bundled) {
@@ -259,6 +268,8 @@ plan(void)
 	for (i = 0; i < nlibs; i++) {
 		if (libs[i]->pending)
 			loadpending();
+		if (libs[i]->unread)
+			loadunread();
 		l = libs[i];
 		if (l->iself)
 			resolveobj(&l->ei, NULL, startswith(l->from, "tar:") ? NULL : l->from, l->from);
@@ -267,16 +278,29 @@ plan(void)
 		fputs(errors.s, stderr);
 		exit(EXIT_PROBLEM);
 	}
+	dedupe();
+	if (opt.sonamehash)
+		sysshared();
 	for (i = 0; i < opt.nexclude; i++)
 		if (!opt.exused[i] && !opt.quiet)
 			warn("%s: --exclude '%s' matched no library (sonames look like libfoo.so.N)", opt.in,
 			     opt.exclude[i]);
 	/* names in the wheel */
+	libsha = xcalloc(nlibs + 1, sizeof *libsha);
+	if (opt.sonamehash)
+		pfor(nlibs, opt.jobs, hashlib, NULL);
 	for (i = 0; i < nlibs; i++) {
 		char *file;
 		l = libs[i];
-		if (opt.sonamehash && !l->include && l->iself) {
-			file = hashedname(l->needed, &l->data);
+		if (opt.sonamehash && !l->include && l->iself && l->sysby) {
+			/* renamed, it would be a second copy beside the one the system library
+			   loads under the old name: ld.so loads one per soname, so keep it */
+			if (!opt.quiet)
+				warn("%s: %s keeps its soname: the system's %s loads it too, and a renamed copy would be a second one in the process",
+				     opt.in, l->needed, l->sysby);
+			file = xstrdup(l->needed);
+		} else if (opt.sonamehash && !l->include && l->iself) {
+			file = hashedname(l->needed, libsha[i]);
 			l->soname = xstrdup(file);
 		} else {
 			file = xstrdup(l->needed);
@@ -286,6 +310,7 @@ plan(void)
 		if (findmember(l->member))
 			die("%s: bundling %s would overwrite the wheel's own %s", opt.in, l->from, l->member);
 	}
+	free(libsha);
 	for (i = 0; i < nmem; i++)
 		if (mem[i].iself)
 			mem[i].edit = planedit(&mem[i].ei, mem[i].e->name, 0, &mem[i].rpath, &mem[i].oldn,

@@ -36,12 +36,18 @@ struct lib {
 	char *soname;               /* new SONAME (soname hash), or NULL */
 	int include, iself;
 	int pending;                /* in the --rocm tarball, not read yet */
+	int unread;                 /* on disk, not read yet */
+	const char *sysby;          /* a system library that loads this one too, or NULL */
 	struct elfinfo ei;
 	char *rpath;
 	char **oldn, **newn;
 	size_t nren;
 	struct buf data;
 };
+
+/* the default deflate level: libdeflate's lowest whose wheels are no bigger than zlib's
+   level 6 (auditwheel's) on the same bytes (fatwheel.1 gives the figures) */
+#define FW_LEVEL 5
 
 /* the command line */
 struct options {
@@ -80,8 +86,18 @@ void progress(const char *what, size_t done, size_t total, uint64_t bytes);
 void readinput(void);
 /* true if s matches an --exclude pattern (whole, or its base name) */
 int excluded(const char *s);
-/* the non-included library bundled for a DT_NEEDED name, or NULL */
+/* the non-included library bundled for a DT_NEEDED name (an alias included), or NULL */
 struct lib *findlib(const char *needed);
+/* One copy per soname, as ld.so loads one: libraries found under two names with the same
+   SONAME become one (the second name an alias) when their bytes are the same; different
+   bytes die (exit 1) naming both paths. */
+void dedupe(void);
+/* With --soname-hash: mark (sysby) each library that a manylinux system library the
+   wheel loads also needs, directly or through others, as found on this machine; a
+   renamed copy of it would be a second copy in the process. */
+void sysshared(void);
+/* free what dedupe and sysshared kept */
+void closure_free(void);
 /* the input member with this path, or NULL */
 struct member *findmember(const char *name);
 /* normalize a relative path ("a/b/../c" -> "a/c"); NULL if it climbs above the root */
@@ -92,6 +108,8 @@ char *expand_origin(const char *ent, const char *origin);
 char *memberdir(const char *name);
 /* add the libraries an object needs (a wheel member or a file on disk); by names it */
 void resolveobj(const struct elfinfo *ei, const char *wheelname, const char *diskpath, const char *by);
+/* read and parse the libraries waiting on disk, in parallel */
+void loadunread(void);
 /* read the libraries waiting in the --rocm tarball, all in one pass */
 void loadpending(void);
 /* add an --include file or folder under the name rel */

@@ -328,7 +328,9 @@ wheel_retag(const char *s, size_t n, const char *plat)
 	return bufdetach(&out);
 }
 
-/* libraries the manylinux policies (PEP 513, 571, 599, 600) let a wheel assume */
+/* libraries the manylinux policies (PEP 513, 571, 599, 600) let a wheel assume: the
+   lib_whitelist every manylinux policy of auditwheel 6.7.0 shares (libz, libanl and
+   libatomic included), and the dynamic loaders */
 int
 policy_system(const char *soname)
 {
@@ -336,7 +338,8 @@ policy_system(const char *soname)
 		"libc.so.6", "libm.so.6", "libdl.so.2", "librt.so.1", "libpthread.so.0",
 		"libgcc_s.so.1", "libstdc++.so.6", "libnsl.so.1", "libutil.so.1",
 		"libresolv.so.2", "libX11.so.6", "libXext.so.6", "libXrender.so.1",
-		"libICE.so.6", "libSM.so.6", "libGL.so.1", "libgobject-2.0.so.0",
+		"libICE.so.6", "libSM.so.6", "libGL.so.1", "libgobject-2.0.so.0", "libz.so.1",
+		"libanl.so.1", "libatomic.so.1",
 		"libgthread-2.0.so.0", "libglib-2.0.so.0", "ld-linux-x86-64.so.2",
 		"ld-linux-aarch64.so.1", "ld-linux.so.2", "ld64.so.2", "ld64.so.1",
 		"ld-linux-armhf.so.3", "ld-linux-riscv64-lp64d.so.1", "linux-vdso.so.1", NULL,

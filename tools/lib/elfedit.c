@@ -768,6 +768,44 @@ layout(struct ed *x, struct layout *l, int block)
 	return 0;
 }
 
+/* Clear the dead bytes [lo, hi) that moved to the new segment (zeros compress to almost
+   nothing; patchelf fills them with 'X'), leaving the program header table, the ELF and
+   section header tables and any bytes another section or program header still reads. */
+static void
+clearold(struct ed *x, const struct layout *l, int block, uint64_t lo, uint64_t hi, uint64_t phend)
+{
+	size_t i;
+	uint64_t ehsize = x->is64 ? 64 : 52, a, b;
+
+	if (lo >= hi || hi > x->n || lo < ehsize)
+		return;
+	if (x->shoff < hi && x->shoff + (uint64_t)x->e.nsec * x->shent > lo)
+		return;
+	for (i = 1; i < x->e.nsec; i++) {
+		const struct elfsec *s = &x->e.sec[i];
+		if (i == x->stridx || !secin(s, lo, hi))
+			continue;
+		if (!block || s->off < l->bs || s->off + s->size > l->be)
+			return;             /* not moved: still read where it is */
+	}
+	for (i = 0; i < x->nph; i++) {
+		const struct ph *p = &x->ph[i];
+		if (p->type == PT_LOAD || p->type == PT_PHDR || !p->filesz || p->off >= hi ||
+		    p->off + p->filesz <= lo)
+			continue;
+		if (!block || p->off < l->bs || p->off + p->filesz > l->be)
+			return;
+	}
+	/* the bigger program header table now covers [phoff, phend) */
+	a = lo;
+	b = hi < x->phoff ? hi : x->phoff;
+	if (a < b)
+		memset(x->p + a, 0, b - a);
+	a = lo > phend ? lo : phend;
+	if (a < hi)
+		memset(x->p + a, 0, hi - a);
+}
+
 /* grow the file: the new segment, the bigger program header table, the moved sections */
 static int
 relocate(struct ed *x, struct buf *b, const struct elfedits *ed)
@@ -878,6 +916,11 @@ relocate(struct ed *x, struct buf *b, const struct elfedits *ed)
 	setsec(x, x->stridx, l.segvaddr + (l.stroff - l.segoff), l.stroff, oldstrsize + x->add.len);
 	if (l.dynoff)
 		setsec(x, x->dynidx, l.segvaddr + (l.dynoff - l.segoff), l.dynoff, l.dynslots * x->esz);
+	/* what moved leaves dead bytes behind (the old .dynamic stays: _DYNAMIC and the
+	   GOT's first entry still name it) */
+	clearold(x, &l, block, oldstroff, oldstroff + oldstrsize, x->phoff + nnew * x->phent);
+	if (block)
+		clearold(x, &l, block, l.bs, l.be, x->phoff + nnew * x->phent);
 	return 0;
 }
 

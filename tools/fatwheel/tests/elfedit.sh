@@ -142,6 +142,29 @@ readelf -V "$T/inplace.so" | grep -q 'File: libgssapi_krb9.so.2' && ok "in-place
 	notok "in-place rename: .gnu.version_r still names the old library"
 same "in-place rename: the symbol table is untouched" "$(readelf --dyn-syms -W "$f" | md5sum)" "$(readelf --dyn-syms -W "$T/inplace.so" | md5sum)"
 
+# a relocating edit clears what it leaves behind: the old .dynstr and the moved
+# .gnu.hash are zeros where they were, and the library still loads
+f=$(readlink -f "$LD/libzstd.so.1")
+check "a renaming edit that moves the string table" fatwheel --edit-elf --set-soname libzstd-0123abcd.so.1 --set-rpath '$ORIGIN/../zstd.libs' "$f" "$T/moved.so"
+secat () { readelf -SW "$1" | sed 's/^ *\[ *[0-9]*\] */ /' | awk -v n="$2" '$1 == n { print $4, $5; exit }'; }
+set -- $(secat "$f" .dynstr)
+old=$((0x$1)) len=$((0x$2))
+set -- $(secat "$T/moved.so" .dynstr)
+[ "$((0x$1))" != "$old" ] && ok "the string table moved" || notok "the string table moved"
+same "the old .dynstr bytes are zeros" "$(head -c "$len" /dev/zero | md5sum)" "$(tail -c +$((old + 1)) "$T/moved.so" | head -c "$len" | md5sum)"
+same "the new .dynstr starts with the old one's bytes" "$(tail -c +$((old + 1)) "$f" | head -c "$len" | md5sum)" "$(tail -c +$((0x$1 + 1)) "$T/moved.so" | head -c "$len" | md5sum)"
+set -- $(secat "$f" .gnu.hash)
+gh=$((0x$1)) ghl=$((0x$2))
+set -- $(secat "$T/moved.so" .gnu.hash)
+if [ "$((0x$1))" != "$gh" ]; then
+	php=$(( $(readelf -hW "$T/moved.so" | awk '/Start of program headers/ {print $5}') + $(readelf -hW "$T/moved.so" | awk '/Number of program headers/ {print $5}') * $(readelf -hW "$T/moved.so" | awk '/Size of program headers/ {print $5}') ))
+	[ $php -lt $gh ] && php=$gh
+	n=$((gh + ghl - php))
+	same "the moved .gnu.hash's old bytes (past the program headers) are zeros" "$(head -c "$n" /dev/zero | md5sum)" "$(tail -c +$((php + 1)) "$T/moved.so" | head -c "$n" | md5sum)"
+fi
+run "$T/load" "$T/moved.so" ZSTD_versionNumber
+same "... and the library still loads and runs" 0 "$rc"
+
 # DT_RUNPATH instead, and the same edit twice changes nothing the second time
 f=$(ls "$LD"/libgit2.so.1.* | head -n 1)
 check "--set-runpath" fatwheel --edit-elf --set-runpath '$ORIGIN/../lib' "$f" "$T/rp.so"

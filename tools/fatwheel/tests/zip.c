@@ -251,7 +251,7 @@ test_wheel(void)
 	free(s);
 	CHECK_STR(plat_arch("linux_x86_64"), "x86_64", "plat_arch");
 	CHECK(plat_arch("any") == NULL, "plat_arch of any");
-	CHECK(policy_system("libc.so.6") && policy_system("libstdc++.so.6") && !policy_system("libzstd.so.1"),
+	CHECK(policy_system("libc.so.6") && policy_system("libstdc++.so.6") && policy_system("libz.so.1") && !policy_system("libzstd.so.1"),
 	      "policy list");
 }
 
