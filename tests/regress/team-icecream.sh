@@ -3,7 +3,8 @@
 # loopback (issue 20): Debian's icecc-scheduler and two iceccd (node1, the builder's own,
 # and node2), each with its own socket, environment folder and port, in icecream's own
 # test mode (ICECC_TESTS=1: several daemons on one address; ICECC_TEST_SOCKET: the
-# builder's daemon; node1 takes no jobs from others). Both builds prefer node2
+# builder's daemon; ICECC_TEST_REMOTEBUILD=1: a job for another daemon at the builder's
+# own address goes to it, not built by icecc itself; node1 takes no jobs from others). Both builds prefer node2
 # (ICECC_PREFERRED_HOST, icecc's own setting; ICECC_* crosses the clean environment), as
 # a team points its builds at the build servers. Folder A's compiles run in node2's
 # chroot, seen in node2's log and the scheduler's; folder B adds ccache in front (misses go
@@ -105,7 +106,7 @@ busy () {
 toy_venv "$T/va"
 mkdir -p "$T/a" && cd "$T/a" || exit 2
 check "a: configure --distribute=icecream" conf "$T/va"
-ICECC_TEST_SOCKET=$I/node1.sock ICECC_PREFERRED_HOST=node2 ninja >"$T/a.log" 2>&1
+ICECC_TEST_SOCKET=$I/node1.sock ICECC_TEST_REMOTEBUILD=1 ICECC_PREFERRED_HOST=node2 ninja >"$T/a.log" 2>&1
 same "a: ninja succeeds" 0 "$?"
 [ -s "$T/a/build/logs/vision.wheel.log" ] || sed -n '1,40s/^/#   /p' "$T/a.log"
 has "a: icecc took vision's compile to the scheduler" "$I/scheduler.log" "vision/csrc/ops.c"
@@ -123,7 +124,7 @@ toy_venv "$T/va"
 mkdir -p "$T/b" && cd "$T/b" || exit 2
 check "b: configure --distribute=icecream --cache=ccache" conf "$T/va" --cache=ccache
 before=$(remote "$I/node2.log") from=$(($(lines "$I/scheduler.log") + 1))
-CCACHE_DIR=$T/ccb ICECC_TEST_SOCKET=$I/node1.sock ICECC_PREFERRED_HOST=node2 ninja >"$T/b.log" 2>&1
+CCACHE_DIR=$T/ccb ICECC_TEST_SOCKET=$I/node1.sock ICECC_TEST_REMOTEBUILD=1 ICECC_PREFERRED_HOST=node2 ninja >"$T/b.log" 2>&1
 same "b: ninja succeeds" 0 "$?"
 n2=$(($(remote "$I/node2.log") - before))
 busy "b" "$n2" "$from" || same "b: node2 compiled ccache's misses" yes "$([ "$n2" -ge 3 ] && echo yes || echo no)"
