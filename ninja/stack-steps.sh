@@ -205,16 +205,26 @@ step_wheel () {
 		--set USE_FLASH_ATTENTION="$FLASH" --set GPU_TARGETS="$ARCH" ;;
 	cuda) set -- "$@" --keep CUDA_HOME --keep CUDA_PATH --keep CUDACXX --set TORCH_CUDA_ARCH_LIST="$(echo "$ARCH" | tr ';' '\n' | sed 's/^sm_\([0-9]*\)\([0-9]\)\(a*\)$/\1.\2\3/' | tr '\n' ';' | sed 's/;$//')" ;;
 	esac
-	# the compiler cache keeps its own settings (its folder defaults to the caller's)
+	# the compiler cache keeps its own settings (its folder defaults to the caller's): the
+	# caller's CCACHE_* and SCCACHE_* cross envclean -i as settings (--keep cannot: -i
+	# starts from its allow-list)
 	case "$CACHE" in
 	ccache|sccache)
-		set -- "$@" --set CMAKE_HIP_COMPILER_LAUNCHER="$CACHE" --set HIP_CLANG_LAUNCHER="$CACHE" \
-			--keep CCACHE_ --keep SCCACHE_ --set CCACHE_BASEDIR="$work" --set SCCACHE_BASEDIRS="$work"
+		set -- "$@" --set CMAKE_HIP_COMPILER_LAUNCHER="$CACHE" --set HIP_CLANG_LAUNCHER="$CACHE"
+		for v in $(passenv CCACHE_ SCCACHE_); do eval "set -- \"\$@\" --set \"$v=\${$v-}\""; done
+		set -- "$@" --set CCACHE_BASEDIR="$work" --set SCCACHE_BASEDIRS="$work"
 		[ -n "${CCACHE_DIR:-}" ] || set -- "$@" --set CCACHE_DIR="${XDG_CACHE_HOME:-$HOME/.cache}/ccache"
 		[ -n "${SCCACHE_DIR:-}" ] || set -- "$@" --set SCCACHE_DIR="${XDG_CACHE_HOME:-$HOME/.cache}/sccache" ;;
 	esac
-	# sccache has no compiler links: CMake gets it as the launcher
-	[ "$CACHE" = sccache ] && set -- "$@" --set CMAKE_C_COMPILER_LAUNCHER=sccache --set CMAKE_CXX_COMPILER_LAUNCHER=sccache
+	# sccache: a server of this stage's own (its port), so its counters are this stage's
+	# compiles; compilers reach it through wrappers first on PATH (below)
+	if [ "$CACHE" = sccache ]; then
+		command -v sccache >/dev/null 2>&1 || die "--cache=sccache, but there is no sccache here (install sccache)"
+		[ -z "${DISTRIBUTE:-}" ] || die "--cache=sccache cannot hand its misses to $DISTRIBUTE (sccache has no prefix command); use --cache=ccache with --distribute"
+		scport=$(clean -- "$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])') ||
+			die "$PY cannot find a free port for the sccache server"
+		set -- "$@" --set SCCACHE_SERVER_PORT="$scport"
+	fi
 	# nvcc (torch's cpp_extension takes PYTORCH_NVCC) through ccache: a small wrapper
 	if [ "$CACHE" = ccache ] && [ "$BACKEND" = cuda ]; then
 		r=${CUDA_HOME:-/usr/local/cuda}/bin/nvcc
@@ -247,17 +257,30 @@ step_wheel () {
 		slots=$(DISTCC_HOSTS=$DISTRIBUTE_HOSTS distcc -j 2>/dev/null) || slots=0
 		[ "$slots" -gt "$JOBS" ] 2>/dev/null || slots=$JOBS
 		say "distcc: $DISTRIBUTE_HOSTS ($slots slots); preprocessing stays local"
-		set -- "$@" --set DISTCC_HOSTS="$DISTRIBUTE_HOSTS" --set MAX_JOBS="$slots" --keep DISTCC_ \
+		for v in $(passenv DISTCC_); do eval "set -- \"\$@\" --set \"$v=\${$v-}\""; done
+		set -- "$@" --set DISTCC_HOSTS="$DISTRIBUTE_HOSTS" --set MAX_JOBS="$slots" \
 			--set DISTCC_DIR="$work.home/.distcc"
 		mkdir -p "$work.home/.distcc"
 		dist=distcc ;;
 	icecream)
 		command -v icecc >/dev/null 2>&1 || die "--distribute=icecream, but there is no icecc here (install icecc)"
-		set -- "$@" --keep ICECC_
+		for v in $(passenv ICECC_); do eval "set -- \"\$@\" --set \"$v=\${$v-}\""; done
 		dist=icecc ;;
 	*) dist= ;;
 	esac
-	if [ -n "$dist" ] || [ "$CACHE" = ccache ]; then
+	if [ "$CACHE" = sccache ]; then
+		# sccache takes no compiler links: one two-line wrapper per compiler, which hands
+		# the real compiler to sccache
+		masq=$work.home/bin
+		mkdir -p "$masq"
+		for cc in cc gcc c++ g++ clang clang++ x86_64-linux-gnu-gcc x86_64-linux-gnu-g++ ${CC_CMD:+"${CC_CMD##*/}"}; do
+			r=$(command -v "$cc") || continue
+			case "$r" in /*\'*|[!/]*) continue ;; esac
+			printf '#!/bin/sh\nexec sccache '"'%s'"' "$@"\n' "$r" >"$masq/$cc" && chmod 755 "$masq/$cc" ||
+				die "cannot write $masq/$cc"
+		done
+		set -- "$@" --prepend-path "$masq"
+	elif [ -n "$dist" ] || [ "$CACHE" = ccache ]; then
 		# compilers called by name (setuptools' CC, a setup.py's own "cc", CMake's) reach the
 		# cache and the distributor through a folder of links first on PATH; ccache runs
 		# first and hands misses to the distributor (CCACHE_PREFIX)
@@ -295,15 +318,21 @@ step_wheel () {
 		if [ -f setup.py ]; then build=setup; else build=build; fi
 	fi
 	[ "$CACHE" = ccache ] && ccstats "$@" >"$work.home/ccache.before"
+	[ "$CACHE" = sccache ] && scstart "$@"
 	case "$build" in
 	setup) clean "$@" -- "$PY" setup.py bdist_wheel -d "$out" ;;
 	build) clean "$@" -- "$PY" -m build --wheel --no-isolation --outdir "$out" . ;;
 	pip) clean "$@" -- "$PY" -m pip wheel --no-deps --no-build-isolation --no-index -w "$out" . ;;
-	*) die "${c}_BUILD=$build: use setup, build or pip" ;;
-	esac || die "the build failed (its tree is kept in $work)"
+	*) [ "$CACHE" = sccache ] && scstop "$@"; die "${c}_BUILD=$build: use setup, build or pip" ;;
+	esac || { [ "$CACHE" = sccache ] && scstop "$@"; die "the build failed (its tree is kept in $work)"; }
 	if [ "$CACHE" = ccache ]; then
 		ccstats "$@" >"$work.home/ccache.after"
 		hitrate "$work.home/ccache.before" "$work.home/ccache.after"
+	fi
+	if [ "$CACHE" = sccache ]; then
+		clean "$@" -- sccache --show-stats --stats-format=json >"$work.home/sccache.json" 2>/dev/null || :
+		scstop "$@"
+		schitrate "$work.home/sccache.json"
 	fi
 	cd "$B" && rm -rf "$work" "$work.home"
 	ls "$out"
@@ -332,6 +361,14 @@ step_system () {
 	record ""
 }
 
+# passenv PREFIX...: the names of the exported variables that start with a PREFIX (and
+# are plain names), one a line, for the caller to hand over with --set NAME=VALUE
+passenv () {
+	for p; do
+		env | sed -n "s/^\($p[A-Za-z0-9_]*\)=.*/\1/p"
+	done | sort -u
+}
+
 # ccstats [ENVCLEAN-OPTION]...: ccache's counters in the build's environment (KEY\tVALUE)
 ccstats () { clean "$@" -- ccache --print-stats 2>/dev/null || :; }
 # hitrate BEFORE AFTER: the compiler cache's hits in this stage, in its log and, through
@@ -341,6 +378,45 @@ hitrate () {
 		END { h = d["direct_cache_hit"] + d["preprocessed_cache_hit"]; n = h + d["cache_miss"]
 		      if (n > 0) printf "ccache %d/%d hits (%d%%), %d remote\n", h, n, 100 * h / n, d["remote_storage_hit"]
 		      else print "ccache: no compiles" }' "$1" "$2" >"$1.rate" || return 0
+	say "$(cat "$1.rate")"
+	[ -z "${KILN_STAGE_NOTE:-}" ] || cp "$1.rate" "$KILN_STAGE_NOTE" 2>/dev/null || :
+}
+
+# scstart [ENVCLEAN-OPTION]...: this stage's sccache server (SCCACHE_SERVER_PORT), started
+# in the build's environment so it has the build's storage settings; with --cache-remote
+# the server must use that storage: an sccache built without it (Debian 12's has only
+# local disk: `sccache --help` lists its storage features) stops the stage in one line
+scstart () {
+	clean "$@" -- sccache --start-server >"$work.home/sccache.start" 2>&1 ||
+		die "sccache could not start its server: $(grep -m 1 -i 'error' "$work.home/sccache.start" || tail -n 1 "$work.home/sccache.start")${CACHE_REMOTE:+ (--cache-remote=$CACHE_REMOTE: is this sccache built with that storage? sccache --help lists its features)}"
+	loc=$(clean "$@" -- sccache --show-stats --stats-format=json 2>/dev/null |
+		clean -- "$PY" -c 'import json, sys; print(json.load(sys.stdin).get("cache_location", "?"))') || loc=?
+	say "sccache: server on port $scport, storage: $loc"
+	case "${CACHE_REMOTE:-}:$loc" in
+	:*) ;;
+	*:"Local disk"*)
+		scstop "$@"
+		die "--cache-remote=$CACHE_REMOTE: this sccache ($(sccache --version 2>/dev/null)) stores on local disk only; it has no storage for that URL (sccache --help lists its features; WebDAV needs sccache >= 0.4.0 built with it)" ;;
+	esac
+}
+# scstop [ENVCLEAN-OPTION]...: stop this stage's sccache server
+scstop () { clean "$@" -- sccache --stop-server >/dev/null 2>&1 || :; }
+# schitrate JSON: sccache's hits in this stage (its own server's counters), in its log and
+# the stage's summary line ("sccache 12/40 hits (30%), local disk")
+schitrate () {
+	clean -- "$PY" -c '
+import json, sys
+try:
+    d = json.load(open(sys.argv[1]))
+except (OSError, ValueError):
+    print("sccache: no statistics"); sys.exit(0)
+s = d["stats"]
+h = sum(s["cache_hits"]["counts"].values())
+n = h + sum(s["cache_misses"]["counts"].values())
+loc = d.get("cache_location", "?")
+where = "local disk" if loc.startswith("Local disk") else loc.split(",")[0].split(":")[0].strip()
+print("sccache %d/%d hits (%d%%), %s" % (h, n, 100 * h // n, where) if n else "sccache: no compiles")
+' "$1" >"$1.rate" || return 0
 	say "$(cat "$1.rate")"
 	[ -z "${KILN_STAGE_NOTE:-}" ] || cp "$1.rate" "$KILN_STAGE_NOTE" 2>/dev/null || :
 }
