@@ -41,16 +41,26 @@ walk () {
 	# every patch made in one go (one format-patch per commit costs more than srcpin)
 	git -C "$repo" format-patch -q --binary --no-merges --root -o "$p/all" main >/dev/null
 	git -C "$repo" rev-list --reverse --no-merges --parents main >"$p/list"
+	# which patch is which commit's: format-patch leaves out commits without changes, so
+	# the files are matched by their "From SHA" line, not by number
+	for f in "$p"/all/*.patch; do
+		[ -f "$f" ] && printf '%s %s\n' "$(sed -n '1s/^From \([0-9a-f]*\) .*/\1/p' "$f")" "${f##*/}"
+	done >"$p/map"
 	skip=0
 	[ "$last" -gt 0 ] && skip=$(($(lines "$p/list") - last))
 	i=0
 	while read -r C P rest; do
 		i=$((i + 1))
-		f=$(printf '%s/all/%04d-' "$p" "$i")
 		[ -n "$P" ] && [ "$i" -gt "$skip" ] || continue
+		f=$(awk -v c="$C" '$1 == c { print $2; exit }' "$p/map")
+		if [ -z "$f" ]; then
+			# an empty commit has no patch: it must be one that changes nothing
+			git -C "$repo" diff-tree --quiet "$P" "$C" || { notok "$name: no patch of $C"; bad=$((bad + 1)); }
+			continue
+		fi
 		n=$((n + 1))
 		rm -f "$p"/*.patch
-		cp "$f"*.patch "$p/" 2>/dev/null
+		cp "$p/all/$f" "$p/" 2>/dev/null
 		head -1 "$p"/*.patch 2>/dev/null | grep -q "^From $C " || { notok "$name: the patch of $C"; bad=$((bad + 1)); continue; }
 		(cd "$p" && ls -- *.patch) >"$p/series"
 		subj=$(sed -n 's/^Subject: \[PATCH[^]]*\] //p' "$p"/*.patch | head -1)
