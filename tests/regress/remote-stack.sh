@@ -49,6 +49,8 @@ exits "configure: --cache-remote without --cache: 2" 2 cfg --cache-remote="redis
 has "configure: --cache-remote without --cache: said" "$T/.err" "needs --cache=ccache or --cache=sccache"
 exits "configure: --cache-remote with a bad scheme: 2" 2 cfg --cache=ccache --cache-remote="ftp://x/"
 exits "configure: an unknown --distribute: 2" 2 cfg --distribute=pigeon
+exits "configure: --cache=sccache with --distribute: 2" 2 cfg --cache=sccache --distribute=icecream
+has "configure: sccache with a distributor: said" "$T/.err" "use --cache=ccache with --distribute"
 check "configure: file:// is a folder" cfg --stage-cache="file://$T/sc"
 check "configure: file:// reaches the build as the folder" grep -q "^KILN_STAGE_CACHE *= *$T/sc\$" "$T/bad/config.mk"
 
