@@ -94,6 +94,30 @@ check "the built tool runs" ./build/bin/hello
 run ninja
 same "a no-op ninja does nothing" "ninja: no work to do." "$(cat "$T/.out")"
 
+# build.conf STATIC: a package's library from its static archive where one is installed,
+# else the shared one (a package made here: libkfake, shared only, then with its archive)
+mkdir -p "$T/fake" "$T/s"
+printf 'int kfake(void) { return 7; }\n' >"$T/fake/kfake.c"
+cc -shared -fPIC -o "$T/fake/libkfake.so" "$T/fake/kfake.c"
+printf 'libdir=%s\nName: kfake\nDescription: t\nVersion: 1\nLibs: -L${libdir} -lkfake\nCflags:\n' "$T/fake" >"$T/fake/kfake.pc"
+mkdir -p "$src/tools/fk"
+printf '#include <stdio.h>\nint kfake(void);\nint main(void) { printf("%%d\\n", kfake()); return 0; }\n' >"$src/tools/fk/fk.c"
+printf '.TH FK 1\n.SH NAME\nfk\n' >"$src/tools/fk/fk.1"
+printf 'PKGS="kfake"\nSTATIC="kfake"\n' >"$src/tools/fk/build.conf"
+cd "$T/s" || exit 2
+check "STATIC without an archive: configure" env PKG_CONFIG_PATH="$T/fake" "$src/configure"
+has "STATIC without an archive: the shared library is linked" build.ninja "-lkfake"
+lacks "STATIC without an archive: no archive named" build.ninja "libkfake.a"
+cc -c -fPIC -o "$T/fake/kfake.o" "$T/fake/kfake.c" && ar rcs "$T/fake/libkfake.a" "$T/fake/kfake.o"
+rm -f build.ninja
+check "STATIC with an archive: configure" env PKG_CONFIG_PATH="$T/fake" "$src/configure"
+has "STATIC with an archive: linked by path" build.ninja "$T/fake/libkfake.a"
+check "STATIC with an archive: ninja builds it" env PKG_CONFIG_PATH="$T/fake" ninja build/bin/fk
+same "STATIC with an archive: it runs without the shared library" "7" "$(env LD_LIBRARY_PATH= ./build/bin/fk 2>&1)"
+readelf -d build/bin/fk | grep -q 'libkfake' && notok "STATIC: fk still needs libkfake.so" || ok "STATIC: fk needs no libkfake.so"
+rm -rf "$src/tools/fk"
+cd "$T/b" || exit 2
+
 # an input of configure changes: ninja reruns configure by itself (once)
 sleep 1.1
 echo "# touched" >>"$src/env/deps/debian-test.txt"

@@ -472,6 +472,7 @@ libflags(struct emitcfg *ec)
 	ec->srcdir = cf.srcdir;
 	ec->pkgconfig = cf.pkgconfig;
 	ec->fuzzcc = cf.fuzzcc;
+	ec->cc = cf.cc;
 	ec->lib = lsdir(dir, ".c", 0, &ec->nlib);
 	cp = xstrdup(pkgs);
 	av[n++] = (char *)cf.pkgconfig;

@@ -77,15 +77,17 @@ strvfree(char **v, size_t n)
 	free(v);
 }
 
-/* what a build.conf says: PKGS (pkg-config names) and LIBS (link flags) */
+/* what a build.conf says: PKGS (pkg-config names), LIBS (link flags) and STATIC (those
+   of PKGS linked from their static archive where one is installed) */
 static int
-buildconf(const char *path, char **pkgs, char **libs, char **err)
+buildconf(const char *path, char **pkgs, char **libs, char **statics, char **err)
 {
 	struct kvfile f;
 	const char *v;
 
 	*pkgs = xstrdup("");
 	*libs = xstrdup("");
+	*statics = xstrdup("");
 	if (access(path, F_OK) < 0)
 		return 0;
 	if (kv_load(&f, path, err) < 0) {
@@ -99,6 +101,10 @@ buildconf(const char *path, char **pkgs, char **libs, char **err)
 	if ((v = kv_get(&f, "LIBS"))) {
 		free(*libs);
 		*libs = xstrdup(v);
+	}
+	if ((v = kv_get(&f, "STATIC"))) {
+		free(*statics);
+		*statics = xstrdup(v);
 	}
 	kv_free(&f);
 	return 0;
@@ -135,6 +141,92 @@ pkgflags(const char *pkgconfig, const char *what, const char *pkgs, char **out, 
 	free(argv);
 	free(copy);
 	return 0;
+}
+
+/* replace the word w of the space-separated flags *fl by to (the first one only) */
+static void
+replaceword(char **fl, const char *w, const char *to)
+{
+	size_t n = strlen(w);
+	char *p = *fl, *q;
+
+	for (; (p = strstr(p, w)); p += n)
+		if ((p == *fl || p[-1] == ' ') && (p[n] == ' ' || !p[n])) {
+			q = xasprintf("%.*s%s%s", (int)(p - *fl), *fl, to, p + n);
+			free(*fl);
+			*fl = q;
+			return;
+		}
+}
+
+/* STATIC: link each package's -lNAME from libNAME.a where an -L folder pkg-config gives,
+   its libdir, or the compiler's own search (cc -print-file-name) holds one, by path in *pl; a package without its archive stays
+   shared. Debian's libdeflate.a deflates about 20% faster than libdeflate.so.0 (same
+   bytes out), and fatwheel's time is mostly deflate. */
+static void
+linkstatic(const char *pkgconfig, const char *cc, const char *statics, char **pl)
+{
+	char *copy = xstrdup(statics), *w, *sp, *ls, *Ls, *a, *l, *d, *sp2, *sp3;
+	char *vargv[4];
+	struct buf o = {0};
+	struct procres res;
+	int found;
+
+	for (w = strtok_r(copy, " \t", &sp); w; w = strtok_r(NULL, " \t", &sp)) {
+		char *err = NULL;
+		struct buf dirs = {0};
+		ls = Ls = NULL;
+		if (pkgflags(pkgconfig, "--libs-only-l", w, &ls, &err) < 0 ||
+		    pkgflags(pkgconfig, "--libs-only-L", w, &Ls, &err) < 0) {
+			free(err), free(ls), free(Ls);
+			continue;
+		}
+		/* where to look: the -L folders, then the package's libdir */
+		for (d = strtok_r(Ls, " ", &sp3); d; d = strtok_r(NULL, " ", &sp3))
+			if (strncmp(d, "-L", 2) == 0 && d[2])
+				bufprintf(&dirs, "%s\n", d + 2);
+		vargv[0] = (char *)pkgconfig, vargv[1] = "--variable=libdir", vargv[2] = w, vargv[3] = NULL;
+		bufreset(&o);
+		if (proc_capture(vargv, NULL, &o, NULL, 0, 0, &res) == 0 && res.status == 0 && o.len) {
+			while (o.len && strchr(" \n", o.s[o.len - 1]))
+				o.s[--o.len] = 0;
+			if (o.len)
+				bufprintf(&dirs, "%s\n", o.s);
+		}
+		/* the package's library (one per package: libdeflate, libzstd...) */
+		for (l = strtok_r(ls, " ", &sp2); l && strncmp(l, "-l", 2) != 0; l = strtok_r(NULL, " ", &sp2))
+			;
+		if (l && cc && *cc) {
+			/* the compiler's search: multiarch folders that a .pc's libdir leaves out */
+			char *name = xasprintf("lib%s.a", l + 2);
+			char *cargv[] = {"/bin/sh", "-c", "exec $0 -print-file-name=\"$1\"", (char *)cc, name, NULL};
+			bufreset(&o);
+			if (proc_capture(cargv, NULL, &o, NULL, 0, 0, &res) == 0 && res.status == 0 && o.len) {
+				while (o.len && strchr(" \n", o.s[o.len - 1]))
+					o.s[--o.len] = 0;
+				if (o.s[0] == '/' && (d = strrchr(o.s, '/'))) {
+					*d = 0;
+					bufprintf(&dirs, "%s\n", o.s);
+				}
+			}
+			free(name);
+		}
+		found = 0;
+		if (l && dirs.len) {
+			for (d = strtok_r(dirs.s, "\n", &sp3); d && !found; d = strtok_r(NULL, "\n", &sp3)) {
+				a = xasprintf("%s/lib%s.a", d, l + 2);
+				if (access(a, R_OK) == 0) {
+					replaceword(pl, l, a);
+					found = 1;
+				}
+				free(a);
+			}
+		}
+		buffree(&dirs);
+		free(ls), free(Ls);
+	}
+	buffree(&o);
+	free(copy);
 }
 
 /* one tool's flags, read once */
@@ -284,7 +376,7 @@ emit_tools(struct buf *b, const struct emitcfg *ec, void (*regen)(const char *pa
 {
 	struct tool *t = NULL;
 	struct buf rel = {0}, san = {0}, fz = {0};
-	char **dirs, *p, *pkgs = NULL, *libs = NULL;
+	char **dirs, *p, *pkgs = NULL, *libs = NULL, *statics = NULL;
 	size_t nd, i, nt = 0, cap = 0, nf;
 	int r = -1, anyfuzz = 0;
 
@@ -325,8 +417,9 @@ emit_tools(struct buf *b, const struct emitcfg *ec, void (*regen)(const char *pa
 		tl.name = xstrdup(name);
 		tl.src = src;
 		tl.nsrc = ns;
-		if (buildconf(bc, &pkgs, &libs, err) < 0) {
+		if (buildconf(bc, &pkgs, &libs, &statics, err) < 0) {
 			free(bc);
+			free(pkgs), free(libs), free(statics);
 			goto out;
 		}
 		free(bc);
@@ -348,9 +441,14 @@ emit_tools(struct buf *b, const struct emitcfg *ec, void (*regen)(const char *pa
 				free(tl.libs);
 				free(tl.name);
 				strvfree(tl.src, tl.nsrc);
+				free(statics);
 				goto out;
 			}
+			if (*statics)
+				linkstatic(ec->pkgconfig, ec->cc, statics, &tl.pl);
 		}
+		free(statics);
+		statics = NULL;
 		free(pkgs);
 		pkgs = NULL;
 		t = xgrow(t, &cap, nt + 1, sizeof *t);

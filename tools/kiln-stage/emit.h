@@ -9,7 +9,7 @@
 
 /* what the tools emitter needs from configure */
 struct emitcfg {
-	const char *srcdir, *pkgconfig, *fuzzcc;
+	const char *srcdir, *pkgconfig, *fuzzcc, *cc;
 	const char *libcflags, *libcryptolibs;   /* tools/lib's pkg-config flags */
 	char **lib;                              /* the .c files of tools/lib */
 	size_t nlib;
