@@ -178,87 +178,56 @@ sourcedigest(const struct flist *l, char out[65])
 	hex32(d, out);
 }
 
-/* the pin from srcpin's NAME, COMMIT and SERIES_DIGEST lines */
-static void
-pinfrom(const struct kvfile *kv)
-{
-	const char *c = kv_get(kv, "COMMIT"), *s = kv_get(kv, "SERIES_DIGEST"), *n = kv_get(kv, "NAME");
-
-	if (c && *c) {
-		g.pinned = 1;
-		g.pin_commit = xstrdup(c);
-		g.pin_series = xstrdup(s ? s : "");
-		g.pin_name = xstrdup(n ? n : "");
-	}
-}
-
-/* ask srcpin whether srcdir is one of its checkouts */
+/* ask srcpin whether srcdir is one of its checkouts: its record's NAME, COMMIT and
+   SERIES_DIGEST. srcpin keeps the record in GITDIR/srcpin (srcpin(1), FILES); 'srcpin
+   state' prints those lines and then checks the tree, which this key does not use, so
+   when .git is the git folder itself the record is read here: no process, no libgit2 on
+   a no-op. Otherwise (a .git file: another layout) srcpin is asked. */
 void
 srcpinstate(void)
 {
-	char *prog = findprog("srcpin", g.self);
-	char *argv[] = {prog, "state", g.srcdir, NULL};
+	char *dotgit = tpath(".git"), *statefile = tpath(".git/srcpin"), *prog = NULL, *e = NULL;
+	char msg[PATH_MAX + 128];
+	const char *what = NULL, *c, *s, *n;
 	struct buf out = {0}, err = {0};
-	struct procres r;
 	struct kvfile kv;
-	char *e = NULL;
-
-	char *dotgit = tpath(".git"), *statefile = tpath(".git/srcpin"), msg[PATH_MAX + 128];
-	int git, gitdir, fd;
+	struct procres r;
 	struct stat st;
 
-	git = lstat(dotgit, &st) == 0;
-	gitdir = git && S_ISDIR(st.st_mode);
-	free(dotgit);
-	if (!git) {
+	if (lstat(dotgit, &st) < 0) {
 		/* srcpin checkouts are git work trees: nothing to ask elsewhere */
-		free(prog);
-		free(statefile);
-		return;
+	} else if (S_ISDIR(st.st_mode)) {
+		if (os_readreg(statefile, O_NOFOLLOW, &out, 1 << 20, msg, sizeof msg) >= 0)
+			what = statefile;
+		else if (errno != ENOENT)
+			warn("%s; keying on content only", msg);
+	} else if ((prog = findprog("srcpin", g.self))) {
+		char *argv[] = {prog, "state", g.srcdir, NULL};
+		if (proc_capture(argv, NULL, &out, &err, 0, 120000, &r) < 0 || r.notfound)
+			warn("cannot run %s:", prog);
+		else if (r.status == 0)
+			what = "srcpin state";
+		else if (r.status != EXIT_USAGE)
+			warn("'srcpin state %s' failed (exit %d); keying on content only", g.srcdir, r.status);
 	}
-	/* srcpin keeps its record in GITDIR/srcpin (srcpin(1), FILES); 'srcpin state' prints
-	   those lines and then checks the tree, which this key does not use. Read the record
-	   here when .git is the git folder itself: no process, no libgit2 on a no-op. */
-	if (gitdir) {
-		struct buf b = {0};
-		fd = os_readreg(statefile, O_NOFOLLOW, &b, 1 << 20, msg, sizeof msg);
-		free(statefile);
-		free(prog);
-		if (fd < 0) {
-			buffree(&b);
-			if (errno != ENOENT)
-				warn("%s; keying on content only", msg);
-			return;
+	if (what && kv_parse(&kv, what, out.s ? out.s : "", out.len, &e) < 0) {
+		warn("%s", e);
+		free(e);
+	} else if (what) {
+		c = kv_get(&kv, "COMMIT"), s = kv_get(&kv, "SERIES_DIGEST"), n = kv_get(&kv, "NAME");
+		if (c && *c) {
+			g.pinned = 1;
+			g.pin_commit = xstrdup(c);
+			g.pin_series = xstrdup(s ? s : "");
+			g.pin_name = xstrdup(n ? n : "");
 		}
-		if (kv_parse(&kv, "srcpin state", b.s ? b.s : "", b.len, &e) < 0) {
-			warn("%s", e);
-			free(e);
-		} else {
-			pinfrom(&kv);
-			kv_free(&kv);
-		}
-		buffree(&b);
-		return;
-	}
-	free(statefile);
-	if (!prog)
-		return;
-	if (proc_capture(argv, NULL, &out, &err, 0, 120000, &r) < 0 || r.notfound) {
-		warn("cannot run %s:", prog);
-	} else if (r.status == 0) {
-		if (kv_parse(&kv, "srcpin state", out.s ? out.s : "", out.len, &e) < 0) {
-			warn("%s", e);
-			free(e);
-		} else {
-			pinfrom(&kv);
-			kv_free(&kv);
-		}
-	} else if (r.status != EXIT_USAGE) {
-		warn("'srcpin state %s' failed (exit %d); keying on content only", g.srcdir, r.status);
+		kv_free(&kv);
 	}
 	buffree(&out);
 	buffree(&err);
 	free(prog);
+	free(statefile);
+	free(dotgit);
 }
 
 /* ask srcpin to restore the pinned pristine tree */
