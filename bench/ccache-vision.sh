@@ -11,23 +11,8 @@
 # with apt-get source when they are not there). About 2 x 5 minutes on an idle 2-core
 # machine. Prints the figures, also kept in $W/figures.
 set -u
-KILN_SRC=$(cd "$(dirname "$0")/.." && pwd)
-KB=${1:-${KILN_BIN:-$KILN_SRC/build/bin}}
-KB=$(cd "$KB" && pwd) || exit 2
-W=${KILN_BENCH_DIR:-$KILN_SRC/build/bench-ccache-vision}
-SYSPY=${KILN_REAL_PYTHON:-/usr/bin/python3}
-for c in ccache ninja git "$KB/kiln-stage"; do
-	command -v "$c" >/dev/null 2>&1 || { echo "ccache-vision: needs $c" >&2; exit 2; }
-done
-"$SYSPY" -c 'import torch, sys; sys.exit(0 if torch.__version__.startswith("1.13") else 1)' 2>/dev/null ||
-	{ echo "ccache-vision: $SYSPY has no torch 1.13 (apt-get install python3-torch, Debian 12's)" >&2; exit 2; }
-rm -rf "$W" && mkdir -p "$W" || exit 2
-W=$(cd "$W" && pwd)
-now () { date +%s.%N; }
-load=$(cut -d' ' -f1-3 /proc/loadavg)
-"$SYSPY" -m venv --system-site-packages "$W/venv" >"$W/venv.log" 2>&1 || { cat "$W/venv.log"; exit 1; }
-sh "$KILN_SRC/ninja/debsrc.sh" --pins="$KILN_SRC/env/tracks/debian.env" "$W/mirror" >"$W/mirror.log" 2>&1 ||
-	{ cat "$W/mirror.log"; exit 1; }
+NAME=ccache-vision NEEDS="ccache"
+. "$(dirname "$0")/debian-vision.inc"
 export CCACHE_DIR="$W/ccache"
 mkdir -p "$CCACHE_DIR"
 ccache -z >/dev/null

@@ -6,20 +6,8 @@
 # shows. Work folder: KILN_BENCH_DIR [build/bench-distcc-vision], made afresh. About as
 # long as one vision build (5 minutes on an idle 2-core machine: the hosts are this one).
 set -u
-KILN_SRC=$(cd "$(dirname "$0")/.." && pwd)
-KB=${1:-${KILN_BIN:-$KILN_SRC/build/bin}}
-KB=$(cd "$KB" && pwd) || exit 2
-W=${KILN_BENCH_DIR:-$KILN_SRC/build/bench-distcc-vision}
-SYSPY=${KILN_REAL_PYTHON:-/usr/bin/python3}
-for c in distcc distccd ninja git "$KB/kiln-stage"; do
-	command -v "$c" >/dev/null 2>&1 || { echo "distcc-vision: needs $c" >&2; exit 2; }
-done
-"$SYSPY" -c 'import torch, sys; sys.exit(0 if torch.__version__.startswith("1.13") else 1)' 2>/dev/null ||
-	{ echo "distcc-vision: $SYSPY has no torch 1.13 (apt-get install python3-torch, Debian 12's)" >&2; exit 2; }
-rm -rf "$W" && mkdir -p "$W" || exit 2
-W=$(cd "$W" && pwd)
-now () { date +%s.%N; }
-load=$(cut -d' ' -f1-3 /proc/loadavg)
+NAME=distcc-vision NEEDS="distcc distccd"
+. "$(dirname "$0")/debian-vision.inc"
 freeport () { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 p1=$(freeport) p2=$(freeport)
 pids=
@@ -29,9 +17,6 @@ for p in $p1 $p2; do
 	pids="$pids $!"
 done
 trap 'for p in $pids; do kill $p 2>/dev/null; done' EXIT INT TERM
-"$SYSPY" -m venv --system-site-packages "$W/venv" >"$W/venv.log" 2>&1 || { cat "$W/venv.log"; exit 1; }
-sh "$KILN_SRC/ninja/debsrc.sh" --pins="$KILN_SRC/env/tracks/debian.env" "$W/mirror" >"$W/mirror.log" 2>&1 ||
-	{ cat "$W/mirror.log"; exit 1; }
 mkdir -p "$W/b" && (cd "$W/b" && "$KILN_SRC/configure" --arch=cpu --pins="$KILN_SRC/env/tracks/debian.env" \
 	--pin torch=system --without=audio --python="$W/venv/bin/python" --mirror="$W/mirror" \
 	--git-cache="$W/git" --distribute=distcc --distribute-hosts="127.0.0.1:$p1/2 127.0.0.1:$p2/2" \

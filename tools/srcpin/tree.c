@@ -148,19 +148,22 @@ emptydir(const char *dir)
 	return empty;
 }
 
-/* remove every entry of a folder, keeping the folder; its .git last */
+/* remove every entry of dir but the one named keep; a missing dir is nothing to do
+   unless must */
 static void
-cleardir(const char *dir)
+rmallbut(const char *dir, const char *keep, int must)
 {
 	DIR *d = opendir(dir);
 	struct dirent *de;
-	char *g = xasprintf("%s/.git", dir);
 
-	if (!d)
-		die("%s:", dir);
+	if (!d) {
+		if (must)
+			die("%s:", dir);
+		return;
+	}
 	while ((de = readdir(d))) {
 		char *p;
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") || !strcmp(de->d_name, ".git"))
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") || !strcmp(de->d_name, keep))
 			continue;
 		p = xasprintf("%s/%s", dir, de->d_name);
 		if (os_rmtree(p) < 0)
@@ -168,21 +171,18 @@ cleardir(const char *dir)
 		free(p);
 	}
 	closedir(d);
-	/* the git folder last, and srcpin's state last in it: a clear killed half-way leaves
-	   a folder srcpin still knows as its own (or only an empty .git) */
-	if ((d = opendir(g))) {
-		while ((de = readdir(d))) {
-			char *p;
-			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
-			    !strcmp(de->d_name, "srcpin"))
-				continue;
-			p = xasprintf("%s/%s", g, de->d_name);
-			if (os_rmtree(p) < 0)
-				die("%s: cannot remove:", p);
-			free(p);
-		}
-		closedir(d);
-	}
+}
+
+/* remove every entry of a folder, keeping the folder; its .git last, and srcpin's state
+   last in that: a clear killed half-way leaves a folder srcpin still knows as its own
+   (or only an empty .git) */
+static void
+cleardir(const char *dir)
+{
+	char *g = xasprintf("%s/.git", dir);
+
+	rmallbut(dir, ".git", 1);
+	rmallbut(g, "srcpin", 0);
 	if (os_rmtree(g) < 0)
 		die("%s: cannot remove:", g);
 	free(g);
