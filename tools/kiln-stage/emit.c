@@ -110,6 +110,21 @@ buildconf(const char *path, char **pkgs, char **libs, char **statics, char **err
 	return 0;
 }
 
+/* run argv and take its output as one line (trailing blanks and newlines cut) into o;
+   0 when it ran and exited 0 */
+static int
+runline(char *const argv[], struct buf *o)
+{
+	struct procres res;
+
+	bufreset(o);
+	if (proc_capture(argv, NULL, o, NULL, 0, 0, &res) < 0 || res.status != 0)
+		return -1;
+	while (o->len && strchr(" \n", o->s[o->len - 1]))
+		o->s[--o->len] = 0;
+	return 0;
+}
+
 /* pkg-config's flags (what: --cflags or --libs) for the space-separated pkgs, one line */
 static int
 pkgflags(const char *pkgconfig, const char *what, const char *pkgs, char **out, char **err)
@@ -118,7 +133,6 @@ pkgflags(const char *pkgconfig, const char *what, const char *pkgs, char **out, 
 	char **argv = NULL;
 	size_t n = 0, cap = 0;
 	struct buf o = {0};
-	struct procres res;
 
 	argv = xgrow(argv, &cap, 3, sizeof *argv);
 	argv[n++] = (char *)pkgconfig;
@@ -128,16 +142,14 @@ pkgflags(const char *pkgconfig, const char *what, const char *pkgs, char **out, 
 		argv[n++] = w;
 	}
 	argv[n] = NULL;
-	if (proc_capture(argv, NULL, &o, NULL, 0, 0, &res) < 0 || res.status != 0) {
+	if (runline(argv, &o) < 0) {
 		*err = xasprintf("pkg-config cannot find %s", pkgs);
 		free(argv);
 		free(copy);
 		buffree(&o);
 		return -1;
 	}
-	while (o.len && strchr(" \n", o.s[o.len - 1]))
-		o.s[--o.len] = 0;
-	*out = bufdetach(&o);
+	*out = o.s ? bufdetach(&o) : xstrdup("");
 	free(argv);
 	free(copy);
 	return 0;
@@ -159,9 +171,9 @@ replaceword(char **fl, const char *w, const char *to)
 		}
 }
 
-/* STATIC: link each package's -lNAME from libNAME.a where an -L folder pkg-config gives,
-   its libdir, or the compiler's own search (cc -print-file-name) holds one, by path in *pl; a package without its archive stays
-   shared. Debian's libdeflate.a deflates about 20% faster than libdeflate.so.0 (same
+/* STATIC: link each package's -lNAME from libNAME.a, by path in *pl, where an -L folder
+   pkg-config gives, its libdir, or the compiler's own search (cc -print-file-name) holds
+   one; a package without its archive stays shared. Debian's libdeflate.a deflates about 20% faster than libdeflate.so.0 (same
    bytes out), and fatwheel's time is mostly deflate. */
 static void
 linkstatic(const char *pkgconfig, const char *cc, const char *statics, char **pl)
@@ -169,7 +181,6 @@ linkstatic(const char *pkgconfig, const char *cc, const char *statics, char **pl
 	char *copy = xstrdup(statics), *w, *sp, *ls, *Ls, *a, *l, *d, *sp2, *sp3;
 	char *vargv[4];
 	struct buf o = {0};
-	struct procres res;
 	int found;
 
 	for (w = strtok_r(copy, " \t", &sp); w; w = strtok_r(NULL, " \t", &sp)) {
@@ -186,13 +197,8 @@ linkstatic(const char *pkgconfig, const char *cc, const char *statics, char **pl
 			if (strncmp(d, "-L", 2) == 0 && d[2])
 				bufprintf(&dirs, "%s\n", d + 2);
 		vargv[0] = (char *)pkgconfig, vargv[1] = "--variable=libdir", vargv[2] = w, vargv[3] = NULL;
-		bufreset(&o);
-		if (proc_capture(vargv, NULL, &o, NULL, 0, 0, &res) == 0 && res.status == 0 && o.len) {
-			while (o.len && strchr(" \n", o.s[o.len - 1]))
-				o.s[--o.len] = 0;
-			if (o.len)
-				bufprintf(&dirs, "%s\n", o.s);
-		}
+		if (runline(vargv, &o) == 0 && o.len)
+			bufprintf(&dirs, "%s\n", o.s);
 		/* the package's library (one per package: libdeflate, libzstd...) */
 		for (l = strtok_r(ls, " ", &sp2); l && strncmp(l, "-l", 2) != 0; l = strtok_r(NULL, " ", &sp2))
 			;
@@ -200,14 +206,9 @@ linkstatic(const char *pkgconfig, const char *cc, const char *statics, char **pl
 			/* the compiler's search: multiarch folders that a .pc's libdir leaves out */
 			char *name = xasprintf("lib%s.a", l + 2);
 			char *cargv[] = {"/bin/sh", "-c", "exec $0 -print-file-name=\"$1\"", (char *)cc, name, NULL};
-			bufreset(&o);
-			if (proc_capture(cargv, NULL, &o, NULL, 0, 0, &res) == 0 && res.status == 0 && o.len) {
-				while (o.len && strchr(" \n", o.s[o.len - 1]))
-					o.s[--o.len] = 0;
-				if (o.s[0] == '/' && (d = strrchr(o.s, '/'))) {
-					*d = 0;
-					bufprintf(&dirs, "%s\n", o.s);
-				}
+			if (runline(cargv, &o) == 0 && o.len && o.s[0] == '/' && (d = strrchr(o.s, '/'))) {
+				*d = 0;
+				bufprintf(&dirs, "%s\n", o.s);
 			}
 			free(name);
 		}
