@@ -20,7 +20,8 @@
 # Every step's time goes to OUT/figures, every output to OUT/log (and the terminal).
 # Environment: KILN_GPU_WORK (scratch, default /tmp/kiln-gpu), KILN_GPU_PYTHON
 # (/opt/torch/.venv/bin/python), KILN_GPU_ARCH (sm_90), KILN_GPU_STEPS (the steps to run,
-# default "tools stack check noop ccache fat"; "ccacheplain" builds once more with
+# default "tools stack check noop ccache repro fat"; "repro" builds in a second
+# folder and compares the wheels byte for byte, then runs vision.wheel.verify; "ccacheplain" builds once more with
 # --cache=ccache and nothing else, to show that it does not reach a setuptools build).
 set -u
 DEV=$(cd "${1:?usage: gpu.sh DEV [OUT]}" && pwd) || exit 2
@@ -29,7 +30,7 @@ mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd) || exit 2
 W=${KILN_GPU_WORK:-/tmp/kiln-gpu}
 PY=${KILN_GPU_PYTHON:-/opt/torch/.venv/bin/python}
 ARCH=${KILN_GPU_ARCH:-sm_90}
-STEPS=${KILN_GPU_STEPS:-tools stack check noop ccache fat}
+STEPS=${KILN_GPU_STEPS:-tools stack check noop ccache repro fat}
 K=$DEV/kiln
 R=$W/root
 LIB=$R/usr/lib/x86_64-linux-gnu
@@ -193,6 +194,18 @@ if want ccacheplain; then
 	stack b4 ccache "USE_CUDA=1 CC=$(command -v gcc) CXX=$(command -v g++)"
 	ccache -s | tee -a "$OUT/log"
 	grep -c 'ccache' "$W/b4/build/logs/vision.wheel.log" | sed 's/^/lines naming ccache in the wheel log: /' | tee -a "$OUT/log"
+fi
+
+if want repro; then
+	# reproducible bytes with nvcc: the same pins in a second build folder (another path,
+	# no compiler cache) must give the same wheel, byte for byte; then kiln-stage verify
+	# rebuilds b1's wheel stage in scratch and compares it member by member
+	stack b5 none "USE_CUDA=1 CC=$(command -v gcc) CXX=$(command -v g++)"
+	w1=$(cat "$W/b1/build/wheels/vision.picked") w5=$(cat "$W/b5/build/wheels/vision.picked")
+	log "wheels: $w1 $w5"
+	t repro-cmp cmp "$w1" "$w5"
+	t repro-verify ninja -C "$W/b1" vision.wheel.verify
+	sha256sum "$w1" "$w5" | tee -a "$OUT/log"
 fi
 
 if want fat; then
