@@ -225,17 +225,44 @@ step_wheel () {
 			die "$PY cannot find a free port for the sccache server"
 		set -- "$@" --set SCCACHE_SERVER_PORT="$scport"
 	fi
-	# nvcc (torch's cpp_extension takes PYTORCH_NVCC) through ccache: a small wrapper
-	if [ "$CACHE" = ccache ] && [ "$BACKEND" = cuda ]; then
+	# nvcc on CUDA builds: a wrapper gives each source file its own -frandom-seed (its
+	# path in the copy: nvcc otherwise draws module ids and _INTERNAL_ namespace names at
+	# random, so two builds of one file differ) and the prefix maps to the host compiler
+	# (torch's cpp_extension passes no CFLAGS to nvcc), then runs nvcc, through ccache
+	# when it is the cache. setuptools builds reach it as PYTORCH_NVCC, CMake builds as
+	# CMAKE_CUDA_COMPILER_LAUNCHER. The wrapper is fixed text; the values come as settings.
+	if [ "$BACKEND" = cuda ]; then
 		r=${CUDA_HOME:-/usr/local/cuda}/bin/nvcc
 		[ -x "$r" ] || r=$(command -v nvcc) || r=
-		case "$r" in *\'*) die "the nvcc path $r holds a single quote" ;; esac
+		case "$r" in *[!A-Za-z0-9_./+,@%-]*) die "the nvcc path $r holds spaces, quotes or shell characters" ;; esac
 		if [ -n "$r" ]; then
 			mkdir -p "$B/ccwrap" || die "cannot create $B/ccwrap"
-			printf '#!/bin/sh\nexec ccache '"'%s'"' "$@"\n' "$r" >"$B/ccwrap/nvcc.tmp" &&
-				chmod 755 "$B/ccwrap/nvcc.tmp" && mv -f "$B/ccwrap/nvcc.tmp" "$B/ccwrap/nvcc" ||
-				die "cannot write $B/ccwrap/nvcc"
-			set -- "$@" --set PYTORCH_NVCC="$B/ccwrap/nvcc"
+			cat >"$B/ccwrap/nvcc.tmp" <<'EOF2'
+#!/bin/sh
+# kiln's nvcc for one wheel stage: a seed per source file (its path in the build copy,
+# KILN_NVCC_WORK) and the stage's prefix maps, so two builds give the same bytes. As
+# PYTORCH_NVCC it runs KILN_NVCC; as CMAKE_CUDA_COMPILER_LAUNCHER ("launch") it runs
+# the compiler CMake names. KILN_NVCC_CACHE is the compiler cache, or empty.
+set -f
+case ${0##*/} in
+nvcc) set -- $KILN_NVCC "$@" ;;
+esac
+seed=
+for a do
+	case $a in
+	*.cu|*.cpp|*.cc|*.cxx|*.c) case $a in "$KILN_NVCC_WORK"/*) seed=${a#"$KILN_NVCC_WORK"/} ;; *) seed=$a ;; esac ;;
+	esac
+done
+nv=$1; shift
+exec $KILN_NVCC_CACHE "$nv" ${seed:+"-frandom-seed=$seed"} $KILN_NVCC_FLAGS "$@"
+EOF2
+			chmod 755 "$B/ccwrap/nvcc.tmp" && mv -f "$B/ccwrap/nvcc.tmp" "$B/ccwrap/nvcc" &&
+				ln -sf nvcc "$B/ccwrap/launch" || die "cannot write $B/ccwrap/nvcc"
+			nvcache=
+			[ "$CACHE" = ccache ] && nvcache=ccache
+			set -- "$@" --set PYTORCH_NVCC="$B/ccwrap/nvcc" --set CMAKE_CUDA_COMPILER_LAUNCHER="$B/ccwrap/launch" \
+				--set KILN_NVCC="$r" --set KILN_NVCC_CACHE="$nvcache" --set KILN_NVCC_WORK="$work" \
+				--set KILN_NVCC_FLAGS="${cuda# }"
 		fi
 	fi
 	# configure's CC (CC_CMD), when one was given, compiles the stack too
