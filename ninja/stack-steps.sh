@@ -141,8 +141,25 @@ step_wheel () {
 	# nothing of an earlier build (setuptools' build/, *.egg-info, a CMake cache) reaches
 	# this one, whatever the build tool, and $src stays pristine. Speed comes from the
 	# compiler cache (--cache=), whose paths are stable: the copy is always $B/work/$c.
-	work=$B/work/$c
-	[ -n "${KILN_STAGE_VERIFY:-}" ] && work=$B/work/$c.verify
+	# With --work-dir the copy is WORK_DIR/$c for every build folder (nvcc names internal
+	# symbols after the source's real path): one build at a time uses it, through a lock
+	# held until this step ends, and verify rebuilds there too. Without it the copy is
+	# $B/work/$c, and verify rebuilds beside it ($c.verify), which also proves that the
+	# bytes do not depend on the folder.
+	if [ -n "${WORK_DIR:-}" ]; then
+		wroot=$WORK_DIR work=$WORK_DIR/$c
+		mkdir -p "$wroot" || die "cannot create --work-dir $wroot"
+		[ -d "$wroot" ] && [ ! -L "$wroot" ] && [ -O "$wroot" ] || die "--work-dir $wroot is not a folder of yours"
+		exec 9>>"$wroot/.$c.lock" || die "cannot open the lock $wroot/.$c.lock"
+		if ! flock -n 9; then
+			say "waiting for another build in $work"
+			flock 9 || die "cannot lock $wroot/.$c.lock"
+		fi
+		say "building in $work (--work-dir)"
+	else
+		wroot=$B/work work=$B/work/$c
+		[ -n "${KILN_STAGE_VERIFY:-}" ] && work=$B/work/$c.verify
+	fi
 	rm -rf "$work" "$work.home" || die "cannot remove the old build tree $work"
 	mkdir -p "$work" "$work.home" || die "cannot create $work"
 	cp -a --reflink=auto "$src/." "$work/" || die "cannot copy $src to $work"
@@ -191,7 +208,7 @@ step_wheel () {
 	for m in $maps; do cuda="$cuda -Xcompiler=$m"; done
 
 	set -- --set HOME="$work.home" --set SOURCE_DATE_EPOCH="$sde" --set MAX_JOBS="$JOBS" \
-		--set CMAKE_POLICY_VERSION_MINIMUM=3.5 --set GIT_CEILING_DIRECTORIES="$B/work" \
+		--set CMAKE_POLICY_VERSION_MINIMUM=3.5 --set GIT_CEILING_DIRECTORIES="$wroot" \
 		--set CFLAGS="${maps# }" --set CXXFLAGS="${maps# }" --set HIPFLAGS="${maps# }" \
 		--set CUDAFLAGS="${cuda# }"
 	if [ -n "$version" ]; then

@@ -13,7 +13,7 @@
 #   a corrupted entry is ignored, removed and rebuilt
 # - a wheel stage that leaves no wheel fails
 . "$KILN_SRC/tests/lib.sh"
-need ninja git cc srcpin envclean wheelpick kiln-stage
+need ninja git cc flock srcpin envclean wheelpick kiln-stage
 PY3=/usr/bin/python3
 [ -x "$PY3" ] || need /usr/bin/python3
 WHEELWHL=$(ls /usr/share/python-wheels/wheel-*.whl 2>/dev/null | head -n 1)
@@ -226,6 +226,37 @@ for c in torch vision; do
 	same "second folder: the same $c wheel name" "${w1##*/}" "${w2##*/}"
 	check "second folder: byte-identical $c wheel" cmp "$w1" "$w2"
 done
+
+# --work-dir: the wheel stages of another build folder build in one fixed folder (what
+# nvcc needs: it names internal symbols after the source's real path), under a lock
+mkdir -p "$T/wd4/b4" && cd "$T/wd4/b4" || exit 2
+check "configure with --work-dir" conf "$T/other/venv" --work-dir="$T/wd"
+build workdir
+same "--work-dir: ninja succeeds" 0 "$brc"
+showlog workdir
+has "--work-dir: vision built in the work folder" build/logs/vision.wheel.log "building in $T/wd/vision (--work-dir)"
+lacks "--work-dir: not in the build folder" "$T/workdir.log" "$T/wd4/b4/build/work/vision"
+check "--work-dir: the lock is beside it" test -f "$T/wd/.vision.lock"
+for c in torch vision; do
+	w2=$(wheel "$T/other/b2/build/wheels/$c") w4=$(wheel "$T/wd4/b4/build/wheels/$c")
+	check "--work-dir: byte-identical $c wheel" cmp "$w2" "$w4"
+done
+# a held lock makes the stage wait its turn, and says so
+rm -f build/stamp/vision.wheel
+flock "$T/wd/.vision.lock" sleep 3 &
+lockpid=$!
+sleep 0.5
+build waited
+wait "$lockpid"
+same "--work-dir: a held lock: ninja succeeds" 0 "$brc"
+has "--work-dir: a held lock: the stage waited" build/logs/vision.wheel.log "waiting for another build in $T/wd/vision"
+# a work folder that is a link is refused
+ln -s "$T/wd" "$T/wdlink"
+check "configure with a linked --work-dir" conf "$T/other/venv" --work-dir="$T/wdlink"
+rm -f build/stamp/vision.wheel
+build wdlink
+same "--work-dir that is a link: ninja fails" 1 "$brc"
+has "--work-dir that is a link: named" "$T/wdlink.log" "--work-dir $T/wdlink is not a folder of yours"
 
 # a stage cache added to the built tree: filled by the up-to-date stages, nothing rebuilt
 cd "$T/b" || exit 2

@@ -59,7 +59,7 @@ usage(void)
 	                "         [--pkg-config=P] [--fuzzcc=CC] [--ninja=N] [--prog=NAME]\n"
 	                "         [--image=NAME[:TAG]] [--image-base=REF]\n"
 	                "         [--git-cache=DIR] [--cache-remote=URL] [--distribute=distcc|icecream]\n"
-	                "         [--distribute-hosts=HOSTS]\n"
+	                "         [--distribute-hosts=HOSTS] [--work-dir=DIR]\n"
 	                "         -- CONFIGURE [ARG]...\n");
 	exit(EXIT_USAGE);
 }
@@ -87,6 +87,7 @@ parseopts(int argc, char **argv)
 		{"--image", &cf.image}, {"--image-base", &cf.imagebase},
 		{"--git-cache", &cf.gitcache}, {"--cache-remote", &cf.cacheremote},
 		{"--distribute", &cf.distribute}, {"--distribute-hosts", &cf.disthosts},
+		{"--work-dir", &cf.workdir},
 	};
 	size_t k, cap = 0;
 	const char *v;
@@ -100,7 +101,7 @@ parseopts(int argc, char **argv)
 	cf.pkgconfig = "pkg-config";
 	cf.ninja = "ninja";
 	cf.jobs = "2";
-	cf.gitcache = cf.cacheremote = cf.distribute = cf.disthosts = "";
+	cf.gitcache = cf.cacheremote = cf.distribute = cf.disthosts = cf.workdir = "";
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--")) {
 			cf.replay = argv + i + 1;
@@ -424,6 +425,7 @@ checkopts(void)
 	checkpath("--prefix", cf.prefix, 0);
 	checkpath("KILN_BIN", cf.kilnbin, 0);
 	checkpath("--git-cache", cf.gitcache, 0);
+	checkpath("--work-dir", cf.workdir, 0);
 	checkpath("--cache-remote", cf.cacheremote, 0);
 	checkpath("--distribute-hosts", cf.disthosts, 0);
 	if (!*cf.builddir)
@@ -591,6 +593,7 @@ configmk(struct buf *mk, char *const *tools, size_t ntools)
 	mkval(mk, "KILN_MIRROR", cf.mirror ? cf.mirror : "");
 	mkval(mk, "KILN_JOBS", cf.jobs);
 	mkval(mk, "KILN_GIT_CACHE", cf.gitcache);
+	mkval(mk, "KILN_WORK_DIR", cf.workdir);
 	mkval(mk, "KILN_CACHE_REMOTE", cf.cacheremote);
 	mkval(mk, "KILN_DISTRIBUTE", cf.distribute);
 	p = joined(tools, ntools);

@@ -680,6 +680,8 @@ writestack(char *const *tools, size_t ntools, const char *profs)
 	kv_put(&env, "JOBS", cf.jobs);
 	/* team caches: where they are changes no output, so they are settings, not key inputs */
 	kv_put(&env, "GIT_CACHE", cf.gitcache);
+	/* where the wheel stages build: a fixed folder gives nvcc the same source paths */
+	kv_put(&env, "WORK_DIR", cf.workdir);
 	kv_put(&env, "CACHE_REMOTE", cf.cacheremote);
 	kv_put(&env, "DISTRIBUTE", cf.distribute);
 	kv_put(&env, "DISTRIBUTE_HOSTS", cf.disthosts);

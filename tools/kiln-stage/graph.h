@@ -30,7 +30,7 @@ struct config {
 	enum backend backend;
 	/* team caches (issue 20): the shared git mirror folder, the compiler cache's remote
 	   storage, the distributed compiler and its hosts ("" when not used) */
-	const char *gitcache, *cacheremote, *distribute, *disthosts;
+	const char *gitcache, *cacheremote, *distribute, *disthosts, *workdir;
 };
 
 /* what the target Python says about itself (python.c's script) */
