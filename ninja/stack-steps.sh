@@ -243,8 +243,9 @@ step_wheel () {
 		set -- "$@" --set SCCACHE_SERVER_PORT="$scport"
 	fi
 	# nvcc on CUDA builds: a wrapper gives each source file its own -frandom-seed (its
-	# path in the copy: nvcc otherwise draws module ids and _INTERNAL_ namespace names at
-	# random, so two builds of one file differ) and the prefix maps to the host compiler
+	# path in the copy: nvcc otherwise draws module ids at random, so two builds of one
+	# file differ), -objtemp (temporary file names hold a process id) and the prefix maps
+	# to the host compiler
 	# (torch's cpp_extension passes no CFLAGS to nvcc), then runs nvcc, through ccache
 	# when it is the cache. setuptools builds reach it as PYTORCH_NVCC, CMake builds as
 	# CMAKE_CUDA_COMPILER_LAUNCHER. The wrapper is fixed text; the values come as settings.
@@ -264,14 +265,17 @@ set -f
 case ${0##*/} in
 nvcc) set -- $KILN_NVCC "$@" ;;
 esac
-seed=
+# A compile (-c, -dc, -dw) also takes -objtemp: its temporary files, whose names end up
+# in the object, are named after the object instead of nvcc's process id.
+seed= objtemp=
 for a do
 	case $a in
 	*.cu|*.cpp|*.cc|*.cxx|*.c) case $a in "$KILN_NVCC_WORK"/*) seed=${a#"$KILN_NVCC_WORK"/} ;; *) seed=$a ;; esac ;;
+	-c|-dc|-dw|--compile|--device-c|--device-w) objtemp=-objtemp ;;
 	esac
 done
 nv=$1; shift
-exec $KILN_NVCC_CACHE "$nv" ${seed:+"-frandom-seed=$seed"} $KILN_NVCC_FLAGS "$@"
+exec $KILN_NVCC_CACHE "$nv" ${seed:+"-frandom-seed=$seed"} $objtemp $KILN_NVCC_FLAGS "$@"
 EOF2
 			chmod 755 "$B/ccwrap/nvcc.tmp" && mv -f "$B/ccwrap/nvcc.tmp" "$B/ccwrap/nvcc" &&
 				ln -sf nvcc "$B/ccwrap/launch" || die "cannot write $B/ccwrap/nvcc"
