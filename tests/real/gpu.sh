@@ -123,13 +123,14 @@ vision_ENV="$1"
 EOF
 }
 
-# stack B CACHE ENV: configure build folder B and build the stack in it
+# stack B CACHE ENV: configure build folder B and build the stack in it; every build
+# folder builds its wheels in one work folder, as CUDA builds must to give the same bytes
 stack () {
 	b=$1 cache=$2
 	pins "$3"
 	mkdir -p "$W/$b"
 	t "configure-$b" env -C "$W/$b" "$K/configure" --arch="$ARCH" --python="$PY" --pin torch=system \
-		--pins="$W/ext.env" --without=audio --mirror="$DEV/mirror" --cache="$cache" \
+		--pins="$W/ext.env" --without=audio --mirror="$DEV/mirror" --cache="$cache" --work-dir="$W/wd" \
 		PKG_CONFIG="$W/bin/pkg-config" KILN_BIN="$KB" || return 1
 	t "ninja-stack-$b" ninja -C "$W/$b" stack || { tail -n 40 "$W/$b"/build/logs/*.log | tee -a "$OUT/log"; return 1; }
 }
