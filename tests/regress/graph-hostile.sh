@@ -1,6 +1,6 @@
 #!/bin/sh
 # graph-hostile: paths may hold any byte but NUL and newline. Every path option
-# (--python, --rocm-path, --stage-cache, --mirror, --builddir, --pins, a pin's wheel, the
+# (--python, --rocm-path, --stage-cache, --mirror, --builddir, --work-dir, --pins, a pin's wheel, the
 # build folder itself) points into a folder whose name holds a space, both quotes, '$',
 # '$(...)', backticks and ';' (the build folder and stage cache also ':' and '$x': a
 # Python prefix can hold neither, venv refuses ':' and setuptools expands '$x', so
@@ -24,7 +24,7 @@ mkdir -p "$T/w" && cd "$T/w" || exit 2
 conf () {
 	"$KSRC/configure" --python="$H/venv/bin/python" --pins="$H/pins.env" --mirror="$H/mirror" \
 		--rocm-path="$H/rocm" --stage-cache="$HC/cache" --builddir="$HC/build" --jobs=2 \
-		KILN_BIN="$KILN_BIN" "$@"
+		--work-dir="$HC/work" KILN_BIN="$KILN_BIN" "$@"
 }
 check "configure with every path in the hostile folder" conf --arch=gfx1100
 exits "configure ran nothing" 1 test -e "$canary"
@@ -37,6 +37,7 @@ same "and works (patched, hipified by its own script)" "30 1110 33 gfx1100" \
 	"$("$H/venv/bin/python" -c 'import torch, torchvision, torchaudio; print(torch.scale(3), torchvision.op(1), torchaudio.op(3), torch.ARCH)' 2>&1)"
 check "the stage cache holds the wheels" test -n "$(ls "$HC/cache")"
 has "the build folder is where it was asked" "$HC/build/build-info.json" '"component":"torch"'
+has "the wheels were built in --work-dir" "$HC/build/logs/vision.wheel.log" "building in $HC/work/vision (--work-dir)"
 run ninja
 same "a second ninja has nothing to do" "ninja: no work to do." "$(cat "$T/.out")"
 # a KILN_EXPLAIN rebuild after a manual configure with the same arguments: nothing
