@@ -192,7 +192,8 @@ parsearch(void)
 	if (!*cf.archarg)
 		return;
 	for (i = 0; i < arch_count && n < 60; i++)
-		names[n++] = arch_table[i].name;
+		if (arch_table[i].build)
+			names[n++] = arch_table[i].name;
 	names[n++] = "cpu";
 	names[n++] = "native";
 	for (p = cf.archarg;; p = e + 1) {
@@ -205,6 +206,9 @@ parsearch(void)
 			fail("unknown arch '%s'; CUDA targets look like sm_90, sm_90a or sm_120", w);
 		if (b == BACKEND_NONE) {
 			s = closest(w, names, n, 3);
+			if (arch_find(w))
+				fail("arch '%s' is an AMD target the stack does not build for%s%s%s", w,
+				     s ? "; did you mean " : "", s ? s : "", s ? "?" : "");
 			fail("unknown arch '%s'%s%s%s", w, s ? "; did you mean " : "", s ? s : "", s ? "?" : "");
 		}
 		if (cf.backend != BACKEND_NONE && cf.backend != b)
