@@ -9,13 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <linux/fs.h>
 #include <sys/ioctl.h>
 
 #include "atomic.h"
+#include "envv.h"
 #include "hash.h"
 #include "strv.h"
 
@@ -856,55 +856,36 @@ cache_explain(const char *cachedir, const struct stage *s)
 	return why;
 }
 
-volatile sig_atomic_t stage_gotsig;
-volatile pid_t stage_child;
+extern char **environ;
 
 int
 stage_spawn(char **argv, int logfd, const struct stage *s, const char *logpath,
-            const char *out, const char *note, int verify)
+            const char *out, const char *note, int verify, struct procres *res)
 {
-	int status, devnull;
-	char *abs;
-	pid_t pid;
+	struct envv env = {0};
+	struct procopt o = {0};
+	char *abs = NULL;
+	int r;
 
-	fflush(NULL);
-	if ((pid = fork()) < 0)
-		return -1;
-	if (pid == 0) {
-		setpgid(0, 0);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		signal(SIGHUP, SIG_DFL);
-		if ((devnull = open("/dev/null", O_RDONLY)) >= 0)
-			dup2(devnull, 0);
-		dup2(logfd, 1);
-		dup2(logfd, 2);
-		setenv("KILN_STAGE", s->name, 1);
-		setenv("KILN_STAGE_KEY", s->key, 1);
-		setenv("KILN_STAGE_LOG", logpath, 1);
-		if (note) {
-			unlink(note);
-			setenv("KILN_STAGE_NOTE", note, 1);
-		}
-		if (out && (abs = realpath(out, NULL)))
-			setenv("KILN_STAGE_OUT", abs, 1);
-		else if (out)
-			setenv("KILN_STAGE_OUT", out, 1);
-		if (verify)
-			setenv("KILN_STAGE_VERIFY", "1", 1);
-		execvp(argv[0], argv);
-		dprintf(2, "kiln-stage: %s: %s\n", argv[0], strerror(errno));
-		_exit(errno == ENOENT ? 127 : 126);
+	env_copy(&env, environ);
+	env_set(&env, "KILN_STAGE", s->name);
+	env_set(&env, "KILN_STAGE_KEY", s->key);
+	env_set(&env, "KILN_STAGE_LOG", logpath);
+	env_unset(&env, "KILN_STAGE_NOTE");
+	if (note) {
+		unlink(note);
+		env_set(&env, "KILN_STAGE_NOTE", note);
 	}
-	stage_child = pid;
-	setpgid(pid, pid);
-	if (stage_gotsig)
-		kill(-pid, stage_gotsig);
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR) {
-			stage_child = 0;
-			return -1;
-		}
-	stage_child = 0;
-	return status;
+	env_unset(&env, "KILN_STAGE_OUT");
+	if (out)
+		env_set(&env, "KILN_STAGE_OUT", (abs = realpath(out, NULL)) ? abs : out);
+	env_unset(&env, "KILN_STAGE_VERIFY");
+	if (verify)
+		env_set(&env, "KILN_STAGE_VERIFY", "1");
+	o.envp = env.v;
+	o.group = 1;
+	r = proc_tofd(argv, logfd, &o, res);
+	free(abs);
+	env_free(&env);
+	return r;
 }

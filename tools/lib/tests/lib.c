@@ -1,6 +1,7 @@
 /* unit tests of tools/lib: strings, quoting, hashing, atomic files, JSON, KEY=VALUE */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -198,6 +199,66 @@ test_proc(void)
 }
 
 static void
+counttick(unsigned long lines, void *arg)
+{
+	*(unsigned long *)arg = lines;
+}
+
+/* proc_tofd: a log, a folder, an environment, a group the caught signals reach */
+static void
+test_tofd(const char *dir)
+{
+	char *lp = xasprintf("%s/tofd.log", dir), *env[] = {"X=from envp", NULL};
+	char *pw[] = {"sh", "-c", "pwd; echo \"$X\"; echo two >&2; exit 4", NULL};
+	char *nf[] = {"/nonexistent/prog", NULL};
+	/* the child signals this process, which sends it on to the child's group: the
+	   shell and its sleep both end, long before the 30 seconds */
+	char *sg[] = {"sh", "-c", "sleep 30 & kill -TERM $PPID; wait; echo survived", NULL};
+	unsigned long lines = 0;
+	struct procopt o = {env, dir, 0, counttick, &lines};
+	struct procres r;
+	struct buf b = {0};
+	char *want;
+	int fd;
+
+	fd = open(lp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	CHECK_INT(proc_tofd(pw, fd, &o, &r), 0, "proc_tofd runs sh");
+	CHECK(r.status == 4 && !r.sig && !r.notfound, "proc_tofd: the exit status");
+	CHECK_INT(lines, 3, "proc_tofd: tick counts the lines");
+	readfile(lp, &b, 1 << 16);
+	want = xasprintf("%s\nfrom envp\ntwo\n", dir);
+	CHECK_STR(b.s, want, "proc_tofd: cwd, envp, stdout and stderr into the log");
+	free(want);
+	CHECK_INT(proc_tofd(nf, fd, NULL, &r), 0, "proc_tofd: a missing program still ran a child");
+	CHECK(r.notfound && r.err == ENOENT && r.status == 127, "proc_tofd: a missing program gives 127");
+	o.cwd = "/nonexistent";
+	o.tick = NULL;
+	CHECK(proc_tofd(pw, fd, &o, &r) == 0 && r.notfound && r.status == 127, "proc_tofd: a folder not entered gives 127");
+	readfile(lp, &b, 1 << 16);
+	CHECK(strstr(b.s, "cannot run /nonexistent/prog: No such file") != NULL, "proc_tofd: says which program");
+	CHECK(strstr(b.s, "cannot enter /nonexistent: No such file") != NULL, "proc_tofd: says which folder");
+	close(fd);
+
+	fd = open(lp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	memset(&o, 0, sizeof o);
+	o.group = 1;
+	proc_forward();
+	CHECK_INT(proc_tofd(sg, fd, &o, &r), 0, "proc_tofd: a group");
+	CHECK(proc_gotsig == SIGTERM, "proc_forward: the signal is recorded");
+	CHECK(r.sig == SIGTERM && r.status == 128 + SIGTERM, "proc_forward: the signal reached the group");
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	proc_gotsig = 0;
+	readfile(lp, &b, 1 << 16);
+	CHECK(!b.s || !strstr(b.s, "survived"), "proc_forward: the shell did not go on");
+	close(fd);
+	unlink(lp);
+	buffree(&b);
+	free(lp);
+}
+
+static void
 nousage(const char *error)
 {
 	fprintf(stderr, "usage called: %s\n", error);
@@ -330,6 +391,7 @@ main(void)
 	test_json();
 	test_kv();
 	test_proc();
+	test_tofd(dir);
 	test_os(dir);
 	rmdir(dir);
 	return TEST_DONE();
