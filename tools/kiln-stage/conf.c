@@ -15,6 +15,7 @@
 
 #include "atomic.h"
 #include "emit.h"
+#include "strv.h"
 #include "kv.h"
 
 struct config cf;
@@ -527,7 +528,7 @@ regenedge(struct buf *b)
 			addregen(p);
 			free(p);
 		}
-		strvfree(v, n);
+		strs_free(v, n);
 	}
 	if (cf.kilnbin) {
 		p = xasprintf("%s/kiln-stage", cf.kilnbin);
@@ -634,8 +635,8 @@ graph_main(int argc, char **argv)
 		utimensat(AT_FDCWD, "config.mk", NULL, 0);
 	buffree(&b);
 	buffree(&mk);
-	strvfree(tools, ntools);
-	strvfree(ec.lib, ec.nlib);
+	strs_free(tools, ntools);
+	strs_free(ec.lib, ec.nlib);
 	free((char *)ec.libcflags);
 	free((char *)ec.libcryptolibs);
 	pins_free(&pins);

@@ -11,6 +11,7 @@
 
 #include "atomic.h"
 #include "emit.h"
+#include "strv.h"
 #include "hash.h"
 #include "kv.h"
 #include "stage.h"
@@ -599,7 +600,7 @@ mkstages(char **proflist, size_t nprof)
 				parent(&stages[i], "rocm.check");
 	for (i = 0; i < nins; i++)
 		addregen(ins[i]);
-	strvfree(ins, nins);
+	strs_free(ins, nins);
 	free(archs);
 	free(ccv);
 	free(rocmv);
@@ -884,7 +885,7 @@ planstack(char ***proflist, size_t *nprof)
 			addregen(p);
 			free(p);
 		}
-		strvfree(envs, n);
+		strs_free(envs, n);
 		free(d);
 		p = xasprintf("%s/env/versions.env", cf.srcdir);
 		if (stat(p, &st) == 0)
@@ -947,7 +948,7 @@ stack(struct buf *b, char *const *tools, size_t ntools)
 		rulefile = bufdetach(&fb);
 		mkstages(proflist, nprof);
 		writestack(tools, ntools, profs);
-		strvfree(proflist, nprof);
+		strs_free(proflist, nprof);
 		free(profs);
 	}
 	free(p);

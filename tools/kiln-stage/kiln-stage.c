@@ -27,25 +27,22 @@
 static void
 usage(const char *error)
 {
-	if (error)
-		fprintf(stderr, "kiln-stage: %s\n", error);
-	fprintf(error ? stderr : stdout,
-	        "usage: kiln-stage run --key=FILE --stamp=FILE [--parent=STAMP]... [--logdir=DIR]\n"
-	        "                      [--out=DIR] [--stage-cache=DIR|URL] [--id-file=FILE] [--id-keys=LIST]\n"
-	        "                      [-n] STAGE [PARENT-STAMP...] -- CMD [ARG...]\n"
-	        "       kiln-stage verify --key=FILE --stamp=FILE [--parent=STAMP]... --out=DIR\n"
-	        "                      [--logdir=DIR] STAGE -- CMD [ARG...]\n"
-	        "       kiln-stage explain --key=FILE --stamp=FILE [--parent=STAMP]... [--out=DIR]\n"
-	        "                      [--stage-cache=DIR] STAGE\n"
-	        "       kiln-stage env FILE... -- CMD [ARG...]\n"
-	        "       kiln-stage kv -o FILE <KEY=VALUE-lines\n"
-	        "       kiln-stage info [-o FILE] DIR\n"
-	        "       kiln-stage labels [--format=args|file|containerfile] DIR\n"
-	        "       kiln-stage --version\n"
-	        "       kiln-stage graph --srcdir=DIR --builddir=DIR [OPTION]... -- CONFIGURE [ARG]...\n"
-	        "       kiln-stage fetch URL --sha256=HEX -o FILE\n"
-	        "       kiln-stage unpack TARBALL --into=DIR [--sha256=HEX] [--layout=rocm] [--max-size=N]\n");
-	exit(error ? EXIT_USAGE : EXIT_OK);
+	opt_usage(error,
+	          "usage: kiln-stage run --key=FILE --stamp=FILE [--parent=STAMP]... [--logdir=DIR]\n"
+	          "                      [--out=DIR] [--stage-cache=DIR|URL] [--id-file=FILE] [--id-keys=LIST]\n"
+	          "                      [-n] STAGE [PARENT-STAMP...] -- CMD [ARG...]\n"
+	          "       kiln-stage verify --key=FILE --stamp=FILE [--parent=STAMP]... --out=DIR\n"
+	          "                      [--logdir=DIR] STAGE -- CMD [ARG...]\n"
+	          "       kiln-stage explain --key=FILE --stamp=FILE [--parent=STAMP]... [--out=DIR]\n"
+	          "                      [--stage-cache=DIR] STAGE\n"
+	          "       kiln-stage env FILE... -- CMD [ARG...]\n"
+	          "       kiln-stage kv -o FILE <KEY=VALUE-lines\n"
+	          "       kiln-stage info [-o FILE] DIR\n"
+	          "       kiln-stage labels [--format=args|file|containerfile] DIR\n"
+	          "       kiln-stage --version\n"
+	          "       kiln-stage graph --srcdir=DIR --builddir=DIR [OPTION]... -- CONFIGURE [ARG]...\n"
+	          "       kiln-stage fetch URL --sha256=HEX -o FILE\n"
+	          "       kiln-stage unpack TARBALL --into=DIR [--sha256=HEX] [--layout=rocm] [--max-size=N]\n");
 }
 
 static double

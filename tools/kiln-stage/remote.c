@@ -31,18 +31,6 @@ static char *down;
 /* objects this run found corrupt: stored again after the rebuild, not skipped by HEAD */
 static struct strv suspect;
 
-/* 1 if l holds s */
-static int
-listed(const struct strv *l, const char *s)
-{
-	size_t i;
-
-	for (i = 0; i < l->n; i++)
-		if (!strcmp(l->v[i], s))
-			return 1;
-	return 0;
-}
-
 int
 remote_isurl(const char *s)
 {
@@ -250,7 +238,7 @@ has(const char *url, char **err)
 {
 	long code;
 
-	if (listed(&suspect, url))
+	if (strv_has(&suspect, url))
 		return 0;
 	code = request(url, "HEAD", NULL, NULL, 0, err);
 	if (code >= 200 && code < 300)

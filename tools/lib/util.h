@@ -47,6 +47,8 @@ void bufputs(struct buf *b, const char *s);
 void bufputc(struct buf *b, int c);
 /* append formatted text */
 void bufprintf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* the va_list form of bufprintf */
+void bufvprintf(struct buf *b, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 /* make len 0 (keeps the allocation) */
 void bufreset(struct buf *b);
 /* release the memory and zero the struct */
