@@ -11,6 +11,7 @@
 
 #include "atomic.h"
 #include "emit.h"
+#include "os.h"
 #include "strv.h"
 #include "hash.h"
 #include "kv.h"
@@ -916,7 +917,7 @@ stack(struct buf *b, char *const *tools, size_t ntools)
 	size_t nprof;
 
 	if (!(absb = realpath(cf.builddir, NULL)) &&
-	    (mkdirs(cf.builddir) < 0 || !(absb = realpath(cf.builddir, NULL))))
+	    (os_mkdirs(cf.builddir, 0777) < 0 || !(absb = realpath(cf.builddir, NULL))))
 		fail("cannot create %s:", cf.builddir);
 	p = xasprintf("%s/env/versions.env", cf.srcdir);
 	if (!cf.pinsfile && stat(p, &st) < 0) {
@@ -933,7 +934,7 @@ stack(struct buf *b, char *const *tools, size_t ntools)
 		free(p);
 		p = xasprintf("%s/keys", absb);
 		k = xasprintf("%s/stamp", absb);
-		if (mkdirs(p) < 0 || mkdirs(k) < 0)
+		if (os_mkdirs(p, 0777) < 0 || os_mkdirs(k, 0777) < 0)
 			fail("cannot create %s:", p);
 		free(k);
 		free(p);

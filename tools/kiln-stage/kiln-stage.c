@@ -15,6 +15,7 @@
 #include "atomic.h"
 #include "info.h"
 #include "kv.h"
+#include "os.h"
 #include "opt.h"
 #include "remote.h"
 #include "schema.h"
@@ -418,7 +419,7 @@ cmdrun(int argc, char **argv)
 	}
 	if (out && dir_empty(out, &err) < 0)
 		dien(EXIT_USAGE, "%s: %s", name, err);
-	if (mkdirs(logdir) < 0)
+	if (os_mkdirs(logdir, 0777) < 0)
 		dien(EXIT_USAGE, "%s: cannot create:", logdir);
 	if ((logfd = log_open(logdir, name, &logpath, &err)) < 0)
 		dien(EXIT_USAGE, "%s", err);

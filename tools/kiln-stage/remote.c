@@ -23,6 +23,7 @@
 
 #include "atomic.h"
 #include "hash.h"
+#include "os.h"
 #include "kv.h"
 #include "strv.h"
 
@@ -340,7 +341,7 @@ remote_restore(const char *url, const char *key, const char *name, const char *o
 	free(o);
 	ent = cache_entry(tmp, key);
 	rmtmp(tmp, ent);
-	if (mkdirs(ent) < 0) {
+	if (os_mkdirs(ent, 0777) < 0) {
 		*err = xasprintf("%s: cannot create: %s", ent, strerror(errno));
 		goto out;
 	}
@@ -430,7 +431,7 @@ remote_restore(const char *url, const char *key, const char *name, const char *o
 	}
 	free(e2);
 	e2 = NULL;
-	mkdirs(logdir);
+	os_mkdirs(logdir, 0777);
 	/* installs only what matches the digests, once more on the copies it makes */
 	r = cache_restore(tmp, key, outdir, logdir, name, id, &e2);
 	if (r == 1)

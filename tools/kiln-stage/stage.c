@@ -16,6 +16,7 @@
 
 #include "atomic.h"
 #include "envv.h"
+#include "os.h"
 #include "hash.h"
 #include "strv.h"
 
@@ -325,28 +326,6 @@ stage_idfrom(const struct stage *s, const char *names)
 }
 
 int
-mkdirs(const char *path)
-{
-	char *p = xstrdup(path), *q;
-	int r = 0;
-
-	for (q = p + 1; *q; q++) {
-		if (*q != '/')
-			continue;
-		*q = 0;
-		if (mkdir(p, 0777) < 0 && errno != EEXIST)
-			r = -1;
-		*q = '/';
-		if (r < 0)
-			break;
-	}
-	if (r == 0 && mkdir(p, 0777) < 0 && errno != EEXIST)
-		r = -1;
-	free(p);
-	return r;
-}
-
-int
 dir_empty(const char *dir, char **err)
 {
 	DIR *d;
@@ -354,7 +333,7 @@ dir_empty(const char *dir, char **err)
 	struct stat sb;
 	char *p;
 
-	if (mkdirs(dir) < 0) {
+	if (os_mkdirs(dir, 0777) < 0) {
 		*err = xasprintf("%s: cannot create: %s", dir, strerror(errno));
 		return -1;
 	}
@@ -434,33 +413,25 @@ copyfile(const char *src, const char *dst)
 	return close(out);
 }
 
-static int
-bystr(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 int
 dir_files(const char *dir, struct strv *names)
 {
-	DIR *d;
-	struct dirent *e;
+	struct strv all = {0};
 	struct stat sb;
+	size_t i;
 	char *p;
 
-	if (!(d = opendir(dir)))
+	if (os_listdir(dir, &all) < 0)
 		return -1;
-	while ((e = readdir(d))) {
-		if (e->d_name[0] == '.')
+	for (i = 0; i < all.n; i++) {
+		if (all.v[i][0] == '.')
 			continue;
-		p = xasprintf("%s/%s", dir, e->d_name);
+		p = xasprintf("%s/%s", dir, all.v[i]);
 		if (lstat(p, &sb) == 0 && S_ISREG(sb.st_mode))
-			strv_add(names, e->d_name, 0);
+			strv_add(names, all.v[i], 0);
 		free(p);
 	}
-	closedir(d);
-	if (names->n)
-		qsort(names->v, names->n, sizeof *names->v, bystr);
+	strv_free(&all);
 	return 0;
 }
 
@@ -581,7 +552,7 @@ cache_store(const char *cachedir, const struct stage *s, const char *outdir, con
 	}
 	tmp = xasprintf("%s.tmp.%ld", ent, (long)getpid());
 	rmflat(tmp);
-	if (mkdirs(tmp) < 0) {
+	if (os_mkdirs(tmp, 0777) < 0) {
 		*err = xasprintf("%s: cannot create: %s", tmp, strerror(errno));
 		goto out;
 	}
@@ -622,7 +593,7 @@ cache_store(const char *cachedir, const struct stage *s, const char *outdir, con
 		free(a);
 	}
 	a = xasprintf("%s/%.2s", cachedir, s->key);
-	mkdirs(a);
+	os_mkdirs(a, 0777);
 	free(a);
 	if (rename(tmp, ent) < 0 && errno != EEXIST && errno != ENOTEMPTY) {
 		*err = xasprintf("%s: cannot store: %s", ent, strerror(errno));

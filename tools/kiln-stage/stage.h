@@ -95,8 +95,6 @@ int dir_sums(const char *dir, struct buf *sums, char **err);
 int dir_empty(const char *dir, char **err);
 /* number of regular files in dir (0 if it does not exist) */
 int dir_count(const char *dir);
-/* mkdir -p; returns 0 or -1 with errno set */
-int mkdirs(const char *path);
 
 /* Run argv as the stage's command (lib/proc's proc_tofd: its own process group, to which
    the signals proc_forward catches go; stdin /dev/null, stdout and stderr into logfd),

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "mapfile.h"
+#include "os.h"
 #include "remote.h"
 #include "stage.h"
 #include "util.h"
@@ -270,7 +271,7 @@ cmdverify(int argc, char **argv)
 		dien(EXIT_USAGE, "%s: not a folder; refusing to rebuild into it", scratch);
 	if (dir_empty(scratch, &err) < 0)
 		dien(EXIT_USAGE, "%s", err);
-	if (mkdirs(o.logdir) < 0)
+	if (os_mkdirs(o.logdir, 0777) < 0)
 		dien(EXIT_USAGE, "%s: cannot create:", o.logdir);
 	vname = xasprintf("%s.verify", o.name);
 	if ((fd = log_open(o.logdir, vname, &logpath, &err)) < 0)
