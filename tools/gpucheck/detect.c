@@ -279,15 +279,6 @@ numdirs(const char *dir, size_t *n)
 	return v;
 }
 
-static void
-trimnl(char *s)
-{
-	size_t k = strlen(s);
-
-	while (k && (s[k - 1] == '\n' || s[k - 1] == ' ' || s[k - 1] == '\t' || s[k - 1] == '\r'))
-		s[--k] = 0;
-}
-
 static int
 detect_amd(struct gpulist *l, const char *sysfs, char *err, size_t errlen)
 {
@@ -305,7 +296,7 @@ detect_amd(struct gpulist *l, const char *sysfs, char *err, size_t errlen)
 	path = xasprintf("%s/module/amdgpu/version", sysfs);
 	if (os_readreg(path, 0, &vb, 256, err, errlen) == 0 && vb.len) {
 		snprintf(drv, sizeof drv, "amdgpu %s", vb.s);
-		trimnl(drv);
+		strrtrim(drv, " \t\r\n");
 	}
 	free(path);
 	buffree(&vb);
@@ -410,7 +401,7 @@ infoval(const char *text, const char *key, char *out, size_t len)
 		if (!e)
 			e = s + strlen(s);
 		snprintf(out, len, "%.*s", (int)(e - s), s);
-		trimnl(out);
+		strrtrim(out, " \t\r\n");
 		return;
 	}
 }

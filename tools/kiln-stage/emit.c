@@ -98,8 +98,7 @@ runline(char *const argv[], struct buf *o)
 	bufreset(o);
 	if (proc_capture(argv, NULL, o, NULL, 0, 0, &res) < 0 || res.status != 0)
 		return -1;
-	while (o->len && strchr(" \n", o->s[o->len - 1]))
-		o->s[--o->len] = 0;
+	bufrtrim(o, " \n");
 	return 0;
 }
 

@@ -359,8 +359,7 @@ mkstages(char **proflist, size_t nprof)
 		struct buf v = {0};
 		if (access(hip, X_OK) == 0 || access(cl, X_OK) == 0) {
 			if (readfile(vf, &v, 4096) == 0 && v.len) {
-				while (v.len && strchr("\n ", v.s[v.len - 1]))
-					v.s[--v.len] = 0;
+				bufrtrim(&v, "\n ");
 				rocmv = bufdetach(&v);
 			} else {
 				char *av[] = {cl, "--version", NULL};

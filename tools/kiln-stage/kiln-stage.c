@@ -78,8 +78,7 @@ readid(const char *path)
 		buffree(&b);
 		return NULL;
 	}
-	while (b.len && strchr(" \t\r\n", b.s[b.len - 1]))
-		b.s[--b.len] = 0;
+	bufrtrim(&b, " \t\r\n");
 	if (b.len == 0 || memchr(b.s, '\n', b.len)) {
 		buffree(&b);
 		errno = EINVAL;

@@ -26,8 +26,7 @@ capture(char *const *argv, char **out)
 		*out = xstrdup("");
 		return -1;
 	}
-	while (o.len && o.s[o.len - 1] == '\n')
-		o.s[--o.len] = 0;
+	bufrtrim(&o, "\n");
 	*out = bufdetach(&o);
 	return 0;
 }

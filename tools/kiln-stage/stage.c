@@ -729,8 +729,7 @@ cache_restore(const char *cachedir, const char *key, const char *outdir, const c
 	}
 	if (bad)
 		goto corrupt;
-	while (idb.len && (idb.s[idb.len - 1] == '\n' || idb.s[idb.len - 1] == '\r'))
-		idb.s[--idb.len] = 0;
+	bufrtrim(&idb, "\r\n");
 	*id = bufdetach(&idb);
 	if (logdir)
 		restorelog(ent, logdir, name);

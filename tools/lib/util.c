@@ -194,6 +194,23 @@ bufprintf(struct buf *b, const char *fmt, ...)
 }
 
 void
+bufrtrim(struct buf *b, const char *set)
+{
+	while (b->len && b->s[b->len - 1] && strchr(set, b->s[b->len - 1]))
+		b->s[--b->len] = 0;
+}
+
+char *
+strrtrim(char *s, const char *set)
+{
+	size_t k = strlen(s);
+
+	while (k && strchr(set, s[k - 1]))
+		s[--k] = 0;
+	return s;
+}
+
+void
 bufreset(struct buf *b)
 {
 	b->len = 0;

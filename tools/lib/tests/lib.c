@@ -15,6 +15,7 @@
 #include "opt.h"
 #include "os.h"
 #include "proc.h"
+#include "strv.h"
 #include "test.h"
 #include "util.h"
 
@@ -22,6 +23,7 @@ static void
 test_buf(void)
 {
 	struct buf b = {0};
+	char *xp;
 	int i;
 
 	for (i = 0; i < 1000; i++)
@@ -31,7 +33,20 @@ test_buf(void)
 	bufreset(&b);
 	shquote(&b, "it's a 'test'");
 	CHECK_STR(b.s, "'it'\\''s a '\\''test'\\'''", "shquote escapes single quotes");
+	bufreset(&b);
+	bufputs(&b, "6.4.1 \r\n\n");
+	bufrtrim(&b, " \r\n");
+	CHECK(b.len == 5 && !strcmp(b.s, "6.4.1"), "bufrtrim drops trailing white space");
+	bufrtrim(&b, "1.");
+	CHECK_STR(b.s, "6.4", "bufrtrim drops only bytes of its set, from the end");
+	{
+		char s[] = "580.159.04 \t\n";
+		CHECK_STR(strrtrim(s, " \t\n"), "580.159.04", "strrtrim");
+	}
 	buffree(&b);
+	xp = xasprintf("%s-%d", "gfx", 1151);
+	CHECK_STR(xp, "gfx-1151", "xasprintf (bufvprintf)");
+	free(xp);
 	CHECK(startswith("gfx1151", "gfx11") && !startswith("gfx", "gfx11"), "startswith");
 	CHECK(endswith("a.whl", ".whl") && !endswith("whl", ".whl"), "endswith");
 }
@@ -127,6 +142,22 @@ test_json(void)
 	json_end(&j);
 	CHECK_STR(b.s, "{\"name\":\"a\\\"b\\\\c\\n\\u0001\",\"list\":[-1,true,null,{}],\"n\":42}",
 	          "JSON escapes strings and places commas");
+	bufreset(&b);
+	{
+		struct strv l = {0};
+
+		strv_add(&l, "cp312", 0);
+		strv_add(&l, "abi3", 0);
+		strv_add(&l, "cp312", 1);
+		CHECK(l.n == 2 && strv_has(&l, "abi3") && !strv_has(&l, "abi"), "strv_has, strv_add uniq");
+		json_init(&j, &b);
+		json_obj(&j);
+		json_kstrs(&j, "abis", l.v, l.n);
+		json_kstrs(&j, "none", NULL, 0);
+		json_end(&j);
+		CHECK_STR(b.s, "{\"abis\":[\"cp312\",\"abi3\"],\"none\":[]}", "json_kstrs");
+		strv_free(&l);
+	}
 	buffree(&b);
 }
 
