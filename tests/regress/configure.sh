@@ -31,6 +31,12 @@ same "unknown option: one line with a suggestion" \
 	"configure: unknown option '--arc'; did you mean --arch? (see ./configure --help)" "$(cat "$T/.err")"
 exits "unknown arch exits 2" 2 "$src/configure" --arch=gfx1115
 same "unknown arch: did you mean" "configure: unknown arch 'gfx1115'; did you mean gfx1151?" "$(cat "$T/.err")"
+exits "an AMD target the stack does not build for" 2 "$src/configure" --arch=gfx810
+same "not built for: said so, with a buildable suggestion" \
+	"configure: arch 'gfx810' is an AMD target the stack does not build for; did you mean gfx803?" "$(cat "$T/.err")"
+exits "a typo next to a target not built for" 2 "$src/configure" --arch=gfx8l0
+same "did you mean offers only targets built for (gfx803, not gfx810)" \
+	"configure: unknown arch 'gfx8l0'; did you mean gfx803?" "$(cat "$T/.err")"
 exits "arch with no close match" 2 "$src/configure" --arch=potato
 same "no suggestion when nothing is close" "configure: unknown arch 'potato'" "$(cat "$T/.err")"
 exits "mixed backends refused" 2 "$src/configure" --arch=gfx1151,sm_90

@@ -100,11 +100,7 @@ explain(const struct envres *r, char **cmd, int json)
 		json_end(&j);
 		json_kstr(&j, "program", r->cmdpath);
 		json_kstr(&j, "environment", r->target);
-		json_key(&j, "env");
-		json_arr(&j);
-		for (i = 0; i < r->env.n; i++)
-			json_str(&j, r->env.v[i]);
-		json_end(&j);
+		json_kstrs(&j, "env", r->env.v, r->env.n);
 		json_end(&j);
 		bufputc(&b, '\n');
 	} else {

@@ -5,22 +5,7 @@
 
 #include <stddef.h>
 
-/* an environment as NULL-terminated "NAME=VALUE" strings, in order */
-struct envv {
-	char **v;
-	size_t n, cap;
-};
-
-/* the value of name in e, or NULL */
-const char *env_get(const struct envv *e, const char *name);
-/* set name=value (replacing in place, or appending) */
-void env_set(struct envv *e, const char *name, const char *value);
-/* remove name; returns 1 if it was there */
-int env_unset(struct envv *e, const char *name);
-/* copy a NULL-terminated "NAME=VALUE" array (entries without '=' are skipped) */
-void env_copy(struct envv *e, char *const *src);
-/* release all strings */
-void env_free(struct envv *e);
+#include "envv.h"
 
 /* one step the user asked for, applied in command-line order after the defaults */
 enum { OP_PROFILE, OP_SET, OP_UNSET };

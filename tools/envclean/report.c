@@ -93,11 +93,7 @@ report(struct state *st)
 			json_kstr(&j, "module", f->module);
 			json_kstr(&j, "message", f->text);
 			json_kstr(&j, "fix", f->fix);
-			json_key(&j, "paths");
-			json_arr(&j);
-			for (k = 0; k < f->npaths; k++)
-				json_str(&j, f->paths[k]);
-			json_end(&j);
+			json_kstrs(&j, "paths", f->paths, f->npaths);
 			json_end(&j);
 		}
 		json_end(&j);

@@ -3,6 +3,7 @@
 #include "mapfile.h"
 #include "proc.h"
 #include "wheelpath.h"
+#include "os.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -360,7 +361,7 @@ readlib(struct lib *l)
 	if (fstat(fd, &st) < 0)
 		die("%s:", l->from);
 	if (!S_ISREG(st.st_mode))
-		die("%s: is %s, not a library file", l->from, filekind(st.st_mode));
+		die("%s: is %s, not a library file", l->from, os_ftype(st.st_mode));
 	bufreset(&l->data);
 	/* the whole file in one allocation, with room for the edit to grow it */
 	l->data.s = xgrow(l->data.s, &l->data.cap, (size_t)st.st_size + (size_t)st.st_size / 8 + 65536, 1);
@@ -499,7 +500,7 @@ addinclude(const char *path, const char *rel)
 		return;
 	}
 	if (!S_ISREG(st.st_mode))
-		die("--include %s: is %s, not a file or folder", path, filekind(st.st_mode));
+		die("--include %s: is %s, not a file or folder", path, os_ftype(st.st_mode));
 	if (archskip(rel))
 		return;
 	libs = xgrow(libs, &libcap, nlibs + 1, sizeof *libs);

@@ -14,6 +14,7 @@
 
 #include "elffile.h"
 #include "wheelpath.h"
+#include "os.h"
 
 void
 search_add(struct searchpath *s, const char *dir)
@@ -115,7 +116,7 @@ search_in(const char *dir, const char *name, const struct elfinfo *want)
 	} else if (stat(p, &st) == 0 && !S_ISDIR(st.st_mode)) {
 		/* a FIFO, device or socket where a library should be: ld.so would block or
 		   fail on it; it is bad input, not a miss */
-		dien(EXIT_USAGE, "%s: is %s, not a library file", p, filekind(st.st_mode));
+		dien(EXIT_USAGE, "%s: is %s, not a library file", p, os_ftype(st.st_mode));
 	}
 	free(p);
 	return NULL;
@@ -192,7 +193,7 @@ taropen(const char *path, char *err, size_t errlen)
 		return NULL;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "is %s, not a regular file", filekind(st.st_mode));
+		snprintf(err, errlen, "is %s, not a regular file", os_ftype(st.st_mode));
 		close(fd);
 		return NULL;
 	}

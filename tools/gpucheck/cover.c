@@ -40,7 +40,7 @@ enum how
 entry_covers(const struct offentry *e, const char *dev, int xnack)
 {
 	char dp[64], ep[64];
-	const struct family *f;
+	const struct arch *ea, *da;
 	int ef, df;
 	unsigned dn, en;
 	char ds, es;
@@ -77,8 +77,10 @@ entry_covers(const struct offentry *e, const char *dev, int xnack)
 			return COV_NONE;
 		return COV_NATIVE;
 	}
-	f = family_generic(ep);
-	if (f && family_of(dp) == f && (e->cov == 0 || e->cov >= 6))
+	/* a generic target runs on the processors of its family (code object v6 and up) */
+	ea = arch_find(ep);
+	da = arch_proc(dp);
+	if (ea && ea->isgeneric && da && !strcmp(da->family, ea->family) && (e->cov == 0 || e->cov >= 6))
 		return COV_GENERIC;
 	return COV_NONE;
 }
@@ -134,22 +136,21 @@ cover_file(const struct offlist *l, const char *dev, int xnack, struct fileverdi
 int
 cover_override(const struct scanset *s, const char *dev, char *proc, size_t len)
 {
-	char dp[64], cand[64];
-	const struct family *f;
-	const char *m;
-	size_t k, n;
+	char dp[64];
+	const struct arch *a, *m;
+	const char *cand;
+	size_t k;
 	struct fileverdict v;
 	int ok, any;
 
 	off_processor(dev, dp, sizeof dp);
-	f = family_of(dp);
-	if (!f)
+	a = arch_proc(dp);
+	if (!a)
 		return -1;
 	/* members in order: the family's first (its base ISA) is preferred */
-	for (m = f->members; *m; m += n + (m[n] == ' ')) {
-		n = strcspn(m, " ");
-		snprintf(cand, sizeof cand, "%.*s", (int)n, m);
-		if (strcmp(cand, dp) == 0)
+	for (m = arch_member(a->family, NULL); m; m = arch_member(a->family, m)) {
+		cand = m->name;
+		if (m == a)
 			continue;
 		ok = 1;
 		any = 0;
@@ -389,7 +390,7 @@ cmd_cover(int argc, char **argv)
 		if (miss || tot == 0) {
 			if (haveov)
 				printf("  fix: HSA_OVERRIDE_GFX_VERSION=%s runs the %s code (same %s ISA family and wave size; works for most kernels, not validated by AMD)\n",
-				       ovver, ovproc, family_of(ovproc)->name);
+				       ovver, ovproc, arch_proc(ovproc)->family);
 			if (is_nvidia_target(dev))
 				printf("  fix: rebuild with TORCH_CUDA_ARCH_LIST=%s (or include PTX for an older sm)\n", dev);
 			else

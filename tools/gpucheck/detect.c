@@ -14,44 +14,6 @@
 
 #define FAIL(...) do { snprintf(err, errlen, __VA_ARGS__); return -1; } while (0)
 
-/* the families of AMD processors that share an ISA; members run each other's code only
-   by override, and their generic target covers them all */
-static const struct family families[] = {
-	{"gfx8", NULL, 64, "gfx801 gfx802 gfx803 gfx805 gfx810"},
-	{"gfx9", "gfx9-generic", 64, "gfx900 gfx902 gfx904 gfx906 gfx909 gfx90c"},
-	{"gfx908", NULL, 64, "gfx908"},
-	{"gfx90a", NULL, 64, "gfx90a"},
-	{"gfx9-4", "gfx9-4-generic", 64, "gfx940 gfx941 gfx942 gfx950"},
-	{"gfx10-1", "gfx10-1-generic", 32, "gfx1010 gfx1011 gfx1012 gfx1013"},
-	{"gfx10-3", "gfx10-3-generic", 32, "gfx1030 gfx1031 gfx1032 gfx1033 gfx1034 gfx1035 gfx1036"},
-	{"gfx11", "gfx11-generic", 32, "gfx1100 gfx1101 gfx1102 gfx1103 gfx1150 gfx1151 gfx1152 gfx1153"},
-	{"gfx12", "gfx12-generic", 32, "gfx1200 gfx1201"},
-};
-
-const struct family *
-family_of(const char *proc)
-{
-	size_t i, k = strlen(proc);
-	const char *m;
-
-	for (i = 0; i < sizeof families / sizeof families[0]; i++)
-		for (m = families[i].members; (m = strstr(m, proc)); m += k)
-			if ((m == families[i].members || m[-1] == ' ') && (m[k] == ' ' || m[k] == 0))
-				return &families[i];
-	return NULL;
-}
-
-const struct family *
-family_generic(const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < sizeof families / sizeof families[0]; i++)
-		if (families[i].generic && strcmp(families[i].generic, name) == 0)
-			return &families[i];
-	return NULL;
-}
-
 /* PCI device ids for kernels whose KFD lacks gfx_target_version (before 2021), and
    marketing names where the id names one product line */
 static const struct {
@@ -317,15 +279,6 @@ numdirs(const char *dir, size_t *n)
 	return v;
 }
 
-static void
-trimnl(char *s)
-{
-	size_t k = strlen(s);
-
-	while (k && (s[k - 1] == '\n' || s[k - 1] == ' ' || s[k - 1] == '\t' || s[k - 1] == '\r'))
-		s[--k] = 0;
-}
-
 static int
 detect_amd(struct gpulist *l, const char *sysfs, char *err, size_t errlen)
 {
@@ -343,7 +296,7 @@ detect_amd(struct gpulist *l, const char *sysfs, char *err, size_t errlen)
 	path = xasprintf("%s/module/amdgpu/version", sysfs);
 	if (os_readreg(path, 0, &vb, 256, err, errlen) == 0 && vb.len) {
 		snprintf(drv, sizeof drv, "amdgpu %s", vb.s);
-		trimnl(drv);
+		strrtrim(drv, " \t\r\n");
 	}
 	free(path);
 	buffree(&vb);
@@ -448,7 +401,7 @@ infoval(const char *text, const char *key, char *out, size_t len)
 		if (!e)
 			e = s + strlen(s);
 		snprintf(out, len, "%.*s", (int)(e - s), s);
-		trimnl(out);
+		strrtrim(out, " \t\r\n");
 		return;
 	}
 }

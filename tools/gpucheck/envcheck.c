@@ -55,7 +55,7 @@ check_overrides(struct findings *fs, const struct gpulist *gl)
 	char **e, name[64], t[32], rp[64], op[64];
 	const char *v;
 	size_t k, n;
-	const struct family *rf, *of;
+	const struct arch *rf, *of;
 
 	for (e = environ; *e; e++) {
 		if (!startswith(*e, "HSA_OVERRIDE_GFX_VERSION"))
@@ -89,12 +89,12 @@ check_overrides(struct findings *fs, const struct gpulist *gl)
 			off_processor(t, op, sizeof op);
 			if (strcmp(rp, op) == 0)
 				continue;
-			rf = family_of(rp);
-			of = family_of(op);
+			rf = arch_proc(rp);
+			of = arch_proc(op);
 			if (!of)
 				add(fs, 1, "override", "%s=%s names %s, which is not an AMD target gpucheck knows; GPU %d is %s",
 				    name, v, t, g->index, g->real);
-			else if (rf != of || rf->wave != of->wave)
+			else if (!rf || strcmp(rf->family, of->family) || rf->wave != of->wave)
 				add(fs, 1, "override", "%s=%s runs %s code on GPU %d, a %s: a different ISA family%s; kernels will fault or compute garbage (rebuild with PYTORCH_ROCM_ARCH=%s)",
 				    name, v, t, g->index, g->real, rf && rf->wave != of->wave ? " and wave size" : "", rp);
 		}

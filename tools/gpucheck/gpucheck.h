@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "arch.h"
 #include "offload.h"
 #include "util.h"
 
@@ -54,18 +55,6 @@ void gfxname(unsigned major, unsigned minor, unsigned step, char *buf, size_t le
 int gfxversion(const char *proc, char *buf, size_t len);
 /* the device-id table: target and name for a PCI device id; returns 0 or -1 */
 int devid_lookup(unsigned devid, const char **target, const char **name);
-
-/* the ISA family of an AMD processor and its generic target */
-struct family {
-	const char *name;      /* "gfx11" */
-	const char *generic;   /* "gfx11-generic", or NULL */
-	unsigned wave;         /* default wavefront size */
-	const char *members;   /* space-separated processors */
-};
-/* the family of a processor, or NULL */
-const struct family *family_of(const char *proc);
-/* the family whose generic target is name, or NULL */
-const struct family *family_generic(const char *name);
 
 /* one scanned input (a file, or a wheel member) */
 struct scanned {

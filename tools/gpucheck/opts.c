@@ -14,25 +14,23 @@ int procset, sysfsset;
 void
 gc_usage(const char *error, ...)
 {
+	struct buf msg = {0};
 	va_list ap;
 
 	if (error) {
-		fprintf(stderr, "%s: ", argv0);
 		va_start(ap, error);
-		vfprintf(stderr, error, ap);
+		bufvprintf(&msg, error, ap);
 		va_end(ap);
-		fprintf(stderr, "\n");
 	}
-	fprintf(error ? stderr : stdout,
-	        "usage: gpucheck [--arch] [--json] [--sysfs=DIR] [--proc=DIR]\n"
-	        "       gpucheck targets [--json] [-v] [--max-inflate=BYTES] FILE|WHEEL|DIR...\n"
-	        "       gpucheck cover [--target=T[,T...]|auto] [--json] [--max-inflate=BYTES] FILE|WHEEL|DIR...\n"
-	        "       gpucheck env [--json] [--sysfs=DIR] [--proc=DIR]\n"
-	        "       gpucheck smoke --python=PATH [--timeout=SECONDS] [--json]\n"
-	        "       gpucheck --version\n"
-	        "Exit status: 0 ok, 1 a problem found (no GPU, not covered, bad environment,\n"
-	        "failed smoke check), 2 usage or input error. See gpucheck(1).\n");
-	exit(error ? EXIT_USAGE : EXIT_OK);
+	opt_usage(msg.s,
+	          "usage: gpucheck [--arch] [--json] [--sysfs=DIR] [--proc=DIR]\n"
+	          "       gpucheck targets [--json] [-v] [--max-inflate=BYTES] FILE|WHEEL|DIR...\n"
+	          "       gpucheck cover [--target=T[,T...]|auto] [--json] [--max-inflate=BYTES] FILE|WHEEL|DIR...\n"
+	          "       gpucheck env [--json] [--sysfs=DIR] [--proc=DIR]\n"
+	          "       gpucheck smoke --python=PATH [--timeout=SECONDS] [--json]\n"
+	          "       gpucheck --version\n"
+	          "Exit status: 0 ok, 1 a problem found (no GPU, not covered, bad environment,\n"
+	          "failed smoke check), 2 usage or input error. See gpucheck(1).\n");
 }
 
 /* take --sysfs= / --proc= / --help from any verb's options; returns 1 if consumed */

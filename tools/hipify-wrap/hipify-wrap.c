@@ -28,17 +28,14 @@
 static void
 usage(const char *err)
 {
-	if (err)
-		fprintf(stderr, "%s: %s\n", argv0, err);
-	fprintf(err ? stderr : stdout,
-	        "usage: hipify-wrap [--project=torch|vision|generic] [--python=PATH] [--reset]\n"
-	        "                   [--log FILE] [--state=DIR] [--script=FILE]... [--series=FILE]\n"
-	        "                   [--json] SRCDIR [-- CMD...]\n"
-	        "       hipify-wrap --version\n"
-	        "Runs the project's hipify on SRCDIR once per source state (generic: CMD, run in\n"
-	        "SRCDIR) and prints a summary; 'hipify: up to date' when nothing changed.\n"
-	        "Exit: 0 done or up to date, 1 hipify failed or the tree was refused, 2 usage.\n");
-	exit(err ? EXIT_USAGE : EXIT_OK);
+	opt_usage(err,
+	          "usage: hipify-wrap [--project=torch|vision|generic] [--python=PATH] [--reset]\n"
+	          "                   [--log FILE] [--state=DIR] [--script=FILE]... [--series=FILE]\n"
+	          "                   [--json] SRCDIR [-- CMD...]\n"
+	          "       hipify-wrap --version\n"
+	          "Runs the project's hipify on SRCDIR once per source state (generic: CMD, run in\n"
+	          "SRCDIR) and prints a summary; 'hipify: up to date' when nothing changed.\n"
+	          "Exit: 0 done or up to date, 1 hipify failed or the tree was refused, 2 usage.\n");
 }
 
 /* the environment for the child when envclean is absent: a small allow-list */

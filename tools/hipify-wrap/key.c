@@ -59,8 +59,7 @@ pyhipdir(void)
 	char *d = NULL;
 
 	if (proc_capture(argv, NULL, &out, NULL, 0, 120000, &r) == 0 && r.status == 0) {
-		while (out.len && (out.s[out.len - 1] == '\n' || out.s[out.len - 1] == ' '))
-			out.s[--out.len] = 0;
+		bufrtrim(&out, "\n ");
 		if (out.len)
 			d = xstrdup(out.s);
 	}

@@ -26,12 +26,14 @@ int
 run_logged(char *const argv[], char *const envp[], const char *cwd, int logfd, int progress)
 {
 	unsigned long shown = 0;
+	struct procopt o = {envp, cwd, 0, progress ? tick : NULL, &shown};
+	struct procres r;
 	int rc;
 
-	rc = proc_tofd(argv, envp, cwd, logfd, progress ? tick : NULL, &shown);
+	rc = proc_tofd(argv, logfd, &o, &r);
 	if (progress && shown)
 		fprintf(stderr, "\r\033[K");
-	return rc;
+	return rc < 0 ? -1 : r.status;
 }
 
 char *

@@ -15,6 +15,7 @@
 
 #include "atomic.h"
 #include "emit.h"
+#include "strv.h"
 #include "kv.h"
 
 struct config cf;
@@ -193,7 +194,8 @@ parsearch(void)
 	if (!*cf.archarg)
 		return;
 	for (i = 0; i < arch_count && n < 60; i++)
-		names[n++] = arch_table[i].name;
+		if (arch_table[i].build)
+			names[n++] = arch_table[i].name;
 	names[n++] = "cpu";
 	names[n++] = "native";
 	for (p = cf.archarg;; p = e + 1) {
@@ -206,6 +208,9 @@ parsearch(void)
 			fail("unknown arch '%s'; CUDA targets look like sm_90, sm_90a or sm_120", w);
 		if (b == BACKEND_NONE) {
 			s = closest(w, names, n, 3);
+			if (arch_find(w))
+				fail("arch '%s' is an AMD target the stack does not build for%s%s%s", w,
+				     s ? "; did you mean " : "", s ? s : "", s ? "?" : "");
 			fail("unknown arch '%s'%s%s%s", w, s ? "; did you mean " : "", s ? s : "", s ? "?" : "");
 		}
 		if (cf.backend != BACKEND_NONE && cf.backend != b)
@@ -525,7 +530,7 @@ regenedge(struct buf *b)
 			addregen(p);
 			free(p);
 		}
-		strvfree(v, n);
+		strs_free(v, n);
 	}
 	if (cf.kilnbin) {
 		p = xasprintf("%s/kiln-stage", cf.kilnbin);
@@ -633,8 +638,8 @@ graph_main(int argc, char **argv)
 		utimensat(AT_FDCWD, "config.mk", NULL, 0);
 	buffree(&b);
 	buffree(&mk);
-	strvfree(tools, ntools);
-	strvfree(ec.lib, ec.nlib);
+	strs_free(tools, ntools);
+	strs_free(ec.lib, ec.nlib);
 	free((char *)ec.libcflags);
 	free((char *)ec.libcryptolibs);
 	pins_free(&pins);

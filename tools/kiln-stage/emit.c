@@ -2,14 +2,14 @@
    emitter for every variant of the tools (release, sanitized with unit tests, fuzz) */
 #include "emit.h"
 
-#include <dirent.h>
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "kv.h"
+#include "os.h"
 #include "proc.h"
+#include "strv.h"
 
 void
 ninja_esc(struct buf *b, const char *s)
@@ -31,50 +31,28 @@ ninja_shq(struct buf *b, const char *s)
 	buffree(&q);
 }
 
-static int
-cmpstr(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 char **
 lsdir(const char *dir, const char *suffix, int wantdir, size_t *n)
 {
-	char **v = NULL, *p;
-	size_t cap = 0;
-	struct dirent *e;
+	struct strv all = {0}, keep = {0};
 	struct stat st;
-	DIR *d;
+	size_t i;
+	char *p;
 
 	*n = 0;
-	if (!(d = opendir(dir)))
+	if (os_listdir(dir, &all) < 0)
 		return NULL;
-	while ((e = readdir(d))) {
-		if (e->d_name[0] == '.' || (suffix && !endswith(e->d_name, suffix)))
+	for (i = 0; i < all.n; i++) {
+		if (all.v[i][0] == '.' || (suffix && !endswith(all.v[i], suffix)))
 			continue;
-		p = xasprintf("%s/%s", dir, e->d_name);
-		if (stat(p, &st) < 0 || (wantdir ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode))) {
-			free(p);
-			continue;
-		}
+		p = xasprintf("%s/%s", dir, all.v[i]);
+		if (stat(p, &st) == 0 && (wantdir ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode)))
+			strv_add(&keep, all.v[i], 0);
 		free(p);
-		v = xgrow(v, &cap, *n + 1, sizeof *v);
-		v[(*n)++] = xstrdup(e->d_name);
 	}
-	closedir(d);
-	if (*n)
-		qsort(v, *n, sizeof *v, cmpstr);
-	return v;
-}
-
-void
-strvfree(char **v, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
+	strv_free(&all);
+	*n = keep.n;
+	return keep.v;
 }
 
 /* what a build.conf says: PKGS (pkg-config names), LIBS (link flags) and STATIC (those
@@ -120,8 +98,7 @@ runline(char *const argv[], struct buf *o)
 	bufreset(o);
 	if (proc_capture(argv, NULL, o, NULL, 0, 0, &res) < 0 || res.status != 0)
 		return -1;
-	while (o->len && strchr(" \n", o->s[o->len - 1]))
-		o->s[--o->len] = 0;
+	bufrtrim(o, " \n");
 	return 0;
 }
 
@@ -364,7 +341,7 @@ variant(struct buf *b, const char *v, const struct emitcfg *ec, struct tool *t, 
 			free(rel);
 			free(n);
 		}
-		strvfree(tests, ntests);
+		strs_free(tests, ntests);
 	}
 	bufputc(b, '\n');
 	buffree(&x);
@@ -405,7 +382,7 @@ emit_tools(struct buf *b, const struct emitcfg *ec, void (*regen)(const char *pa
 		if (i > 0 && j == ns) {
 			free(p);
 			free(bc);
-			strvfree(src, ns);
+			strs_free(src, ns);
 			continue;
 		}
 		if (i > 0) {
@@ -441,7 +418,7 @@ emit_tools(struct buf *b, const struct emitcfg *ec, void (*regen)(const char *pa
 				free(tl.pl);
 				free(tl.libs);
 				free(tl.name);
-				strvfree(tl.src, tl.nsrc);
+				strs_free(tl.src, tl.nsrc);
 				free(statics);
 				goto out;
 			}
@@ -461,7 +438,7 @@ emit_tools(struct buf *b, const struct emitcfg *ec, void (*regen)(const char *pa
 		p = xasprintf("%s/tools/%s/fuzz", ec->srcdir, name);
 		{
 			char **fv = lsdir(p, ".c", 0, &nf);
-			strvfree(fv, nf);
+			strs_free(fv, nf);
 		}
 		free(p);
 		anyfuzz |= nf > 0;
@@ -490,7 +467,7 @@ emit_tools(struct buf *b, const struct emitcfg *ec, void (*regen)(const char *pa
 			free(rl);
 			free(n);
 		}
-		strvfree(tests, nts);
+		strs_free(tests, nts);
 	}
 	if (ec->fuzzcc && *ec->fuzzcc && anyfuzz)
 		variant(b, "fuzz", ec, t, nt, &fz);
@@ -525,10 +502,10 @@ out:
 		free(t[i].pc);
 		free(t[i].pl);
 		free(t[i].libs);
-		strvfree(t[i].src, t[i].nsrc);
+		strs_free(t[i].src, t[i].nsrc);
 	}
 	free(t);
-	strvfree(dirs, nd);
+	strs_free(dirs, nd);
 	buffree(&rel);
 	buffree(&san);
 	buffree(&fz);

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <unistd.h>
 
+#include "strv.h"
 #include "util.h"
 
 /* what the tools emitter needs from configure */
@@ -28,9 +29,8 @@ int emit_tools(struct buf *b, const struct emitcfg *ec, void (*regen)(const char
                char ***names, size_t *nnames, char **err);
 
 /* the sorted names in dir ending in suffix (NULL: any) that are folders (wantdir) or
-   regular files; NULL with *n 0 when dir cannot be read */
+   regular files; NULL with *n 0 when dir cannot be read (os_listdir, filtered; release
+   with strs_free) */
 char **lsdir(const char *dir, const char *suffix, int wantdir, size_t *n);
-/* free a string vector */
-void strvfree(char **v, size_t n);
 
 #endif

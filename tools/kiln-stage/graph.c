@@ -11,6 +11,8 @@
 
 #include "atomic.h"
 #include "emit.h"
+#include "os.h"
+#include "strv.h"
 #include "hash.h"
 #include "kv.h"
 #include "stage.h"
@@ -357,8 +359,7 @@ mkstages(char **proflist, size_t nprof)
 		struct buf v = {0};
 		if (access(hip, X_OK) == 0 || access(cl, X_OK) == 0) {
 			if (readfile(vf, &v, 4096) == 0 && v.len) {
-				while (v.len && strchr("\n ", v.s[v.len - 1]))
-					v.s[--v.len] = 0;
+				bufrtrim(&v, "\n ");
 				rocmv = bufdetach(&v);
 			} else {
 				char *av[] = {cl, "--version", NULL};
@@ -599,7 +600,7 @@ mkstages(char **proflist, size_t nprof)
 				parent(&stages[i], "rocm.check");
 	for (i = 0; i < nins; i++)
 		addregen(ins[i]);
-	strvfree(ins, nins);
+	strs_free(ins, nins);
 	free(archs);
 	free(ccv);
 	free(rocmv);
@@ -886,7 +887,7 @@ planstack(char ***proflist, size_t *nprof)
 			addregen(p);
 			free(p);
 		}
-		strvfree(envs, n);
+		strs_free(envs, n);
 		free(d);
 		p = xasprintf("%s/env/versions.env", cf.srcdir);
 		if (stat(p, &st) == 0)
@@ -917,7 +918,7 @@ stack(struct buf *b, char *const *tools, size_t ntools)
 	size_t nprof;
 
 	if (!(absb = realpath(cf.builddir, NULL)) &&
-	    (mkdirs(cf.builddir) < 0 || !(absb = realpath(cf.builddir, NULL))))
+	    (os_mkdirs(cf.builddir, 0777) < 0 || !(absb = realpath(cf.builddir, NULL))))
 		fail("cannot create %s:", cf.builddir);
 	p = xasprintf("%s/env/versions.env", cf.srcdir);
 	if (!cf.pinsfile && stat(p, &st) < 0) {
@@ -934,7 +935,7 @@ stack(struct buf *b, char *const *tools, size_t ntools)
 		free(p);
 		p = xasprintf("%s/keys", absb);
 		k = xasprintf("%s/stamp", absb);
-		if (mkdirs(p) < 0 || mkdirs(k) < 0)
+		if (os_mkdirs(p, 0777) < 0 || os_mkdirs(k, 0777) < 0)
 			fail("cannot create %s:", p);
 		free(k);
 		free(p);
@@ -949,7 +950,7 @@ stack(struct buf *b, char *const *tools, size_t ntools)
 		rulefile = bufdetach(&fb);
 		mkstages(proflist, nprof);
 		writestack(tools, ntools, profs);
-		strvfree(proflist, nprof);
+		strs_free(proflist, nprof);
 		free(profs);
 	}
 	free(p);

@@ -9,13 +9,13 @@
 #include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "atomic.h"
 #include "info.h"
 #include "kv.h"
+#include "os.h"
 #include "opt.h"
 #include "remote.h"
 #include "schema.h"
@@ -28,25 +28,22 @@
 static void
 usage(const char *error)
 {
-	if (error)
-		fprintf(stderr, "kiln-stage: %s\n", error);
-	fprintf(error ? stderr : stdout,
-	        "usage: kiln-stage run --key=FILE --stamp=FILE [--parent=STAMP]... [--logdir=DIR]\n"
-	        "                      [--out=DIR] [--stage-cache=DIR|URL] [--id-file=FILE] [--id-keys=LIST]\n"
-	        "                      [-n] STAGE [PARENT-STAMP...] -- CMD [ARG...]\n"
-	        "       kiln-stage verify --key=FILE --stamp=FILE [--parent=STAMP]... --out=DIR\n"
-	        "                      [--logdir=DIR] STAGE -- CMD [ARG...]\n"
-	        "       kiln-stage explain --key=FILE --stamp=FILE [--parent=STAMP]... [--out=DIR]\n"
-	        "                      [--stage-cache=DIR] STAGE\n"
-	        "       kiln-stage env FILE... -- CMD [ARG...]\n"
-	        "       kiln-stage kv -o FILE <KEY=VALUE-lines\n"
-	        "       kiln-stage info [-o FILE] DIR\n"
-	        "       kiln-stage labels [--format=args|file|containerfile] DIR\n"
-	        "       kiln-stage --version\n"
-	        "       kiln-stage graph --srcdir=DIR --builddir=DIR [OPTION]... -- CONFIGURE [ARG]...\n"
-	        "       kiln-stage fetch URL --sha256=HEX -o FILE\n"
-	        "       kiln-stage unpack TARBALL --into=DIR [--sha256=HEX] [--layout=rocm] [--max-size=N]\n");
-	exit(error ? EXIT_USAGE : EXIT_OK);
+	opt_usage(error,
+	          "usage: kiln-stage run --key=FILE --stamp=FILE [--parent=STAMP]... [--logdir=DIR]\n"
+	          "                      [--out=DIR] [--stage-cache=DIR|URL] [--id-file=FILE] [--id-keys=LIST]\n"
+	          "                      [-n] STAGE [PARENT-STAMP...] -- CMD [ARG...]\n"
+	          "       kiln-stage verify --key=FILE --stamp=FILE [--parent=STAMP]... --out=DIR\n"
+	          "                      [--logdir=DIR] STAGE -- CMD [ARG...]\n"
+	          "       kiln-stage explain --key=FILE --stamp=FILE [--parent=STAMP]... [--out=DIR]\n"
+	          "                      [--stage-cache=DIR] STAGE\n"
+	          "       kiln-stage env FILE... -- CMD [ARG...]\n"
+	          "       kiln-stage kv -o FILE <KEY=VALUE-lines\n"
+	          "       kiln-stage info [-o FILE] DIR\n"
+	          "       kiln-stage labels [--format=args|file|containerfile] DIR\n"
+	          "       kiln-stage --version\n"
+	          "       kiln-stage graph --srcdir=DIR --builddir=DIR [OPTION]... -- CONFIGURE [ARG]...\n"
+	          "       kiln-stage fetch URL --sha256=HEX -o FILE\n"
+	          "       kiln-stage unpack TARBALL --into=DIR [--sha256=HEX] [--layout=rocm] [--max-size=N]\n");
 }
 
 static double
@@ -71,14 +68,6 @@ fmtdur(double s)
 	return xasprintf("%ldh%02ldm", t / 3600, (t / 60) % 60);
 }
 
-static void
-onsig(int sig)
-{
-	stage_gotsig = sig;
-	if (stage_child > 0)
-		kill(-stage_child, sig);
-}
-
 /* the stage's output identity from an id file: its content without trailing space */
 static char *
 readid(const char *path)
@@ -89,8 +78,7 @@ readid(const char *path)
 		buffree(&b);
 		return NULL;
 	}
-	while (b.len && strchr(" \t\r\n", b.s[b.len - 1]))
-		b.s[--b.len] = 0;
+	bufrtrim(&b, " \t\r\n");
 	if (b.len == 0 || memchr(b.s, '\n', b.len)) {
 		buffree(&b);
 		errno = EINVAL;
@@ -216,17 +204,11 @@ upload(const char *url, const struct stage *s, const char *out, const char *id,
 	lockfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 	while (lockfd >= 0 && flock(lockfd, LOCK_EX) < 0 && errno == EINTR)
 		;
-	if ((pid = fork()) < 0) {
+	fd = logpath ? open(logpath, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW) : -1;
+	if ((pid = proc_detach(fd)) < 0) {
 		warn("%s: remote stage cache: cannot start the upload: %s (not stored)", s->name,
 		     strerror(errno));
 	} else if (pid == 0) {
-		setsid();
-		if ((fd = open("/dev/null", O_RDONLY)) >= 0)
-			dup2(fd, 0);
-		if (!logpath || (fd = open(logpath, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW)) < 0)
-			fd = open("/dev/null", O_WRONLY);
-		dup2(fd, 1);
-		dup2(fd, 2);
 		if ((r = remote_store(url, s, out, id, logpath, &err)) < 0)
 			printf("# kiln-stage %s: remote stage cache: %s (not stored)\n", s->name, err);
 		else
@@ -279,8 +261,8 @@ cmdrun(int argc, char **argv)
 	struct stage s;
 	struct stamp st;
 	struct buf b = {0}, sums = {0};
-	struct sigaction sa;
-	int i, r, dry = 0, explain, logfd, status, lockfd;
+	struct procres res;
+	int i, r, dry = 0, explain, logfd, lockfd;
 	char *lock;
 	double t0;
 
@@ -344,11 +326,7 @@ cmdrun(int argc, char **argv)
 
 	/* the stage's parent died (ninja killed): stop too, leaving no stamp */
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = onsig;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
+	proc_forward();
 
 	/* one run of a stage at a time (a build started while an older one still runs) */
 	lock = xasprintf("%s.lock", stampf);
@@ -359,7 +337,7 @@ cmdrun(int argc, char **argv)
 	else if (flock(lockfd, LOCK_EX | LOCK_NB) < 0) {
 		fprintf(stderr, "kiln: %s: waiting for another run of this stage to finish\n", name);
 		while (flock(lockfd, LOCK_EX) < 0)
-			if (errno != EINTR || stage_gotsig)
+			if (errno != EINTR || proc_gotsig)
 				dien(EXIT_USAGE, "%s:", lock);
 	}
 	free(lock);
@@ -440,7 +418,7 @@ cmdrun(int argc, char **argv)
 	}
 	if (out && dir_empty(out, &err) < 0)
 		dien(EXIT_USAGE, "%s: %s", name, err);
-	if (mkdirs(logdir) < 0)
+	if (os_mkdirs(logdir, 0777) < 0)
 		dien(EXIT_USAGE, "%s: cannot create:", logdir);
 	if ((logfd = log_open(logdir, name, &logpath, &err)) < 0)
 		dien(EXIT_USAGE, "%s", err);
@@ -460,30 +438,30 @@ cmdrun(int argc, char **argv)
 	writeall(logfd, b.s, b.len);
 	bufreset(&b);
 	note = notepath(logpath);
-	status = stage_spawn(argv + i, logfd, &s, logpath, out, note, 0);
+	r = stage_spawn(argv + i, logfd, &s, logpath, out, note, 0, &res);
 	free(note);
 	close(logfd);
 	dur = fmtdur(now() - t0);
-	if (status < 0)
+	if (r < 0)
 		dien(EXIT_PROBLEM, "%s: cannot run %s:", name, argv[i]);
-	if (stage_gotsig) {
+	if (proc_gotsig) {
 		warn("%s: interrupted after %s; no stamp written (the next run starts it again)", name, dur);
 		free(dur);
 		free(logpath);
 		free(abs);
 		buffree(&b);
 		stage_free(&s);
-		return 128 + stage_gotsig;
+		return 128 + proc_gotsig;
 	}
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+	if (res.status != 0) {
 		struct buf t = {0};
 
-		if (WIFSIGNALED(status))
+		if (res.sig)
 			fprintf(stderr, "kiln: %s failed (killed by signal %d) after %s; last 30 lines of %s:\n",
-			        name, WTERMSIG(status), dur, logpath);
+			        name, res.sig, dur, logpath);
 		else
 			fprintf(stderr, "kiln: %s failed (exit %d) after %s; last 30 lines of %s:\n",
-			        name, WEXITSTATUS(status), dur, logpath);
+			        name, res.status, dur, logpath);
 		tailfile(logpath, 30, "", &t);
 		if (t.len)
 			fwrite(t.s, 1, t.len, stderr);

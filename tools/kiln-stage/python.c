@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "emit.h"
+#include "strv.h"
 #include "proc.h"
 
 /* --- facts that go into keys --------------------------------------------------------- */
@@ -25,8 +26,7 @@ capture(char *const *argv, char **out)
 		*out = xstrdup("");
 		return -1;
 	}
-	while (o.len && o.s[o.len - 1] == '\n')
-		o.s[--o.len] = 0;
+	bufrtrim(&o, "\n");
 	*out = bufdetach(&o);
 	return 0;
 }
@@ -130,10 +130,10 @@ checkpython(void)
 		p = xasprintf("%s/pyvenv.cfg", cf.venv);
 		if (access(p, F_OK) < 0) {
 			e = lsdir(cf.venv, NULL, 0, &n);
-			strvfree(e, n);
+			strs_free(e, n);
 			if (!n) {
 				e = lsdir(cf.venv, NULL, 1, &n);
-				strvfree(e, n);
+				strs_free(e, n);
 			}
 			if (n)
 				fail("--venv=%s: the folder exists and is not a venv; kiln makes and owns the "

@@ -23,6 +23,7 @@
 
 #include "atomic.h"
 #include "hash.h"
+#include "os.h"
 #include "kv.h"
 #include "strv.h"
 
@@ -30,18 +31,6 @@
 static char *down;
 /* objects this run found corrupt: stored again after the rebuild, not skipped by HEAD */
 static struct strv suspect;
-
-/* 1 if l holds s */
-static int
-listed(const struct strv *l, const char *s)
-{
-	size_t i;
-
-	for (i = 0; i < l->n; i++)
-		if (!strcmp(l->v[i], s))
-			return 1;
-	return 0;
-}
 
 int
 remote_isurl(const char *s)
@@ -250,7 +239,7 @@ has(const char *url, char **err)
 {
 	long code;
 
-	if (listed(&suspect, url))
+	if (strv_has(&suspect, url))
 		return 0;
 	code = request(url, "HEAD", NULL, NULL, 0, err);
 	if (code >= 200 && code < 300)
@@ -352,7 +341,7 @@ remote_restore(const char *url, const char *key, const char *name, const char *o
 	free(o);
 	ent = cache_entry(tmp, key);
 	rmtmp(tmp, ent);
-	if (mkdirs(ent) < 0) {
+	if (os_mkdirs(ent, 0777) < 0) {
 		*err = xasprintf("%s: cannot create: %s", ent, strerror(errno));
 		goto out;
 	}
@@ -442,7 +431,7 @@ remote_restore(const char *url, const char *key, const char *name, const char *o
 	}
 	free(e2);
 	e2 = NULL;
-	mkdirs(logdir);
+	os_mkdirs(logdir, 0777);
 	/* installs only what matches the digests, once more on the copies it makes */
 	r = cache_restore(tmp, key, outdir, logdir, name, id, &e2);
 	if (r == 1)

@@ -29,13 +29,10 @@
 static void
 sdkusage(const char *error)
 {
-	if (error)
-		fprintf(stderr, "kiln-stage: %s\n", error);
-	fprintf(error ? stderr : stdout,
-	        "usage: kiln-stage fetch URL --sha256=HEX -o FILE\n"
-	        "       kiln-stage unpack TARBALL --into=DIR [--sha256=HEX] [--layout=rocm]\n"
-	        "                         [--max-size=BYTES]\n");
-	exit(error ? EXIT_USAGE : EXIT_OK);
+	opt_usage(error,
+	          "usage: kiln-stage fetch URL --sha256=HEX -o FILE\n"
+	          "       kiln-stage unpack TARBALL --into=DIR [--sha256=HEX] [--layout=rocm]\n"
+	          "                         [--max-size=BYTES]\n");
 }
 
 /* is s 64 lowercase hex digits */

@@ -9,13 +9,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <linux/fs.h>
 #include <sys/ioctl.h>
 
 #include "atomic.h"
+#include "envv.h"
+#include "os.h"
 #include "hash.h"
 #include "strv.h"
 
@@ -325,28 +326,6 @@ stage_idfrom(const struct stage *s, const char *names)
 }
 
 int
-mkdirs(const char *path)
-{
-	char *p = xstrdup(path), *q;
-	int r = 0;
-
-	for (q = p + 1; *q; q++) {
-		if (*q != '/')
-			continue;
-		*q = 0;
-		if (mkdir(p, 0777) < 0 && errno != EEXIST)
-			r = -1;
-		*q = '/';
-		if (r < 0)
-			break;
-	}
-	if (r == 0 && mkdir(p, 0777) < 0 && errno != EEXIST)
-		r = -1;
-	free(p);
-	return r;
-}
-
-int
 dir_empty(const char *dir, char **err)
 {
 	DIR *d;
@@ -354,7 +333,7 @@ dir_empty(const char *dir, char **err)
 	struct stat sb;
 	char *p;
 
-	if (mkdirs(dir) < 0) {
+	if (os_mkdirs(dir, 0777) < 0) {
 		*err = xasprintf("%s: cannot create: %s", dir, strerror(errno));
 		return -1;
 	}
@@ -434,33 +413,25 @@ copyfile(const char *src, const char *dst)
 	return close(out);
 }
 
-static int
-bystr(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 int
 dir_files(const char *dir, struct strv *names)
 {
-	DIR *d;
-	struct dirent *e;
+	struct strv all = {0};
 	struct stat sb;
+	size_t i;
 	char *p;
 
-	if (!(d = opendir(dir)))
+	if (os_listdir(dir, &all) < 0)
 		return -1;
-	while ((e = readdir(d))) {
-		if (e->d_name[0] == '.')
+	for (i = 0; i < all.n; i++) {
+		if (all.v[i][0] == '.')
 			continue;
-		p = xasprintf("%s/%s", dir, e->d_name);
+		p = xasprintf("%s/%s", dir, all.v[i]);
 		if (lstat(p, &sb) == 0 && S_ISREG(sb.st_mode))
-			strv_add(names, e->d_name, 0);
+			strv_add(names, all.v[i], 0);
 		free(p);
 	}
-	closedir(d);
-	if (names->n)
-		qsort(names->v, names->n, sizeof *names->v, bystr);
+	strv_free(&all);
 	return 0;
 }
 
@@ -581,7 +552,7 @@ cache_store(const char *cachedir, const struct stage *s, const char *outdir, con
 	}
 	tmp = xasprintf("%s.tmp.%ld", ent, (long)getpid());
 	rmflat(tmp);
-	if (mkdirs(tmp) < 0) {
+	if (os_mkdirs(tmp, 0777) < 0) {
 		*err = xasprintf("%s: cannot create: %s", tmp, strerror(errno));
 		goto out;
 	}
@@ -622,7 +593,7 @@ cache_store(const char *cachedir, const struct stage *s, const char *outdir, con
 		free(a);
 	}
 	a = xasprintf("%s/%.2s", cachedir, s->key);
-	mkdirs(a);
+	os_mkdirs(a, 0777);
 	free(a);
 	if (rename(tmp, ent) < 0 && errno != EEXIST && errno != ENOTEMPTY) {
 		*err = xasprintf("%s: cannot store: %s", ent, strerror(errno));
@@ -758,8 +729,7 @@ cache_restore(const char *cachedir, const char *key, const char *outdir, const c
 	}
 	if (bad)
 		goto corrupt;
-	while (idb.len && (idb.s[idb.len - 1] == '\n' || idb.s[idb.len - 1] == '\r'))
-		idb.s[--idb.len] = 0;
+	bufrtrim(&idb, "\r\n");
 	*id = bufdetach(&idb);
 	if (logdir)
 		restorelog(ent, logdir, name);
@@ -856,55 +826,36 @@ cache_explain(const char *cachedir, const struct stage *s)
 	return why;
 }
 
-volatile sig_atomic_t stage_gotsig;
-volatile pid_t stage_child;
+extern char **environ;
 
 int
 stage_spawn(char **argv, int logfd, const struct stage *s, const char *logpath,
-            const char *out, const char *note, int verify)
+            const char *out, const char *note, int verify, struct procres *res)
 {
-	int status, devnull;
-	char *abs;
-	pid_t pid;
+	struct envv env = {0};
+	struct procopt o = {0};
+	char *abs = NULL;
+	int r;
 
-	fflush(NULL);
-	if ((pid = fork()) < 0)
-		return -1;
-	if (pid == 0) {
-		setpgid(0, 0);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		signal(SIGHUP, SIG_DFL);
-		if ((devnull = open("/dev/null", O_RDONLY)) >= 0)
-			dup2(devnull, 0);
-		dup2(logfd, 1);
-		dup2(logfd, 2);
-		setenv("KILN_STAGE", s->name, 1);
-		setenv("KILN_STAGE_KEY", s->key, 1);
-		setenv("KILN_STAGE_LOG", logpath, 1);
-		if (note) {
-			unlink(note);
-			setenv("KILN_STAGE_NOTE", note, 1);
-		}
-		if (out && (abs = realpath(out, NULL)))
-			setenv("KILN_STAGE_OUT", abs, 1);
-		else if (out)
-			setenv("KILN_STAGE_OUT", out, 1);
-		if (verify)
-			setenv("KILN_STAGE_VERIFY", "1", 1);
-		execvp(argv[0], argv);
-		dprintf(2, "kiln-stage: %s: %s\n", argv[0], strerror(errno));
-		_exit(errno == ENOENT ? 127 : 126);
+	env_copy(&env, environ);
+	env_set(&env, "KILN_STAGE", s->name);
+	env_set(&env, "KILN_STAGE_KEY", s->key);
+	env_set(&env, "KILN_STAGE_LOG", logpath);
+	env_unset(&env, "KILN_STAGE_NOTE");
+	if (note) {
+		unlink(note);
+		env_set(&env, "KILN_STAGE_NOTE", note);
 	}
-	stage_child = pid;
-	setpgid(pid, pid);
-	if (stage_gotsig)
-		kill(-pid, stage_gotsig);
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR) {
-			stage_child = 0;
-			return -1;
-		}
-	stage_child = 0;
-	return status;
+	env_unset(&env, "KILN_STAGE_OUT");
+	if (out)
+		env_set(&env, "KILN_STAGE_OUT", (abs = realpath(out, NULL)) ? abs : out);
+	env_unset(&env, "KILN_STAGE_VERIFY");
+	if (verify)
+		env_set(&env, "KILN_STAGE_VERIFY", "1");
+	o.envp = env.v;
+	o.group = 1;
+	r = proc_tofd(argv, logfd, &o, res);
+	free(abs);
+	env_free(&env);
+	return r;
 }

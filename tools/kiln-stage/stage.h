@@ -2,10 +2,10 @@
 #ifndef KILN_STAGE_H
 #define KILN_STAGE_H
 
-#include <signal.h>
 #include <sys/types.h>
 
 #include "kv.h"
+#include "proc.h"
 #include "strv.h"
 #include "util.h"
 
@@ -95,19 +95,14 @@ int dir_sums(const char *dir, struct buf *sums, char **err);
 int dir_empty(const char *dir, char **err);
 /* number of regular files in dir (0 if it does not exist) */
 int dir_count(const char *dir);
-/* mkdir -p; returns 0 or -1 with errno set */
-int mkdirs(const char *path);
 
-/* the signal kiln-stage received (0: none) and the stage command's process group
-   (0: none running), shared with its signal handler, which forwards to the group */
-extern volatile sig_atomic_t stage_gotsig;
-extern volatile pid_t stage_child;
-/* run argv as the stage's command in its own process group, stdin /dev/null, stdout and
-   stderr into logfd, with KILN_STAGE, KILN_STAGE_KEY, KILN_STAGE_LOG, KILN_STAGE_OUT (out,
-   made absolute; none when NULL), KILN_STAGE_NOTE (note, removed first; none when NULL)
-   and, when verify, KILN_STAGE_VERIFY=1. Returns the wait status, or -1 if it could not
-   start. */
+/* Run argv as the stage's command (lib/proc's proc_tofd: its own process group, to which
+   the signals proc_forward catches go; stdin /dev/null, stdout and stderr into logfd),
+   with KILN_STAGE, KILN_STAGE_KEY, KILN_STAGE_LOG, KILN_STAGE_OUT (out, made absolute;
+   none when NULL), KILN_STAGE_NOTE (note, removed first; none when NULL) and
+   KILN_STAGE_VERIFY=1 (none unless verify) in its environment. Returns 0 with how it
+   ended in res, or -1 with errno set if no child could be made. */
 int stage_spawn(char **argv, int logfd, const struct stage *s, const char *logpath,
-                const char *out, const char *note, int verify);
+                const char *out, const char *note, int verify, struct procres *res);
 
 #endif

@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "mapfile.h"
+#include "os.h"
 #include "remote.h"
 #include "stage.h"
 #include "util.h"
@@ -247,7 +247,8 @@ cmdverify(int argc, char **argv)
 	struct stat sb;
 	char *scratch, *vname, *logpath = NULL, *err = NULL, *abs, *p, *q;
 	size_t i, k, same = 0, differ = 0;
-	int fd, status, r;
+	struct procres res;
+	int fd, r;
 
 	parse(&o, argc, argv);
 	if (!o.cmd)
@@ -270,20 +271,20 @@ cmdverify(int argc, char **argv)
 		dien(EXIT_USAGE, "%s: not a folder; refusing to rebuild into it", scratch);
 	if (dir_empty(scratch, &err) < 0)
 		dien(EXIT_USAGE, "%s", err);
-	if (mkdirs(o.logdir) < 0)
+	if (os_mkdirs(o.logdir, 0777) < 0)
 		dien(EXIT_USAGE, "%s: cannot create:", o.logdir);
 	vname = xasprintf("%s.verify", o.name);
 	if ((fd = log_open(o.logdir, vname, &logpath, &err)) < 0)
 		dien(EXIT_USAGE, "%s", err);
 	abs = realpath(scratch, NULL);
 	fprintf(stderr, "kiln: %s: rebuilding into %s to compare with %s\n", o.name, scratch, o.out);
-	status = stage_spawn(o.cmd, fd, &s, logpath, abs ? abs : scratch, NULL, 1);
+	r = stage_spawn(o.cmd, fd, &s, logpath, abs ? abs : scratch, NULL, 1, &res);
 	close(fd);
-	if (status < 0)
+	if (r < 0)
 		dien(EXIT_PROBLEM, "%s: cannot run %s:", o.name, o.cmd[0]);
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		dien(EXIT_PROBLEM, "%s: the rebuild failed (status %d); its log: %s", o.name, status,
-		     logpath);
+	if (res.status != 0)
+		dien(EXIT_PROBLEM, "%s: the rebuild failed (%s %d); its log: %s", o.name,
+		     res.sig ? "killed by signal" : "exit", res.sig ? res.sig : res.status, logpath);
 
 	if (dir_files(o.out, &fa) < 0 || dir_files(scratch, &fb) < 0)
 		dien(EXIT_USAGE, "%s: cannot list the outputs:", o.name);

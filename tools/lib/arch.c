@@ -6,48 +6,55 @@
 
 #include "util.h"
 
-/* families and generic targets as LLVM's AMDGPU usage page lists them */
+/* families and generic targets as LLVM's AMDGPU usage page lists them; the members of
+   a family are in order, its base ISA first (gpucheck's override advice prefers it).
+   gfx801, gfx802, gfx805 and gfx810 are there for gpucheck (a GPU found, an override
+   named); of gfx8 the stack builds only gfx803. */
 const struct arch arch_table[] = {
-	{"gfx803", "gfx8", NULL, 64, 0},
-	{"gfx900", "gfx9", "gfx9-generic", 64, 0},
-	{"gfx902", "gfx9", "gfx9-generic", 64, 0},
-	{"gfx904", "gfx9", "gfx9-generic", 64, 0},
-	{"gfx906", "gfx9", "gfx9-generic", 64, 0},
-	{"gfx908", "gfx908", NULL, 64, 0},
-	{"gfx909", "gfx9", "gfx9-generic", 64, 0},
-	{"gfx90a", "gfx90a", NULL, 64, 0},
-	{"gfx90c", "gfx9", "gfx9-generic", 64, 0},
-	{"gfx940", "gfx9-4", "gfx9-4-generic", 64, 0},
-	{"gfx941", "gfx9-4", "gfx9-4-generic", 64, 0},
-	{"gfx942", "gfx9-4", "gfx9-4-generic", 64, 0},
-	{"gfx950", "gfx9-4", "gfx9-4-generic", 64, 0},
-	{"gfx1010", "gfx10-1", "gfx10-1-generic", 32, 0},
-	{"gfx1011", "gfx10-1", "gfx10-1-generic", 32, 0},
-	{"gfx1012", "gfx10-1", "gfx10-1-generic", 32, 0},
-	{"gfx1013", "gfx10-1", "gfx10-1-generic", 32, 0},
-	{"gfx1030", "gfx10-3", "gfx10-3-generic", 32, 0},
-	{"gfx1031", "gfx10-3", "gfx10-3-generic", 32, 0},
-	{"gfx1032", "gfx10-3", "gfx10-3-generic", 32, 0},
-	{"gfx1033", "gfx10-3", "gfx10-3-generic", 32, 0},
-	{"gfx1034", "gfx10-3", "gfx10-3-generic", 32, 0},
-	{"gfx1035", "gfx10-3", "gfx10-3-generic", 32, 0},
-	{"gfx1036", "gfx10-3", "gfx10-3-generic", 32, 0},
-	{"gfx1100", "gfx11", "gfx11-generic", 32, 0},
-	{"gfx1101", "gfx11", "gfx11-generic", 32, 0},
-	{"gfx1102", "gfx11", "gfx11-generic", 32, 0},
-	{"gfx1103", "gfx11", "gfx11-generic", 32, 0},
-	{"gfx1150", "gfx11", "gfx11-generic", 32, 0},
-	{"gfx1151", "gfx11", "gfx11-generic", 32, 0},
-	{"gfx1152", "gfx11", "gfx11-generic", 32, 0},
-	{"gfx1153", "gfx11", "gfx11-generic", 32, 0},
-	{"gfx1200", "gfx12", "gfx12-generic", 32, 0},
-	{"gfx1201", "gfx12", "gfx12-generic", 32, 0},
-	{"gfx9-generic", "gfx9", "gfx9-generic", 64, 1},
-	{"gfx9-4-generic", "gfx9-4", "gfx9-4-generic", 64, 1},
-	{"gfx10-1-generic", "gfx10-1", "gfx10-1-generic", 32, 1},
-	{"gfx10-3-generic", "gfx10-3", "gfx10-3-generic", 32, 1},
-	{"gfx11-generic", "gfx11", "gfx11-generic", 32, 1},
-	{"gfx12-generic", "gfx12", "gfx12-generic", 32, 1},
+	{"gfx801", "gfx8", NULL, 64, 0, 0},
+	{"gfx802", "gfx8", NULL, 64, 0, 0},
+	{"gfx803", "gfx8", NULL, 64, 0, 1},
+	{"gfx805", "gfx8", NULL, 64, 0, 0},
+	{"gfx810", "gfx8", NULL, 64, 0, 0},
+	{"gfx900", "gfx9", "gfx9-generic", 64, 0, 1},
+	{"gfx902", "gfx9", "gfx9-generic", 64, 0, 1},
+	{"gfx904", "gfx9", "gfx9-generic", 64, 0, 1},
+	{"gfx906", "gfx9", "gfx9-generic", 64, 0, 1},
+	{"gfx908", "gfx908", NULL, 64, 0, 1},
+	{"gfx909", "gfx9", "gfx9-generic", 64, 0, 1},
+	{"gfx90a", "gfx90a", NULL, 64, 0, 1},
+	{"gfx90c", "gfx9", "gfx9-generic", 64, 0, 1},
+	{"gfx940", "gfx9-4", "gfx9-4-generic", 64, 0, 1},
+	{"gfx941", "gfx9-4", "gfx9-4-generic", 64, 0, 1},
+	{"gfx942", "gfx9-4", "gfx9-4-generic", 64, 0, 1},
+	{"gfx950", "gfx9-4", "gfx9-4-generic", 64, 0, 1},
+	{"gfx1010", "gfx10-1", "gfx10-1-generic", 32, 0, 1},
+	{"gfx1011", "gfx10-1", "gfx10-1-generic", 32, 0, 1},
+	{"gfx1012", "gfx10-1", "gfx10-1-generic", 32, 0, 1},
+	{"gfx1013", "gfx10-1", "gfx10-1-generic", 32, 0, 1},
+	{"gfx1030", "gfx10-3", "gfx10-3-generic", 32, 0, 1},
+	{"gfx1031", "gfx10-3", "gfx10-3-generic", 32, 0, 1},
+	{"gfx1032", "gfx10-3", "gfx10-3-generic", 32, 0, 1},
+	{"gfx1033", "gfx10-3", "gfx10-3-generic", 32, 0, 1},
+	{"gfx1034", "gfx10-3", "gfx10-3-generic", 32, 0, 1},
+	{"gfx1035", "gfx10-3", "gfx10-3-generic", 32, 0, 1},
+	{"gfx1036", "gfx10-3", "gfx10-3-generic", 32, 0, 1},
+	{"gfx1100", "gfx11", "gfx11-generic", 32, 0, 1},
+	{"gfx1101", "gfx11", "gfx11-generic", 32, 0, 1},
+	{"gfx1102", "gfx11", "gfx11-generic", 32, 0, 1},
+	{"gfx1103", "gfx11", "gfx11-generic", 32, 0, 1},
+	{"gfx1150", "gfx11", "gfx11-generic", 32, 0, 1},
+	{"gfx1151", "gfx11", "gfx11-generic", 32, 0, 1},
+	{"gfx1152", "gfx11", "gfx11-generic", 32, 0, 1},
+	{"gfx1153", "gfx11", "gfx11-generic", 32, 0, 1},
+	{"gfx1200", "gfx12", "gfx12-generic", 32, 0, 1},
+	{"gfx1201", "gfx12", "gfx12-generic", 32, 0, 1},
+	{"gfx9-generic", "gfx9", "gfx9-generic", 64, 1, 1},
+	{"gfx9-4-generic", "gfx9-4", "gfx9-4-generic", 64, 1, 1},
+	{"gfx10-1-generic", "gfx10-1", "gfx10-1-generic", 32, 1, 1},
+	{"gfx10-3-generic", "gfx10-3", "gfx10-3-generic", 32, 1, 1},
+	{"gfx11-generic", "gfx11", "gfx11-generic", 32, 1, 1},
+	{"gfx12-generic", "gfx12", "gfx12-generic", 32, 1, 1},
 };
 const size_t arch_count = sizeof arch_table / sizeof arch_table[0];
 
@@ -62,15 +69,35 @@ arch_find(const char *name)
 	return NULL;
 }
 
+const struct arch *
+arch_proc(const char *name)
+{
+	const struct arch *a = arch_find(name);
+
+	return a && !a->isgeneric ? a : NULL;
+}
+
+const struct arch *
+arch_member(const char *family, const struct arch *prev)
+{
+	size_t i;
+
+	for (i = prev ? (size_t)(prev - arch_table) + 1 : 0; i < arch_count; i++)
+		if (!arch_table[i].isgeneric && strcmp(arch_table[i].family, family) == 0)
+			return &arch_table[i];
+	return NULL;
+}
+
 enum backend
 arch_backend(const char *name)
 {
+	const struct arch *a;
 	const char *p;
 
 	if (strcmp(name, "cpu") == 0)
 		return BACKEND_CPU;
-	if (arch_find(name))
-		return BACKEND_GFX;
+	if ((a = arch_find(name)))
+		return a->build ? BACKEND_GFX : BACKEND_NONE;
 	/* sm_NN, sm_NNa, sm_NNf: digits, then at most one suffix letter */
 	if (startswith(name, "sm_") && isdig((unsigned char)name[3])) {
 		for (p = name + 3; isdig((unsigned char)*p); p++)

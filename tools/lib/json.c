@@ -153,3 +153,15 @@ json_kbool(struct json *j, const char *k, int v)
 	json_key(j, k);
 	json_bool(j, v);
 }
+
+void
+json_kstrs(struct json *j, const char *k, char *const *v, size_t n)
+{
+	size_t i;
+
+	json_key(j, k);
+	json_arr(j);
+	for (i = 0; i < n; i++)
+		json_str(j, v[i]);
+	json_end(j);
+}

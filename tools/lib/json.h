@@ -37,6 +37,8 @@ void json_null(struct json *j);
 void json_kstr(struct json *j, const char *k, const char *s);
 void json_kint(struct json *j, const char *k, int64_t v);
 void json_kbool(struct json *j, const char *k, int v);
+/* key k and an array of the n strings of v */
+void json_kstrs(struct json *j, const char *k, char *const *v, size_t n);
 
 /* append s as a quoted JSON string (UTF-8 passed through, controls escaped) */
 void json_quote(struct buf *b, const char *s, size_t n);

@@ -30,6 +30,15 @@ opt_val(int argc, char **argv, int *i, const char *opt, opt_usagefn usage)
 	return argv[++*i];
 }
 
+void
+opt_usage(const char *error, const char *text)
+{
+	if (error)
+		fprintf(stderr, "%s: %s\n", argv0, error);
+	fputs(text, error ? stderr : stdout);
+	exit(error ? EXIT_USAGE : EXIT_OK);
+}
+
 int
 opt_isversion(const char *arg)
 {

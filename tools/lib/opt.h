@@ -11,6 +11,11 @@ typedef void (*opt_usagefn)(const char *error);
    value"), which must not return. */
 const char *opt_val(int argc, char **argv, int *i, const char *opt, opt_usagefn usage);
 
+/* The body of every tool's usage function: error (NULL: none) as "TOOL: error" on
+   stderr, then text (the synopsis) on stderr after an error, else on stdout; exits 2
+   after an error, else 0 (--help). */
+void opt_usage(const char *error, const char *text) __attribute__((noreturn));
+
 /* true if arg asks for the version ("--version") */
 int opt_isversion(const char *arg);
 /* print "TOOL VERSION" (the program name set by setprogname, and KILN_VERSION) on

@@ -120,61 +120,187 @@ proc_capture(char *const argv[], char *const envp[], struct buf *out, struct buf
 		bufadd(out, "", 0);
 	if (errout && !errout->s)
 		bufadd(errout, "", 0);
+	res->sig = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
 	res->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 	return 0;
 }
 
-int
-proc_tofd(char *const argv[], char *const envp[], const char *cwd, int fd,
-          void (*tick)(unsigned long lines, void *arg), void *arg)
+volatile sig_atomic_t proc_gotsig;
+/* the process group of the child running with group set (0: none) */
+static volatile pid_t groupchild;
+
+static void
+onsig(int sig)
 {
-	int p[2], st, dn;
+	proc_gotsig = sig;
+	if (groupchild > 0)
+		kill(-groupchild, sig);
+}
+
+void
+proc_forward(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = onsig;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
+/* in the child: the group, the descriptors, the folder, then argv; what went wrong is
+   said on fd and its errno sent to the parent through ep */
+static void __attribute__((noreturn))
+child(char *const argv[], int fd, const struct procopt *o, int ep, const sigset_t *mask)
+{
+	int dn, e;
+
+	if (o->group) {
+		/* a signal sent on before this point waits, blocked, and ends the child here */
+		setpgid(0, 0);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
+		sigprocmask(SIG_SETMASK, mask, NULL);
+	}
+	dn = open("/dev/null", O_RDONLY);
+	if (dn < 0 || dup2(dn, 0) < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0) {
+		e = errno;
+		(void)!write(ep, &e, sizeof e);
+		_exit(127);
+	}
+	if (o->cwd && chdir(o->cwd) < 0) {
+		e = errno;
+		dprintf(2, "%s: cannot enter %s: %s\n", argv0, o->cwd, strerror(e));
+		(void)!write(ep, &e, sizeof e);
+		_exit(127);
+	}
+	if (o->envp)
+		execvpe(argv[0], argv, o->envp);
+	else
+		execvp(argv[0], argv);
+	e = errno;
+	dprintf(2, "%s: cannot run %s: %s\n", argv0, argv[0], strerror(e));
+	(void)!write(ep, &e, sizeof e);
+	_exit(e == ENOENT ? 127 : 126);
+}
+
+int
+proc_tofd(char *const argv[], int fd, const struct procopt *o, struct procres *res)
+{
+	static const struct procopt none;
+	int p[2] = {-1, -1}, ep[2], st, e = 0;
+	sigset_t block, mask;
 	pid_t pid;
 	char chunk[65536];
 	ssize_t n, k;
 	unsigned long lines = 0;
 
-	if (pipe2(p, O_CLOEXEC) < 0)
+	if (!o)
+		o = &none;
+	memset(res, 0, sizeof *res);
+	if (pipe2(ep, O_CLOEXEC) < 0)
 		return -1;
+	if (o->tick && pipe2(p, O_CLOEXEC) < 0) {
+		close(ep[0]);
+		close(ep[1]);
+		return -1;
+	}
+	fflush(NULL);
+	/* the forwarded signals wait until the child has its group and default handlers */
+	sigemptyset(&block);
+	if (o->group) {
+		sigaddset(&block, SIGINT);
+		sigaddset(&block, SIGTERM);
+		sigaddset(&block, SIGHUP);
+	}
+	sigprocmask(SIG_BLOCK, &block, &mask);
 	if ((pid = fork()) < 0) {
-		close(p[0]);
-		close(p[1]);
+		e = errno;
+		sigprocmask(SIG_SETMASK, &mask, NULL);
+		close(ep[0]);
+		close(ep[1]);
+		if (o->tick) {
+			close(p[0]);
+			close(p[1]);
+		}
+		errno = e;
 		return -1;
 	}
 	if (pid == 0) {
-		dn = open("/dev/null", O_RDONLY);
-		if (dn < 0 || dup2(dn, 0) < 0 || dup2(p[1], 1) < 0 || dup2(p[1], 2) < 0)
-			_exit(127);
-		if (cwd && chdir(cwd) < 0) {
-			dprintf(2, "%s: cannot enter %s: %s\n", argv0, cwd, strerror(errno));
-			_exit(127);
+		close(ep[0]);
+		child(argv, o->tick ? p[1] : fd, o, ep[1], &mask);
+	}
+	close(ep[1]);
+	if (o->group) {
+		/* the child makes the group too: whichever runs first, it exists from here */
+		setpgid(pid, pid);
+		groupchild = pid;
+	}
+	sigprocmask(SIG_SETMASK, &mask, NULL);
+	if (o->group && proc_gotsig)
+		kill(-pid, proc_gotsig);
+	if (o->tick) {
+		close(p[1]);
+		for (;;) {
+			n = read(p[0], chunk, sizeof chunk);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				break;
+			if (writeall(fd, chunk, (size_t)n) < 0)
+				warn("writing the log:");
+			for (k = 0; k < n; k++)
+				lines += chunk[k] == '\n';
+			o->tick(lines, o->arg);
 		}
-		if (envp)
-			execvpe(argv[0], argv, envp);
-		else
-			execvp(argv[0], argv);
-		dprintf(2, "%s: cannot run %s: %s\n", argv0, argv[0], strerror(errno));
-		_exit(127);
+		close(p[0]);
 	}
-	close(p[1]);
-	for (;;) {
-		n = read(p[0], chunk, sizeof(chunk));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		if (writeall(fd, chunk, (size_t)n) < 0)
-			warn("writing the log:");
-		for (k = 0; k < n; k++)
-			lines += chunk[k] == '\n';
-		if (tick)
-			tick(lines, arg);
-	}
-	close(p[0]);
+	/* the exec closed ep's write end: nothing read means the program runs */
+	while ((n = read(ep[0], &e, sizeof e)) < 0 && errno == EINTR)
+		;
+	close(ep[0]);
 	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR)
+		if (errno != EINTR) {
+			groupchild = 0;
 			return -1;
-	if (WIFSIGNALED(st))
-		return 128 + WTERMSIG(st);
-	return WEXITSTATUS(st);
+		}
+	groupchild = 0;
+	if (n == (ssize_t)sizeof e) {
+		res->notfound = 1;
+		res->err = e;
+	}
+	res->sig = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
+	res->status = WIFSIGNALED(st) ? 128 + WTERMSIG(st) : WEXITSTATUS(st);
+	return 0;
+}
+
+pid_t
+proc_detach(int fd)
+{
+	pid_t pid;
+	int dn;
+
+	fflush(NULL);
+	if ((pid = fork()) != 0) {
+		if (fd >= 0)
+			close(fd);
+		return pid;
+	}
+	setsid();
+	if ((dn = open("/dev/null", O_RDWR)) >= 0) {
+		dup2(dn, 0);
+		if (fd < 0)
+			fd = dn;
+	}
+	if (fd >= 0) {
+		dup2(fd, 1);
+		dup2(fd, 2);
+		if (fd > 2)
+			close(fd);
+	}
+	if (dn > 2 && dn != fd)
+		close(dn);
+	return 0;
 }

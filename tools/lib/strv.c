@@ -5,15 +5,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-void
-strv_add(struct strv *l, const char *s, int uniq)
+int
+strv_has(const struct strv *l, const char *s)
 {
 	size_t k;
 
-	if (uniq)
-		for (k = 0; k < l->n; k++)
-			if (!strcmp(l->v[k], s))
-				return;
+	for (k = 0; k < l->n; k++)
+		if (!strcmp(l->v[k], s))
+			return 1;
+	return 0;
+}
+
+void
+strv_add(struct strv *l, const char *s, int uniq)
+{
+	if (uniq && strv_has(l, s))
+		return;
 	l->v = xgrow(l->v, &l->cap, l->n + 1, sizeof *l->v);
 	l->v[l->n++] = xstrdup(s);
 }

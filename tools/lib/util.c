@@ -134,18 +134,11 @@ xasprintf(const char *fmt, ...)
 {
 	struct buf b = {0};
 	va_list ap;
-	int n;
 
 	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
+	bufvprintf(&b, fmt, ap);
 	va_end(ap);
-	if (n < 0)
-		die("xasprintf: bad format");
-	b.s = xmalloc((size_t)n + 1);
-	va_start(ap, fmt);
-	vsnprintf(b.s, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	return b.s;
+	return bufdetach(&b);
 }
 
 void
@@ -175,21 +168,46 @@ bufputc(struct buf *b, int c)
 }
 
 void
-bufprintf(struct buf *b, const char *fmt, ...)
+bufvprintf(struct buf *b, const char *fmt, va_list ap)
 {
-	va_list ap;
+	va_list aq;
 	int n;
 
-	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
+	va_copy(aq, ap);
+	n = vsnprintf(NULL, 0, fmt, aq);
+	va_end(aq);
 	if (n < 0)
 		die("bufprintf: bad format");
 	b->s = xgrow(b->s, &b->cap, b->len + (size_t)n + 1, 1);
-	va_start(ap, fmt);
 	vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
-	va_end(ap);
 	b->len += (size_t)n;
+}
+
+void
+bufprintf(struct buf *b, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	bufvprintf(b, fmt, ap);
+	va_end(ap);
+}
+
+void
+bufrtrim(struct buf *b, const char *set)
+{
+	while (b->len && b->s[b->len - 1] && strchr(set, b->s[b->len - 1]))
+		b->s[--b->len] = 0;
+}
+
+char *
+strrtrim(char *s, const char *set)
+{
+	size_t k = strlen(s);
+
+	while (k && strchr(set, s[k - 1]))
+		s[--k] = 0;
+	return s;
 }
 
 void

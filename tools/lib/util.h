@@ -47,8 +47,14 @@ void bufputs(struct buf *b, const char *s);
 void bufputc(struct buf *b, int c);
 /* append formatted text */
 void bufprintf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* the va_list form of bufprintf */
+void bufvprintf(struct buf *b, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 /* make len 0 (keeps the allocation) */
 void bufreset(struct buf *b);
+/* drop the bytes of set (" \t\r\n": trailing white space) from the end of b */
+void bufrtrim(struct buf *b, const char *set);
+/* the same for the string s, in place; returns s */
+char *strrtrim(char *s, const char *set);
 /* release the memory and zero the struct */
 void buffree(struct buf *b);
 /* take ownership of the string (never NULL); the buf is left empty */

@@ -182,23 +182,3 @@ wheelpath_escape(struct buf *b, const char *s)
 			bufputc(b, *p);
 	}
 }
-
-const char *
-filekind(mode_t mode)
-{
-	if (S_ISREG(mode))
-		return "a regular file";
-	if (S_ISDIR(mode))
-		return "a folder";
-	if (S_ISFIFO(mode))
-		return "a FIFO";
-	if (S_ISCHR(mode))
-		return "a character device";
-	if (S_ISBLK(mode))
-		return "a block device";
-	if (S_ISSOCK(mode))
-		return "a socket";
-	if (S_ISLNK(mode))
-		return "a symbolic link";
-	return "not a regular file";
-}

@@ -38,7 +38,4 @@ int wheelpath_plainname(const char *s);
 struct buf;
 void wheelpath_escape(struct buf *b, const char *s);
 
-/* what a file of this st_mode is, in words for an error ("a FIFO", "a folder" ...) */
-const char *filekind(mode_t mode);
-
 #endif

@@ -2,6 +2,7 @@
 #include "zip.h"
 #include "atomic.h"
 #include "elffile.h"
+#include "os.h"
 #include "wheelpath.h"
 
 #include <errno.h>
@@ -83,7 +84,7 @@ mapin(struct mapfile *m, const char *path, char *err, size_t errlen)
 	}
 	if (!S_ISREG(st.st_mode)) {
 		close(fd);
-		return fail(err, errlen, "is %s, not a regular file", filekind(st.st_mode));
+		return fail(err, errlen, "is %s, not a regular file", os_ftype(st.st_mode));
 	}
 	if (st.st_size > 0) {
 		p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "arch.h"
 #include "atomic.h"
 #include "hash.h"
 
@@ -253,32 +254,6 @@ resolve_ref(git_repository *r, const char *ref, git_oid *out, int *kind)
 	return GIT_ENOTFOUND;
 }
 
-size_t
-editdist(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b), i, j, *d, r;
-
-	d = xcalloc(lb + 1, sizeof *d);
-	for (j = 0; j <= lb; j++)
-		d[j] = j;
-	for (i = 1; i <= la; i++) {
-		size_t diag = d[0];
-		d[0] = i;
-		for (j = 1; j <= lb; j++) {
-			size_t up = d[j], best = diag + (a[i - 1] != b[j - 1]);
-			if (up + 1 < best)
-				best = up + 1;
-			if (d[j - 1] + 1 < best)
-				best = d[j - 1] + 1;
-			diag = up;
-			d[j] = best;
-		}
-	}
-	r = d[lb];
-	free(d);
-	return r;
-}
-
 struct cand {
 	char *name;
 	size_t dist;
@@ -314,7 +289,7 @@ close_refs(git_repository *r, const char *ref)
 			s += 11;
 		else
 			continue;
-		d = editdist(ref, s);
+		d = (size_t)editdist(ref, s);
 		if (d > limit && !strstr(s, ref))
 			continue;
 		c = xgrow(c, &cap, n + 1, sizeof *c);

@@ -13,23 +13,7 @@
 #include <unistd.h>
 
 #include "hash.h"
-
-/* what a file that is not a regular file is, for the error message */
-static const char *
-kindof(mode_t m)
-{
-	if (S_ISFIFO(m))
-		return "a FIFO (named pipe)";
-	if (S_ISDIR(m))
-		return "a folder";
-	if (S_ISSOCK(m))
-		return "a socket";
-	if (S_ISCHR(m))
-		return "a character device";
-	if (S_ISBLK(m))
-		return "a block device";
-	return "not a regular file";
-}
+#include "os.h"
 
 /* Read the regular file at path (at most max bytes) into out. Opened without blocking, so
    a FIFO or a device is refused instead of waited on. Returns 0, or -1 with a message
@@ -49,7 +33,7 @@ readreg(const char *path, struct buf *out, size_t max, char **why)
 		return -1;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		*why = xasprintf("is %s, not a regular file", kindof(st.st_mode));
+		*why = xasprintf("is %s, not a regular file", os_ftype(st.st_mode));
 		close(fd);
 		return -1;
 	}

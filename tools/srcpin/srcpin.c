@@ -18,24 +18,21 @@
 static void
 usage(const char *err)
 {
-	if (err)
-		fprintf(stderr, "%s: %s\n", argv0, err);
-	fprintf(err ? stderr : stdout,
-	        "usage: srcpin fetch NAME URL REF [--expect=SHA] [--cache=DIR] [--mirror=DIR]\n"
-	        "       srcpin checkout NAME --commit SHA --into DIR [--submodules] [--force]\n"
-	        "                       [--cache=DIR] [--mirror=DIR]\n"
-	        "       srcpin checkout NAME URL REF --into DIR [--expect=SHA] [--submodules]\n"
-	        "                       [--force] [--cache=DIR] [--mirror=DIR]\n"
-	        "       srcpin patch DIR SERIESFILE [--allow-outside-symlinks]\n"
-	        "       srcpin state [--json] [--check] [-v] DIR\n"
-	        "       srcpin lock --pins FILE --out LOCKFILE [--patches=DIR] [--cache=DIR]\n"
-	        "                   [--mirror=DIR]\n"
-	        "       srcpin --version\n"
-	        "options for every verb that fetches: [--rewrite=FROM=TO]... [--offline] [--update]\n"
-	        "                                     [--allow-local-submodules]\n"
-	        "exit: 0 ok, 1 verification failed (sha mismatch, patch does not apply,\n"
-	        "      state --check not pristine), 2 usage or I/O error\n");
-	exit(err ? EXIT_USAGE : EXIT_OK);
+	opt_usage(err,
+	          "usage: srcpin fetch NAME URL REF [--expect=SHA] [--cache=DIR] [--mirror=DIR]\n"
+	          "       srcpin checkout NAME --commit SHA --into DIR [--submodules] [--force]\n"
+	          "                       [--cache=DIR] [--mirror=DIR]\n"
+	          "       srcpin checkout NAME URL REF --into DIR [--expect=SHA] [--submodules]\n"
+	          "                       [--force] [--cache=DIR] [--mirror=DIR]\n"
+	          "       srcpin patch DIR SERIESFILE [--allow-outside-symlinks]\n"
+	          "       srcpin state [--json] [--check] [-v] DIR\n"
+	          "       srcpin lock --pins FILE --out LOCKFILE [--patches=DIR] [--cache=DIR]\n"
+	          "                   [--mirror=DIR]\n"
+	          "       srcpin --version\n"
+	          "options for every verb that fetches: [--rewrite=FROM=TO]... [--offline] [--update]\n"
+	          "                                     [--allow-local-submodules]\n"
+	          "exit: 0 ok, 1 verification failed (sha mismatch, patch does not apply,\n"
+	          "      state --check not pristine), 2 usage or I/O error\n");
 }
 
 /* parsed command line */

@@ -57,8 +57,6 @@ char *mirror_url(git_repository *r);
 int resolve_ref(git_repository *r, const char *ref, git_oid *out, int *kind);
 /* the refs of r (short names) closest to ref, ", "-separated, or "" (caller frees) */
 char *close_refs(git_repository *r, const char *ref);
-/* edit distance of two strings (for did-you-mean) */
-size_t editdist(const char *a, const char *b);
 /* the last libgit2 error message, or "unknown error" */
 const char *gitmsg(void);
 

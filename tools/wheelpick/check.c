@@ -11,6 +11,7 @@
 
 #include "check.h"
 #include "hash.h"
+#include "os.h"
 #include "wheelpath.h"
 #include "zip.h"
 
@@ -275,7 +276,7 @@ regular(const char *path, char **err)
 		return 2;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		*err = xasprintf("is %s, not a wheel file", filekind(st.st_mode));
+		*err = xasprintf("is %s, not a wheel file", os_ftype(st.st_mode));
 		close(fd);
 		return 2;
 	}

@@ -11,6 +11,7 @@
 #include "check.h"
 #include "pick.h"
 #include "wheelpath.h"
+#include "os.h"
 
 static void
 addcand(struct pickset *ps, char *path)
@@ -73,7 +74,7 @@ pick_add(struct pickset *ps, const char *path)
 				continue;
 			if (type != DT_REG && type != DT_LNK && type != DT_UNKNOWN) {
 				char *p = joinpath(real, rl, e->d_name, l);
-				char *m = xasprintf("%s: is %s, not a wheel file; skipped", p, filekind(es.st_mode));
+				char *m = xasprintf("%s: is %s, not a wheel file; skipped", p, os_ftype(es.st_mode));
 				strv_add(&ps->warnings, m, 1);
 				free(m);
 				free(p);
@@ -85,7 +86,7 @@ pick_add(struct pickset *ps, const char *path)
 		return 0;
 	}
 	if (!S_ISREG(st.st_mode))
-		dien(EXIT_USAGE, "%s: is %s, not a wheel file", path, filekind(st.st_mode));
+		dien(EXIT_USAGE, "%s: is %s, not a wheel file", path, os_ftype(st.st_mode));
 	{
 		/* a file: make its folder absolute, keep its own name (it may be a link) */
 		const char *sl = strrchr(path, '/');
@@ -171,17 +172,6 @@ partset(const struct target *t, int part, struct strv *out)
 	}
 }
 
-static int
-has(const struct strv *l, const char *s)
-{
-	size_t k;
-
-	for (k = 0; k < l->n; k++)
-		if (!strcmp(l->v[k], s))
-			return 1;
-	return 0;
-}
-
 /* why none of c's tags is supported: the first part that nothing accepts */
 static char *
 tagwhy(const struct cand *c, const struct strv sets[3], const char *who)
@@ -196,7 +186,7 @@ tagwhy(const struct cand *c, const struct strv sets[3], const char *who)
 		for (k = 0; k < c->w.ntags; k++) {
 			const char *v = part == 0 ? c->w.tags[k].py : part == 1 ? c->w.tags[k].abi :
 			                c->w.tags[k].plat;
-			if (has(&sets[part], v))
+			if (strv_has(&sets[part], v))
 				ok = 1;
 			else if (!bad)
 				bad = v;

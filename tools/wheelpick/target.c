@@ -14,17 +14,6 @@ addtag(struct strv *out, const char *py, const char *abi, const char *plat)
 	out->v[out->n++] = s;
 }
 
-static int
-inlist(const struct strv *l, const char *s)
-{
-	size_t k;
-
-	for (k = 0; k < l->n; k++)
-		if (!strcmp(l->v[k], s))
-			return 1;
-	return 0;
-}
-
 void
 tags_cpython(struct strv *out, int major, int minor, const struct strv *abis,
              const struct strv *plats)
@@ -121,7 +110,7 @@ tags_generic(struct strv *out, const char *interp, const struct strv *abis,
 	for (a = 0; a < abis->n; a++)
 		for (p = 0; p < plats->n; p++)
 			addtag(out, interp, abis->v[a], plats->v[p]);
-	if (!inlist(abis, "none"))
+	if (!strv_has(abis, "none"))
 		for (p = 0; p < plats->n; p++)
 			addtag(out, interp, "none", plats->v[p]);
 }

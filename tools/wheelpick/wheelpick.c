@@ -19,18 +19,15 @@
 static void
 usage(const char *err)
 {
-	if (err)
-		fprintf(stderr, "%s: %s\n", argv0, err);
-	fprintf(err ? stderr : stdout,
-	        "usage: wheelpick [--python=PATH] [--python-version=X.Y] [--abi=ABI[,ABI]]\n"
-	        "                 [--platform=PLAT]... [--tag-order=pip|packaging] [--name NAME]\n"
-	        "                 [--require SPEC] [--pre] [--local LABEL] [--pip] [--json] [-v]\n"
-	        "                 [--check] [--ignore-requires-python] [--no-cache] DIR|WHEEL...\n"
-	        "       wheelpick --tags [TARGET OPTIONS]\n"
-	        "       wheelpick --version\n"
-	        "Prints the absolute path of the wheel the interpreter would install (exit 0),\n"
-	        "or why none fits (exit 1); 2 for usage or unreadable input. See wheelpick(1).\n");
-	exit(err ? EXIT_USAGE : EXIT_OK);
+	opt_usage(err,
+	          "usage: wheelpick [--python=PATH] [--python-version=X.Y] [--abi=ABI[,ABI]]\n"
+	          "                 [--platform=PLAT]... [--tag-order=pip|packaging] [--name NAME]\n"
+	          "                 [--require SPEC] [--pre] [--local LABEL] [--pip] [--json] [-v]\n"
+	          "                 [--check] [--ignore-requires-python] [--no-cache] DIR|WHEEL...\n"
+	          "       wheelpick --tags [TARGET OPTIONS]\n"
+	          "       wheelpick --version\n"
+	          "Prints the absolute path of the wheel the interpreter would install (exit 0),\n"
+	          "or why none fits (exit 1); 2 for usage or unreadable input. See wheelpick(1).\n");
 }
 
 /* split a requirement "name[extras] SPEC" into the name (canonical, or NULL) and SPEC
@@ -139,16 +136,8 @@ writejson(const struct pickset *ps, const struct target *t, const char *checkerr
 	json_kstr(&j, "libc", t->libc);
 	json_kbool(&j, "free_threaded", t->threaded);
 	json_kstr(&j, "tag_order", t->order == ORDER_PIP ? "pip" : "packaging");
-	json_key(&j, "abis");
-	json_arr(&j);
-	for (k = 0; k < t->abis.n; k++)
-		json_str(&j, t->abis.v[k]);
-	json_end(&j);
-	json_key(&j, "platforms");
-	json_arr(&j);
-	for (k = 0; k < t->plats.n; k++)
-		json_str(&j, t->plats.v[k]);
-	json_end(&j);
+	json_kstrs(&j, "abis", t->abis.v, t->abis.n);
+	json_kstrs(&j, "platforms", t->plats.v, t->plats.n);
 	json_kint(&j, "tags", (int64_t)t->tags.n);
 	json_end(&j);
 	json_key(&j, "candidates");
@@ -183,11 +172,7 @@ writejson(const struct pickset *ps, const struct target *t, const char *checkerr
 		json_end(&j);
 	}
 	json_end(&j);
-	json_key(&j, "warnings");
-	json_arr(&j);
-	for (k = 0; k < ps->warnings.n; k++)
-		json_str(&j, ps->warnings.v[k]);
-	json_end(&j);
+	json_kstrs(&j, "warnings", ps->warnings.v, ps->warnings.n);
 	json_end(&j);
 	bufputc(&b, '\n');
 	fwrite(b.s, 1, b.len, stdout);

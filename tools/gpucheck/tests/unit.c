@@ -30,11 +30,17 @@ test_names(void)
 	CHECK(gfxversion("gfx1151", t, sizeof t) == 0 && strcmp(t, "11.5.1") == 0, "gfx1151 is 11.5.1");
 	CHECK(gfxversion("gfx90a", t, sizeof t) == 0 && strcmp(t, "9.0.10") == 0, "gfx90a is 9.0.10");
 	CHECK(gfxversion("gfx11-generic", t, sizeof t) < 0, "a generic target has no version");
-	CHECK(family_of("gfx1151") == family_of("gfx1100"), "gfx1151 and gfx1100 share a family");
-	CHECK(family_of("gfx1151") != family_of("gfx1030"), "gfx1151 and gfx1030 do not");
-	CHECK(family_of("gfx90a") != family_of("gfx900"), "gfx90a is not in gfx9-generic");
-	CHECK(family_generic("gfx11-generic") == family_of("gfx1103"), "gfx11-generic covers gfx1103");
-	CHECK(family_of("gfx110") == NULL, "a prefix is not a member");
+	CHECK_STR(arch_proc("gfx1151")->family, arch_proc("gfx1100")->family, "gfx1151 and gfx1100 share a family");
+	CHECK(strcmp(arch_proc("gfx1151")->family, arch_proc("gfx1030")->family) != 0, "gfx1151 and gfx1030 do not");
+	CHECK(strcmp(arch_proc("gfx90a")->family, arch_proc("gfx900")->family) != 0, "gfx90a is not in gfx9-generic");
+	CHECK_STR(arch_find("gfx11-generic")->family, arch_proc("gfx1103")->family, "gfx11-generic covers gfx1103");
+	CHECK(arch_proc("gfx11-generic") == NULL, "a generic target is not a processor");
+	CHECK(arch_proc("gfx110") == NULL, "a prefix is not a member");
+	CHECK(arch_proc("gfx810") && !arch_proc("gfx810")->build, "gfx810 is known, not built for");
+	CHECK_STR(arch_member("gfx8", NULL)->name, "gfx801", "gfx8's first member is gfx801");
+	CHECK_STR(arch_member("gfx8", arch_proc("gfx803"))->name, "gfx805", "gfx805 follows gfx803");
+	CHECK(arch_member("gfx12", arch_proc("gfx1201")) == NULL, "gfx1201 is gfx12's last");
+	CHECK_INT(arch_proc("gfx1036")->wave, 32, "gfx1036 has wave 32");
 }
 
 static struct offentry

@@ -98,16 +98,28 @@ has "not found: in the tail" "$T/.err" "/nonexistent/cmd"
 exits "command leaves no output: 1" 1 kiln-stage run --key=f.key --stamp=f.stamp --logdir=logs --out=out2 f -- true
 has "no output: named" "$T/.err" "left no files in out2"
 
-# interrupted: the signal reaches the command, no stamp
+# interrupted: the signal reaches the command's whole process group (a child it started
+# in the background too, at once, not after its 30 seconds), no stamp
 printf 'STAGE=s\n' >s.key
-kiln-stage run --key=s.key --stamp=s.stamp --logdir=logs s -- sh -c 'touch started; sleep 30' >/dev/null 2>"$T/sig.err" &
-pid=$!
-i=0; while [ ! -f started ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-kill -TERM $pid
-wait $pid
-same "SIGTERM: exit 143" 143 "$?"
-has "SIGTERM: says no stamp" "$T/sig.err" "no stamp written"
-exits "SIGTERM: no stamp" 1 test -f s.stamp
+# a process is gone once it is no longer there or only a zombie left to its reaper
+gone () { i=0; while [ $i -lt 50 ]; do
+	[ -e "/proc/$1" ] && ! grep -q '^[0-9]* (.*) Z' "/proc/$1/stat" 2>/dev/null || return 0
+	sleep 0.1; i=$((i + 1)); done; return 1; }
+for sig in TERM:143 HUP:129; do
+	rm -f started bg
+	t0=$(date +%s)
+	kiln-stage run --key=s.key --stamp=s.stamp --logdir=logs s -- \
+		sh -c 'sleep 30 & echo $! >bg; touch started; wait' >/dev/null 2>"$T/sig.err" &
+	pid=$!
+	i=0; while [ ! -f started ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	kill -"${sig%:*}" $pid
+	wait $pid
+	same "SIG${sig%:*}: exit ${sig#*:}" "${sig#*:}" "$?"
+	has "SIG${sig%:*}: says no stamp" "$T/sig.err" "no stamp written"
+	exits "SIG${sig%:*}: no stamp" 1 test -f s.stamp
+	check "SIG${sig%:*}: the command's background child got it too" gone "$(cat bg)"
+	check "SIG${sig%:*}: at once (not after the command's 30 s)" test $(($(date +%s) - t0)) -lt 20
+done
 
 # bad input
 exits "missing key file: 2" 2 kiln-stage run --key=nope.key --stamp=x.stamp x -- true

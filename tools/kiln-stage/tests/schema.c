@@ -66,6 +66,8 @@ main(void)
 	CHECK_INT(arch_backend("sm_90a"), BACKEND_CUDA, "sm_90a is CUDA");
 	CHECK_INT(arch_backend("sm_x9"), BACKEND_NONE, "sm_x9 is nothing");
 	CHECK_INT(arch_backend("cpu"), BACKEND_CPU, "cpu");
+	CHECK_INT(arch_backend("gfx801"), BACKEND_NONE, "gfx801 is known (gpucheck) but not built for");
+	CHECK_INT(arch_backend("gfx803"), BACKEND_GFX, "gfx803 is built for");
 	CHECK_STR(arch_find("gfx1151")->generic, "gfx11-generic", "gfx1151's generic target");
 	CHECK(arch_find("gfx90a")->generic == NULL, "gfx90a has no generic target");
 	{

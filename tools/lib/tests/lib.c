@@ -1,6 +1,7 @@
 /* unit tests of tools/lib: strings, quoting, hashing, atomic files, JSON, KEY=VALUE */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include "opt.h"
 #include "os.h"
 #include "proc.h"
+#include "strv.h"
 #include "test.h"
 #include "util.h"
 
@@ -21,6 +23,7 @@ static void
 test_buf(void)
 {
 	struct buf b = {0};
+	char *xp;
 	int i;
 
 	for (i = 0; i < 1000; i++)
@@ -30,7 +33,20 @@ test_buf(void)
 	bufreset(&b);
 	shquote(&b, "it's a 'test'");
 	CHECK_STR(b.s, "'it'\\''s a '\\''test'\\'''", "shquote escapes single quotes");
+	bufreset(&b);
+	bufputs(&b, "6.4.1 \r\n\n");
+	bufrtrim(&b, " \r\n");
+	CHECK(b.len == 5 && !strcmp(b.s, "6.4.1"), "bufrtrim drops trailing white space");
+	bufrtrim(&b, "1.");
+	CHECK_STR(b.s, "6.4", "bufrtrim drops only bytes of its set, from the end");
+	{
+		char s[] = "580.159.04 \t\n";
+		CHECK_STR(strrtrim(s, " \t\n"), "580.159.04", "strrtrim");
+	}
 	buffree(&b);
+	xp = xasprintf("%s-%d", "gfx", 1151);
+	CHECK_STR(xp, "gfx-1151", "xasprintf (bufvprintf)");
+	free(xp);
 	CHECK(startswith("gfx1151", "gfx11") && !startswith("gfx", "gfx11"), "startswith");
 	CHECK(endswith("a.whl", ".whl") && !endswith("whl", ".whl"), "endswith");
 }
@@ -126,6 +142,22 @@ test_json(void)
 	json_end(&j);
 	CHECK_STR(b.s, "{\"name\":\"a\\\"b\\\\c\\n\\u0001\",\"list\":[-1,true,null,{}],\"n\":42}",
 	          "JSON escapes strings and places commas");
+	bufreset(&b);
+	{
+		struct strv l = {0};
+
+		strv_add(&l, "cp312", 0);
+		strv_add(&l, "abi3", 0);
+		strv_add(&l, "cp312", 1);
+		CHECK(l.n == 2 && strv_has(&l, "abi3") && !strv_has(&l, "abi"), "strv_has, strv_add uniq");
+		json_init(&j, &b);
+		json_obj(&j);
+		json_kstrs(&j, "abis", l.v, l.n);
+		json_kstrs(&j, "none", NULL, 0);
+		json_end(&j);
+		CHECK_STR(b.s, "{\"abis\":[\"cp312\",\"abi3\"],\"none\":[]}", "json_kstrs");
+		strv_free(&l);
+	}
 	buffree(&b);
 }
 
@@ -195,6 +227,66 @@ test_proc(void)
 	CHECK(r.notfound && r.status == 127, "a missing program gives 127");
 	buffree(&o);
 	buffree(&e);
+}
+
+static void
+counttick(unsigned long lines, void *arg)
+{
+	*(unsigned long *)arg = lines;
+}
+
+/* proc_tofd: a log, a folder, an environment, a group the caught signals reach */
+static void
+test_tofd(const char *dir)
+{
+	char *lp = xasprintf("%s/tofd.log", dir), *env[] = {"X=from envp", NULL};
+	char *pw[] = {"sh", "-c", "pwd; echo \"$X\"; echo two >&2; exit 4", NULL};
+	char *nf[] = {"/nonexistent/prog", NULL};
+	/* the child signals this process, which sends it on to the child's group: the
+	   shell and its sleep both end, long before the 30 seconds */
+	char *sg[] = {"sh", "-c", "sleep 30 & kill -TERM $PPID; wait; echo survived", NULL};
+	unsigned long lines = 0;
+	struct procopt o = {env, dir, 0, counttick, &lines};
+	struct procres r;
+	struct buf b = {0};
+	char *want;
+	int fd;
+
+	fd = open(lp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	CHECK_INT(proc_tofd(pw, fd, &o, &r), 0, "proc_tofd runs sh");
+	CHECK(r.status == 4 && !r.sig && !r.notfound, "proc_tofd: the exit status");
+	CHECK_INT(lines, 3, "proc_tofd: tick counts the lines");
+	readfile(lp, &b, 1 << 16);
+	want = xasprintf("%s\nfrom envp\ntwo\n", dir);
+	CHECK_STR(b.s, want, "proc_tofd: cwd, envp, stdout and stderr into the log");
+	free(want);
+	CHECK_INT(proc_tofd(nf, fd, NULL, &r), 0, "proc_tofd: a missing program still ran a child");
+	CHECK(r.notfound && r.err == ENOENT && r.status == 127, "proc_tofd: a missing program gives 127");
+	o.cwd = "/nonexistent";
+	o.tick = NULL;
+	CHECK(proc_tofd(pw, fd, &o, &r) == 0 && r.notfound && r.status == 127, "proc_tofd: a folder not entered gives 127");
+	readfile(lp, &b, 1 << 16);
+	CHECK(strstr(b.s, "cannot run /nonexistent/prog: No such file") != NULL, "proc_tofd: says which program");
+	CHECK(strstr(b.s, "cannot enter /nonexistent: No such file") != NULL, "proc_tofd: says which folder");
+	close(fd);
+
+	fd = open(lp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	memset(&o, 0, sizeof o);
+	o.group = 1;
+	proc_forward();
+	CHECK_INT(proc_tofd(sg, fd, &o, &r), 0, "proc_tofd: a group");
+	CHECK(proc_gotsig == SIGTERM, "proc_forward: the signal is recorded");
+	CHECK(r.sig == SIGTERM && r.status == 128 + SIGTERM, "proc_forward: the signal reached the group");
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	proc_gotsig = 0;
+	readfile(lp, &b, 1 << 16);
+	CHECK(!b.s || !strstr(b.s, "survived"), "proc_forward: the shell did not go on");
+	close(fd);
+	unlink(lp);
+	buffree(&b);
+	free(lp);
 }
 
 static void
@@ -330,6 +422,7 @@ main(void)
 	test_json();
 	test_kv();
 	test_proc();
+	test_tofd(dir);
 	test_os(dir);
 	rmdir(dir);
 	return TEST_DONE();

@@ -3,6 +3,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "os.h"
 #include "test.h"
 #include "util.h"
 #include "wheelpath.h"
@@ -103,7 +104,7 @@ main(void)
 	wheelpath_escape(&q, "a\nb\\c\x1b\xff");
 	CHECK_STR(q.s, "a\\x0ab\\x5cc\\x1b\\xff", "wheelpath_escape");
 	buffree(&q);
-	CHECK_STR(filekind(S_IFIFO), "a FIFO", "filekind names a FIFO");
-	CHECK_STR(filekind(S_IFCHR), "a character device", "filekind names a device");
+	CHECK_STR(os_ftype(S_IFIFO), "a FIFO", "os_ftype names a FIFO");
+	CHECK_STR(os_ftype(S_IFCHR), "a character device", "os_ftype names a device");
 	return TEST_DONE();
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "arch.h"
 #include "srcpin.h"
 #include "test.h"
 
