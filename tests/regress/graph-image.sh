@@ -52,7 +52,7 @@ exits "a bad image name is refused" 2 conf --image='Bad Name'
 
 check "configure --image=$img --image-base" conf
 has "the graph has stack.image" "$b/build/stack.ninja" "build stack.image: phony"
-has "stack.image comes after stack.smoke" "$b/build/stack.ninja" "build \$bdir/stamp/stack.image: stage \$bdir/stamp/stack.smoke"
+has "stack.image comes after stack.smoke" "$b/build/stack.ninja" "build \$bdir/stamp/stack.image: image \$bdir/stamp/stack.smoke"
 build first
 same "first ninja succeeds" 0 "$brc"
 [ "$brc" = 0 ] || sed -n '1,60s/^/#   /p' "$T/first.log" "$b/build/logs/stack.image.log"
@@ -109,9 +109,55 @@ check "the image holds build-info.json" cmp "$m/opt/kiln/build-info.json" "$b/bu
 podman image unmount $img >/dev/null 2>&1
 id1=$(podman image inspect --format '{{.Id}}' $img)
 
+t0=$(date +%s%N)
 build second
+echo "# second ninja (a no-op, the image in the storage): $(( ($(date +%s%N) - t0) / 1000000 )) ms"
 same "second ninja: no work to do" "ninja: no work to do." "$(cat "$T/second.log")"
 same "the image is the same" "$id1" "$(podman image inspect --format '{{.Id}}' $img)"
+has "the stamp's ID is the image's" "$b/build/stamp/stack.image" "ID=\"sha256:$id1\""
+
+# the image removed from the storage (podman rmi): the next ninja notices (the edge's
+# depfile names the storage's image list), finds the stamp's image gone and builds it
+# again; nothing else reruns
+check "podman rmi the image" podman rmi $img
+KILN_EXPLAIN=1
+export KILN_EXPLAIN
+build rmi
+unset KILN_EXPLAIN
+same "after podman rmi: ninja succeeds" 0 "$brc"
+same "after podman rmi: ninja builds the image again, and only it" "stack.image" "$got"
+has "KILN_EXPLAIN says why" "$T/rmi.log" "kiln: stack.image: input image missing: $img (sha256:$id1) is not in podman's storage (running again)"
+has "so does the summary line" "$T/rmi.log" "stack.image: rebuilt in"
+grep '^stack.image: rebuilt in' "$T/rmi.log" >"$T/rmi.sum"
+has "(its note)" "$T/rmi.sum" "(input image missing: $img (sha256:$id1)"
+check "the image is back" podman image exists $img
+id1=$(podman image inspect --format '{{.Id}}' $img)
+has "the stamp has the new image's ID" "$b/build/stamp/stack.image" "ID=\"sha256:$id1\""
+build rmi2
+same "then ninja: no work to do" "ninja: no work to do." "$(cat "$T/rmi2.log")"
+
+# another image changes the storage: ninja looks at the image stage, finds its image and
+# rebuilds nothing; after that look, no work again
+check "podman tag another image" podman tag "$baseid" localhost/kiln-other:1
+t0=$(date +%s%N)
+build other
+echo "# ninja after the storage changed (the image stage looks, rebuilds nothing): $(( ($(date +%s%N) - t0) / 1000000 )) ms"
+same "another image in the storage: ninja succeeds" 0 "$brc"
+same "another image in the storage: nothing is rebuilt" "" "$got"
+same "(the image is the same)" "$id1" "$(podman image inspect --format '{{.Id}}' $img)"
+build other2
+same "then ninja: no work to do" "ninja: no work to do." "$(cat "$T/other2.log")"
+
+# the image's name moved to another image: built again under its name
+check "podman tag the base as the image's name" podman tag "$baseid" $img
+KILN_EXPLAIN=1
+export KILN_EXPLAIN
+build moved
+unset KILN_EXPLAIN
+same "the name on another image: the image is built again" "stack.image" "$got"
+has "KILN_EXPLAIN says why" "$T/moved.log" "kiln: stack.image: input image changed: $img is now $baseid, not sha256:$id1"
+check "the name is the image again (not the base)" test "$(podman image inspect --format '{{.Id}}' $img)" != "${baseid#sha256:}"
+id1=$(podman image inspect --format '{{.Id}}' $img)
 
 # a pin bump rebuilds the image, with the new commit in its labels
 toy_commit vision v2 5
