@@ -503,17 +503,27 @@ for n, v in sorted(set(other)):
 
 # cfq TEXT: TEXT as a quoted Containerfile string ("..." with \ " $ escaped)
 cfq () { printf '"%s"' "$(printf '%s' "$1" | sed 's/[\\"$]/\\&/g')"; }
+# cfjoin INSTRUCTION: the "KEY"=VALUE lines of stdin as one Containerfile INSTRUCTION,
+# continued over lines (nothing when stdin is empty)
+cfjoin () { sed -e '$!s/$/ \\/' -e "1s/^/$1 /" -e '1!s/^/\t/'; }
 
 # step_oci: not a stage's step: the container builder, for step_image and
-# step_imagecheck (and so in stack.image's key). podman, else buildah; storage as the
-# host needs (vfs, unless CONTAINERS_STORAGE_CONF names a storage.conf); chroot
-# isolation: a COPY-only Containerfile runs nothing. imgid REF prints REF's image ID (64
-# hex digits) and fails when the storage has no such image; imgdigest REF its digest.
+# step_imagecheck (and so in stack.image's key). podman, else buildah (one that runs);
+# storage as the host says: the driver of the first storage.conf there is
+# (CONTAINERS_STORAGE_CONF, the user's, /etc's, the distribution's), else vfs, which
+# needs no kernel overlay mounts; chroot isolation: a COPY-only Containerfile runs
+# nothing. imgid REF prints REF's image ID (64 hex digits) and fails when the storage
+# has no such image; imgdigest REF its digest; imgstore the driver and the storage root.
 step_oci () {
-	if command -v podman >/dev/null 2>&1; then bld=podman
-	elif command -v buildah >/dev/null 2>&1; then bld=buildah
+	if podman --version >/dev/null 2>&1; then bld=podman
+	elif buildah --version >/dev/null 2>&1; then bld=buildah
 	else die "--image needs podman or buildah (apt-get install podman)"; fi
-	oci () { if [ -n "${CONTAINERS_STORAGE_CONF:-}" ]; then "$bld" "$@"; else "$bld" --storage-driver=vfs "$@"; fi; }
+	sconf=
+	for f in "${CONTAINERS_STORAGE_CONF:-}" "${XDG_CONFIG_HOME:-${HOME:-/nonexistent}/.config}/containers/storage.conf" \
+		/etc/containers/storage.conf /usr/share/containers/storage.conf; do
+		if [ -n "$f" ] && [ -f "$f" ]; then sconf=$f; break; fi
+	done
+	oci () { if [ -n "$sconf" ]; then "$bld" "$@"; else "$bld" --storage-driver=vfs "$@"; fi; }
 	if [ "$bld" = podman ]; then
 		imgid () { oci image inspect --format '{{.Id}}' "$1"; }
 		imgdigest () { oci image inspect --format '{{.Digest}}' "$1"; }
@@ -610,10 +620,11 @@ step_image () {
 		# the target environment: the venv whole at its own path, else its site-packages
 		if [ "$prefix" != "$bprefix" ]; then
 			mkdir -p "$root$prefix" && cp -a "$prefix/." "$root$prefix/" || die "cannot copy $prefix"
-			printf 'ENV "VIRTUAL_ENV"=%s "PATH"=%s\n' "$(cfq "$prefix")" \
-				"$(cfq "$prefix/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")"
+			printf '"VIRTUAL_ENV"=%s\n"PATH"=%s\n' "$(cfq "$prefix")" \
+				"$(cfq "$prefix/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")" >"$ctx/env"
 		else
 			mkdir -p "$root$site" && cp -a "$site/." "$root$site/" || die "cannot copy $site"
+			: >"$ctx/env"
 		fi
 		echo 'COPY ["root/", "/"]'
 		# the profiles' runtime environment, as envclean applies it to the stages
@@ -622,22 +633,34 @@ step_image () {
 			IFS=$o
 			kiln-stage env "$f" -- sh -c 'for k in $KILN_KEYS; do eval "v=\${KILN_K_$k}"; printf "%s\t%s\n" "$k" "$v"; done'
 		done | while IFS="$(printf '\t')" read -r k v; do
-			printf 'ENV "%s"=%s\n' "$k" "$(cfq "$v")"
-		done
+			printf '"%s"=%s\n' "$k" "$(cfq "$v")"
+		done >>"$ctx/env"
 		IFS=$o
-		echo 'LABEL "org.opencontainers.image.title"='"$(cfq "$IMAGE")"
-		[ "$from" != scratch ] && echo 'LABEL "org.opencontainers.image.base.name"='"$(cfq "$BASE_REF")" &&
-			echo 'LABEL "org.opencontainers.image.base.digest"='"$(cfq "${dg:-sha256:$id}")"
-		kiln-stage labels --format=containerfile "$B/info" || die "no build-info records in $B/info"
-		# the key of every stage the image holds
-		for st in "$B"/stamp/*; do
-			n=${st##*/}
-			case "$n" in stack.image|*.missing) continue ;; esac
-			k=$(sed -n 's/^KEY=//p' "$st" | head -n 1 | tr -d '"')
-			if [ -n "$k" ]; then echo "LABEL \"kiln.stage.$n\"=\"$k\""; fi
-		done
+		{
+			echo '"org.opencontainers.image.title"='"$(cfq "$IMAGE")"
+			if [ "$from" != scratch ]; then
+				echo '"org.opencontainers.image.base.name"='"$(cfq "$BASE_REF")"
+				echo '"org.opencontainers.image.base.digest"='"$(cfq "${dg:-sha256:$id}")"
+			fi
+			kiln-stage labels --format=containerfile "$B/info" >"$ctx/bi" ||
+				die "no build-info records in $B/info"
+			sed 's/^LABEL //' "$ctx/bi"
+			# the key of every stage the image holds
+			for st in "$B"/stamp/*; do
+				n=${st##*/}
+				case "$n" in stack.image|*.missing) continue ;; esac
+				k=$(sed -n 's/^KEY=//p' "$st" | head -n 1 | tr -d '"')
+				if [ -n "$k" ]; then echo "\"kiln.stage.$n\"=\"$k\""; fi
+			done
+		} >"$ctx/labels"
+		# one ENV and one LABEL instruction, a KEY=VALUE a line: each instruction is a
+		# step of the build, and on vfs storage each step copies the whole base
+		cfjoin ENV <"$ctx/env"
+		cfjoin LABEL <"$ctx/labels"
 	} >"$ctx/Containerfile" || die "cannot write $ctx/Containerfile"
-	oci build --isolation=chroot --format=oci -f "$ctx/Containerfile" -t "$IMAGE" "$ctx" ||
+	rm -f "$ctx/env" "$ctx/labels" "$ctx/bi"
+	# --layers=false: no cached image for each step, one commit at the end
+	oci build --isolation=chroot --layers=false --format=oci -f "$ctx/Containerfile" -t "$IMAGE" "$ctx" ||
 		die "$bld build failed (the context is kept in $ctx)"
 	id=$(imgid "$IMAGE") || die "$bld has no image $IMAGE after the build"
 	cp "$ctx/Containerfile" "$B/Containerfile.tmp" && mv -f "$B/Containerfile.tmp" "$B/Containerfile"

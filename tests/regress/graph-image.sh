@@ -63,7 +63,9 @@ has "the Containerfile starts from the pinned base ID" "$cf" "FROM ${baseid#sha2
 lacks "the Containerfile is COPY-only (no RUN)" "$cf" "RUN "
 has "the Containerfile copies one tree (one layer)" "$cf" 'COPY ["root/", "/"]'
 same "one COPY" 1 "$(grep -c '^COPY' "$cf")"
-has "the profile's environment is ENV" "$cf" 'ENV "USE_ROCM"="0"'
+has "the profile's environment is ENV" "$cf" '"USE_ROCM"="0"'
+same "one ENV, one LABEL: four steps (each step of a build copies the base on vfs)" "1 1 4" \
+	"$(grep -c '^ENV ' "$cf") $(grep -c '^LABEL ' "$cf") $(grep -c '^[A-Z]' "$cf")"
 
 # labels: every build-info label is on the image, with its value
 kiln-stage labels --format=file "$b/build/info" | sort >"$T/want.labels"
@@ -187,3 +189,37 @@ check "configure --image-base=localhost/kiln-toy-base:2" conf --pin vision=v2 --
 build base2
 same "the image builds on the re-pinned base" 0 "$brc"
 has "FROM the new base" "$cf" "FROM ${base2#sha256:}"
+
+# the base pinned by its digest instead of its ID
+dg=$(podman image inspect --format '{{.Digest}}' localhost/kiln-toy-base:2)
+sed -i "s/^image_BASE=.*/image_BASE=$dg/" "$T/pins.env"
+build digest
+same "image_BASE=DIGEST: the image builds" 0 "$brc"
+same "image_BASE=DIGEST: only the image is built again" "stack.image" "$got"
+has "FROM the base's ID" "$cf" "FROM ${base2#sha256:}"
+labels $img >"$T/got4.labels"
+has "the base's digest label" "$T/got4.labels" "org.opencontainers.image.base.digest=$dg"
+sed -i "s/^image_BASE=.*/image_BASE=sha256:$(printf '%064d' 1)/" "$T/pins.env"
+build baddigest
+same "a digest or ID that matches nothing: ninja fails" 1 "$brc"
+has "with the one line" "$T/baddigest.log" "kiln: stack.image: image base localhost/kiln-toy-base:2 is $base2, but the pins say image_BASE=sha256:$(printf '%064d' 1)"
+sed -i "s/^image_BASE=.*/image_BASE=$dg/" "$T/pins.env"
+build digest2
+same "pinned right again: the image builds" 0 "$brc"
+
+# buildah, where podman does not run (a podman first on PATH that fails): the image
+# removed, then built again by buildah into the same storage
+mkdir -p "$T/nopodman" && printf '#!/bin/sh\nexit 127\n' >"$T/nopodman/podman" && chmod +x "$T/nopodman/podman"
+check "podman rmi the image" podman rmi $img
+PATH=$T/nopodman:$PATH KILN_EXPLAIN=1 ninja >"$T/buildah.log" 2>&1
+same "buildah: ninja succeeds" 0 "$?"
+same "buildah: the image is built again" "stack.image" "$(rebuilt "$T/buildah.log")"
+has "buildah: its check looked in buildah's storage" "$T/buildah.log" "kiln: stack.image: input image missing: $img (sha256:"
+has "(in buildah's words)" "$T/buildah.log" "is not in buildah's storage"
+check "buildah: the image is there" podman image exists $img
+labels $img >"$T/got3.labels"
+kiln-stage labels --format=file "$b/build/info" | sort >"$T/want3.labels"
+same "buildah: every build-info label is on the image" "" "$(comm -23 "$T/want3.labels" "$T/got3.labels")"
+has "buildah: the stamp has its ID" "$b/build/stamp/stack.image" "ID=\"sha256:$(podman image inspect --format '{{.Id}}' $img)\""
+build afterbuildah
+same "then (podman again) ninja: no work to do" "ninja: no work to do." "$(cat "$T/afterbuildah.log")"
