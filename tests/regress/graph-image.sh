@@ -172,6 +172,10 @@ check "bump vision: a new image" test "$id1" != "$id2"
 labels $img >"$T/got2.labels"
 has "bump vision: the image's label has vision's new commit" "$T/got2.labels" \
 	"kiln.vision.commit=$(git -C "$T/mirror/vision" rev-parse v2)"
+has "bump vision: the lock has the new vision wheel's hash" "$lk" \
+	"--hash=sha256:$(sha256sum "$(cat "$b/build/wheels/vision.picked")" | cut -c1-64)"
+has "bump vision: the image's lock label is the new lock's" "$T/got2.labels" \
+	"kiln.requirements_lock=sha256:$(sha256sum "$lk" | cut -c1-64)"
 kiln-stage labels --format=file "$b/build/info" | sort >"$T/want2.labels"
 same "bump vision: every build-info label is on the new image" "" "$(comm -23 "$T/want2.labels" "$T/got2.labels")"
 

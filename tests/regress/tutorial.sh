@@ -3,9 +3,10 @@
 # the tutorial cannot rot. Every ```sh block after a "<!-- run -->" line is run, in
 # order, in one shell (set -e) after the toy's settings (the tutorial's section 0); then
 # what the tutorial promises is checked: the bump reran vision's stages, the lock and
-# the patch went where it says, verify passed, the image carries the new commit and is
-# built again after podman rmi, the vendor-wheel track skips torch's build, and gpucheck
-# offers the override only within the ISA family.
+# the patch went where it says, the refreshed patch reran vision's stages only, verify
+# passed, the image carries the new commit and is built again after podman rmi, the
+# vendor-wheel track skips torch's build, and gpucheck offers the override only within
+# the ISA family.
 . "$KILN_SRC/tests/lib.sh"
 need podman
 . "$KILN_SRC/tests/regress/graph-toy.inc"
@@ -32,7 +33,7 @@ awk '/^<!-- run -->$/ { want = 1; next }
      inblock { print }
      { want = 0 }' "$KILN_SRC/TUTORIAL.md" >"$T/tutorial-run.sh"
 n=$(grep -c '^<!-- run -->$' "$KILN_SRC/TUTORIAL.md")
-check "TUTORIAL.md has runnable blocks" test "$n" -ge 11
+check "TUTORIAL.md has runnable blocks" test "$n" -ge 12
 check "each is extracted" test "$(lines "$T/tutorial-run.sh")" -gt "$n"
 
 # section 0 for the toy, then the tutorial's commands
@@ -64,6 +65,10 @@ has "the rebuild says why vision.src ran" "$T/b/build/rebuild.log" "kiln: vision
 lacks "the rebuild leaves torch alone" "$T/b/build/rebuild.log" "torch.wheel: rebuilt"
 has "the rebuild builds the image again" "$T/b/build/rebuild.log" "stack.image: rebuilt"
 has "the patched source went into the wheel's tree" "$T/b/build/src/vision/csrc/ops.c" "/* kiln tutorial */"
+has "refresh: the patch stage says its series changed" "$T/b/build/refresh.log" "kiln: vision.patch: running: input SERIES changed"
+has "refresh: vision's wheel is built again" "$T/b/build/refresh.log" "vision.wheel: rebuilt"
+lacks "refresh: torch is left alone" "$T/b/build/refresh.log" "torch.wheel: rebuilt"
+same "refresh: the tree has the refreshed patch (two lines)" 2 "$(grep -c 'kiln tutorial' "$T/b/build/src/vision/csrc/ops.c")"
 has "gpucheck cover: torch covers gfx1100" "$T/tutorial.log" "gfx1100: covered natively"
 has "verify: the wheel is reproducible" "$T/tutorial.log" "vision.wheel: 1 identical: the stage is reproducible"
 has "the image's label has vision's locked commit" "$T/tutorial.log" "kiln.vision.commit=$(git -C "$T/mirror/vision" rev-parse v2)"
