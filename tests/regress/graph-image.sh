@@ -3,9 +3,11 @@
 # an OCI image with podman from a COPY-only Containerfile on a base made here (podman
 # import of a small tarball, pinned by its ID): its labels are build-info's, its
 # filesystem holds the installed packages, the lock installs with --require-hashes, a
-# second ninja is a no-op, a pin bump rebuilds the image, and a base that does not match
-# image_BASE fails with one line. podman run does not work in this sandbox: the image is
-# read with podman image inspect and podman image mount.
+# second ninja is a no-op, an image removed from the storage (podman rmi) or whose name
+# moved is built again (and only it), a pin bump rebuilds the image, a base that does not
+# match image_BASE (an ID or a digest) fails with one line, and buildah builds it where
+# podman does not run. podman run does not work in this sandbox: the image is read with
+# podman image inspect and podman image mount.
 . "$KILN_SRC/tests/lib.sh"
 need podman
 . "$KILN_SRC/tests/regress/graph-toy.inc"
@@ -75,6 +77,13 @@ same "every build-info label is on the image" "" "$(cat "$T/missing.labels")"
 has "the torch commit label" "$T/got.labels" "kiln.torch.commit=$(git -C "$T/mirror/torch" rev-parse v1)"
 has "the OCI revision label" "$T/got.labels" "org.opencontainers.image.revision=$(git -C "$T/mirror/torch" rev-parse v1)"
 has "the series digest label" "$T/got.labels" "kiln.vision.series_digest="
+sd=$(srcpin state "$b/build/src/vision" | sed -n 's/^SERIES_DIGEST=//p' | tr -d "\"'")
+check "vision's tree has a series digest" test -n "$sd"
+has "the series digest label is srcpin's" "$T/got.labels" "kiln.vision.series_digest=$sd"
+has "the version label" "$T/got.labels" "kiln.vision.version=$(sed -n "s/^VERSION=//p" "$b/build/info/vision.info" | tr -d "'\"")"
+has "the OCI version label (torch's)" "$T/got.labels" "org.opencontainers.image.version=$(sed -n "s/^VERSION=//p" "$b/build/info/torch.info" | tr -d "'\"")"
+has "the OCI source label (torch's URL)" "$T/got.labels" "org.opencontainers.image.source="
+has "the wheel hash label" "$T/got.labels" "kiln.torch.wheel_sha256=$(sha256sum "$(cat "$b/build/wheels/torch.picked")" | cut -c1-64)"
 has "the arch label" "$T/got.labels" "kiln.arch=cpu"
 has "the stage keys" "$T/got.labels" "kiln.stage.vision.wheel=$(sed -n 's/^KEY=//p' "$b/build/stamp/vision.wheel" | tr -d '"')"
 has "the lock's digest" "$T/got.labels" "kiln.requirements_lock=sha256:$(sha256sum "$b/build/requirements.lock" | cut -c1-64)"
