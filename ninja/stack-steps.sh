@@ -548,12 +548,18 @@ step_imagecheck () {
 	st=${stampf:?imagecheck STEP COMP SETTINGS STAMP}
 	# the depfile: DRIVER-images/images.json under the storage's root (its format:
 	# make's, spaces and # escaped with a backslash, $ doubled)
-	store=$(imgstore 2>/dev/null) || store=
+	# (a list not there yet keeps the edge running until the build has made it)
+	store=$(imgstore 2>"$st.d.err") || store=$(imgstore 2>"$st.d.err") || store="failed: $(tail -n 1 "$st.d.err")"
+	rm -f "$st.d.err"
+	list=${store#* }/${store%% *}-images/images.json
+	case "$store" in
+	?*' '/*) ;;
+	*) say "stack.image: $bld info: $store; ninja will not notice the image leaving the storage"
+	   list= ;;
+	esac
 	{
 		printf '%s:' "$(printf '%s' "$st" | sed 's/[ #]/\\&/g; s/\$/$$/g')"
-		case "$store" in
-		?*' '/*) printf ' %s' "$(printf '%s' "${store#* }/${store%% *}-images/images.json" | sed 's/[ #]/\\&/g; s/\$/$$/g')" ;;
-		esac
+		[ -z "$list" ] || printf ' %s' "$(printf '%s' "$list" | sed 's/[ #]/\\&/g; s/\$/$$/g')"
 		echo
 	} >"$st.d.tmp" && mv -f "$st.d.tmp" "$st.d"
 	[ -f "$st" ] || return 0

@@ -60,6 +60,8 @@ same "first ninja succeeds" 0 "$brc"
 [ "$brc" = 0 ] || sed -n '1,60s/^/#   /p' "$T/first.log" "$b/build/logs/stack.image.log"
 case " $got " in *" stack.image "*) ok "first ninja builds stack.image" ;; *) notok "first ninja builds stack.image ($got)" ;; esac
 check "the image exists" podman image inspect $img
+ninja -t deps build/stamp/stack.image >"$T/deps.txt" 2>&1
+has "the image edge depends on the storage's image list (its depfile)" "$T/deps.txt" "$T/containers/storage/vfs-images/images.json"
 cf=$b/build/Containerfile
 has "the Containerfile starts from the pinned base ID" "$cf" "FROM ${baseid#sha256:}"
 lacks "the Containerfile is COPY-only (no RUN)" "$cf" "RUN "
