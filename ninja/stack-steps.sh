@@ -14,6 +14,8 @@ set -eu
 # (PROFILES at "|", the others at white space)
 set -f
 step=$1 c=$2
+# the stamp, for step_imagecheck (the image rule passes it after SETTINGS)
+stampf=${4:-}
 for k in ${KILN_KEYS:?run by kiln-stage env (see ninja/stack.ninja)}; do
 	case "$k" in
 	[A-Za-z_]*) ;;
@@ -549,22 +551,96 @@ for n, v in sorted(set(other)):
 
 # cfq TEXT: TEXT as a quoted Containerfile string ("..." with \ " $ escaped)
 cfq () { printf '"%s"' "$(printf '%s' "$1" | sed 's/[\\"$]/\\&/g')"; }
+# cfjoin INSTRUCTION: the "KEY"=VALUE lines of stdin as one Containerfile INSTRUCTION,
+# continued over lines (nothing when stdin is empty)
+cfjoin () { sed -e '$!s/$/ \\/' -e "1s/^/$1 /" -e '1!s/^/\t/'; }
+
+# step_oci: not a stage's step: the container builder, for step_image and
+# step_imagecheck (and so in stack.image's key). podman, else buildah (one that runs);
+# storage as the host says: the driver of the first storage.conf there is
+# (CONTAINERS_STORAGE_CONF, the user's, /etc's, the distribution's), else vfs, which
+# needs no kernel overlay mounts; chroot isolation: a COPY-only Containerfile runs
+# nothing. imgid REF prints REF's image ID (64 hex digits) and fails when the storage
+# has no such image; imgdigest REF its digest; imgstore the driver and the storage root.
+step_oci () {
+	if podman --version >/dev/null 2>&1; then bld=podman
+	elif buildah --version >/dev/null 2>&1; then bld=buildah
+	else die "--image needs podman or buildah (apt-get install podman)"; fi
+	sconf=
+	for f in "${CONTAINERS_STORAGE_CONF:-}" "${XDG_CONFIG_HOME:-${HOME:-/nonexistent}/.config}/containers/storage.conf" \
+		/etc/containers/storage.conf /usr/share/containers/storage.conf; do
+		if [ -n "$f" ] && [ -f "$f" ]; then sconf=$f; break; fi
+	done
+	oci () { if [ -n "$sconf" ]; then "$bld" "$@"; else "$bld" --storage-driver=vfs "$@"; fi; }
+	if [ "$bld" = podman ]; then
+		imgid () { oci image inspect --format '{{.Id}}' "$1"; }
+		imgdigest () { oci image inspect --format '{{.Digest}}' "$1"; }
+		imgstore () { oci info --format '{{.Store.GraphDriverName}} {{.Store.GraphRoot}}'; }
+	else
+		imgid () { oci inspect --type image --format '{{.FromImageID}}' "$1"; }
+		imgdigest () { oci inspect --type image --format '{{.FromImageDigest}}' "$1"; }
+		imgstore () { oci info --format '{{.store.GraphDriverName}} {{.store.GraphRoot}}'; }
+	fi
+}
+
+# step_imagecheck: not a stage's step: the image rule (ninja/stack.ninja) runs it before
+# kiln-stage run, every time ninja runs stack.image's edge. The stamp's ID is the image
+# this stage built; when the storage no longer has it under $IMAGE (podman rmi, or the
+# name moved to another image), the stamp is removed, so the stage builds it again, and
+# KILN_EXPLAIN and the stage's summary say why. It also writes the edge's depfile
+# (STAMP.d): the storage's list of images, so that ninja runs this edge again when that
+# list changes (an rmi, a build, a tag, a pull) and a plain no-op stays a no-op otherwise.
+step_imagecheck () {
+	KILN_STAGE=stack.image
+	step_oci
+	st=${stampf:?imagecheck STEP COMP SETTINGS STAMP}
+	# the depfile: DRIVER-images/images.json under the storage's root (its format:
+	# make's, spaces and # escaped with a backslash, $ doubled)
+	# (a list not there yet keeps the edge running until the build has made it)
+	store=$(imgstore 2>"$st.d.err") || store=$(imgstore 2>"$st.d.err") || store="failed: $(tail -n 1 "$st.d.err")"
+	rm -f "$st.d.err"
+	list=${store#* }/${store%% *}-images/images.json
+	case "$store" in
+	?*' '/*) ;;
+	*) say "stack.image: $bld info: $store; ninja will not notice the image leaving the storage"
+	   list= ;;
+	esac
+	{
+		printf '%s:' "$(printf '%s' "$st" | sed 's/[ #]/\\&/g; s/\$/$$/g')"
+		[ -z "$list" ] || printf ' %s' "$(printf '%s' "$list" | sed 's/[ #]/\\&/g; s/\$/$$/g')"
+		echo
+	} >"$st.d.tmp" && mv -f "$st.d.tmp" "$st.d"
+	[ -f "$st" ] || return 0
+	id=$(sed -n 's/^ID=//p' "$st" | tr -d "\"'")
+	case "$id" in
+	sha256:*) ;;
+	*) return 0 ;;
+	esac
+	cur=$(imgid "$IMAGE" 2>/dev/null) || cur=
+	[ "sha256:$cur" != "$id" ] || return 0
+	if [ -z "$cur" ]; then why="input image missing: $IMAGE ($id) is not in $bld's storage"
+	else why="input image changed: $IMAGE is now sha256:$cur, not $id, the image this stage built"; fi
+	case "${KILN_EXPLAIN:-0}" in
+	''|0) ;;
+	*) say "stack.image: $why (running again)" ;;
+	esac
+	printf '%s\n' "$why" >"$B/image.why"
+	rm -f "$st"
+}
 
 step_image () {
 	# this step lists its own folders ($B/wheels/*.picked, $B/stamp/*) with globs
 	set +f
-	# the builder: podman, else buildah; storage as the host needs (vfs, unless
-	# CONTAINERS_STORAGE_CONF says otherwise); chroot isolation: a COPY-only file runs nothing
-	if command -v podman >/dev/null 2>&1; then bld=podman
-	elif command -v buildah >/dev/null 2>&1; then bld=buildah
-	else die "--image needs podman or buildah (apt-get install podman)"; fi
-	oci () { if [ -n "${CONTAINERS_STORAGE_CONF:-}" ]; then "$bld" "$@"; else "$bld" --storage-driver=vfs "$@"; fi; }
+	step_oci
+	# the stage's identity (kiln-stage run --id-file, the stamp's ID): the image's ID,
+	# written last
+	rm -f "$B/image.id"
 	# the base: pinned by ID or digest (image_BASE); another image under that name stops here
 	from=scratch
 	if [ "$BASE_REF" != scratch ]; then
-		id=$(oci image inspect --format '{{.Id}}' "$BASE_REF" 2>/dev/null) ||
+		id=$(imgid "$BASE_REF" 2>/dev/null) ||
 			die "image base $BASE_REF is not in $bld's storage (pull or import it first)"
-		dg=$(oci image inspect --format '{{.Digest}}' "$BASE_REF" 2>/dev/null) || dg=
+		dg=$(imgdigest "$BASE_REF" 2>/dev/null) || dg=
 		want=${BASE#sha256:}
 		case "$id" in
 		"$want"*) from=$id ;;
@@ -598,10 +674,11 @@ step_image () {
 		# the target environment: the venv whole at its own path, else its site-packages
 		if [ "$prefix" != "$bprefix" ]; then
 			mkdir -p "$root$prefix" && cp -a "$prefix/." "$root$prefix/" || die "cannot copy $prefix"
-			printf 'ENV "VIRTUAL_ENV"=%s "PATH"=%s\n' "$(cfq "$prefix")" \
-				"$(cfq "$prefix/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")"
+			printf '"VIRTUAL_ENV"=%s\n"PATH"=%s\n' "$(cfq "$prefix")" \
+				"$(cfq "$prefix/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")" >"$ctx/env"
 		else
 			mkdir -p "$root$site" && cp -a "$site/." "$root$site/" || die "cannot copy $site"
+			: >"$ctx/env"
 		fi
 		echo 'COPY ["root/", "/"]'
 		# the profiles' runtime environment, as envclean applies it to the stages
@@ -610,28 +687,45 @@ step_image () {
 			IFS=$o
 			kiln-stage env "$f" -- sh -c 'for k in $KILN_KEYS; do eval "v=\${KILN_K_$k}"; printf "%s\t%s\n" "$k" "$v"; done'
 		done | while IFS="$(printf '\t')" read -r k v; do
-			printf 'ENV "%s"=%s\n' "$k" "$(cfq "$v")"
-		done
+			printf '"%s"=%s\n' "$k" "$(cfq "$v")"
+		done >>"$ctx/env"
 		IFS=$o
-		echo 'LABEL "org.opencontainers.image.title"='"$(cfq "$IMAGE")"
-		[ "$from" != scratch ] && echo 'LABEL "org.opencontainers.image.base.name"='"$(cfq "$BASE_REF")" &&
-			echo 'LABEL "org.opencontainers.image.base.digest"='"$(cfq "${dg:-sha256:$id}")"
-		kiln-stage labels --format=containerfile "$B/info" || die "no build-info records in $B/info"
-		# the key of every stage the image holds
-		for st in "$B"/stamp/*; do
-			n=${st##*/}
-			case "$n" in stack.image|*.missing) continue ;; esac
-			k=$(sed -n 's/^KEY=//p' "$st" | head -n 1 | tr -d '"')
-			if [ -n "$k" ]; then echo "LABEL \"kiln.stage.$n\"=\"$k\""; fi
-		done
+		{
+			echo '"org.opencontainers.image.title"='"$(cfq "$IMAGE")"
+			if [ "$from" != scratch ]; then
+				echo '"org.opencontainers.image.base.name"='"$(cfq "$BASE_REF")"
+				echo '"org.opencontainers.image.base.digest"='"$(cfq "${dg:-sha256:$id}")"
+			fi
+			kiln-stage labels --format=containerfile "$B/info" >"$ctx/bi" ||
+				die "no build-info records in $B/info"
+			sed 's/^LABEL //' "$ctx/bi"
+			# the key of every stage the image holds
+			for st in "$B"/stamp/*; do
+				n=${st##*/}
+				case "$n" in stack.image|*.missing) continue ;; esac
+				k=$(sed -n 's/^KEY=//p' "$st" | head -n 1 | tr -d '"')
+				if [ -n "$k" ]; then echo "\"kiln.stage.$n\"=\"$k\""; fi
+			done
+		} >"$ctx/labels"
+		# one ENV and one LABEL instruction, a KEY=VALUE a line: each instruction is a
+		# step of the build, and on vfs storage each step copies the whole base
+		cfjoin ENV <"$ctx/env"
+		cfjoin LABEL <"$ctx/labels"
 	} >"$ctx/Containerfile" || die "cannot write $ctx/Containerfile"
-	oci build --isolation=chroot --format=oci -f "$ctx/Containerfile" -t "$IMAGE" "$ctx" ||
+	rm -f "$ctx/env" "$ctx/labels" "$ctx/bi"
+	# --layers=false: no cached image for each step, one commit at the end
+	oci build --isolation=chroot --layers=false --format=oci -f "$ctx/Containerfile" -t "$IMAGE" "$ctx" ||
 		die "$bld build failed (the context is kept in $ctx)"
-	id=$(oci image inspect --format '{{.Id}}' "$IMAGE") || die "$bld has no image $IMAGE after the build"
+	id=$(imgid "$IMAGE") || die "$bld has no image $IMAGE after the build"
 	cp "$ctx/Containerfile" "$B/Containerfile.tmp" && mv -f "$B/Containerfile.tmp" "$B/Containerfile"
-	printf '%s sha256:%s\n' "$IMAGE" "$id" >"$B/image.id.tmp" && mv -f "$B/image.id.tmp" "$B/image.id"
 	rm -rf "$ctx"
 	echo "image $IMAGE sha256:$id"
+	# why it ran, when step_imagecheck found the image gone: the summary line says so
+	if [ -f "$B/image.why" ]; then
+		[ -z "${KILN_STAGE_NOTE:-}" ] || cp "$B/image.why" "$KILN_STAGE_NOTE"
+		rm -f "$B/image.why"
+	fi
+	printf 'sha256:%s\n' "$id" >"$B/image.id.tmp" && mv -f "$B/image.id.tmp" "$B/image.id"
 }
 
 step_fat () {

@@ -3,7 +3,10 @@
 # the tutorial cannot rot. Every ```sh block after a "<!-- run -->" line is run, in
 # order, in one shell (set -e) after the toy's settings (the tutorial's section 0); then
 # what the tutorial promises is checked: the bump reran vision's stages, the lock and
-# the patch went where it says, verify passed, and the image carries the new commit.
+# the patch went where it says, the refreshed patch reran vision's stages only, verify
+# passed, the image carries the new commit and is built again after podman rmi, the
+# vendor-wheel track skips torch's build, and gpucheck offers the override only within
+# the ISA family.
 . "$KILN_SRC/tests/lib.sh"
 need podman
 . "$KILN_SRC/tests/regress/graph-toy.inc"
@@ -30,7 +33,7 @@ awk '/^<!-- run -->$/ { want = 1; next }
      inblock { print }
      { want = 0 }' "$KILN_SRC/TUTORIAL.md" >"$T/tutorial-run.sh"
 n=$(grep -c '^<!-- run -->$' "$KILN_SRC/TUTORIAL.md")
-check "TUTORIAL.md has runnable blocks" test "$n" -ge 8
+check "TUTORIAL.md has runnable blocks" test "$n" -ge 12
 check "each is extracted" test "$(lines "$T/tutorial-run.sh")" -gt "$n"
 
 # section 0 for the toy, then the tutorial's commands
@@ -62,10 +65,29 @@ has "the rebuild says why vision.src ran" "$T/b/build/rebuild.log" "kiln: vision
 lacks "the rebuild leaves torch alone" "$T/b/build/rebuild.log" "torch.wheel: rebuilt"
 has "the rebuild builds the image again" "$T/b/build/rebuild.log" "stack.image: rebuilt"
 has "the patched source went into the wheel's tree" "$T/b/build/src/vision/csrc/ops.c" "/* kiln tutorial */"
+has "refresh: the patch stage says its series changed" "$T/b/build/refresh.log" "kiln: vision.patch: running: input SERIES changed"
+has "refresh: vision's wheel is built again" "$T/b/build/refresh.log" "vision.wheel: rebuilt"
+lacks "refresh: torch is left alone" "$T/b/build/refresh.log" "torch.wheel: rebuilt"
+same "refresh: the tree has the refreshed patch (two lines)" 2 "$(grep -c 'kiln tutorial' "$T/b/build/src/vision/csrc/ops.c")"
 has "gpucheck cover: torch covers gfx1100" "$T/tutorial.log" "gfx1100: covered natively"
 has "verify: the wheel is reproducible" "$T/tutorial.log" "vision.wheel: 1 identical: the stage is reproducible"
 has "the image's label has vision's locked commit" "$T/tutorial.log" "kiln.vision.commit=$(git -C "$T/mirror/vision" rev-parse v2)"
 has "the lock lists torchvision with a hash" "$T/tutorial.log" "torchvision=="
-has "the override advice ran" "$T/tutorial.log" "gfx1151"
+check "cat build/image.id printed an image ID" grep -q '^sha256:[0-9a-f]\{64\}$' "$T/tutorial.log"
+same "build/image.id names the image built again" \
+	"sha256:$(podman image inspect --format '{{.Id}}' localhost/kiln-tutorial:1 2>&1)" "$(cat "$T/b/build/image.id")"
+has "podman rmi: ninja says the image is missing" "$T/b/build/rmi.log" "kiln: stack.image: input image missing: localhost/kiln-tutorial:1"
+has "podman rmi: ninja builds it again" "$T/b/build/rmi.log" "stack.image: rebuilt in"
+lacks "podman rmi: and nothing else" "$T/b/build/rmi.log" "vision.wheel: rebuilt"
+check "podman rmi: the image is back" podman image exists localhost/kiln-tutorial:1
+has "vendor wheels: torch is picked from the wheel" "$T/b/build/vendor-would-run.txt" "torch.pick"
+has "vendor wheels: and installed" "$T/b/build/vendor-would-run.txt" "torch.install"
+lacks "vendor wheels: torch is not fetched" "$T/b/build/vendor-would-run.txt" "torch.src"
+lacks "vendor wheels: nor built" "$T/b/build/vendor-would-run.txt" "torch.wheel"
+has "vendor wheels: vision is still built from source" "$T/b/build/vendor-would-run.txt" "vision.wheel"
+has "gfx1151 (gfx11 family): the override is offered" "$T/b/build/cover-gfx1151.txt" "HSA_OVERRIDE_GFX_VERSION=11.0.0"
+has "gfx1151: and the rebuild" "$T/b/build/cover-gfx1151.txt" "PYTORCH_ROCM_ARCH=gfx1151"
+lacks "gfx90a (another ISA family): no override" "$T/b/build/cover-gfx90a.txt" "HSA_OVERRIDE_GFX_VERSION"
+has "gfx90a: only the rebuild" "$T/b/build/cover-gfx90a.txt" "PYTORCH_ROCM_ARCH=gfx90a"
 ninja >"$T/again.log" 2>&1
 same "after the tutorial, ninja has no work to do" "ninja: no work to do." "$(cat "$T/again.log")"

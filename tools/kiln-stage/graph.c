@@ -62,6 +62,8 @@ struct srec {
 	struct buf key;      /* the key file's text */
 	char *out;           /* --out folder (absolute), or NULL */
 	int idfile;          /* the step writes $B/src/COMP.id */
+	const char *idpath;  /* or this file under $B (--id-file) */
+	const char *rule;    /* its ninja rule: "stage" unless set */
 	const char *idkeys;  /* --id-keys */
 };
 
@@ -311,7 +313,11 @@ imagestage(char **proflist, size_t nprof)
 	if (strcmp(base, "scratch") && !*pins_image(&pins, "BASE"))
 		fail("%s: --image-base=%s is not pinned; add image_BASE=ID (podman image inspect "
 		     "--format '{{.Id}}' %s) to the pins", pins.file, base, base);
-	s = stage("stack", "image");
+	/* step_oci is the builder step_image uses; the image rule runs step_imagecheck
+	   first (ninja/stack.ninja); the stamp's ID is the image's (image.id) */
+	s = stagerun("stack", "image", "image", "oci");
+	s->rule = "image";
+	s->idpath = "image.id";
 	key(s, "IMAGE", cf.image);
 	key(s, "BASE_REF", base);
 	key(s, "BASE", strcmp(base, "scratch") ? pins_image(&pins, "BASE") : "");
@@ -738,7 +744,7 @@ writestack(char *const *tools, size_t ntools, const char *profs)
 		free(p);
 		/* the edge: parents as inputs (kiln-stage reads them from $in), the key file and
 		   the tools the step runs */
-		bufprintf(&b, "build $bdir/stamp/%s: stage", s->name);
+		bufprintf(&b, "build $bdir/stamp/%s: %s", s->name, s->rule ? s->rule : "stage");
 		for (j = 0; j < s->np; j++)
 			bufprintf(&b, " $bdir/stamp/%s", s->parent[j]);
 		bufprintf(&b, " | $bdir/keys/%s", s->name);
@@ -749,7 +755,7 @@ writestack(char *const *tools, size_t ntools, const char *profs)
 		if (t.len)
 			bufprintf(&b, " ||%s", t.s);
 		bufprintf(&b, "\n  stage = %s\n  step = %s\n  comp = %s\n", s->name, s->step, s->comp);
-		if (s->out || s->idfile || s->idkeys) {
+		if (s->out || s->idfile || s->idpath || s->idkeys) {
 			bufputs(&b, "  opts =");
 			if (s->out) {
 				bufputc(&b, ' ');
@@ -757,9 +763,10 @@ writestack(char *const *tools, size_t ntools, const char *profs)
 				ninja_shq(&b, p);
 				free(p);
 			}
-			if (s->idfile) {
+			if (s->idfile || s->idpath) {
 				bufputc(&b, ' ');
-				p = xasprintf("--id-file=%s/src/%s.id", absb, s->comp);
+				p = s->idpath ? xasprintf("--id-file=%s/%s", absb, s->idpath)
+				              : xasprintf("--id-file=%s/src/%s.id", absb, s->comp);
 				ninja_shq(&b, p);
 				free(p);
 			}
