@@ -17,15 +17,7 @@ cache=${KILN_IMAGE_BASE_CACHE:-${XDG_CACHE_HOME:-$rh/.cache}/kiln/image-base}
 mirror=${KILN_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 . "$KILN_SRC/tests/regress/graph-toy.inc"
 
-cat >"$T/storage.conf" <<EOF
-[storage]
-driver = "vfs"
-graphroot = "$T/containers/storage"
-runroot = "$T/containers/run"
-EOF
-CONTAINERS_STORAGE_CONF=$T/storage.conf
-export CONTAINERS_STORAGE_CONF
-trap 'podman image unmount -a >/dev/null 2>&1; podman system reset -f >/dev/null 2>&1; chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT INT TERM
+. "$KILN_SRC/tests/regress/podman-storage.inc"
 
 # the base: made once with mmdebstrap (file times set to SOURCE_DATE_EPOCH), then read
 # from the cache

@@ -12,17 +12,7 @@
 need podman
 . "$KILN_SRC/tests/regress/graph-toy.inc"
 
-# podman's storage: private to the test (vfs: no overlay mounts here)
-cat >"$T/storage.conf" <<EOF
-[storage]
-driver = "vfs"
-graphroot = "$T/containers/storage"
-runroot = "$T/containers/run"
-EOF
-CONTAINERS_STORAGE_CONF=$T/storage.conf
-export CONTAINERS_STORAGE_CONF
-# on exit: podman's mounts and storage go first, then lib.sh's removal of $T
-trap 'podman image unmount -a >/dev/null 2>&1; podman system reset -f >/dev/null 2>&1; chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT INT TERM
+. "$KILN_SRC/tests/regress/podman-storage.inc"
 
 # the base: a tiny image made here (no network)
 mkdir -p "$T/base/etc" "$T/base2/etc"

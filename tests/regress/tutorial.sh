@@ -11,15 +11,7 @@
 need podman
 . "$KILN_SRC/tests/regress/graph-toy.inc"
 
-cat >"$T/storage.conf" <<EOC
-[storage]
-driver = "vfs"
-graphroot = "$T/containers/storage"
-runroot = "$T/containers/run"
-EOC
-CONTAINERS_STORAGE_CONF=$T/storage.conf
-export CONTAINERS_STORAGE_CONF
-trap 'podman image unmount -a >/dev/null 2>&1; podman system reset -f >/dev/null 2>&1; chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT INT TERM
+. "$KILN_SRC/tests/regress/podman-storage.inc"
 
 mkdir -p "$T/base/etc" && echo 'toy base' >"$T/base/etc/kiln-base" && tar -C "$T/base" -cf "$T/base.tar" . || exit 2
 podman import -q "$T/base.tar" localhost/kiln-tutorial-base:1 >/dev/null || { echo "not ok podman import"; exit 1; }
