@@ -22,7 +22,7 @@ for bin in "$KILN_FUZZ"/*; do
 	for d in "$KILN_SRC"/tools/*/fuzz; do
 		[ -d "$d/$name.corpus" ] && cp "$d/$name.corpus"/* "$seeds/" 2>/dev/null
 		[ -f "$d/$name.seed.sh" ] && sh "$d/$name.seed.sh" "$seeds" >/dev/null 2>&1
-		[ -f "$d/$name.dict" ] && dict="-dict=$d/$name.dict"
+		[ -f "$d/$name.dict" ] && dict=$d/$name.dict
 		if [ -d "$d/$name.regress" ]; then
 			for r in "$d/$name.regress"/*; do
 				[ -f "$r" ] || continue
@@ -32,7 +32,7 @@ for bin in "$KILN_FUZZ"/*; do
 	done
 	[ -n "$(ls "$seeds")" ] || notok "$name has no seed corpus"
 	run "$bin" -seed="$seed" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-		-artifact_prefix="$T/$name-" $dict "$corpus" "$seeds"
+		-artifact_prefix="$T/$name-" ${dict:+"-dict=$dict"} "$corpus" "$seeds"
 	if [ "$rc" = 0 ]; then
 		ok "$name: $(grep -o 'stat::number_of_executed_units: *[0-9]*' "$T/.err" | grep -o '[0-9]*$') execs in ${secs}s, no crash"
 	else

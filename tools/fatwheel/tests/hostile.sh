@@ -10,7 +10,8 @@ PY=/usr/bin/python3
 $PY -c 'import setuptools, wheel, pip' 2>/dev/null ||
 	{ notok "needs python3-setuptools python3-wheel python3-pip"; exit 1; }
 export PIP_CONFIG_FILE=/dev/null PIP_DISABLE_PIP_VERSION_CHECK=1 XDG_CACHE_HOME=$T/cache
-FORGE="$PY $KILN_SRC/tests/forgewheel.py"
+# forgewheel.py as a function: $KILN_SRC may hold spaces
+forgewheel () { $PY "$KILN_SRC/tests/forgewheel.py" "$@"; }
 
 # a pure wheel by pip; the ELF member is added to it (so its DT_NEEDED can be anything)
 mkdir -p "$T/src/demo" "$T/dist" "$T/lib" "$T/numpy" "$T/out"
@@ -29,7 +30,7 @@ gcc -shared -fPIC -o "$T/ext.so" "$T/ext.c" "$T/lib/libpriv.so.1"
 # elfwheel DIR NEEDED: $T/DIR/$N holds demo/_ext.so whose DT_NEEDED libpriv.so.1 is NEEDED
 elfwheel () { mkdir -p "$T/$1"; cp "$T/ext.so" "$T/$1/_ext.so"
 	[ "$2" = libpriv.so.1 ] || patchelf --replace-needed libpriv.so.1 "$2" "$T/$1/_ext.so"
-	$FORGE "$W" "$T/$1/$N" addfile demo/_ext.so "$T/$1/_ext.so" || notok "forgewheel addfile"; }
+	forgewheel "$W" "$T/$1/$N" addfile demo/_ext.so "$T/$1/_ext.so" || notok "forgewheel addfile"; }
 fw () { timeout 60 fatwheel --plat=linux_x86_64 "$@" -w "$T/out"; }
 
 # --- the control: a plain DT_NEEDED is bundled into demo.libs/ ---------------------------
@@ -62,7 +63,7 @@ exits "an --exclude of the entry is the way out" 0 fw --exclude '../numpy/*' "$T
 rm -f "$T/out"/*
 
 # --- member names: two spellings of one path, links, folder data, another project -------
-forge () { d=$T/$1; shift; mkdir -p "$d"; $FORGE "$W" "$d/$N" "$@" 2>"$T/forge.err" ||
+forge () { d=$T/$1; shift; mkdir -p "$d"; forgewheel "$W" "$d/$N" "$@" 2>"$T/forge.err" ||
 	{ notok "forgewheel $*"; sed 's/^/# /' "$T/forge.err"; }; }
 forge dot add demo/./__init__.py
 exits "'demo/./__init__.py' beside 'demo/__init__.py' is refused" 2 fw "$T/dot/$N"
@@ -72,7 +73,7 @@ exits "a .data/purelib twin is refused" 2 fw "$T/pure/$N"
 has "... naming both" "$T/.err" "install to the same path 'demo/__init__.py'"
 # a member already at the bundled library's path, spelled differently
 mkdir -p "$T/clash"; cp "$T/ext.so" "$T/clash/_ext.so"
-$FORGE "$T/good/$N" "$T/clash/$N" add 'demo.libs//libpriv.so.1' 'not a library'
+forgewheel "$T/good/$N" "$T/clash/$N" add 'demo.libs//libpriv.so.1' 'not a library'
 exits "a bundled library landing on a member spelled differently is refused" 2 fw --lib-path "$T/lib" "$T/clash/$N"
 has "... naming both" "$T/.err" "install to the same path 'demo.libs/libpriv.so.1'"
 [ -z "$(ls "$T/out")" ] && ok "... and nothing is written" || notok "... and nothing is written"

@@ -8,7 +8,8 @@ $PY -c 'import setuptools, wheel, pip' 2>/dev/null ||
 	{ notok "needs python3-setuptools python3-wheel python3-pip"; exit 1; }
 need timeout mkfifo
 export PIP_CONFIG_FILE=/dev/null PIP_DISABLE_PIP_VERSION_CHECK=1 XDG_CACHE_HOME=$T/cache
-FORGE="$PY $KILN_SRC/tests/forgewheel.py"
+# forgewheel.py as a function: $KILN_SRC may hold spaces
+forgewheel () { $PY "$KILN_SRC/tests/forgewheel.py" "$@"; }
 
 mkdir -p "$T/src" "$T/dist"
 echo 'VALUE = 1' >"$T/src/kilnwp.py"
@@ -18,13 +19,13 @@ printf 'from setuptools import setup\nsetup(name="kilnwp", version="1.0", py_mod
 W=$T/dist/kilnwp-1.0-py3-none-any.whl
 N=kilnwp-1.0-py3-none-any.whl
 exits "--check passes the wheel pip built" 0 wheelpick --python=$PY --check "$W"
-mkdir -p "$T/stream"; $FORGE "$W" "$T/stream/$N" stream
+mkdir -p "$T/stream"; forgewheel "$W" "$T/stream/$N" stream
 $PY -c 'import sys, zipfile; sys.exit(not all(i.flag_bits & 8 for i in zipfile.ZipFile(sys.argv[1]).infolist()))' "$T/stream/$N" &&
 	ok "the streamed copy has data descriptors" || notok "the streamed copy has data descriptors"
 exits "--check passes it too (descriptors agree with the central directory)" 0 wheelpick --python=$PY --check "$T/stream/$N"
 
 # forge DIR OP ARG...: $T/DIR/$N is the wheel with one change
-forge () { d=$T/$1; shift; mkdir -p "$d"; $FORGE "$W" "$d/$N" "$@" 2>"$T/forge.err" ||
+forge () { d=$T/$1; shift; mkdir -p "$d"; forgewheel "$W" "$d/$N" "$@" 2>"$T/forge.err" ||
 	{ notok "forgewheel $*"; sed 's/^/# /' "$T/forge.err"; }; }
 # hostile DESC STATUS DIR TEXT: --check on $T/DIR/$N exits STATUS and says TEXT, prints no path
 hostile () { exits "$1" "$2" timeout 20 wheelpick --python=$PY --check "$T/$3/$N"
