@@ -38,4 +38,6 @@ has () { if grep -qF -- "$3" "$2"; then ok "$1"; else notok "$1 (no '$3' in ${2#
 # lacks DESC FILE TEXT: FILE must not contain TEXT
 lacks () { if grep -qF -- "$3" "$2"; then notok "$1 ('$3' in ${2##*/})"; sed -n '1,20s/^/#   /p' "$2"; else ok "$1"; fi; }
 # lines FILE: number of lines
+# shq TEXT: TEXT as one single-quoted shell word, for scripts and Makefiles a test writes
+shq () { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
 lines () { wc -l <"$1" | tr -d ' '; }

@@ -8,15 +8,13 @@ need make
 . "$KILN_SRC/tests/regress/graph-toy.inc"
 
 toy_venv "$T/venv"
-# q TEXT: TEXT as one single-quoted shell word
-q () { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
 mkdir -p "$T/ci" && cd "$T/ci" || exit 2
 cat >Makefile <<MK
 KILN_ARCH = cpu
 KILN_PYTHON = $T/venv/bin/python
 KILN_PINS = $T/pins.env
 KILN_MIRROR = $T/mirror
-KILN_CONFIGURE_FLAGS = $(q "KILN_BIN=$KILN_BIN")
+KILN_CONFIGURE_FLAGS = $(shq "KILN_BIN=$KILN_BIN")
 include $KSRC/mk/kiln.mk
 MK
 
@@ -52,7 +50,7 @@ KILN_ARCH = cpu
 KILN_PYTHON = $S/venv 'v'/bin/python
 KILN_PINS = ../pins it's/pins.env
 KILN_MIRROR = ../mirror \$\$x
-KILN_CONFIGURE_FLAGS = $(q "KILN_BIN=$KILN_BIN")
+KILN_CONFIGURE_FLAGS = $(shq "KILN_BIN=$KILN_BIN")
 include $(printf '%s' "$S" | sed 's/ /\\ /g')/kiln/mk/kiln.mk
 MK
 check "spaced paths: make kiln-torch.src" make kiln-torch.src

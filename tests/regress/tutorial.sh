@@ -31,14 +31,14 @@ check "each is extracted" test "$(lines "$T/tutorial-run.sh")" -gt "$n"
 # section 0 for the toy, then the tutorial's commands
 {
 	echo 'set -e'
-	printf 'KILN=%s PINS=%s PATCHES=%s ARCH=gfx1100\n' "$KSRC" "$T/pins.env" "$T/patches"
+	printf 'KILN=%s PINS=%s PATCHES=%s ARCH=gfx1100\n' "$(shq "$KSRC")" "$(shq "$T/pins.env")" "$(shq "$T/patches")"
 	echo 'IMAGE=localhost/kiln-tutorial:1 BASE=localhost/kiln-tutorial-base:1'
 	echo 'C=vision NEW=v2'
 	echo "FILE=csrc/ops.c COMMENT='/* kiln tutorial */'"
-	printf 'PY=%s\n' "$T/venv/bin/python"
-	printf 'SRCPIN_MIRROR=%s; export SRCPIN_MIRROR\n' "$T/mirror"
-	printf 'set -- --python=%s --mirror=%s --rocm-path=%s --jobs=2 KILN_BIN=%s\n' \
-		"$T/venv/bin/python" "$T/mirror" "$T/rocm" "$KILN_BIN"
+	printf 'PY=%s\n' "$(shq "$T/venv/bin/python")"
+	printf 'SRCPIN_MIRROR=%s; export SRCPIN_MIRROR\n' "$(shq "$T/mirror")"
+	printf 'set -- %s %s %s --jobs=2 %s\n' "$(shq "--python=$T/venv/bin/python")" "$(shq "--mirror=$T/mirror")" \
+		"$(shq "--rocm-path=$T/rocm")" "$(shq "KILN_BIN=$KILN_BIN")"
 	cat "$T/tutorial-run.sh"
 } >"$T/run.sh"
 mkdir -p "$T/b"
