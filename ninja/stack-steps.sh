@@ -557,21 +557,16 @@ cfjoin () { sed -e '$!s/$/ \\/' -e "1s/^/$1 /" -e '1!s/^/\t/'; }
 
 # step_oci: not a stage's step: the container builder, for step_image and
 # step_imagecheck (and so in stack.image's key). podman, else buildah (one that runs);
-# storage as the host says: the driver of the first storage.conf there is
-# (CONTAINERS_STORAGE_CONF, the user's, /etc's, the distribution's), else vfs, which
-# needs no kernel overlay mounts; chroot isolation: a COPY-only Containerfile runs
-# nothing. imgid REF prints REF's image ID (64 hex digits) and fails when the storage
+# storage as the host's podman has it (CONTAINERS_STORAGE_CONF, storage.conf, else the
+# driver podman picked when it made the storage: naming one would fail on a storage
+# another driver made, "database configuration mismatch"); chroot isolation: a
+# COPY-only Containerfile runs nothing. imgid REF prints REF's image ID (64 hex digits) and fails when the storage
 # has no such image; imgdigest REF its digest; imgstore the driver and the storage root.
 step_oci () {
 	if podman --version >/dev/null 2>&1; then bld=podman
 	elif buildah --version >/dev/null 2>&1; then bld=buildah
 	else die "--image needs podman or buildah (apt-get install podman)"; fi
-	sconf=
-	for f in "${CONTAINERS_STORAGE_CONF:-}" "${XDG_CONFIG_HOME:-${HOME:-/nonexistent}/.config}/containers/storage.conf" \
-		/etc/containers/storage.conf /usr/share/containers/storage.conf; do
-		if [ -n "$f" ] && [ -f "$f" ]; then sconf=$f; break; fi
-	done
-	oci () { if [ -n "$sconf" ]; then "$bld" "$@"; else "$bld" --storage-driver=vfs "$@"; fi; }
+	oci () { "$bld" "$@"; }
 	if [ "$bld" = podman ]; then
 		imgid () { oci image inspect --format '{{.Id}}' "$1"; }
 		imgdigest () { oci image inspect --format '{{.Digest}}' "$1"; }
