@@ -615,10 +615,8 @@ step_imagecheck () {
 	[ "sha256:$cur" != "$id" ] || return 0
 	if [ -z "$cur" ]; then why="input image missing: $IMAGE ($id) is not in $bld's storage"
 	else why="input image changed: $IMAGE is now sha256:$cur, not $id, the image this stage built"; fi
-	case "${KILN_EXPLAIN:-0}" in
-	''|0) ;;
-	*) say "stack.image: $why (running again)" ;;
-	esac
+	# the reason, for kiln-stage run's KILN_EXPLAIN line (STAMP.why) and the summary's note
+	printf '%s\n' "$why" >"$st.why"
 	printf '%s\n' "$why" >"$B/image.why"
 	rm -f "$st"
 }

@@ -68,7 +68,7 @@ has "the lock lists torchvision with a hash" "$T/tutorial.log" "torchvision=="
 check "cat build/image.id printed an image ID" grep -q '^sha256:[0-9a-f]\{64\}$' "$T/tutorial.log"
 same "build/image.id names the image built again" \
 	"sha256:$(podman image inspect --format '{{.Id}}' localhost/kiln-tutorial:1 2>&1)" "$(cat "$T/b/build/image.id")"
-has "podman rmi: ninja says the image is missing" "$T/b/build/rmi.log" "kiln: stack.image: input image missing: localhost/kiln-tutorial:1"
+has "podman rmi: ninja says the image is missing" "$T/b/build/rmi.log" "kiln: stack.image: running: input image missing: localhost/kiln-tutorial:1"
 has "podman rmi: ninja builds it again" "$T/b/build/rmi.log" "stack.image: rebuilt in"
 lacks "podman rmi: and nothing else" "$T/b/build/rmi.log" "vision.wheel: rebuilt"
 check "podman rmi: the image is back" podman image exists localhost/kiln-tutorial:1

@@ -98,28 +98,38 @@ notepath(const char *logpath)
 	return xasprintf("%.*s.note", (int)(n - 4), logpath);
 }
 
-/* the note the step left (first line, at most 200 bytes), removed; fresh or NULL */
+/* the first line (at most 200 bytes) of the file at p, which is then removed unless keep;
+   fresh, or NULL when there is none or it is empty; frees p */
 static char *
-takenote(const char *logpath)
+takeline(char *p, int keep)
 {
-	char *p = logpath ? notepath(logpath) : NULL, *nl;
 	struct buf b = {0};
+	char *nl;
 
 	if (!p)
 		return NULL;
 	if (readfile(p, &b, 4096) < 0 || !b.len) {
-		unlink(p);
+		if (!keep)
+			unlink(p);
 		free(p);
 		buffree(&b);
 		return NULL;
 	}
-	unlink(p);
+	if (!keep)
+		unlink(p);
 	free(p);
 	if ((nl = strchr(b.s, '\n')))
 		*nl = 0;
 	if (strlen(b.s) > 200)
 		b.s[200] = 0;
 	return bufdetach(&b);
+}
+
+/* the note the step left (LOGDIR/NAME.note), removed; fresh or NULL */
+static char *
+takenote(const char *logpath)
+{
+	return takeline(logpath ? notepath(logpath) : NULL, 0);
 }
 
 /* the outputs of a successful command: at least one file, none empty; their digests go
@@ -370,7 +380,7 @@ cmdrun(int argc, char **argv)
 	}
 	if (r == 1 && strcmp(st.key, s.key) == 0)
 		why = xasprintf("its outputs in %s are missing", out);
-	else
+	else if (r == 1 || !(why = takeline(xasprintf("%s.why", stampf), dry)))
 		why = stage_explain(&s, r == 1 ? &st : NULL, 6);
 	if (explain || dry)
 		fprintf(stderr, "kiln: %s: %s: %s\n", name, dry ? "would run" : "running", why);
