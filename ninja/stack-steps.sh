@@ -243,6 +243,14 @@ step_wheel () {
 		scport=$(clean -- "$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])') ||
 			die "$PY cannot find a free port for the sccache server"
 		set -- "$@" --set SCCACHE_SERVER_PORT="$scport"
+		# sccache waits 10 s for its server by default, too short on a loaded builder;
+		# a caller's own SCCACHE_CONF is kept
+		scwait=
+		if [ -z "${SCCACHE_CONF:-}" ]; then
+			scwait=", startup timeout 120 s"
+			echo 'server_startup_timeout_ms = 120000' >"$work.home/sccache.conf"
+			set -- "$@" --set SCCACHE_CONF="$work.home/sccache.conf"
+		fi
 	fi
 	# nvcc on CUDA builds: a wrapper gives each source file its own -frandom-seed (its
 	# path in the copy: nvcc otherwise draws module ids at random, so two builds of one
@@ -441,7 +449,7 @@ scstart () {
 		die "sccache could not start its server: $(grep -m 1 -i 'error' "$work.home/sccache.start" || tail -n 1 "$work.home/sccache.start")${CACHE_REMOTE:+ (--cache-remote=$CACHE_REMOTE: is this sccache built with that storage? sccache --help lists its features)}"
 	loc=$(clean "$@" -- sccache --show-stats --stats-format=json 2>/dev/null |
 		clean -- "$PY" -c 'import json, sys; print(json.load(sys.stdin).get("cache_location", "?"))') || loc=?
-	say "sccache: server on port $scport, storage: $loc"
+	say "sccache: server on port $scport$scwait, storage: $loc"
 	case "${CACHE_REMOTE:-}:$loc" in
 	:*) ;;
 	*:"Local disk"*)

@@ -63,6 +63,8 @@ SCCACHE_DIR=$T/scc ninja >"$T/a.log" 2>&1
 same "a: ninja succeeds" 0 "$?"
 [ -s "$T/a/build/logs/vision.wheel.log" ] || sed -n '1,40s/^/#   /p' "$T/a.log"
 has "a: the stage's own sccache server, local disk" "$T/a/build/logs/vision.wheel.log" "storage: Local disk: \"$T/scc\""
+has "a: the stage's server may take 120 s to start (a config of its own)" "$T/a/build/logs/vision.wheel.log" \
+	"startup timeout 120 s, storage: Local disk"
 has "a: sccache compiled vision's C++ source" "$T/a/build/logs/vision.wheel.log" "sorted.cpp"
 line=$(rate "$T/a.log" vision.wheel)
 case "$line" in
