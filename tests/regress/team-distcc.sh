@@ -20,7 +20,7 @@ done
 trap 'for p in $pids; do kill $p 2>/dev/null; done; wait; chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT INT TERM
 i=0
 until grep -q "started" "$T/distccd.$p1.log" && grep -q "started" "$T/distccd.$p2.log"; do
-	i=$((i + 1)); [ $i -lt 100 ] || missing "distccd did not start"; sleep 0.1
+	i=$((i + 1)); [ $i -lt 600 ] || { notok "distccd did not start in 60 s"; exit 1; }; sleep 0.1
 done
 
 conf () {

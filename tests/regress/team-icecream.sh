@@ -49,7 +49,7 @@ trap 'for p in $pids; do kill $p 2>/dev/null; done; wait; chmod -R u+w "$T" 2>/d
 unset ICECC_TESTS ICECC_TEST_SCHEDULER_PORTS
 i=0
 until grep -q "Connected to scheduler" "$I/node1.log" && grep -q "Connected to scheduler" "$I/node2.log"; do
-	i=$((i + 1)); [ $i -lt 300 ] || { sed 's/^/#   /' "$I/node1.log"; missing "iceccd did not reach icecc-scheduler"; }
+	i=$((i + 1)); [ $i -lt 300 ] || { sed 's/^/#   /' "$I/node1.log"; notok "iceccd did not reach icecc-scheduler in 30 s"; exit 1; }
 	sleep 0.1
 done
 lacks "node2 can chroot, so it takes remote jobs" "$I/node2.log" "Cannot use chroot"

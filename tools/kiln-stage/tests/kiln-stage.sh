@@ -111,7 +111,7 @@ for sig in TERM:143 HUP:129; do
 	kiln-stage run --key=s.key --stamp=s.stamp --logdir=logs s -- \
 		sh -c 'sleep 30 & echo $! >bg; touch started; wait' >/dev/null 2>"$T/sig.err" &
 	pid=$!
-	i=0; while [ ! -f started ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	i=0; while [ ! -f started ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
 	kill -"${sig%:*}" $pid
 	wait $pid
 	same "SIG${sig%:*}: exit ${sig#*:}" "${sig#*:}" "$?"
