@@ -568,8 +568,9 @@ cfjoin () { sed -e '$!s/$/ \\/' -e "1s/^/$1 /" -e '1!s/^/\t/'; }
 # storage as the host's podman has it (CONTAINERS_STORAGE_CONF, storage.conf, else the
 # driver podman picked when it made the storage: naming one would fail on a storage
 # another driver made, "database configuration mismatch"); chroot isolation: a
-# COPY-only Containerfile runs nothing. imgid REF prints REF's image ID (64 hex digits) and fails when the storage
-# has no such image; imgdigest REF its digest; imgstore the driver and the storage root.
+# COPY-only Containerfile runs nothing. imgid REF prints REF's image ID (64 hex digits)
+# and fails when the storage has no such image; imgdigest REF its digest; imgstore the
+# driver and the storage root.
 step_oci () {
 	if podman --version >/dev/null 2>&1; then bld=podman
 	elif buildah --version >/dev/null 2>&1; then bld=buildah
