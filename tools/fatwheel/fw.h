@@ -31,8 +31,9 @@ struct whlname {
 	char *name, *version, *build;    /* build is NULL when absent */
 	char *py, *abi, *plat;
 };
-/* Parse the base name of a wheel path. Returns 0, or -1 when it is not a wheel name. */
-int whl_parse(struct whlname *w, const char *path);
+/* Split the base name of a wheel path into its parts as written, after lib/wheelname
+   has parsed it as pip does. Returns 0, or -1 with a static reason in *why. */
+int whl_parse(struct whlname *w, const char *path, const char **why);
 /* the file name for w with plat replaced (plat NULL keeps it) */
 char *whl_fmt(const struct whlname *w, const char *plat);
 void whl_free(struct whlname *w);

@@ -119,11 +119,14 @@ checkdistinfo(void)
 	struct whlname w;
 	struct buf a = {0}, b = {0};
 	struct pep440 v1, v2;
-	char *stem = xstrndup(distinfo, strlen(distinfo) - 11), *dash = strrchr(stem, '-');
+	const char *why;
+	char *stem, *dash;
 	int same;
 
-	if (whl_parse(&w, opt.in) < 0)
-		die("%s: not a wheel file name (NAME-VERSION-PY-ABI-PLAT.whl)", opt.in);
+	if (whl_parse(&w, opt.in, &why) < 0)
+		die("%s: not a wheel file name: %s", opt.in, why);
+	stem = xstrndup(distinfo, strlen(distinfo) - 11);
+	dash = strrchr(stem, '-');
 	same = dash != NULL;
 	if (same) {
 		canonname(&a, stem, (size_t)(dash - stem));

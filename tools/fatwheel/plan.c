@@ -245,11 +245,11 @@ plan(void)
 {
 	size_t i;
 	struct lib *l;
-	const char *arch, *base;
+	const char *arch, *base, *why;
 	int floor, need, want = -1;
 
-	if (whl_parse(&wn, opt.in) < 0)
-		die("%s: not a wheel file name (NAME-VERSION-PY-ABI-PLAT.whl)", opt.in);
+	if (whl_parse(&wn, opt.in, &why) < 0)
+		die("%s: not a wheel file name: %s", opt.in, why);
 	if (opt.libsdir)
 		libdir = xasprintf("%s%s", wn.name, opt.libsdir);
 	else

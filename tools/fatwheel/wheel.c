@@ -2,6 +2,7 @@
 #include "fw.h"
 #include "elffile.h"
 #include "hash.h"
+#include "wheelname.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,42 +67,32 @@ elfinfo_free(struct elfinfo *info)
 }
 
 int
-whl_parse(struct whlname *w, const char *path)
+whl_parse(struct whlname *w, const char *path, const char **why)
 {
 	const char *base = strrchr(path, '/');
-	char *s, *f[6];
-	size_t n = 0, i;
-	char *p;
+	struct wheelname n;
+	char *t, *d1, *d2;
 
 	memset(w, 0, sizeof *w);
 	base = base ? base + 1 : path;
-	if (!endswith(base, ".whl"))
+	if (wheelname_parse(&n, base, 0, why) < 0)
 		return -1;
-	s = xstrndup(base, strlen(base) - 4);
-	for (p = s; n < 6;) {
-		f[n++] = p;
-		p = strchr(p, '-');
-		if (!p)
-			break;
-		*p++ = 0;
-	}
-	if (p || (n != 5 && n != 6)) {
-		free(s);
+	/* the tag set as written: PY-ABI-PLAT, each part maybe a '.'-joined set */
+	t = n.tagstr;
+	d1 = strchr(t, '-');
+	d2 = d1 ? strchr(d1 + 1, '-') : NULL;
+	if (!d2) {
+		*why = "the tag set is not PY-ABI-PLATFORM";
+		wheelname_free(&n);
 		return -1;
 	}
-	for (i = 0; i < n; i++) {
-		if (!*f[i]) {
-			free(s);
-			return -1;
-		}
-	}
-	w->name = xstrdup(f[0]);
-	w->version = xstrdup(f[1]);
-	w->build = n == 6 ? xstrdup(f[2]) : NULL;
-	w->py = xstrdup(f[n - 3]);
-	w->abi = xstrdup(f[n - 2]);
-	w->plat = xstrdup(f[n - 1]);
-	free(s);
+	w->name = xstrdup(n.rawname);
+	w->version = xstrdup(n.verstr);
+	w->build = n.hasbuild ? xstrdup(n.buildstr) : NULL;
+	w->py = xstrndup(t, (size_t)(d1 - t));
+	w->abi = xstrndup(d1 + 1, (size_t)(d2 - d1 - 1));
+	w->plat = xstrdup(d2 + 1);
+	wheelname_free(&n);
 	return 0;
 }
 

@@ -236,8 +236,9 @@ wheelname_parse(struct wheelname *w, const char *file, int strict, const char **
 		}
 	}
 	/* every string of the name lives in one block: raw name, canonical name, version,
-	   build rest, tag string (each at most n bytes) */
-	w->arena = m = xmalloc(2 * n + 8);
+	   build tag, build rest, tag string (each at most n bytes, parts of the name but the
+	   canonical one) */
+	w->arena = m = xmalloc(3 * n + 8);
 	w->rawname = carve(&m, file, d[0]);
 	w->name = m;
 	{
@@ -280,9 +281,11 @@ wheelname_parse(struct wheelname *w, const char *file, int strict, const char **
 		}
 		w->hasbuild = 1;
 		w->buildnum = v;
+		w->buildstr = carve(&m, bt, bl);
 		w->buildrest = carve(&m, bt + k, bl - k);
 		bs = file + d[2] + 1;
 	} else {
+		w->buildstr = carve(&m, "", 0);
 		w->buildrest = carve(&m, "", 0);
 		bs = file + d[1] + 1;
 	}

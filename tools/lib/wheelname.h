@@ -23,6 +23,7 @@ struct wheelname {
 	int hasbuild;
 	uint64_t buildnum; /* the build tag's leading digits */
 	char *buildrest;   /* and the rest ("" when none) */
+	char *buildstr;    /* the build tag as written ("" when none) */
 	char *tagstr;      /* the compressed tag set as written, e.g. "py2.py3-none-any" */
 	struct wheeltag *tags; /* the expanded set, in the order the name lists them */
 	size_t ntags;

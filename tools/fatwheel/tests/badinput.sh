@@ -92,9 +92,13 @@ for i in zin.infolist():
 mv "$T/nodist.whl" "$T/bad/pure-1.0-py3-none-any.whl"
 exits "a zip without .dist-info is not a wheel" 2 fatwheel "$T/bad/pure-1.0-py3-none-any.whl" -w "$T/out"
 has "... said so" "$T/.err" "not a wheel: no NAME.dist-info/RECORD"
-cp "$W" "$T/bad/pure.zip"
-exits "a file not named like a wheel is refused" 2 fatwheel "$T/bad/pure.zip" -w "$T/out"
-has "... said so" "$T/.err" "not a wheel file name"
+# badname DESC FILE REASON: the pip-built wheel copied as FILE is refused for its name,
+# the message naming the file and the reason (lib/wheelname: pip's own parse)
+badname () { cp "$W" "$T/bad/$2" && exits "$1" 2 fatwheel "$T/bad/$2" -w "$T/out"
+	has "... naming the file and why" "$T/.err" "$2: not a wheel file name: $3"; }
+badname "a file not named like a wheel is refused" pure.zip "the extension is not .whl"
+badname "a version pip cannot parse is refused" pure-1.0.x-py3-none-any.whl "the version is not a valid PEP 440 version"
+badname "a build tag that is not a number first is refused" pure-1.0-x1-py3-none-any.whl "the build tag does not start with a digit"
 exits "a missing input is refused" 2 fatwheel "$T/nothere-1.0-py3-none-any.whl" -w "$T/out"
 exits "an output folder that cannot be created is refused" 1 fatwheel "$W" -w /proc/nothere
 exits "writing over the input is refused" 2 fatwheel "$W" -w "$T/dist"

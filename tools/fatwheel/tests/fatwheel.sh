@@ -167,6 +167,12 @@ check "pip installs the retagged wheel" $PY -m venv "$T/venv2"
 check "... into a fresh venv" "$T/venv2/bin/pip" install -q --no-deps --no-index "$O2"
 check "and the hashed libraries load" "$T/venv2/bin/python" -c "import zdemo, zdemo.sub._g as g; assert g.info().endswith(' 42')"
 
+# a build tag is kept as written when the platform tag is renamed
+WB=$(printf '%s' "${W##*/}" | sed 's/^zdemo-1\.0-/zdemo-1.0-07local-/')
+mkdir -p "$T/bt" "$T/obt" && cp "$W" "$T/bt/$WB" || exit 2
+check "a wheel with a build tag" fatwheel --plat=auto --lib-path "$T/priv" "$T/bt/$WB" -w "$T/obt"
+case $(cat "$T/.out") in */zdemo-1.0-07local-cp3*-manylinux_2_${glibc}_x86_64.whl) ok "... keeps its build tag as written (07local)" ;;
+*) notok "... keeps its build tag as written ($(cat "$T/.out"))" ;; esac
 check "--layout=pkg:zdemo/lib" fatwheel --layout=pkg:zdemo/lib --plat=linux_x86_64 --lib-path "$T/priv" "$W" -w "$T/o3"
 check "wheel unpack (pkg layout)" $PY -m wheel unpack -d "$T/u3" "$(cat "$T/.out")"
 [ -f "$T/u3/zdemo-1.0/zdemo/lib/libpriv.so.1" ] && ok "libraries go to zdemo/lib" || notok "libraries go to zdemo/lib"

@@ -222,18 +222,34 @@ test_wheel(void)
 	struct recline *r;
 	size_t n;
 	char err[128], *s;
+	const char *why;
 	const char *rec = "a/b.py,sha256=x,3\n\"a/c,d.py\",sha256=y,4\r\nx.dist-info/RECORD,,\n";
 	struct buf b = {0};
 	unsigned char h[32] = {0};
 
-	CHECK(whl_parse(&w, "/x/torch-2.7.0+rocm6.4-1-cp312-cp312-linux_x86_64.whl") == 0, "wheel name with build tag");
+	CHECK(whl_parse(&w, "/x/torch-2.7.0+rocm6.4-1-cp312-cp312-linux_x86_64.whl", &why) == 0, "wheel name with build tag");
 	CHECK_STR(w.build, "1", "build tag");
 	s = whl_fmt(&w, "manylinux_2_28_x86_64");
 	CHECK_STR(s, "torch-2.7.0+rocm6.4-1-cp312-cp312-manylinux_2_28_x86_64.whl", "retagged name");
 	free(s);
 	whl_free(&w);
-	CHECK(whl_parse(&w, "x-1.0-py3-none.whl") < 0, "four parts is not a wheel name");
-	CHECK(whl_parse(&w, "x-1.0-py3-none-any.zip") < 0, ".zip is not a wheel name");
+	CHECK(whl_parse(&w, "Zope.Foo_bar-01.0-007x-py2.py3-none-manylinux1_x86_64.manylinux_2_5_x86_64.whl", &why) == 0,
+	      "a raw name, a build tag with a rest, compressed tag sets");
+	CHECK_STR(w.name, "Zope.Foo_bar", "the name as written");
+	CHECK_STR(w.version, "01.0", "the version as written");
+	CHECK_STR(w.build, "007x", "the build tag as written");
+	CHECK_STR(w.py, "py2.py3", "the python tags");
+	CHECK_STR(w.abi, "none", "the abi tag");
+	CHECK_STR(w.plat, "manylinux1_x86_64.manylinux_2_5_x86_64", "the platform tags");
+	s = whl_fmt(&w, NULL);
+	CHECK_STR(s, "Zope.Foo_bar-01.0-007x-py2.py3-none-manylinux1_x86_64.manylinux_2_5_x86_64.whl", "the same name back");
+	free(s);
+	whl_free(&w);
+	CHECK(whl_parse(&w, "x-1.0-py3-none.whl", &why) < 0 && strstr(why, "number of parts"), "four parts is not a wheel name");
+	CHECK(whl_parse(&w, "x-1.0-py3-none-any.zip", &why) < 0 && strstr(why, ".whl"), ".zip is not a wheel name");
+	CHECK(whl_parse(&w, "x-1.0.x-py3-none-any.whl", &why) < 0 && strstr(why, "PEP 440"),
+	      "a version pip cannot parse is not a wheel name");
+	CHECK(whl_parse(&w, "x-1.0-py3-none-any-linux.whl", &why) < 0, "a build tag must start with a digit");
 	CHECK(record_parse(rec, strlen(rec), &r, &n, err, sizeof err) == 0, "RECORD parses (%s)", err);
 	CHECK_INT(n, 3, "three lines");
 	CHECK(record_find(r, n, "a/c,d.py") && strcmp(record_find(r, n, "a/c,d.py")->size, "4") == 0,
