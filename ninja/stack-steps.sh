@@ -575,15 +575,14 @@ step_oci () {
 	if podman --version >/dev/null 2>&1; then bld=podman
 	elif buildah --version >/dev/null 2>&1; then bld=buildah
 	else die "--image needs podman or buildah (apt-get install podman)"; fi
-	oci () { "$bld" "$@"; }
 	if [ "$bld" = podman ]; then
-		imgid () { oci image inspect --format '{{.Id}}' "$1"; }
-		imgdigest () { oci image inspect --format '{{.Digest}}' "$1"; }
-		imgstore () { oci info --format '{{.Store.GraphDriverName}} {{.Store.GraphRoot}}'; }
+		imgid () { "$bld" image inspect --format '{{.Id}}' "$1"; }
+		imgdigest () { "$bld" image inspect --format '{{.Digest}}' "$1"; }
+		imgstore () { "$bld" info --format '{{.Store.GraphDriverName}} {{.Store.GraphRoot}}'; }
 	else
-		imgid () { oci inspect --type image --format '{{.FromImageID}}' "$1"; }
-		imgdigest () { oci inspect --type image --format '{{.FromImageDigest}}' "$1"; }
-		imgstore () { oci info --format '{{.store.GraphDriverName}} {{.store.GraphRoot}}'; }
+		imgid () { "$bld" inspect --type image --format '{{.FromImageID}}' "$1"; }
+		imgdigest () { "$bld" inspect --type image --format '{{.FromImageDigest}}' "$1"; }
+		imgstore () { "$bld" info --format '{{.store.GraphDriverName}} {{.store.GraphRoot}}'; }
 	fi
 }
 
@@ -624,9 +623,8 @@ step_imagecheck () {
 	[ "sha256:$cur" != "$id" ] || return 0
 	if [ -z "$cur" ]; then why="input image missing: $IMAGE ($id) is not in $bld's storage"
 	else why="input image changed: $IMAGE is now sha256:$cur, not $id, the image this stage built"; fi
-	# the reason, for kiln-stage run's KILN_EXPLAIN line (STAMP.why) and the summary's note
+	# the reason, for kiln-stage run's KILN_EXPLAIN line and summary note (STAMP.why)
 	printf '%s\n' "$why" >"$st.why"
-	printf '%s\n' "$why" >"$B/image.why"
 	rm -f "$st"
 }
 
@@ -716,17 +714,12 @@ step_image () {
 	} >"$ctx/Containerfile" || die "cannot write $ctx/Containerfile"
 	rm -f "$ctx/env" "$ctx/labels" "$ctx/bi"
 	# --layers=false: no cached image for each step, one commit at the end
-	oci build --isolation=chroot --layers=false --format=oci -f "$ctx/Containerfile" -t "$IMAGE" "$ctx" ||
+	"$bld" build --isolation=chroot --layers=false --format=oci -f "$ctx/Containerfile" -t "$IMAGE" "$ctx" ||
 		die "$bld build failed (the context is kept in $ctx)"
 	id=$(imgid "$IMAGE") || die "$bld has no image $IMAGE after the build"
 	cp "$ctx/Containerfile" "$B/Containerfile.tmp" && mv -f "$B/Containerfile.tmp" "$B/Containerfile"
 	rm -rf "$ctx"
 	echo "image $IMAGE sha256:$id"
-	# why it ran, when step_imagecheck found the image gone: the summary line says so
-	if [ -f "$B/image.why" ]; then
-		[ -z "${KILN_STAGE_NOTE:-}" ] || cp "$B/image.why" "$KILN_STAGE_NOTE"
-		rm -f "$B/image.why"
-	fi
 	printf 'sha256:%s\n' "$id" >"$B/image.id.tmp" && mv -f "$B/image.id.tmp" "$B/image.id"
 }
 

@@ -265,7 +265,7 @@ cmdrun(int argc, char **argv)
 	const char *key = NULL, *stampf = NULL, *logdir = "build/logs", *out = NULL;
 	const char *cache = NULL, *idfile = NULL, *idkeys = NULL, *name;
 	char **parents = NULL, *err = NULL, *why, *id = NULL, *logpath, *dur, *abs = NULL;
-	char *cachewhy = NULL, *uplog = NULL, *note;
+	char *cachewhy = NULL, *uplog = NULL, *note, *extwhy = NULL;
 	const char *remote = NULL;
 	size_t np = 0, cap = 0;
 	struct stage s;
@@ -380,7 +380,9 @@ cmdrun(int argc, char **argv)
 	}
 	if (r == 1 && strcmp(st.key, s.key) == 0)
 		why = xasprintf("its outputs in %s are missing", out);
-	else if (r == 1 || !(why = takeline(xasprintf("%s.why", stampf), dry)))
+	else if (r == 0 && (extwhy = takeline(xasprintf("%s.why", stampf), dry)))
+		why = xstrdup(extwhy);
+	else
 		why = stage_explain(&s, r == 1 ? &st : NULL, 6);
 	if (explain || dry)
 		fprintf(stderr, "kiln: %s: %s: %s\n", name, dry ? "would run" : "running", why);
@@ -388,6 +390,7 @@ cmdrun(int argc, char **argv)
 	if (r == 1)
 		stamp_free(&st);
 	if (dry) {
+		free(extwhy);
 		stage_free(&s);
 		return EXIT_PROBLEM;
 	}
@@ -459,6 +462,7 @@ cmdrun(int argc, char **argv)
 		free(dur);
 		free(logpath);
 		free(abs);
+		free(extwhy);
 		buffree(&b);
 		stage_free(&s);
 		return 128 + proc_gotsig;
@@ -480,6 +484,7 @@ cmdrun(int argc, char **argv)
 		free(dur);
 		free(logpath);
 		free(abs);
+		free(extwhy);
 		buffree(&b);
 		stage_free(&s);
 		return EXIT_PROBLEM;
@@ -512,9 +517,15 @@ done:
 		dien(EXIT_PROBLEM, "%s: cannot write the stamp %s:", name, stampf);
 	dur = fmtdur(now() - t0);
 	why = r == 0 ? takenote(uplog) : NULL;
+	if (!why) {
+		/* a check's reason for removing the stamp is the summary's note too */
+		why = extwhy;
+		extwhy = NULL;
+	}
 	printf("%s: %s in %s%s%s%s\n", name, r == 1 ? "restored from the stage cache" : "rebuilt", dur,
 	       why ? " (" : "", why ? why : "", why ? ")" : "");
 	free(why);
+	free(extwhy);
 	free(dur);
 	/* after the stamp: a server that fails is a warning, never a failed build */
 	if (remote && out && r == 0)

@@ -48,6 +48,23 @@ rm -f out/*
 KILN_EXPLAIN=1 run stage
 has "missing outputs are a reason" "$T/.err" "outputs in out are missing"
 
+# a check outside removed the stamp and left its reason in STAMP.why: the reason given
+# (kept by a dry run), the summary's note, and then gone; without it, "no stamp yet"
+rm -f a.stamp
+printf 'the image left the storage\n' >a.stamp.why
+exits "STAMP.why: dry run" 1 kiln-stage run -n --key=a.key --stamp=a.stamp --out=out a
+has "... says that reason" "$T/.err" "kiln: a: would run: the image left the storage"
+check "... and keeps it" test -f a.stamp.why
+KILN_EXPLAIN=1 run stage
+has "STAMP.why: KILN_EXPLAIN gives that reason" "$T/.err" "kiln: a: running: the image left the storage"
+lacks "... not 'no stamp yet'" "$T/.err" "no stamp yet"
+has "... the summary line's note says it" "$T/.out" "(the image left the storage)"
+check "... and it is gone" test ! -e a.stamp.why
+rm -f a.stamp
+exits "no STAMP.why: dry run" 1 kiln-stage run -n --key=a.key --stamp=a.stamp --out=out a
+has "... says no stamp yet" "$T/.err" "kiln: a: would run: no stamp yet"
+check "rebuild" stage
+
 # a parent: its identity joins the key; an identity from a file stops the cascade
 printf 'STAGE=p\nURL=u\n' >p.key
 cat >src.sh <<'EOF'
@@ -111,7 +128,7 @@ for sig in TERM:143 HUP:129; do
 	kiln-stage run --key=s.key --stamp=s.stamp --logdir=logs s -- \
 		sh -c 'sleep 30 & echo $! >bg; touch started; wait' >/dev/null 2>"$T/sig.err" &
 	pid=$!
-	i=0; while [ ! -f started ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+	waitfor 60 test -f started
 	kill -"${sig%:*}" $pid
 	wait $pid
 	same "SIG${sig%:*}: exit ${sig#*:}" "${sig#*:}" "$?"
