@@ -399,6 +399,7 @@ int
 main(int argc, char **argv)
 {
 	char *ldlp;
+	const char *why;
 
 	setprogname(argv[0]);
 	if (argc > 1 && strcmp(argv[1], "--edit-elf") == 0)
@@ -408,6 +409,8 @@ main(int argc, char **argv)
 	signal(SIGTERM, onsignal);
 	signal(SIGHUP, onsignal);
 	parseargs(argc, argv);
+	if (whl_parse(&wn, opt.in, &why) < 0)
+		die("%s: not a wheel file name: %s", opt.in, why);
 	if (opt.useldlp && (ldlp = getenv("LD_LIBRARY_PATH")) != NULL)
 		search_addlist(&opt.sp, ldlp);
 	if (opt.ldpaths)

@@ -2,6 +2,7 @@
 #ifndef FATWHEEL_FW_H
 #define FATWHEEL_FW_H
 
+#include "wheelname.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,11 +29,12 @@ void elfinfo_free(struct elfinfo *info);
 
 /* a parsed wheel file name: name-version(-build)?-pytag-abitag-plattag.whl */
 struct whlname {
-	char *name, *version, *build;    /* build is NULL when absent */
+	struct wheelname n;                    /* pip's parse: canonical name, version */
+	const char *name, *version, *build;    /* as written, in n; build NULL when absent */
 	char *py, *abi, *plat;
 };
-/* Split the base name of a wheel path into its parts as written, after lib/wheelname
-   has parsed it as pip does. Returns 0, or -1 with a static reason in *why. */
+/* Parse the base name of a wheel path as pip does (lib/wheelname) and keep its parts as
+   written. Returns 0, or -1 with a static reason in *why. */
 int whl_parse(struct whlname *w, const char *path, const char **why);
 /* the file name for w with plat replaced (plat NULL keeps it) */
 char *whl_fmt(const struct whlname *w, const char *plat);

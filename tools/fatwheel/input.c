@@ -116,44 +116,25 @@ verify1(void *ctx, size_t i)
 static void
 checkdistinfo(void)
 {
-	struct whlname w;
-	struct buf a = {0}, b = {0};
-	struct pep440 v1, v2;
-	const char *why;
-	char *stem, *dash;
-	int same;
+	struct buf a = {0};
+	struct pep440 v;
+	char *stem = xstrndup(distinfo, strlen(distinfo) - 11), *dash = strrchr(stem, '-');
+	int same = dash != NULL;
 
-	if (whl_parse(&w, opt.in, &why) < 0)
-		die("%s: not a wheel file name: %s", opt.in, why);
-	stem = xstrndup(distinfo, strlen(distinfo) - 11);
-	dash = strrchr(stem, '-');
-	same = dash != NULL;
+	/* NAME-VERSION of the folder against the file name's, as pip compares them */
 	if (same) {
 		canonname(&a, stem, (size_t)(dash - stem));
-		canonname(&b, w.name, strlen(w.name));
-		same = strcmp(a.s, b.s) == 0;
+		same = strcmp(a.s, wn.n.name) == 0;
 	}
 	if (same) {
-		if (pep440_parses(&v1, dash + 1) == 0 && pep440_parses(&v2, w.version) == 0) {
-			same = pep440_cmp(&v1, &v2) == 0;
-			pep440_free(&v1);
-			pep440_free(&v2);
-		} else {
-			same = strcmp(dash + 1, w.version) == 0;
-		}
+		same = pep440_parses(&v, dash + 1) == 0 && pep440_cmp(&v, &wn.n.ver) == 0;
+		pep440_free(&v); /* zeroed when it does not parse */
 	}
 	buffree(&a);
-	buffree(&b);
 	free(stem);
-	if (!same) {
-		char *m = xasprintf("the metadata folder %s is not this wheel's (%s %s): it would install as another project",
-		                    distinfo, w.name, w.version);
-		whl_free(&w);
-		fprintf(stderr, "%s: %s: %s\n", argv0, opt.in, m);
-		free(m);
-		exit(EXIT_USAGE);
-	}
-	whl_free(&w);
+	if (!same)
+		dien(EXIT_USAGE, "%s: the metadata folder %s is not this wheel's (%s %s): it would install as another project",
+		     opt.in, distinfo, wn.name, wn.version);
 }
 
 static int

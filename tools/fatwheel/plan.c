@@ -245,11 +245,9 @@ plan(void)
 {
 	size_t i;
 	struct lib *l;
-	const char *arch, *base, *why;
+	const char *arch, *base;
 	int floor, need, want = -1;
 
-	if (whl_parse(&wn, opt.in, &why) < 0)
-		die("%s: not a wheel file name: %s", opt.in, why);
 	if (opt.libsdir)
 		libdir = xasprintf("%s%s", wn.name, opt.libsdir);
 	else

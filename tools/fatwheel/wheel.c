@@ -2,7 +2,6 @@
 #include "fw.h"
 #include "elffile.h"
 #include "hash.h"
-#include "wheelname.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,29 +69,27 @@ int
 whl_parse(struct whlname *w, const char *path, const char **why)
 {
 	const char *base = strrchr(path, '/');
-	struct wheelname n;
-	char *t, *d1, *d2;
+	const char *t, *d1, *d2;
 
 	memset(w, 0, sizeof *w);
 	base = base ? base + 1 : path;
-	if (wheelname_parse(&n, base, 0, why) < 0)
+	if (wheelname_parse(&w->n, base, 0, why) < 0)
 		return -1;
 	/* the tag set as written: PY-ABI-PLAT, each part maybe a '.'-joined set */
-	t = n.tagstr;
+	t = w->n.tagstr;
 	d1 = strchr(t, '-');
 	d2 = d1 ? strchr(d1 + 1, '-') : NULL;
 	if (!d2) {
 		*why = "the tag set is not PY-ABI-PLATFORM";
-		wheelname_free(&n);
+		wheelname_free(&w->n);
 		return -1;
 	}
-	w->name = xstrdup(n.rawname);
-	w->version = xstrdup(n.verstr);
-	w->build = n.hasbuild ? xstrdup(n.buildstr) : NULL;
+	w->name = w->n.rawname;
+	w->version = w->n.verstr;
+	w->build = w->n.hasbuild ? w->n.buildstr : NULL;
 	w->py = xstrndup(t, (size_t)(d1 - t));
 	w->abi = xstrndup(d1 + 1, (size_t)(d2 - d1 - 1));
 	w->plat = xstrdup(d2 + 1);
-	wheelname_free(&n);
 	return 0;
 }
 
@@ -106,9 +103,7 @@ whl_fmt(const struct whlname *w, const char *plat)
 void
 whl_free(struct whlname *w)
 {
-	free(w->name);
-	free(w->version);
-	free(w->build);
+	wheelname_free(&w->n);
 	free(w->py);
 	free(w->abi);
 	free(w->plat);
