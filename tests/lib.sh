@@ -40,4 +40,8 @@ lacks () { if grep -qF -- "$3" "$2"; then notok "$1 ('$3' in ${2##*/})"; sed -n 
 # lines FILE: number of lines
 # shq TEXT: TEXT as one single-quoted shell word, for scripts and Makefiles a test writes
 shq () { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
+# waitfor SECONDS CMD...: run CMD (quietly) every 0.1 s until it succeeds; fails when it has
+# not within SECONDS (servers a test starts on a loaded host: give them a minute)
+waitfor () { _wn=$(($1 * 10)); shift; _wi=0
+	until "$@" >/dev/null 2>&1; do _wi=$((_wi + 1)); [ "$_wi" -lt "$_wn" ] || return 1; sleep 0.1; done; }
 lines () { wc -l <"$1" | tr -d ' '; }

@@ -93,8 +93,7 @@ check "configure --pin torch=v3" conf --arch=gfx1151 --pin vision=v2 --pin torch
 : >"$T/slow"
 setsid ninja >"$T/killed.log" 2>&1 &
 npid=$!
-i=0
-while [ ! -f "$T/started" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+waitfor 60 test -f "$T/started"
 check "torch.wheel started" test -f "$T/started"
 # the whole build dies at once (ninja, kiln-stage and the compiler: its session)
 pkill -KILL -s "$npid"

@@ -74,8 +74,7 @@ mkdir -p "$T/c" && cd "$T/c" || exit 2
 check "c: configure with the same server" conf "$T/vc"
 ninja >"$T/c.log" 2>&1 &
 np=$!
-i=0
-until grep -q "restored from the stage cache" "$T/c.log" 2>/dev/null || [ $i -ge 600 ]; do sleep 0.1; i=$((i + 1)); done
+waitfor 60 grep -q "restored from the stage cache" "$T/c.log"
 dav_stop
 wait $np
 brc=$?

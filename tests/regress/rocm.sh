@@ -144,7 +144,7 @@ mkdir -p "$T/www" && cp "$T/sdk.tgz" "$T/www/" || exit 2
 "$PY3" "$T/serve.py" "$T/www" 2 "$T/req.log" "$T/port" &
 srv=$!
 trap 'kill $srv 2>/dev/null' EXIT INT TERM
-i=0; while [ ! -s "$T/port" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+waitfor 60 test -s "$T/port" || { notok "the SDK server did not start in 60 s"; exit 1; }
 URL=http://127.0.0.1:$(cat "$T/port")/sdk.tgz
 
 check "fetch: a response cut midway is resumed in the same run" kiln-stage fetch "$URL" --sha256="$SHA" -o "$T/dl/a.tgz"

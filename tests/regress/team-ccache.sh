@@ -10,8 +10,7 @@ port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0));
 redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$T" >"$T/redis.log" 2>&1 &
 rpid=$!
 trap 'kill $rpid 2>/dev/null; wait $rpid 2>/dev/null; chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT INT TERM
-i=0
-until redis-cli -p "$port" ping >/dev/null 2>&1; do i=$((i + 1)); [ $i -lt 600 ] || { notok "redis-server did not start in 60 s"; exit 1; }; sleep 0.1; done
+waitfor 60 redis-cli -p "$port" ping || { notok "redis-server did not start in 60 s"; exit 1; }
 
 conf () {
 	"$KSRC/configure" --python="$1/bin/python" --pins="$T/pins.env" --mirror="$T/mirror" \

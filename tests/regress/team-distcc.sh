@@ -18,10 +18,8 @@ for p in $p1 $p2; do
 	pids="$pids $!"
 done
 trap 'for p in $pids; do kill $p 2>/dev/null; done; wait; chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT INT TERM
-i=0
-until grep -q "started" "$T/distccd.$p1.log" && grep -q "started" "$T/distccd.$p2.log"; do
-	i=$((i + 1)); [ $i -lt 600 ] || { notok "distccd did not start in 60 s"; exit 1; }; sleep 0.1
-done
+waitfor 60 sh -c 'grep -q started "$1" && grep -q started "$2"' sh "$T/distccd.$p1.log" "$T/distccd.$p2.log" ||
+	{ notok "distccd did not start in 60 s"; exit 1; }
 
 conf () {
 	v=$1 hosts=$2

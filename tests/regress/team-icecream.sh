@@ -47,11 +47,8 @@ for n in 1 2; do
 done
 trap 'for p in $pids; do kill $p 2>/dev/null; done; wait; chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT INT TERM
 unset ICECC_TESTS ICECC_TEST_SCHEDULER_PORTS
-i=0
-until grep -q "Connected to scheduler" "$I/node1.log" && grep -q "Connected to scheduler" "$I/node2.log"; do
-	i=$((i + 1)); [ $i -lt 300 ] || { sed 's/^/#   /' "$I/node1.log"; notok "iceccd did not reach icecc-scheduler in 30 s"; exit 1; }
-	sleep 0.1
-done
+waitfor 60 sh -c 'grep -q "Connected to scheduler" "$1" && grep -q "Connected to scheduler" "$2"' sh "$I/node1.log" "$I/node2.log" ||
+	{ sed 's/^/#   /' "$I/node1.log"; notok "iceccd did not reach icecc-scheduler in 60 s"; exit 1; }
 lacks "node2 can chroot, so it takes remote jobs" "$I/node2.log" "Cannot use chroot"
 # listcs: the scheduler's view of the nodes ("node2 (127.0.0.1:PORT) [x86_64] ... load=N")
 listcs () {

@@ -17,8 +17,7 @@ port=$(dav_port)
 redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$T" >"$T/redis.log" 2>&1 &
 rpid=$!
 trap 'kill $rpid 2>/dev/null; wait $rpid 2>/dev/null; dav_stop; chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT INT TERM
-i=0
-until redis-cli -p "$port" ping >/dev/null 2>&1; do i=$((i + 1)); [ $i -lt 600 ] || { notok "redis-server did not start in 60 s"; exit 1; }; sleep 0.1; done
+waitfor 60 redis-cli -p "$port" ping || { notok "redis-server did not start in 60 s"; exit 1; }
 dav_start
 
 # vision, a C++ extension: a .cpp (templates and <algorithm>) in its sources, libstdc++ linked
