@@ -344,7 +344,8 @@ gpusecname(const unsigned char *str, uint64_t n, uint32_t nm)
 		return 0;
 	name = (const char *)str + nm;
 	return strcmp(name, ".hip_fatbin") == 0 || strcmp(name, ".nv_fatbin") == 0 ||
-	       strcmp(name, "__nv_relfatbin") == 0 || startswith(name, "__CLANG_OFFLOAD_BUNDLE__");
+	       strcmp(name, "__nv_relfatbin") == 0 || startswith(name, "__CLANG_OFFLOAD_BUNDLE__") ||
+	       strcmp(name, ".hipFatBinSegment") == 0 || strcmp(name, ".rocm_kpack_ref") == 0;
 }
 
 /* Decide, from the first 64 bytes, the section header table and the section-name table
@@ -385,6 +386,9 @@ peek(const char *path)
 		goto out;
 	}
 	if (n < 64 || (h[4] != 1 && h[4] != 2) || h[5] != 1)
+		goto out;
+	/* an AMDGPU code object file (.co, .hsaco, a kernel library's): scanned whole */
+	if (rd16(h + 18) == 0xe0)
 		goto out;
 	is64 = h[4] == 2;
 	if (is64) {

@@ -420,7 +420,7 @@ off_nvfatbin(const unsigned char *p, size_t n, uint64_t base, const char *sec,
 {
 	size_t pos = 0, epos, cend;
 	uint64_t fatsize, esz, pay;
-	uint32_t hs, kind, arch;
+	uint32_t hs, kind, arch, flags;
 	const char *asfx;
 	struct offbundle *b;
 	struct offentry *e;
@@ -448,8 +448,11 @@ off_nvfatbin(const unsigned char *p, size_t n, uint64_t base, const char *sec,
 			pay = rd64(p + epos + 8);
 			arch = rd32(p + epos + 28);
 			/* bit 20 of the flags marks arch-specific code (sm_90a): checked against
-			   cuobjdump --list-elf on libtorch_cuda.so (CUDA 13) */
-			asfx = rd32(p + epos + 40) & 0x100000 ? "a" : "";
+			   cuobjdump --list-elf on libtorch_cuda.so (CUDA 13); bit 21 family-specific
+			   code (sm_100f, compute_120f): nvcc 13.0 sets it for every 'f' target and
+			   only for those (tools/gpucheck/tests/nvidia.sh compiles them) */
+			flags = rd32(p + epos + 40);
+			asfx = flags & 0x100000 ? "a" : flags & 0x200000 ? "f" : "";
 			if (esz == 0)
 				break;
 			if (esz < 64 || !fits(epos, esz, cend) || !fits(epos + esz, pay, cend))
@@ -477,6 +480,164 @@ off_nvfatbin(const unsigned char *p, size_t n, uint64_t base, const char *sec,
 	}
 }
 
+/* EF_AMDGPU_MACH values and their processors: LLVM's llvm/BinaryFormat/ELF.h (LLVM 19,
+   /usr/lib/llvm-19/include) and, for the targets added after it (gfx950, gfx1152..,
+   gfx1250.., gfx9-4-generic ..), llvm/test/CodeGen/AMDGPU/elf-header-flags-mach.ll */
+static const struct { unsigned mach; const char *name; } machs[] = {
+	{0x020, "gfx600"}, {0x021, "gfx601"}, {0x022, "gfx700"}, {0x023, "gfx701"},
+	{0x024, "gfx702"}, {0x025, "gfx703"}, {0x026, "gfx704"}, {0x028, "gfx801"},
+	{0x029, "gfx802"}, {0x02a, "gfx803"}, {0x02b, "gfx810"}, {0x02c, "gfx900"},
+	{0x02d, "gfx902"}, {0x02e, "gfx904"}, {0x02f, "gfx906"}, {0x030, "gfx908"},
+	{0x031, "gfx909"}, {0x032, "gfx90c"}, {0x033, "gfx1010"}, {0x034, "gfx1011"},
+	{0x035, "gfx1012"}, {0x036, "gfx1030"}, {0x037, "gfx1031"}, {0x038, "gfx1032"},
+	{0x039, "gfx1033"}, {0x03a, "gfx602"}, {0x03b, "gfx705"}, {0x03c, "gfx805"},
+	{0x03d, "gfx1035"}, {0x03e, "gfx1034"}, {0x03f, "gfx90a"}, {0x040, "gfx940"},
+	{0x041, "gfx1100"}, {0x042, "gfx1013"}, {0x043, "gfx1150"}, {0x044, "gfx1103"},
+	{0x045, "gfx1036"}, {0x046, "gfx1101"}, {0x047, "gfx1102"}, {0x048, "gfx1200"},
+	{0x049, "gfx1250"}, {0x04a, "gfx1151"}, {0x04b, "gfx941"}, {0x04c, "gfx942"},
+	{0x04e, "gfx1201"}, {0x04f, "gfx950"}, {0x050, "gfx1310"}, {0x051, "gfx9-generic"},
+	{0x052, "gfx10-1-generic"}, {0x053, "gfx10-3-generic"}, {0x054, "gfx11-generic"},
+	{0x055, "gfx1152"}, {0x057, "gfx1154"}, {0x058, "gfx1153"}, {0x059, "gfx12-generic"},
+	{0x05a, "gfx1251"}, {0x05b, "gfx12-5-generic"}, {0x05c, "gfx1172"}, {0x05d, "gfx1170"},
+	{0x05e, "gfx1171"}, {0x05f, "gfx9-4-generic"}, {0x062, "gfx11-7-generic"},
+	{0x063, "gfx13-generic"},
+};
+
+int
+off_amdgpu_target(uint32_t flags, int cov, char *buf, size_t len)
+{
+	size_t i;
+	unsigned x, sr;
+	const char *name = NULL;
+
+	for (i = 0; i < sizeof machs / sizeof machs[0]; i++)
+		if (machs[i].mach == (flags & 0xff))
+			name = machs[i].name;
+	if (!name)
+		return -1;
+	if (cov <= 3) {
+		/* v3: one bit each, set = on (EF_AMDGPU_FEATURE_XNACK_V3 0x100, SRAMECC_V3 0x200) */
+		snprintf(buf, len, "%s%s%s", name, flags & 0x200 ? ":sramecc+" : "",
+		         flags & 0x100 ? ":xnack+" : "");
+		return 0;
+	}
+	/* v4 and up: two bits each, 0 unsupported, 1 any, 2 off, 3 on (XNACK_V4 0x300,
+	   SRAMECC_V4 0xc00); the target id names sramecc before xnack */
+	x = (flags >> 8) & 3;
+	sr = (flags >> 10) & 3;
+	snprintf(buf, len, "%s%s%s", name, sr == 2 ? ":sramecc-" : sr == 3 ? ":sramecc+" : "",
+	         x == 2 ? ":xnack-" : x == 3 ? ":xnack+" : "");
+	return 0;
+}
+
+int
+off_codeobj(const unsigned char *p, size_t n, struct offlist *l, char *err, size_t errlen)
+{
+	struct offbundle *b;
+	struct offentry *e;
+	uint32_t flags;
+	int cov;
+
+	if (n < 64 || !elf_is(p, n))
+		FAIL("not an AMDGPU code object: no ELF header (offset 0)");
+	if (p[4] != 2)
+		FAIL("AMDGPU code object: EI_CLASS is %u, not 2 (ELF64) (offset 4)", p[4]);
+	if (p[5] != 1)
+		FAIL("AMDGPU code object: EI_DATA is %u, not 1 (little-endian) (offset 5)", p[5]);
+	if (rd16(p + 18) != 0xe0)
+		FAIL("not an AMDGPU code object: e_machine is 0x%x, not 0xe0 (offset 18)", rd16(p + 18));
+	if (p[7] != 64)
+		FAIL("AMDGPU code object: EI_OSABI is %u, not 64 (ELFOSABI_AMDGPU_HSA) (offset 7)", p[7]);
+	if (p[8] > 4)
+		FAIL("AMDGPU code object: EI_ABIVERSION %u names no code object version (offset 8)", p[8]);
+	/* EI_ABIVERSION 0..4 is code object v2..v6; v2 kept its target in a note, not e_flags */
+	cov = p[8] + 2;
+	flags = rd32(p + 48);
+	b = addbundle(l, OFFB_CODEOBJ, "code object", 0);
+	b->size = n;
+	e = addentry(l);
+	e->kind = OFF_AMDGCN;
+	e->cov = cov;
+	e->size = n;
+	if (cov >= 6)
+		e->genericver = (int)(flags >> 24);
+	if (cov < 3 || off_amdgpu_target(flags, cov, e->target, sizeof e->target) < 0) {
+		e->kind = OFF_OTHER;
+		snprintf(e->target, sizeof e->target, "amdgcn-mach-0x%02x", (unsigned)(flags & 0xff));
+	}
+	snprintf(e->id, sizeof e->id, "hipv4-amdgcn-amd-amdhsa--%s", e->target);
+	l->b[l->nb - 1].n = 1;
+	return 0;
+}
+
+#define HIPF_MAGIC 0x48495046u /* "HIPF": __CudaFatBinaryWrapper of a fat binary */
+#define HIPK_MAGIC 0x4B504948u /* "HIPK": its code lives in .kpack archives */
+
+/* Read .hipFatBinSegment's 24-byte __CudaFatBinaryWrapper records: magic, version,
+   binary pointer, reserved1 (the co_index of a HIPK wrapper). ROCm's rocm-kpack
+   (rocm-systems shared/kpack/python/rocm_kpack/elf/kpack_transform.py) rewrites HIPF
+   to HIPK and stores the wrapper's index in reserved1. */
+static int
+hipksegment(const struct elf *e, const struct elfsec *s, struct offlist *l, char *err, size_t errlen)
+{
+	const unsigned char *d = elf_secdata(e, s);
+	size_t i, nw;
+	uint32_t magic;
+
+	if (!d)
+		FAIL("section .hipFatBinSegment (offset %llu, %llu bytes) is past the end of the file",
+		     (ull)s->off, (ull)s->size);
+	nw = (size_t)s->size / 24;
+	for (i = 0; i < nw; i++) {
+		magic = rd32(d + i * 24);
+		if (magic == HIPF_MAGIC)
+			continue;
+		if (magic != HIPK_MAGIC)
+			FAIL(".hipFatBinSegment: wrapper %zu has magic 0x%08x, neither HIPF nor HIPK (offset %llu)",
+			     i, magic, (ull)(s->off + i * 24));
+		l->hipk = xrealloc(l->hipk, (l->nhipk + 1) * sizeof *l->hipk);
+		l->hipk[l->nhipk++] = rd32(d + i * 24 + 16);
+	}
+	return 0;
+}
+
+/* true if the file links at run time against NVIDIA's JIT linker or runtime compiler */
+static int
+jitlinks(const struct elf *e)
+{
+	struct elfdyn d;
+	char err[128];
+	size_t i;
+	int r = 0;
+
+	if (elf_dynamic(e, &d, err, sizeof err) < 0)
+		return 0;
+	for (i = 0; i < d.nneeded; i++)
+		if (startswith(d.needed[i], "libnvJitLink.so") || startswith(d.needed[i], "libnvrtc.so"))
+			r = 1;
+	elf_dynfree(&d);
+	return r;
+}
+
+/* one -fgpu-rdc bundle section: an entry of the object's one RDC bundle */
+static void
+rdcentry(const struct elfsec *s, const unsigned char *d, struct offlist *l, struct offbundle **b)
+{
+	struct offentry *en;
+
+	if (!*b)
+		*b = addbundle(l, OFFB_RDC, s->name, s->off);
+	en = addentry(l);
+	snprintf(en->id, sizeof en->id, "%.*s", (int)sizeof en->id - 1, s->name + BUNDLE_MAGICLEN);
+	en->off = s->off;
+	en->size = s->size;
+	classify(en, d, s->size);
+	*b = &l->b[l->nb - 1];
+	(*b)->n++;
+	if (s->off + s->size > (*b)->off + (*b)->size)
+		(*b)->size = s->off + s->size - (*b)->off;
+}
+
 int
 off_scanelf(const struct elf *e, struct offlist *l, const struct offopts *o,
             char *err, size_t errlen)
@@ -485,11 +646,22 @@ off_scanelf(const struct elf *e, struct offlist *l, const struct offopts *o,
 	const struct elfsec *s;
 	const unsigned char *d;
 	struct offbundle *b = NULL;
-	struct offentry *en;
-	int pass;
+	int pass, nv = 0;
 
+	if (e->machine == 0xe0)
+		return off_codeobj(e->p, e->n, l, err, errlen);
+	if ((s = elf_section(e, ".hipFatBinSegment")) && s->type != 8 && hipksegment(e, s, l, err, errlen) < 0)
+		return -1;
+	if ((s = elf_section(e, ".rocm_kpack_ref")) && s->type != 8) {
+		if (!elf_secdata(e, s))
+			FAIL("section .rocm_kpack_ref (offset %llu, %llu bytes) is past the end of the file",
+			     (ull)s->off, (ull)s->size);
+		l->refoff = s->off;
+		l->refsize = s->size;
+	}
 	/* pass 0: fatbin sections; pass 1: the -fgpu-rdc sections, one per entry, which
-	   together make one bundle */
+	   together make one bundle. A kpack'd library's .hip_fatbin is NOBITS or zeroed
+	   pages (with its first and last bytes left): its code is in the archives. */
 	for (pass = 0; pass < 2; pass++) {
 		for (i = 0; i < e->nsec; i++) {
 			s = &e->sec[i];
@@ -500,31 +672,26 @@ off_scanelf(const struct elf *e, struct offlist *l, const struct offopts *o,
 			if (pass == 0 && strcmp(s->name, ".hip_fatbin") != 0 &&
 			    strcmp(s->name, ".nv_fatbin") != 0 && strcmp(s->name, "__nv_relfatbin") != 0)
 				continue;
+			if (pass == 0 && l->nhipk && strcmp(s->name, ".hip_fatbin") == 0)
+				continue;
 			d = elf_secdata(e, s);
 			if (!d)
 				FAIL("section %s (offset %llu, %llu bytes) is past the end of the file (%zu bytes)",
 				     s->name, (ull)s->off, (ull)s->size, e->n);
 			if (pass == 1) {
-				if (!b) {
-					b = addbundle(l, OFFB_RDC, s->name, s->off);
-				}
-				en = addentry(l);
-				snprintf(en->id, sizeof en->id, "%.*s", (int)sizeof en->id - 1, s->name + BUNDLE_MAGICLEN);
-				en->off = s->off;
-				en->size = s->size;
-				classify(en, d, s->size);
-				b = &l->b[l->nb - 1];
-				b->n++;
-				if (s->off + s->size > b->off + b->size)
-					b->size = s->off + s->size - b->off;
+				rdcentry(s, d, l, &b);
 			} else if (strcmp(s->name, ".hip_fatbin") == 0) {
 				if (off_hipfatbin(d, s->size, s->off, s->name, l, o, err, errlen) < 0)
 					return -1;
 			} else if (off_nvfatbin(d, s->size, s->off, s->name, l, err, errlen) < 0) {
 				return -1;
+			} else {
+				nv = 1;
 			}
 		}
 	}
+	if (nv)
+		l->jitlink = jitlinks(e);
 	return 0;
 }
 
@@ -533,5 +700,6 @@ off_free(struct offlist *l)
 {
 	free(l->b);
 	free(l->e);
+	free(l->hipk);
 	memset(l, 0, sizeof *l);
 }

@@ -24,7 +24,10 @@ enum offfmt {
 	OFFB_CLANG,    /* __CLANG_OFFLOAD_BUNDLE__ in .hip_fatbin (or a raw bundle file) */
 	OFFB_CCOB,     /* compressed bundle (CCOB) in .hip_fatbin */
 	OFFB_RDC,      /* __CLANG_OFFLOAD_BUNDLE__<id> sections of an -fgpu-rdc object */
-	OFFB_NVFATBIN  /* an NVIDIA fatbin container in .nv_fatbin / __nv_relfatbin */
+	OFFB_NVFATBIN, /* an NVIDIA fatbin container in .nv_fatbin / __nv_relfatbin */
+	OFFB_CODEOBJ,  /* a file that is itself one AMDGPU code object (.co, .hsaco) */
+	OFFB_KPACK     /* a HIPK wrapper: its code lives in .kpack archives (filled by the
+	                  caller, which reads the archives; see kpack.h) */
 };
 
 /* one entry of a bundle */
@@ -36,6 +39,7 @@ struct offentry {
 	int genericver;   /* AMDGPU generic version of a v6 generic code object, 0 none */
 	uint64_t off;     /* payload offset: in the file, or in the decompressed bundle */
 	uint64_t size;    /* payload size */
+	int archive;      /* OFFB_KPACK: the caller's index of the archive holding it */
 };
 
 /* one bundle or fatbin container */
@@ -46,6 +50,7 @@ struct offbundle {
 	int ccobver, method;  /* CCOB version (1-3) and method (0 zlib, 1 zstd); 0 otherwise */
 	uint64_t rawsize;     /* decompressed size of a CCOB */
 	size_t first, n;      /* its entries: l->e[first .. first+n) */
+	uint32_t coindex;     /* OFFB_KPACK: the wrapper's co_index (the archive key's #N) */
 };
 
 /* everything found in one file */
@@ -54,6 +59,11 @@ struct offlist {
 	size_t nb, capb;
 	struct offentry *e;
 	size_t ne, cape;
+	int jitlink;          /* NVIDIA code that links at run time: DT_NEEDED names
+	                         libnvJitLink or libnvrtc */
+	uint32_t *hipk;       /* co_index of each HIPK wrapper in .hipFatBinSegment */
+	size_t nhipk;
+	uint64_t refoff, refsize; /* the .rocm_kpack_ref section (file offset, size); 0 if none */
 };
 
 /* limits the parser keeps */
@@ -103,6 +113,14 @@ int off_nvfatbin(const unsigned char *p, size_t n, uint64_t base, const char *se
    is not an error), or -1 with err set. */
 int off_scanelf(const struct elf *e, struct offlist *l, const struct offopts *o,
                 char *err, size_t errlen);
+
+/* Read a file that is one AMDGPU code object (ELF64, e_machine EM_AMDGPU 0xe0): its
+   target and features from e_flags, its code object version from EI_ABIVERSION, as one
+   OFFB_CODEOBJ bundle of one entry. Returns 0, or -1 naming the bad header field. */
+int off_codeobj(const unsigned char *p, size_t n, struct offlist *l, char *err, size_t errlen);
+/* The target id of AMDGPU e_flags for a code object of version cov (3 and up):
+   "gfx90a:sramecc+:xnack-"; returns 0, or -1 for a machine value LLVM does not name. */
+int off_amdgpu_target(uint32_t flags, int cov, char *buf, size_t len);
 
 /* release the list's arrays and zero it */
 void off_free(struct offlist *l);
