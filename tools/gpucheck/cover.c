@@ -2,6 +2,7 @@
 #include "gpucheck.h"
 #include "cover.h"
 #include "json.h"
+#include "strv.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,13 +49,16 @@ entry_covers(const struct offentry *e, const char *dev, int xnack)
 	if (is_nvidia_target(dev)) {
 		if (smnum(dev, &dn, &ds) < 0 || smnum(e->target, &en, &es) < 0)
 			return COV_NONE;
-		if (e->kind == OFF_NV_SASS) {
-			/* a cubin runs on its major with an equal or newer minor; arch-specific
-			   ("sm_90a") cubins only on exactly that compute capability */
-			if (es == 'a')
-				return en == dn ? COV_NATIVE : COV_NONE;
+		/* CUDA Programming Guide, binary compatibility: a cubin for X.y runs on X.z,
+		   z >= y; arch-specific ("sm_90a") code only on exactly that capability;
+		   family-specific ("sm_100f", CUDA 12.9) within its major, z >= y; PTX is
+		   compiled by the driver for any newer device ('a'/'f' PTX as narrowly) */
+		if (es == 'a')
+			return en != dn ? COV_NONE : e->kind == OFF_NV_SASS ? COV_NATIVE : COV_PTX;
+		if (e->kind == OFF_NV_SASS)
 			return en / 10 == dn / 10 && en <= dn ? COV_NATIVE : COV_NONE;
-		}
+		if (e->kind == OFF_NV_PTX && es == 'f')
+			return en / 10 == dn / 10 && en <= dn ? COV_PTX : COV_NONE;
 		if (e->kind == OFF_NV_PTX)
 			return en <= dn ? COV_PTX : COV_NONE;
 		return COV_NONE;
@@ -100,6 +104,25 @@ relevant(const struct offlist *l, size_t b, int nv)
 	return 0;
 }
 
+/* an NVIDIA module whose every entry is arch- or family-specific ('a'/'f'): built for
+   one GPU (family) on purpose, never loaded elsewhere (lazy loading, CUDA 11.7+, the
+   default since 12.2): not a gap */
+static int
+gated(const struct offlist *l, size_t b)
+{
+	size_t j;
+	unsigned n;
+	char suf;
+
+	for (j = l->b[b].first; j < l->b[b].first + l->b[b].n; j++) {
+		if (l->e[j].kind != OFF_NV_SASS && l->e[j].kind != OFF_NV_PTX)
+			continue;
+		if (smnum(l->e[j].target, &n, &suf) < 0 || (suf != 'a' && suf != 'f'))
+			return 0;
+	}
+	return 1;
+}
+
 void
 cover_file(const struct offlist *l, const char *dev, int xnack, struct fileverdict *v)
 {
@@ -120,6 +143,10 @@ cover_file(const struct offlist *l, const char *dev, int xnack, struct fileverdi
 				if (h != COV_NATIVE)
 					v->via = l->e[j].target;
 			}
+		}
+		if (best == COV_NONE && nv && gated(l, i)) {
+			v->gated++;
+			continue;
 		}
 		switch (best) {
 		case COV_NATIVE: v->native++; break;
@@ -187,32 +214,499 @@ bundletargets(const struct offlist *l, size_t b, struct buf *out)
 		bufputs(out, "nothing");
 }
 
+/* NVIDIA's redistributable libraries (pip's nvidia-* wheels install them under
+   site-packages/nvidia/; torch wheels of old bundled them in torch/lib) */
+static int
+nvvendor(const char *path)
+{
+	static const char *const libs[] = {"libcublas", "libcudnn", "libcufft", "libcusparse",
+		"libcusolver", "libcurand", "libnccl", "libnvrtc", "libnvJitLink", "libcupti",
+		"libnvshmem", "libcufile", "libcudart", "libnvToolsExt", "libnvperf", "libnvblas",
+		"libnpp", "libnvjpeg", "libcudss", "libcutensor", "libnvpl", "libcuda.so"};
+	const char *b = strrchr(path, '/');
+	size_t i;
+
+	if (strstr(path, "/nvidia/") || strstr(path, "!nvidia/"))
+		return 1;
+	b = b ? b + 1 : path;
+	for (i = 0; i < sizeof libs / sizeof libs[0]; i++)
+		if (startswith(b, libs[i]))
+			return 1;
+	return 0;
+}
+
+/* the folder that stands for a kernel library's code objects: the nearest ancestor
+   named "library" (rocBLAS's and hipBLASLt's), else the file's own folder; into buf */
+static void
+cogroup(const char *path, char *buf, size_t len)
+{
+	const char *lib = NULL, *c, *slash = strrchr(path, '/');
+
+	for (c = strstr(path, "/library/"); c; c = strstr(c + 1, "/library/"))
+		lib = c;
+	if (lib)
+		snprintf(buf, len, "%.*s", (int)(lib - path + 8), path);
+	else if (slash)
+		snprintf(buf, len, "%.*s", (int)(slash - path), path);
+	else
+		snprintf(buf, len, ".");
+}
+
+/* true if every bundle of the file is a code-object file's */
+static int
+iscodeobj(const struct offlist *l)
+{
+	return l->nb == 1 && l->b[0].fmt == OFFB_CODEOBJ;
+}
+
+/* does any code object of file k's group run on dev (natively or generically)? */
+static int
+groupok(const struct scanset *s, size_t k, const char *dev, int xnack)
+{
+	char g[4096], h[4096];
+	size_t j;
+
+	cogroup(s->f[k].path, g, sizeof g);
+	for (j = 0; j < s->n; j++) {
+		if (!iscodeobj(&s->f[j].l))
+			continue;
+		cogroup(s->f[j].path, h, sizeof h);
+		if (strcmp(g, h) == 0 && entry_covers(&s->f[j].l.e[s->f[j].l.b[0].first], dev, xnack) <= COV_GENERIC)
+			return 1;
+	}
+	return 0;
+}
+
+/* the kpack wrappers of a library, judged by the loader's rules */
+static void
+kpfile(const struct scanset *s, size_t k, const char *dev, int xnack, struct fileverdict *v)
+{
+	const struct offlist *l = &s->f[k].l;
+	size_t i;
+	enum how h;
+	char why[2048] = "", first[2048] = "";
+
+	for (i = 0; i < l->nb; i++) {
+		if (l->b[i].fmt != OFFB_KPACK)
+			continue;
+		h = kp_cover(s, &s->f[k], &l->b[i], dev, xnack, why, sizeof why);
+		if (h == COV_NATIVE) {
+			v->native++;
+			v->via = "kpack";
+		} else {
+			if (v->missing < sizeof v->bad / sizeof v->bad[0])
+				v->bad[v->missing] = i;
+			v->missing++;
+			if (!first[0])
+				snprintf(first, sizeof first, "%s", why);
+		}
+	}
+	v->why = xstrdup(first[0] ? first : why);
+}
+
+void
+cover_free(struct fileverdict *v)
+{
+	free(v->why);
+	v->why = NULL;
+}
+
+void
+cover_judge(const struct scanset *s, size_t k, const char *dev, int xnack, struct fileverdict *v)
+{
+	const struct offlist *l = &s->f[k].l;
+	size_t nat;
+	int nv = is_nvidia_target(dev);
+
+	cover_free(v);
+	cover_file(l, dev, xnack, v);
+	v->covered = v->bundles > 0 && v->missing == 0;
+	if (!v->bundles)
+		return;
+	if (!nv && s->f[k].kp) {
+		/* HIPK wrappers: the loader's choice of archive decides, per co_index */
+		size_t b = v->bundles;
+
+		memset(v, 0, sizeof *v);
+		v->bundles = b;
+		kpfile(s, k, dev, xnack, v);
+		v->covered = v->missing == 0;
+		v->rule = "kpack: the archive the loader picks holds each co_index";
+	} else if (!nv && iscodeobj(l)) {
+		/* a kernel library loads the code object of its GPU's arch: one per group */
+		v->covered = groupok(s, k, dev, xnack);
+		v->missing = 0;
+		v->rule = "code objects: some code object of the library's folder runs";
+	} else if (!nv) {
+		v->rule = "every bundle has code for the GPU";
+	} else if (nvvendor(s->f[k].path)) {
+		/* modules load lazily: one the GPU never touches is never loaded */
+		nat = v->native + v->ptx;
+		v->vendor = 1;
+		if (nat) {
+			v->covered = 1;
+			v->rule = "NVIDIA library: at least one module runs (the rest load lazily, never on this GPU)";
+		} else if (l->jitlink) {
+			v->covered = 1;
+			v->rule = "NVIDIA library: links its code at run time (nvJitLink/NVRTC)";
+		} else {
+			v->covered = 0;
+			v->warning = 1;
+			v->rule = "NVIDIA library: no module runs here (a warning: it may never be called)";
+		}
+		v->missing = v->covered || v->warning ? 0 : v->missing;
+	} else {
+		v->covered = v->native + v->ptx > 0 && v->missing == 0;
+		v->rule = v->native + v->ptx == 0 && v->gated && !v->missing
+		          ? "own code: only arch-specific modules of other GPUs ('a'/'f'), none runs here"
+		          : "own code: a runnable module, and every module not arch-gated runs";
+		if (!v->covered && !v->missing)
+			v->missing = v->gated; /* all gated: nothing would run */
+	}
+}
+
 /* a device to judge */
 struct dev {
 	char target[96];
 	const struct gpu *g;  /* NULL when named by --target */
 };
 
+/* what one device gets from all files */
+struct devsum {
+	size_t nat, gen, ptx, miss, tot, gated, files, warns;
+	const char *via;
+	int haveov;
+	char ovproc[64], ovver[32];
+};
+
+/* the targets of --target=LIST */
+static struct dev *
+parsetargets(const char *tsel, size_t *nd)
+{
+	struct dev *devs = NULL;
+	size_t capd = 0, n;
+	const char *p = tsel;
+
+	*nd = 0;
+	while (*p) {
+		n = strcspn(p, ",;");
+		if (n == 0 || n >= sizeof devs->target)
+			gc_usage("cover: bad --target list '%s'", tsel);
+		devs = xgrow(devs, &capd, *nd + 1, sizeof *devs);
+		snprintf(devs[*nd].target, sizeof devs[*nd].target, "%.*s", (int)n, p);
+		if (!is_nvidia_target(devs[*nd].target) && !startswith(devs[*nd].target, "gfx"))
+			gc_usage("cover: '%s' is not a GPU target (gfx1151, gfx90a:xnack-, sm_90)",
+			         devs[*nd].target);
+		devs[(*nd)++].g = NULL;
+		p += n;
+		if (*p)
+			p++;
+	}
+	return devs;
+}
+
+/* the GPUs found here, as devices */
+static struct dev *
+autotargets(struct gpulist *gl, size_t *nd)
+{
+	struct dev *devs = NULL;
+	size_t capd = 0, k;
+
+	*nd = 0;
+	detect_or_die(gl);
+	if (gl->n == 0)
+		die("cover: no GPU found here; name one with --target=gfx1151 (or sm_90)");
+	for (k = 0; k < gl->n; k++) {
+		if (!gl->g[k].target[0]) {
+			warn("cover: GPU %d: its target is unknown; skipped", gl->g[k].index);
+			continue;
+		}
+		devs = xgrow(devs, &capd, *nd + 1, sizeof *devs);
+		snprintf(devs[*nd].target, sizeof devs[*nd].target, "%.*s", (int)sizeof devs[*nd].target - 1,
+		         gl->g[k].target);
+		devs[(*nd)++].g = &gl->g[k];
+	}
+	return devs;
+}
+
+/* judge every file for dev into v[] (one per file) and the sums */
+static void
+judgeall(const struct scanset *s, const char *dev, int xnack, struct fileverdict *v, struct devsum *d)
+{
+	size_t k;
+
+	memset(d, 0, sizeof *d);
+	for (k = 0; k < s->n; k++) {
+		cover_judge(s, k, dev, xnack, &v[k]);
+		if (!v[k].bundles)
+			continue;
+		d->files++;
+		d->nat += v[k].native, d->gen += v[k].generic, d->ptx += v[k].ptx, d->tot += v[k].bundles;
+		d->gated += v[k].gated;
+		d->warns += v[k].warning;
+		if (!v[k].covered && !v[k].warning)
+			d->miss += v[k].missing ? v[k].missing : 1;
+		if (v[k].via && !d->via && strcmp(v[k].via, "kpack") != 0)
+			d->via = v[k].via;
+	}
+	d->haveov = !is_nvidia_target(dev) && d->miss && cover_override(s, dev, d->ovproc, sizeof d->ovproc) == 0 &&
+	            gfxversion(d->ovproc, d->ovver, sizeof d->ovver) == 0;
+}
+
+/* the arches of a code-object group, with counts, as "gfx803 (45), gfx900 (40)" */
+static void
+grouparches(const struct scanset *s, size_t k, struct buf *out)
+{
+	char g[4096], h[4096];
+	struct strv seen = {0};
+	size_t j, i, c;
+	const char *t;
+
+	bufreset(out);
+	cogroup(s->f[k].path, g, sizeof g);
+	for (j = 0; j < s->n; j++) {
+		if (!iscodeobj(&s->f[j].l))
+			continue;
+		cogroup(s->f[j].path, h, sizeof h);
+		if (strcmp(g, h) == 0)
+			strv_add(&seen, s->f[j].l.e[s->f[j].l.b[0].first].target, 1);
+	}
+	for (i = 0; i < seen.n; i++) {
+		for (c = 0, j = 0; j < s->n; j++) {
+			if (!iscodeobj(&s->f[j].l))
+				continue;
+			cogroup(s->f[j].path, h, sizeof h);
+			t = s->f[j].l.e[s->f[j].l.b[0].first].target;
+			c += strcmp(g, h) == 0 && strcmp(t, seen.v[i]) == 0;
+		}
+		bufprintf(out, "%s%s (%zu)", out->len ? ", " : "", seen.v[i], c);
+	}
+	strv_free(&seen);
+}
+
+/* the text lines of one file that is not covered (or only warned about) */
+static void
+textfile(const struct scanset *s, size_t k, const struct fileverdict *v, const char *dev, struct buf *tb)
+{
+	const struct offlist *l = &s->f[k].l;
+	char g[4096];
+	size_t j;
+
+	if (iscodeobj(l)) {
+		cogroup(s->f[k].path, g, sizeof g);
+		grouparches(s, k, tb);
+		printf("  %s/: no code object for %s among the library's (%s) [%s]\n", g, dev, tb->s, v->rule);
+		return;
+	}
+	if (v->warning) {
+		printf("  warning: %s: none of its %zu modules runs on %s [%s]\n", s->f[k].path, v->bundles, dev, v->rule);
+		return;
+	}
+	if (s->f[k].kp) {
+		printf("  %s: %zu of %zu kpack code objects lack it: %s\n", s->f[k].path, v->missing, v->bundles, v->why);
+		return;
+	}
+	if (!v->missing) {
+		printf("  %s: %zu modules, all arch-specific for other GPUs [%s]\n", s->f[k].path, v->gated, v->rule);
+		return;
+	}
+	printf("  %s: %zu of %zu bundles lack it", s->f[k].path, v->missing, v->bundles);
+	for (j = 0; j < v->missing && j < sizeof v->bad / sizeof v->bad[0]; j++) {
+		bundletargets(l, v->bad[j], tb);
+		printf("%s bundle at offset %llu (%s) has %s", j ? ";" : ":",
+		       (unsigned long long)l->b[v->bad[j]].off, l->b[v->bad[j]].section, tb->s);
+	}
+	printf("%s\n", v->missing > j ? "; ..." : "");
+}
+
+/* the summary line of a covered device */
+static void
+textcovered(const struct devsum *d)
+{
+	if (d->gen == 0 && d->ptx == 0) {
+		printf(": covered natively (%zu bundle%s in %zu file%s", d->nat, d->nat == 1 ? "" : "s",
+		       d->files, d->files == 1 ? "" : "s");
+	} else {
+		printf(": covered (%zu of %zu bundles natively", d->nat, d->tot);
+		if (d->gen)
+			printf(", %zu through %s: needs code object v6 and a runtime that loads generic targets",
+			       d->gen, d->via);
+		if (d->ptx)
+			printf(", %zu only as PTX (%s) the driver compiles at first load", d->ptx, d->via ? d->via : "PTX");
+	}
+	if (d->gated)
+		printf("; %zu arch-specific modules of other GPUs skipped", d->gated);
+	if (d->warns)
+		printf("; %zu NVIDIA librar%s with no module for it, warned below", d->warns, d->warns == 1 ? "y" : "ies");
+	printf(")\n");
+}
+
+/* the text report of one device */
+static void
+textdev(const struct scanset *s, const struct dev *dv, const struct fileverdict *v, const struct devsum *d,
+        int verbose, struct buf *tb)
+{
+	const char *dev = dv->target;
+	size_t k;
+	int ok = d->miss == 0 && d->tot > 0;
+
+	if (dv->g)
+		printf("gpu %d %s", dv->g->index, dev);
+	else
+		printf("%s", dev);
+	if (dv->g && strcmp(dv->g->real, dev) != 0)
+		printf(" (the hardware is %s; %s=%s)", dv->g->real, dv->g->ovvar, dv->g->ovval);
+	if (d->tot == 0)
+		printf(": NOT covered: the inputs carry no %s GPU code\n", is_nvidia_target(dev) ? "NVIDIA" : "AMD");
+	else if (ok)
+		textcovered(d);
+	else
+		printf(": NOT covered: %zu of %zu bundles have no code for it\n", d->miss, d->tot);
+	for (k = 0; k < s->n; k++) {
+		char g[4096];
+
+		if (!v[k].bundles)
+			continue;
+		if (iscodeobj(&s->f[k].l)) {
+			/* a code-object group is reported once, at its first file */
+			size_t j;
+
+			cogroup(s->f[k].path, g, sizeof g);
+			for (j = 0; j < k; j++) {
+				char h[4096];
+
+				if (iscodeobj(&s->f[j].l) && (cogroup(s->f[j].path, h, sizeof h), strcmp(g, h) == 0))
+					break;
+			}
+			if (j < k)
+				continue;
+		}
+		if (!v[k].covered)
+			textfile(s, k, &v[k], dev, tb);
+		else if (verbose)
+			printf("  %s: covered [%s]%s%s\n", s->f[k].path, v[k].rule, s->f[k].kp ? ": " : "",
+			       s->f[k].kp ? v[k].why : "");
+	}
+	if (ok)
+		return;
+	if (d->haveov)
+		printf("  fix: HSA_OVERRIDE_GFX_VERSION=%s runs the %s code (same %s ISA family and wave size; works for most kernels, not validated by AMD)\n",
+		       d->ovver, d->ovproc, arch_proc(d->ovproc)->family);
+	if (is_nvidia_target(dev))
+		printf("  fix: rebuild with TORCH_CUDA_ARCH_LIST=%s (or include PTX for an older sm)\n", dev);
+	else
+		printf("  fix: %srebuild with PYTORCH_ROCM_ARCH=%.*s\n", d->haveov ? "or " : "", (int)strcspn(dev, ":"), dev);
+}
+
+/* one file of a device in --json */
+static void
+jsonfile(struct json *js, const struct scanset *s, size_t k, const struct fileverdict *v, struct buf *tb)
+{
+	size_t j;
+
+	json_obj(js);
+	json_kstr(js, "path", s->f[k].path);
+	json_kint(js, "bundles", (int64_t)v->bundles);
+	json_kint(js, "missing", (int64_t)v->missing);
+	json_kint(js, "gated", (int64_t)v->gated);
+	json_kbool(js, "covered", v->covered);
+	json_kbool(js, "warning", v->warning);
+	json_kbool(js, "nvidia_library", v->vendor);
+	json_kstr(js, "rule", v->rule);
+	if (s->f[k].kp)
+		json_kstr(js, "kpack", v->why);
+	if (iscodeobj(&s->f[k].l)) {
+		char g[4096];
+
+		cogroup(s->f[k].path, g, sizeof g);
+		json_kstr(js, "code_object_group", g);
+	}
+	json_key(js, "first_missing");
+	json_arr(js);
+	for (j = 0; j < v->missing && j < sizeof v->bad / sizeof v->bad[0]; j++) {
+		if (iscodeobj(&s->f[k].l))
+			break;
+		json_obj(js);
+		json_key(js, "offset");
+		json_uint(js, s->f[k].l.b[v->bad[j]].off);
+		json_kstr(js, "section", s->f[k].l.b[v->bad[j]].section);
+		bundletargets(&s->f[k].l, v->bad[j], tb);
+		json_kstr(js, "targets", tb->s);
+		json_end(js);
+	}
+	json_end(js);
+	json_end(js);
+}
+
+/* one device in --json */
+static void
+jsondev(struct json *js, const struct scanset *s, const struct dev *dv, const struct fileverdict *v,
+        const struct devsum *d, struct buf *tb)
+{
+	const char *dev = dv->target;
+	char fx[160];
+	size_t k;
+
+	json_obj(js);
+	json_kstr(js, "target", dev);
+	if (dv->g) {
+		json_kint(js, "index", dv->g->index);
+		json_kstr(js, "real_target", dv->g->real);
+	}
+	json_kbool(js, "covered", d->miss == 0 && d->tot > 0);
+	json_kint(js, "bundles", (int64_t)d->tot);
+	json_kint(js, "native", (int64_t)d->nat);
+	json_kint(js, "generic", (int64_t)d->gen);
+	json_kint(js, "ptx", (int64_t)d->ptx);
+	json_kint(js, "missing", (int64_t)d->miss);
+	json_kint(js, "gated", (int64_t)d->gated);
+	json_kint(js, "warnings", (int64_t)d->warns);
+	json_key(js, "files");
+	json_arr(js);
+	for (k = 0; k < s->n; k++)
+		if (v[k].bundles)
+			jsonfile(js, s, k, &v[k], tb);
+	json_end(js);
+	json_key(js, "fix");
+	if (d->miss || d->tot == 0) {
+		json_obj(js);
+		if (d->haveov) {
+			snprintf(fx, sizeof fx, "HSA_OVERRIDE_GFX_VERSION=%s", d->ovver);
+			json_kstr(js, "override", fx);
+		}
+		if (is_nvidia_target(dev))
+			snprintf(fx, sizeof fx, "TORCH_CUDA_ARCH_LIST=%s", dev);
+		else
+			snprintf(fx, sizeof fx, "PYTORCH_ROCM_ARCH=%.*s", (int)strcspn(dev, ":"), dev);
+		json_kstr(js, "rebuild", fx);
+		json_end(js);
+	} else {
+		json_null(js);
+	}
+	json_end(js);
+}
+
 int
 cmd_cover(int argc, char **argv)
 {
-	int i, json = 0, xnack, allok = 1;
-	const char *tsel = "auto";
+	int i, json = 0, verbose = 0, xnack, allok = 1;
+	const char *tsel = "auto", *xe = getenv("HSA_XNACK");
 	struct scanset s = {0};
 	struct gpulist gl = {0};
-	struct dev *devs = NULL;
-	size_t nd = 0, capd = 0, d, k, j, nfiles;
-	struct fileverdict v;
+	struct dev *devs;
+	size_t nd, d;
+	struct fileverdict *v;
+	struct devsum sum;
 	struct buf b = {0}, tb = {0};
 	struct json js;
-	char ovproc[64], ovver[32];
-	const char *xe = getenv("HSA_XNACK");
 
 	for (i = 1; i < argc; i++) {
 		if (gc_commonopt(argv[i]))
 			continue;
 		if (strcmp(argv[i], "--json") == 0)
 			json = 1;
+		else if (strcmp(argv[i], "-v") == 0 || strcmp(argv[i], "--verbose") == 0)
+			verbose = 1;
 		else if (startswith(argv[i], "--target="))
 			tsel = argv[i] + 9;
 		else if (gc_maxinflate(argv[i], &s.maxraw))
@@ -228,38 +722,7 @@ cmd_cover(int argc, char **argv)
 	if (i >= argc)
 		gc_usage("cover: name at least one FILE, WHEEL or DIR");
 	xnack = xe && strcmp(xe, "1") == 0;
-	if (strcmp(tsel, "auto") == 0) {
-		detect_or_die(&gl);
-		if (gl.n == 0)
-			die("cover: no GPU found here; name one with --target=gfx1151 (or sm_90)");
-		for (k = 0; k < gl.n; k++) {
-			if (!gl.g[k].target[0]) {
-				warn("cover: GPU %d: its target is unknown; skipped", gl.g[k].index);
-				continue;
-			}
-			devs = xgrow(devs, &capd, nd + 1, sizeof *devs);
-			snprintf(devs[nd].target, sizeof devs[nd].target, "%.*s", (int)sizeof devs[nd].target - 1, gl.g[k].target);
-			devs[nd++].g = &gl.g[k];
-		}
-	} else {
-		const char *p = tsel;
-		size_t n;
-
-		while (*p) {
-			n = strcspn(p, ",;");
-			if (n == 0 || n >= sizeof devs->target)
-				gc_usage("cover: bad --target list '%s'", tsel);
-			devs = xgrow(devs, &capd, nd + 1, sizeof *devs);
-			snprintf(devs[nd].target, sizeof devs[nd].target, "%.*s", (int)n, p);
-			if (!is_nvidia_target(devs[nd].target) && !startswith(devs[nd].target, "gfx"))
-				gc_usage("cover: '%s' is not a GPU target (gfx1151, gfx90a:xnack-, sm_90)",
-				         devs[nd].target);
-			devs[nd++].g = NULL;
-			p += n;
-			if (*p)
-				p++;
-		}
-	}
+	devs = strcmp(tsel, "auto") == 0 ? autotargets(&gl, &nd) : parsetargets(tsel, &nd);
 	for (; i < argc; i++)
 		scan_arg(&s, argv[i]);
 	if (s.errors) {
@@ -268,6 +731,7 @@ cmd_cover(int argc, char **argv)
 		scanset_free(&s);
 		return EXIT_USAGE;
 	}
+	v = xcalloc(s.n ? s.n : 1, sizeof *v);
 	if (json) {
 		json_init(&js, &b);
 		json_obj(&js);
@@ -275,134 +739,22 @@ cmd_cover(int argc, char **argv)
 		json_arr(&js);
 	}
 	for (d = 0; d < nd; d++) {
-		const char *dev = devs[d].target, *via = NULL;
-		size_t nat = 0, gen = 0, ptx = 0, miss = 0, tot = 0;
-		int haveov;
-
-		nfiles = 0;
-		for (k = 0; k < s.n; k++) {
-			cover_file(&s.f[k].l, dev, xnack, &v);
-			if (!v.bundles)
-				continue;
-			nfiles++;
-			nat += v.native, gen += v.generic, ptx += v.ptx, miss += v.missing, tot += v.bundles;
-			if (v.via && !via)
-				via = v.via;
-		}
-		haveov = !is_nvidia_target(dev) && miss && cover_override(&s, dev, ovproc, sizeof ovproc) == 0 &&
-		         gfxversion(ovproc, ovver, sizeof ovver) == 0;
-		if (miss || tot == 0)
+		judgeall(&s, devs[d].target, xnack, v, &sum);
+		if (sum.miss || sum.tot == 0)
 			allok = 0;
-		if (json) {
-			json_obj(&js);
-			json_kstr(&js, "target", dev);
-			if (devs[d].g) {
-				json_kint(&js, "index", devs[d].g->index);
-				json_kstr(&js, "real_target", devs[d].g->real);
-			}
-			json_kbool(&js, "covered", miss == 0 && tot > 0);
-			json_kint(&js, "bundles", (int64_t)tot);
-			json_kint(&js, "native", (int64_t)nat);
-			json_kint(&js, "generic", (int64_t)gen);
-			json_kint(&js, "ptx", (int64_t)ptx);
-			json_kint(&js, "missing", (int64_t)miss);
-			json_key(&js, "files");
-			json_arr(&js);
-			for (k = 0; k < s.n; k++) {
-				cover_file(&s.f[k].l, dev, xnack, &v);
-				if (!v.bundles)
-					continue;
-				json_obj(&js);
-				json_kstr(&js, "path", s.f[k].path);
-				json_kint(&js, "bundles", (int64_t)v.bundles);
-				json_kint(&js, "missing", (int64_t)v.missing);
-				json_key(&js, "first_missing");
-				json_arr(&js);
-				for (j = 0; j < v.missing && j < sizeof v.bad / sizeof v.bad[0]; j++) {
-					json_obj(&js);
-					json_key(&js, "offset");
-					json_uint(&js, s.f[k].l.b[v.bad[j]].off);
-					json_kstr(&js, "section", s.f[k].l.b[v.bad[j]].section);
-					bundletargets(&s.f[k].l, v.bad[j], &tb);
-					json_kstr(&js, "targets", tb.s);
-					json_end(&js);
-				}
-				json_end(&js);
-				json_end(&js);
-			}
-			json_end(&js);
-			json_key(&js, "fix");
-			if (miss || tot == 0) {
-				json_obj(&js);
-				char fx[160];
-
-				if (haveov) {
-					snprintf(fx, sizeof fx, "HSA_OVERRIDE_GFX_VERSION=%s", ovver);
-					json_kstr(&js, "override", fx);
-				}
-				if (is_nvidia_target(dev))
-					snprintf(fx, sizeof fx, "TORCH_CUDA_ARCH_LIST=%s", dev);
-				else
-					snprintf(fx, sizeof fx, "PYTORCH_ROCM_ARCH=%.*s", (int)strcspn(dev, ":"), dev);
-				json_kstr(&js, "rebuild", fx);
-				json_end(&js);
-			} else {
-				json_null(&js);
-			}
-			json_end(&js);
-			continue;
-		}
-		if (devs[d].g)
-			printf("gpu %d %s", devs[d].g->index, dev);
+		if (json)
+			jsondev(&js, &s, &devs[d], v, &sum, &tb);
 		else
-			printf("%s", dev);
-		if (devs[d].g && strcmp(devs[d].g->real, dev) != 0)
-			printf(" (the hardware is %s; %s=%s)", devs[d].g->real, devs[d].g->ovvar, devs[d].g->ovval);
-		if (tot == 0) {
-			printf(": NOT covered: the inputs carry no %s GPU code\n",
-			       is_nvidia_target(dev) ? "NVIDIA" : "AMD");
-		} else if (miss == 0 && gen == 0 && ptx == 0) {
-			printf(": covered natively (%zu bundle%s in %zu file%s)\n", tot, tot == 1 ? "" : "s",
-			       nfiles, nfiles == 1 ? "" : "s");
-		} else if (miss == 0) {
-			printf(": covered (%zu of %zu bundles natively", nat, tot);
-			if (gen)
-				printf(", %zu through %s: needs code object v6 and a runtime that loads generic targets", gen, via);
-			if (ptx)
-				printf(", %zu only as PTX (%s) the driver compiles at first load", ptx, via);
-			printf(")\n");
-		} else {
-			printf(": NOT covered: %zu of %zu bundles have no code for it\n", miss, tot);
-			for (k = 0; k < s.n; k++) {
-				cover_file(&s.f[k].l, dev, xnack, &v);
-				if (!v.missing)
-					continue;
-				printf("  %s: %zu of %zu bundles lack it", s.f[k].path, v.missing, v.bundles);
-				for (j = 0; j < v.missing && j < sizeof v.bad / sizeof v.bad[0]; j++) {
-					bundletargets(&s.f[k].l, v.bad[j], &tb);
-					printf("%s bundle at offset %llu (%s) has %s", j ? ";" : ":",
-					       (unsigned long long)s.f[k].l.b[v.bad[j]].off,
-					       s.f[k].l.b[v.bad[j]].section, tb.s);
-				}
-				printf("%s\n", v.missing > j ? "; ..." : "");
-			}
-		}
-		if (miss || tot == 0) {
-			if (haveov)
-				printf("  fix: HSA_OVERRIDE_GFX_VERSION=%s runs the %s code (same %s ISA family and wave size; works for most kernels, not validated by AMD)\n",
-				       ovver, ovproc, arch_proc(ovproc)->family);
-			if (is_nvidia_target(dev))
-				printf("  fix: rebuild with TORCH_CUDA_ARCH_LIST=%s (or include PTX for an older sm)\n", dev);
-			else
-				printf("  fix: %srebuild with PYTORCH_ROCM_ARCH=%.*s\n", haveov ? "or " : "",
-				       (int)strcspn(dev, ":"), dev);
-		}
+			textdev(&s, &devs[d], v, &sum, verbose, &tb);
 	}
 	if (json) {
 		json_end(&js);
 		json_end(&js);
 		printf("%s\n", b.s);
 	}
+	for (d = 0; d < s.n; d++)
+		cover_free(&v[d]);
+	free(v);
 	buffree(&b);
 	buffree(&tb);
 	free(devs);

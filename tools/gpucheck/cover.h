@@ -13,8 +13,16 @@ enum how { COV_NATIVE, COV_GENERIC, COV_PTX, COV_NONE };
 struct fileverdict {
 	size_t bundles;      /* bundles with code for the device's vendor */
 	size_t native, generic, ptx, missing;
+	size_t gated;        /* NVIDIA modules with only 'a'/'f' code of another arch */
 	size_t bad[3];       /* the first bundles (indexes) with no usable entry */
 	const char *via;     /* a generic or PTX target used, if any */
+	/* set by cover_judge: the file's verdict under the rule for its kind */
+	int covered;
+	int warning;         /* not covered, but only warned about (an NVIDIA library) */
+	int vendor;          /* an NVIDIA redistributable library */
+	const char *rule;    /* the rule that decided, in words */
+	char *why;           /* kpack: the archive picked, or what the loader misses
+	                        (allocated; freed by cover_judge's next call on it) */
 };
 
 /* true for sm_NN / compute_NN names */
@@ -24,8 +32,22 @@ int is_nvidia_target(const char *t);
    through a generic target of its family (code object v6), as PTX the driver JITs, or
    not at all. xnack: the device runs with XNACK on (HSA_XNACK=1). */
 enum how entry_covers(const struct offentry *e, const char *dev, int xnack);
+/* How the kpack loader serves dev for HIPK wrapper b of library f: COV_NATIVE when the
+   archive it picks holds the wrapper's kernel, else COV_NONE; why receives the archive
+   picked, or what is wrong (naming both archives in TheRock issue 7081's shape). */
+enum how kp_cover(const struct scanset *s, const struct scanned *f, const struct offbundle *b,
+                  const char *dev, int xnack, char *why, size_t len);
 /* judge every bundle of one file for dev */
 void cover_file(const struct offlist *l, const char *dev, int xnack, struct fileverdict *v);
+/* Judge file k of s for dev under the rule its kind takes: AMD bundles each need code
+   for it; a kpack'd library the archive the loader picks; code-object files of a kernel
+   library one code object of their folder (the nearest "library" ancestor); NVIDIA code
+   of your own a runnable module and no module that cannot run unless it is arch-gated
+   ('a'/'f' for another GPU); an NVIDIA library one runnable module or a run-time linker
+   (else a warning, never a failure). */
+void cover_judge(const struct scanset *s, size_t k, const char *dev, int xnack, struct fileverdict *v);
+/* release what cover_judge allocated in v */
+void cover_free(struct fileverdict *v);
 /* A processor of dev's ISA family (so the same wave size) whose code every relevant
    bundle of every file carries natively: the target HSA_OVERRIDE_GFX_VERSION can name.
    The family's first member is preferred. Returns 0 and fills proc, or -1. */

@@ -56,10 +56,37 @@ int gfxversion(const char *proc, char *buf, size_t len);
 /* the device-id table: target and name for a PCI device id; returns 0 or -1 */
 int devid_lookup(unsigned devid, const char **target, const char **name);
 
+#include "kpack.h"
+
+/* a kpack archive read in this run (each read once, whoever references it) */
+struct kparchive {
+	char *path;
+	struct kpack k;
+	int bad;              /* unreadable or malformed (reported) */
+};
+/* where a library's reference led: archive ar, from search path `path` (or one of the
+   environment lists), standing for target `target` ("" for a path without @GFXARCH@) */
+#define KP_ENVOVERRIDE ((size_t)-1)   /* ROCM_KPACK_PATH */
+#define KP_ENVPREFIX ((size_t)-2)     /* ROCM_KPACK_PATH_PREFIX */
+struct kpfound {
+	int ar;
+	size_t path;
+	char target[96];
+};
+/* a kpack'd library: its reference and the archives found */
+struct kplib {
+	struct kpref ref;
+	char *dir;            /* the library's folder, which relative paths start from */
+	int inwheel;          /* a wheel member: archives not followed */
+	struct kpfound *found;
+	size_t nfound, capfound;
+};
+
 /* one scanned input (a file, or a wheel member) */
 struct scanned {
 	char *path;           /* "f.so" or "x.whl!pkg/lib/f.so" */
 	struct offlist l;
+	struct kplib *kp;     /* NULL unless its code is in kpack archives */
 };
 /* all scanned inputs */
 struct scanset {
@@ -67,6 +94,8 @@ struct scanset {
 	size_t n, cap;
 	uint64_t maxraw;
 	int errors;           /* inputs that could not be read */
+	struct kparchive *ar; /* the kpack archives read */
+	size_t nar, capar;
 };
 /* Scan one argument: an ELF file, a raw offload bundle, a wheel, or a folder (every
    ELF file and wheel under it, symlinks not followed). Errors are printed and counted.
@@ -74,6 +103,17 @@ struct scanset {
 int scan_arg(struct scanset *s, const char *arg);
 /* release everything */
 void scanset_free(struct scanset *s);
+
+/* A kpack'd library f (HIPK wrappers found in its bytes p[0..n)): read its reference,
+   the archives its search paths (and ROCM_KPACK_PATH, ROCM_KPACK_PATH_PREFIX) reach, and
+   add one OFFB_KPACK bundle per wrapper with an entry per (archive, arch) holding its
+   kernel. Errors are printed and counted; returns 0 or -1. */
+int kp_library(struct scanset *s, struct scanned *f, const unsigned char *p, size_t n);
+/* A .kpack archive named on the command line: one bundle per kernel key, one entry per
+   arch. Errors are printed and counted; returns 0 or -1. */
+int kp_archivefile(struct scanset *s, struct scanned *f, const unsigned char *p, size_t n);
+/* release a library's kpack state (NULL is fine) */
+void kp_free(struct kplib *kp);
 
 /* the verbs */
 int cmd_detect(int argc, char **argv);

@@ -58,6 +58,10 @@ scanbytes(struct scanset *s, const char *path, const unsigned char *p, size_t n,
 
 	raw = (n >= 24 && memcmp(p, "__CLANG_OFFLOAD_BUNDLE__", 24) == 0) ||
 	      (n >= 4 && memcmp(p, "CCOB", 4) == 0);
+	if (explicit && n >= 4 && memcmp(p, "KPAK", 4) == 0) {
+		f = addscanned(s, path);
+		return kp_archivefile(s, f, p, n);
+	}
 	if (!raw && !elf_is(p, n)) {
 		if (!explicit)
 			return 1;
@@ -78,6 +82,8 @@ scanbytes(struct scanset *s, const char *path, const unsigned char *p, size_t n,
 		goto bad;
 	}
 	elf_close(&e);
+	if (f->l.nhipk)
+		return kp_library(s, f, p, n);
 	return 0;
 bad:
 	warn("%s: %s", path, err);
@@ -538,8 +544,10 @@ scandir_(struct scanset *s, const char *dir)
 	for (i = 0; i < files.n; i++) {
 		if (j.v[i] == PEEK_EMPTY)
 			addscanned(s, files.v[i]);
-		else if (j.v[i] == PEEK_DONE)
+		else if (j.v[i] == PEEK_DONE && !j.l[i].nhipk)
 			addscanned(s, files.v[i])->l = j.l[i];
+		else if (j.v[i] == PEEK_DONE && (off_free(&j.l[i]), scanfile(s, files.v[i], 0) < 0))
+			rc = -1;
 		else if (j.v[i] == PEEK_SCAN && scanfile(s, files.v[i], 0) < 0)
 			rc = -1;
 	}
@@ -572,7 +580,13 @@ scanset_free(struct scanset *s)
 	for (i = 0; i < s->n; i++) {
 		free(s->f[i].path);
 		off_free(&s->f[i].l);
+		kp_free(s->f[i].kp);
 	}
 	free(s->f);
+	for (i = 0; i < s->nar; i++) {
+		free(s->ar[i].path);
+		kpack_free(&s->ar[i].k);
+	}
+	free(s->ar);
 	memset(s, 0, sizeof *s);
 }
