@@ -5,7 +5,8 @@
 #   DEV/kiln         this checkout's HEAD (git archive)
 #   DEV/debs         the .debs tests/real/gpu-debs.txt lists (apt-get download)
 #   DEV/mirror/vision.git  a bare mirror of pytorch/extension-cpp (EXTENSION_GIT: a URL or
-#                    a local git folder, default https://github.com/pytorch/extension-cpp)
+#                    a local git folder, default https://github.com/pytorch/extension-cpp;
+#                    "-" for none: the steps "tools cover" need no mirror)
 #   DEV/aw/src       with AUDITWHEEL_GIT (a git folder of pypa/auditwheel): its 6.7.0
 #                    source and Debian's pyelftools and packaging, so gpu.sh times the
 #                    peer beside fatwheel (nothing of it is committed to kiln)
@@ -19,7 +20,8 @@ rm -rf "$dev/kiln" && mkdir -p "$dev/kiln"
 git -C "$src" archive HEAD | tar -x -C "$dev/kiln"
 (cd "$dev/debs" && apt-get download $(grep -v '^#' "$src/tests/real/gpu-debs.txt"))
 rm -rf "$dev/mirror/vision.git"
-git clone -q --bare "$ext" "$dev/mirror/vision.git"
+# EXTENSION_GIT "-": no mirror (enough for KILN_GPU_STEPS="tools cover")
+[ "$ext" = - ] || git clone -q --bare "$ext" "$dev/mirror/vision.git"
 if [ -n "${3:-}" ]; then
 	rm -rf "$dev/aw" && mkdir -p "$dev/aw"
 	git --git-dir="$3" archive 6.7.0 src | tar -x -C "$dev/aw"

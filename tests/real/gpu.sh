@@ -20,7 +20,10 @@
 # Every step's time goes to OUT/figures, every output to OUT/log (and the terminal).
 # Environment: KILN_GPU_WORK (scratch, default /tmp/kiln-gpu), KILN_GPU_PYTHON
 # (/opt/torch/.venv/bin/python), KILN_GPU_ARCH (sm_90), KILN_GPU_STEPS (the steps to run,
-# default "tools stack check noop ccache repro fat"; "repro" builds in a second
+# default "tools stack check noop ccache repro fat cover"; "cover" runs gpucheck cover
+# --target=ARCH over the venv's site-packages, from a cold page cache and warm, and with an
+# extension built by nvcc for sm_80 only (no PTX) beside it, which must fail naming it;
+# "repro" builds in a second
 # folder and compares the wheels byte for byte, then runs vision.wheel.verify; "ccacheplain" builds once more with
 # --cache=ccache and nothing else, to show that it does not reach a setuptools build).
 set -u
@@ -30,7 +33,7 @@ mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd) || exit 2
 W=${KILN_GPU_WORK:-/tmp/kiln-gpu}
 PY=${KILN_GPU_PYTHON:-/opt/torch/.venv/bin/python}
 ARCH=${KILN_GPU_ARCH:-sm_90}
-STEPS=${KILN_GPU_STEPS:-tools stack check noop ccache repro fat}
+STEPS=${KILN_GPU_STEPS:-tools stack check noop ccache repro fat cover}
 K=$DEV/kiln
 R=$W/root
 LIB=$R/usr/lib/x86_64-linux-gnu
@@ -242,6 +245,40 @@ if want fat; then
 import torch, extension_cpp
 a = torch.randn(4096, device="cuda")
 assert torch.allclose(extension_cpp.ops.mymuladd(a, a, 1.0), a * a + 1.0); print("fat wheel: mymuladd ok")'
+fi
+# cold: drop the page cache (root only; says so otherwise)
+cold () { sync; echo 3 >/proc/sys/vm/drop_caches 2>/dev/null || log "(cannot drop the page cache: not root; this time is warm)"; }
+
+if want cover; then
+	site=$("$PY" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+	log "site-packages: $site ($(find "$site" -type f | wc -l) files)"
+	# the venv as installed: torch's own CUDA code and NVIDIA's libraries
+	cold
+	t cover-venv-cold "$KB/gpucheck" cover --target="$ARCH" "$site"
+	t cover-venv-warm "$KB/gpucheck" cover --target="$ARCH" "$site"
+	cold
+	t targets-venv-cold sh -c "'$KB/gpucheck' targets --json '$site' >'$OUT/targets-venv.json'"
+	t cover-venv-json sh -c "'$KB/gpucheck' cover --target='$ARCH' --json -v '$site' >'$OUT/cover-venv.json'"
+	"$KB/gpucheck" cover --target="$ARCH" -v "$site" >"$OUT/cover-venv.txt" 2>&1
+	# an extension made for sm_80 alone, without PTX: it cannot run on sm_90
+	mkdir -p "$W/ext80/ext80"
+	printf '__global__ void scale(float *x, float a) { x[threadIdx.x] *= a; }\nvoid launch(float *x) { scale<<<1, 32>>>(x, 2.0f); }\n' >"$W/ext80/k.cu"
+	t nvcc-sm80-only nvcc -shared -Xcompiler -fPIC -gencode arch=compute_80,code=sm_80 \
+		-o "$W/ext80/ext80/_C.cpython-312-x86_64-linux-gnu.so" "$W/ext80/k.cu"
+	"$KB/gpucheck" cover --target="$ARCH" "$site" "$W/ext80" >"$OUT/cover-sm80.txt" 2>&1
+	rc=$?
+	cat "$OUT/cover-sm80.txt" >>"$OUT/log"
+	grep -q '_C.cpython-312-x86_64-linux-gnu.so' "$OUT/cover-sm80.txt" && [ "$rc" = 1 ] &&
+		log "cover-sm80-only: exit 1, naming the extension" ||
+		{ log "cover-sm80-only: exit $rc, want 1 naming the extension"; fails=$((fails + 1)); }
+	cold
+	t cover-sm80-cold-exit1 sh -c "'$KB/gpucheck' cover --target='$ARCH' '$site' '$W/ext80' >/dev/null; test \$? = 1"
+	# the peer: cuobjdump --list-elf over torch's CUDA library, beside gpucheck targets
+	tc=$(ls "$site"/torch/lib/libtorch_cuda.so 2>/dev/null)
+	if [ -n "$tc" ] && command -v cuobjdump >/dev/null; then
+		t cuobjdump-list-elf sh -c "cuobjdump --list-elf '$tc' | wc -l"
+		t gpucheck-targets-torch-cuda "$KB/gpucheck" targets "$tc"
+	fi
 fi
 log "== $fails steps failed"
 cat "$OUT/figures"
