@@ -33,6 +33,22 @@
 /* section tables and section-name tables larger than this are left to the full scan */
 #define PEEK_MAXTAB (1 << 20)
 
+/* EXPERIMENT: the page-cache advice for a mapped input (GC_ADV=r|n|s|w) */
+static void
+gc_advise(const unsigned char *p, size_t n)
+{
+	const char *a = getenv("GC_ADV");
+	int adv = MADV_RANDOM;
+
+	if (a && *a == 'n')
+		adv = MADV_NORMAL;
+	else if (a && *a == 's')
+		adv = MADV_SEQUENTIAL;
+	else if (a && *a == 'w')
+		adv = MADV_WILLNEED;
+	madvise((void *)p, n, adv);
+}
+
 static struct scanned *
 addscanned(struct scanset *s, const char *path)
 {
@@ -221,7 +237,7 @@ scanfile(struct scanset *s, const char *path, int explicit)
 	   each code object): no read-around, or a cold 1 GB library is read almost whole
 	   (each fault would bring in read_ahead_kb around it, 8 MB on some disks) */
 	if (m.p)
-		madvise((void *)m.p, m.n, MADV_RANDOM);
+		gc_advise(m.p, m.n);
 	rc = scanbytes(s, path, m.p ? m.p : (const unsigned char *)"", m.n, explicit);
 	map_close(&m);
 	return rc < 0 ? -1 : 0;
@@ -470,7 +486,7 @@ quietscan(const char *path, uint64_t maxraw, struct offlist *l)
 		return -1;
 	r = -1;
 	if (m.p && elf_is(m.p, m.n)) {
-		madvise((void *)m.p, m.n, MADV_RANDOM);
+		gc_advise(m.p, m.n);
 		if (elf_open(&e, m.p, m.n, err, sizeof err) == 0) {
 			r = off_scanelf(&e, l, &o, err, sizeof err);
 			elf_close(&e);
