@@ -24,29 +24,22 @@
 #include <dirent.h>
 #include <unistd.h>
 
-/* a folder is looked at by this many threads at once (their reads overlap on the disk),
-   and only with threads when it holds at least PEEK_MINFILES files */
+/* a folder is walked by this many threads at once (their reads overlap on the disk) */
 #ifndef PEEK_THREADS
-#define PEEK_THREADS 8
+#define PEEK_THREADS 16
 #endif
-#define PEEK_MINFILES 32
 /* section tables and section-name tables larger than this are left to the full scan */
 #define PEEK_MAXTAB (1 << 20)
 
-/* EXPERIMENT: the page-cache advice for a mapped input (GC_ADV=r|n|s|w) */
+/* only headers are read (ELF, section table, bundle entry tables, the first bytes of
+   each code object): no read-around, or a cold 1 GB library is read almost whole (each
+   fault would bring in read_ahead_kb around it, 8 MB on some disks). On the H100
+   machine, MADV_NORMAL, SEQUENTIAL and WILLNEED each read 12 times the bytes and took
+   2.7-3.5 s instead of 1.1-1.8 s for the venv (tests/real/gpu-runs/2026-11-25-h100). */
 static void
 gc_advise(const unsigned char *p, size_t n)
 {
-	const char *a = getenv("GC_ADV");
-	int adv = MADV_RANDOM;
-
-	if (a && *a == 'n')
-		adv = MADV_NORMAL;
-	else if (a && *a == 's')
-		adv = MADV_SEQUENTIAL;
-	else if (a && *a == 'w')
-		adv = MADV_WILLNEED;
-	madvise((void *)p, n, adv);
+	madvise((void *)p, n, MADV_RANDOM);
 }
 
 static struct scanned *
@@ -74,7 +67,7 @@ scanbytes(struct scanset *s, const char *path, const unsigned char *p, size_t n,
 
 	raw = (n >= 24 && memcmp(p, "__CLANG_OFFLOAD_BUNDLE__", 24) == 0) ||
 	      (n >= 4 && memcmp(p, "CCOB", 4) == 0);
-	if (explicit && n >= 4 && memcmp(p, "KPAK", 4) == 0) {
+	if (explicit && ((n >= 4 && memcmp(p, "KPAK", 4) == 0) || endswith(path, ".kpack"))) {
 		f = addscanned(s, path);
 		return kp_archivefile(s, f, p, n);
 	}
@@ -86,6 +79,12 @@ scanbytes(struct scanset *s, const char *path, const unsigned char *p, size_t n,
 		return -1;
 	}
 	f = addscanned(s, path);
+	if (!raw && n >= 20 && rd16(p + 18) == 0xe0) {
+		/* an AMDGPU code object: its own header checks name the field */
+		if (off_codeobj(p, n, &f->l, err, sizeof err) < 0)
+			goto bad;
+		return 0;
+	}
 	if (raw) {
 		if (off_hipfatbin(p, n, 0, "bundle", &f->l, &o, err, sizeof err) < 0)
 			goto bad;
@@ -241,68 +240,6 @@ scanfile(struct scanset *s, const char *path, int explicit)
 	rc = scanbytes(s, path, m.p ? m.p : (const unsigned char *)"", m.n, explicit);
 	map_close(&m);
 	return rc < 0 ? -1 : 0;
-}
-
-/* qsort order of listtree's names, which carry their type in front */
-static int
-namecmp1(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a + 1, *(char *const *)b + 1);
-}
-
-/* the regular files under dir, depth first in name order, appended to out (symbolic
-   links, FIFOs and devices are left out); the folder's own entry types decide, so only
-   entries whose type the file system does not say are stat'd. A folder that cannot be
-   listed is warned about and counted. */
-static int
-listtree(struct scanset *s, const char *dir, struct strv *out)
-{
-	struct strv names = {0};
-	struct stat st;
-	DIR *d;
-	struct dirent *de;
-	size_t i;
-	char *p;
-	int rc = 0, isdir;
-
-	if (!(d = opendir(dir))) {
-		warn("%s:", dir);
-		s->errors++;
-		return -1;
-	}
-	/* each name is kept with its type in front: 'd' folder, 'f' regular file */
-	while ((de = readdir(d))) {
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-			continue;
-		if (de->d_type == DT_DIR || de->d_type == DT_REG) {
-			isdir = de->d_type == DT_DIR;
-		} else if (de->d_type == DT_UNKNOWN) {
-			p = xasprintf("%s/%s", dir, de->d_name);
-			isdir = lstat(p, &st) == 0 ? S_ISDIR(st.st_mode) ? 1 : S_ISREG(st.st_mode) ? 0 : -1 : -1;
-			free(p);
-			if (isdir < 0)
-				continue;
-		} else {
-			continue;
-		}
-		p = xasprintf("%c%s", isdir ? 'd' : 'f', de->d_name);
-		strv_add(&names, p, 0);
-		free(p);
-	}
-	closedir(d);
-	qsort(names.v, names.n, sizeof *names.v, namecmp1);
-	for (i = 0; i < names.n; i++) {
-		p = xasprintf("%s/%s", dir, names.v[i] + 1);
-		if (names.v[i][0] == 'd') {
-			if (listtree(s, p, out) < 0)
-				rc = -1;
-		} else {
-			strv_add(out, p, 0);
-		}
-		free(p);
-	}
-	strv_free(&names);
-	return rc;
 }
 
 /* Suffixes of files a folder scan never opens: source, text, data and image formats,
@@ -498,78 +435,192 @@ quietscan(const char *path, uint64_t maxraw, struct offlist *l)
 	return r;
 }
 
-/* the files a folder scan looks at, what peek said of each, and the bundles of those
-   a worker scanned whole (PEEK_DONE) */
-enum { PEEK_DONE = PEEK_SCAN + 1 };
-struct peekjob {
-	char **path;
-	unsigned char *v;
-	struct offlist *l;
-	size_t n;
+/* one file a folder walk found: its path, what peek said, and its bundles when a
+   worker scanned it whole (PEEK_DONE); or a folder that could not be listed (err) */
+enum { PEEK_DONE = PEEK_SCAN + 1, PEEK_ERR };
+struct walkfile {
+	char *path;
+	int v;
+	struct offlist l;
+};
+/* the shared state of a folder walk: folders still to list, files found */
+struct walk {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	char **dirs;          /* folders to list (a stack) */
+	size_t ndirs, capdirs;
+	int busy;             /* workers listing a folder now */
+	struct walkfile *f;
+	size_t nf, capf;
 	uint64_t maxraw;
-	atomic_size_t next;
 };
 
-/* one of the threads that peek at a folder's files, each taking the next file; an ELF
-   file worth a full scan is scanned here too, so that the big libraries' reads overlap
-   (whatever the quiet scan cannot settle is left to scanfile, in order) */
-static void *
-peekworker(void *arg)
+/* record a file (or an error, v PEEK_ERR with the message as path) under the lock */
+static void
+walkadd(struct walk *w, char *path, int v, const struct offlist *l)
 {
-	struct peekjob *j = arg;
-	size_t i;
-	int v;
+	pthread_mutex_lock(&w->mu);
+	w->f = xgrow(w->f, &w->capf, w->nf + 1, sizeof *w->f);
+	w->f[w->nf].path = path;
+	w->f[w->nf].v = v;
+	if (l)
+		w->f[w->nf].l = *l;
+	else
+		memset(&w->f[w->nf].l, 0, sizeof w->f[w->nf].l);
+	w->nf++;
+	pthread_mutex_unlock(&w->mu);
+}
 
-	while ((i = atomic_fetch_add(&j->next, 1)) < j->n) {
-		v = peek(j->path[i]);
-		if (v == PEEK_SCAN && quietscan(j->path[i], j->maxraw, &j->l[i]) == 0)
-			v = PEEK_DONE;
-		j->v[i] = (unsigned char)v;
+/* look at one file: by its name, its headers, and whole if it may hold GPU code */
+static void
+walkfile(struct walk *w, char *path)
+{
+	struct offlist l;
+	int v = peek(path);
+
+	if (v == PEEK_SCAN && quietscan(path, w->maxraw, &l) == 0) {
+		walkadd(w, path, PEEK_DONE, &l);
+		return;
 	}
+	walkadd(w, path, v, NULL);
+}
+
+/* list one folder: its subfolders go on the stack, its regular files are looked at
+   (the folder's own entry types decide; only unknown types are lstat'd; symbolic
+   links, FIFOs and devices are left out) */
+static void
+walkdir(struct walk *w, char *dir)
+{
+	DIR *d;
+	struct dirent *de;
+	struct stat st;
+	char *p;
+	int isdir;
+
+	if (!(d = opendir(dir))) {
+		walkadd(w, xasprintf("%s: %s", dir, strerror(errno)), PEEK_ERR, NULL);
+		free(dir);
+		return;
+	}
+	while ((de = readdir(d))) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		p = xasprintf("%s/%s", dir, de->d_name);
+		if (de->d_type == DT_DIR || de->d_type == DT_REG)
+			isdir = de->d_type == DT_DIR;
+		else if (de->d_type == DT_UNKNOWN && lstat(p, &st) == 0 && (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)))
+			isdir = S_ISDIR(st.st_mode);
+		else
+			isdir = -1;
+		if (isdir == 1) {
+			pthread_mutex_lock(&w->mu);
+			w->dirs = xgrow(w->dirs, &w->capdirs, w->ndirs + 1, sizeof *w->dirs);
+			w->dirs[w->ndirs++] = p;
+			pthread_cond_signal(&w->cv);
+			pthread_mutex_unlock(&w->mu);
+		} else if (isdir == 0) {
+			walkfile(w, p);
+		} else {
+			free(p);
+		}
+	}
+	closedir(d);
+	free(dir);
+}
+
+/* a walk worker: take folders off the stack until none is left and none is being listed */
+static void *
+walker(void *arg)
+{
+	struct walk *w = arg;
+	char *dir;
+
+	pthread_mutex_lock(&w->mu);
+	for (;;) {
+		while (w->ndirs == 0 && w->busy > 0)
+			pthread_cond_wait(&w->cv, &w->mu);
+		if (w->ndirs == 0)
+			break;
+		dir = w->dirs[--w->ndirs];
+		w->busy++;
+		pthread_mutex_unlock(&w->mu);
+		walkdir(w, dir);
+		pthread_mutex_lock(&w->mu);
+		w->busy--;
+		if (w->busy == 0 && w->ndirs == 0)
+			pthread_cond_broadcast(&w->cv);
+	}
+	pthread_mutex_unlock(&w->mu);
 	return NULL;
 }
 
-/* Scan every ELF file and wheel under dir. A few threads look at the headers of all its
-   files, and scan whole the ELF files that may hold GPU code (a cold disk serves their
-   reads together); then, in name order, their results are recorded, the other ELF files
-   as holding none, and the rest (wheels, raw bundles, files with errors to report) are
-   scanned here. */
+/* depth-first name order: paths compared with '/' below every other byte, so a
+   folder's files come where the folder's name sorts */
+static int
+walkcmp(const void *a, const void *b)
+{
+	const unsigned char *x = (const unsigned char *)((const struct walkfile *)a)->path;
+	const unsigned char *y = (const unsigned char *)((const struct walkfile *)b)->path;
+	unsigned cx, cy;
+
+	for (;; x++, y++) {
+		cx = *x == '/' ? 1 : *x;
+		cy = *y == '/' ? 1 : *y;
+		if (cx != cy || !cx)
+			return (int)cx - (int)cy;
+	}
+}
+
+/* Scan every ELF file and wheel under dir. Threads list its folders and look at every
+   file as they find it: headers only (by name and pread), and whole the ELF files that
+   may hold GPU code, so a cold disk serves many reads at once; then, in depth-first name
+   order, the results are recorded, the other ELF files as holding none, and the rest
+   (wheels, raw bundles, kpack'd libraries, files with errors to report) scanned here. */
 static int
 scandir_(struct scanset *s, const char *dir)
 {
-	struct strv files = {0};
-	struct peekjob j;
+	struct walk w;
 	pthread_t th[PEEK_THREADS];
 	size_t i, nth = 0;
-	int rc;
+	int rc = 0;
 
-	rc = listtree(s, dir, &files);
-	j.path = files.v;
-	j.n = files.n;
-	j.v = xmalloc(files.n ? files.n : 1);
-	j.l = xcalloc(files.n ? files.n : 1, sizeof *j.l);
-	j.maxraw = s->maxraw;
-	atomic_init(&j.next, 0);
-	if (files.n >= PEEK_MINFILES)
-		for (; nth < PEEK_THREADS; nth++)
-			if (pthread_create(&th[nth], NULL, peekworker, &j) != 0)
-				break;
-	peekworker(&j);
+	memset(&w, 0, sizeof w);
+	pthread_mutex_init(&w.mu, NULL);
+	pthread_cond_init(&w.cv, NULL);
+	w.maxraw = s->maxraw;
+	w.dirs = xgrow(w.dirs, &w.capdirs, 1, sizeof *w.dirs);
+	w.dirs[w.ndirs++] = xstrdup(dir);
+	for (; nth < PEEK_THREADS; nth++)
+		if (pthread_create(&th[nth], NULL, walker, &w) != 0)
+			break;
+	walker(&w);
 	for (i = 0; i < nth; i++)
 		pthread_join(th[i], NULL);
-	for (i = 0; i < files.n; i++) {
-		if (j.v[i] == PEEK_EMPTY)
-			addscanned(s, files.v[i]);
-		else if (j.v[i] == PEEK_DONE && !j.l[i].nhipk)
-			addscanned(s, files.v[i])->l = j.l[i];
-		else if (j.v[i] == PEEK_DONE && (off_free(&j.l[i]), scanfile(s, files.v[i], 0) < 0))
+	if (w.nf)
+		qsort(w.f, w.nf, sizeof *w.f, walkcmp);
+	for (i = 0; i < w.nf; i++) {
+		struct walkfile *f = &w.f[i];
+
+		if (f->v == PEEK_ERR) {
+			warn("%s", f->path);
+			s->errors++;
 			rc = -1;
-		else if (j.v[i] == PEEK_SCAN && scanfile(s, files.v[i], 0) < 0)
-			rc = -1;
+		} else if (f->v == PEEK_EMPTY) {
+			addscanned(s, f->path);
+		} else if (f->v == PEEK_DONE && !f->l.nhipk) {
+			addscanned(s, f->path)->l = f->l;
+			f->l.b = NULL, f->l.e = NULL, f->l.hipk = NULL;
+		} else if (f->v == PEEK_DONE || f->v == PEEK_SCAN) {
+			if (scanfile(s, f->path, 0) < 0)
+				rc = -1;
+		}
+		off_free(&f->l);
+		free(f->path);
 	}
-	free(j.l);
-	free(j.v);
-	strv_free(&files);
+	free(w.f);
+	free(w.dirs);
+	pthread_mutex_destroy(&w.mu);
+	pthread_cond_destroy(&w.cv);
 	return rc;
 }
 

@@ -1,0 +1,113 @@
+#!/bin/sh
+# gpucheck on kpack'd libraries (ROCm's TheRock layout): a HIP library compiled by clang-19
+# for gfx90a and gfx1100, its code moved into .kpack archives by kpackify.py (HIPK
+# wrappers, .rocm_kpack_ref, KPAK archives with zstd frames or plain blobs, as ROCm's
+# rocm-kpack writes them); the loader's archive choice, TheRock issue 7081's stub archive,
+# ROCM_KPACK_PATH, kernel-library code-object folders, and bad input.
+. "$KILN_SRC/tests/lib.sh"
+need clang++-19 python3 zstd objcopy
+cd "$T" || exit 2
+py () { /usr/bin/python3 "$KILN_SRC/tools/gpucheck/tests/kpackify.py" "$@" || { notok "kpackify.py $1"; exit 1; }; }
+/usr/bin/python3 -c 'import msgpack' 2>/dev/null || missing "python3-msgpack"
+
+for k in ka kb; do
+	cat >"$k.hip" <<EOK
+typedef struct { unsigned x, y, z; } dim3_;
+extern "C" int hipLaunchKernel(const void *f, dim3_ g, dim3_ b, void **a, unsigned long s, void *st);
+__attribute__((global)) void $k(float *p) { p[0] = 1.0f; }
+EOK
+done
+hip () { clang++-19 -x hip -nogpulib -nogpuinc -fPIC "$@" 2>"$T/cc.err" || { notok "clang++-19 $*"; cat "$T/cc.err"; exit 1; }; }
+hip --offload-arch=gfx90a --offload-arch=gfx1100 -c ka.hip -o ka.o
+hip --offload-arch=gfx90a --offload-arch=gfx1100 -c kb.hip -o kb.o
+clang-19 -shared -fuse-ld=lld -o libfat.so ka.o kb.o || exit 2
+# each translation unit's code object per arch: the archives' kernels (co_index 0 = ka, 1 = kb)
+for k in ka kb; do for a in gfx90a gfx1100; do
+	hip --offload-arch=$a --cuda-device-only --no-gpu-bundle-output -c $k.hip -o $k-$a.co
+done; done
+mkdir -p t/lib t/.kpack
+py lib libfat.so t/lib/libk.so lib/libk.so '../.kpack/k_@GFXARCH@.kpack'
+py archive t/.kpack/k_gfx90a.kpack zstd-per-kernel gfx90a \
+	'lib/libk.so#0=gfx90a=ka-gfx90a.co' 'lib/libk.so#1=gfx90a=kb-gfx90a.co'
+py archive t/.kpack/k_gfx1100.kpack none gfx1100 \
+	'lib/libk.so#0=gfx1100=ka-gfx1100.co' 'lib/libk.so#1=gfx1100=kb-gfx1100.co'
+
+check "targets follows the references into the archives" gpucheck targets t/lib/libk.so
+has "two wrappers, four kernels" "$T/.out" "libk.so: 2 bundles, 4 entries"
+has "gfx90a from the zstd archive" "$T/.out" "gfx90a "
+has "gfx1100 from the plain archive" "$T/.out" "gfx1100 "
+check "targets -v names the archive per kernel" gpucheck targets -v t/lib/libk.so
+has "archive and arch per entry" "$T/.out" "k_gfx90a.kpack: gfx90a"
+exits "cover gfx90a: covered" 0 gpucheck cover --target=gfx90a t/lib/libk.so
+exits "cover gfx1100: covered" 0 gpucheck cover --target=gfx1100 t/lib/libk.so
+check "cover -v says which archive the loader picks" gpucheck cover -v --target=gfx1100 t/lib/libk.so
+has "the archive named" "$T/.out" "k_gfx1100.kpack (gfx1100)"
+exits "cover gfx1151: no archive" 1 gpucheck cover --target=gfx1151 t/lib/libk.so
+has "it says no archive lists the target" "$T/.out" "no archive its kpack_search_paths reach lists gfx1151"
+exits "a folder: the library judged, the archives not scanned as files" 0 gpucheck cover --target=gfx90a t
+check "the archive itself: its kernels" gpucheck targets -v t/.kpack/k_gfx90a.kpack
+has "keys listed" "$T/.out" "lib/libk.so#1: gfx90a"
+check "cover --json says the rule" gpucheck cover --json --target=gfx90a t/lib/libk.so
+has "the kpack rule" "$T/.out" '"rule":"kpack: the archive the loader picks holds each co_index"'
+
+# TheRock issue 7081: a feature-flag stub that shadows the full archive and lacks a kernel
+py archive 't/.kpack/k_gfx90a:xnack-.kpack' none 'gfx90a:xnack-' 'lib/libk.so#0=gfx90a:xnack-=ka-gfx90a.co'
+exits "7081: the stub shadows the full archive: NOT covered" 1 gpucheck cover --target=gfx90a t/lib/libk.so
+has "names the stub the loader picks" "$T/.out" "k_gfx90a:xnack-.kpack (gfx90a:xnack-), which lacks lib/libk.so#1"
+has "names the archive that has it" "$T/.out" "k_gfx90a.kpack (gfx90a) has it"
+exits "7081 with XNACK on: the stub is not a candidate" 0 env HSA_XNACK=1 gpucheck cover --target=gfx90a t/lib/libk.so
+exits "ROCM_KPACK_PATH replaces the search paths" 1 env ROCM_KPACK_PATH="$T/t/.kpack/k_gfx1100.kpack" gpucheck cover --target=gfx90a:xnack+ t/lib/libk.so
+exits "ROCM_KPACK_DISABLE: nothing loads" 1 env ROCM_KPACK_DISABLE=1 gpucheck cover --target=gfx1100 t/lib/libk.so
+rm 't/.kpack/k_gfx90a:xnack-.kpack'
+
+# a kernel library's code objects, rocBLAS's layout: one per arch in library/
+mkdir -p rb/rocblas/library
+cp ka-gfx90a.co rb/rocblas/library/TensileLibrary_Type_HH_gfx90a.co
+cp ka-gfx1100.co rb/rocblas/library/TensileLibrary_Type_HH_gfx1100.co
+cp kb-gfx90a.co rb/rocblas/library/Kernels.so-000-gfx90a.hsaco
+check "targets on code-object files" gpucheck targets rb
+has "a code object's target from e_flags" "$T/.out" "TensileLibrary_Type_HH_gfx1100.co: 1 bundle, 1 entry"
+exits "cover gfx1100: the library has its code object" 0 gpucheck cover --target=gfx1100 rb
+exits "cover gfx1151: none of the library's code objects" 1 gpucheck cover --target=gfx1151 rb
+has "names the folder and what it holds" "$T/.out" "rocblas/library/: no code object for gfx1151 among the library's (gfx90a (2), gfx1100 (1))"
+
+# bad input: exit 2, the file and the field
+bad () { exits "$1: exit 2" 2 gpucheck targets "$2"; has "$1: names the file and field" "$T/.err" "$3"; }
+cp t/.kpack/k_gfx1100.kpack x.kpack
+printf 'KPAX' | dd of=x.kpack conv=notrunc 2>/dev/null
+bad "bad magic" x.kpack "x.kpack: not a kpack archive: bad magic (offset 0"
+cp t/.kpack/k_gfx1100.kpack x.kpack
+printf '\002' | dd of=x.kpack bs=1 seek=4 conv=notrunc 2>/dev/null
+bad "bad version" x.kpack "kpack version 2, not 1 (offset 4)"
+cp t/.kpack/k_gfx1100.kpack x.kpack
+printf '\377\377\377' | dd of=x.kpack bs=1 seek=13 conv=notrunc 2>/dev/null
+bad "toc offset past the end" x.kpack "is past the end of the file"
+head -c "$(($(wc -c <t/.kpack/k_gfx90a.kpack) - 5))" t/.kpack/k_gfx90a.kpack >x.kpack
+bad "truncated msgpack toc" x.kpack "msgpack"
+py toc x.kpack "$(/usr/bin/python3 -c 'print("[" * 40 + "]" * 40)')"
+bad "toc nested too deep" x.kpack "nests deeper than 16 levels"
+printf 'KPAK\001\000\000\000\020\000\000\000\000\000\000\000\335\377\377\377\377' >x.kpack
+bad "a toc claiming 4G items" x.kpack "claims 4294967295 items but only 0 bytes follow"
+py toc x.kpack '{"gfx_arches":["gfx90a"],"compression_scheme":"none","blobs":[{"offset":16,"size":99999}],"toc":{"k#0":{"gfx90a":{"ordinal":0,"original_size":99999}}}}'
+bad "a blob outside the file" x.kpack "lies outside the data before the toc"
+/usr/bin/python3 - "$T/t/.kpack/k_gfx90a.kpack" "$T/x.kpack" <<'EOP'
+import sys, msgpack, struct
+d = bytearray(open(sys.argv[1], "rb").read())
+toff, = struct.unpack_from("<Q", d, 8)
+m = msgpack.unpackb(bytes(d[toff:]))
+m["toc"]["lib/libk.so#0"]["gfx90a"]["original_size"] -= 1   # the frame inflates past it
+open(sys.argv[2], "wb").write(bytes(d[:toff]) + msgpack.packb(m))
+EOP
+bad "a zstd frame inflating past its size" x.kpack "inflates to"
+py ref ref.bin '{"kernel_name":"lib/libk.so","kpack_search_paths":["../../../etc/x_@GFXARCH@.kpack"]}'
+objcopy --update-section .rocm_kpack_ref=ref.bin t/lib/libk.so t/lib/libbad.so
+bad "a search path climbing out" t/lib/libbad.so "kpack_search_paths[0] '../../../etc/x_@GFXARCH@.kpack' is climbing"
+py ref ref.bin '{"kernel_name":"lib/libk.so","kpack_search_paths":["/etc/x.kpack"]}'
+objcopy --update-section .rocm_kpack_ref=ref.bin t/lib/libk.so t/lib/libbad.so
+bad "an absolute search path" t/lib/libbad.so "is absolute"
+py ref ref.bin '{"kpack_search_paths":["../x.kpack"]}'
+objcopy --update-section .rocm_kpack_ref=ref.bin t/lib/libk.so t/lib/libbad.so
+bad "no kernel_name" t/lib/libbad.so "kernel_name is missing"
+cp ka-gfx90a.co bad.co
+printf '\001' | dd of=bad.co bs=1 seek=4 conv=notrunc 2>/dev/null
+bad "a code object with a bad ELF header" bad.co "bad.co:"
