@@ -506,7 +506,7 @@ textfile(const struct scanset *s, size_t k, const struct fileverdict *v, const c
 		printf("  %s: %zu of %zu kpack code objects lack it: %s\n", s->f[k].path, v->missing, v->bundles, v->why);
 		return;
 	}
-	if (!v->missing) {
+	if (!v->missing || (v->gated == v->missing && v->native + v->ptx + v->generic == 0)) {
 		printf("  %s: %zu modules, all arch-specific for other GPUs [%s]\n", s->f[k].path, v->gated, v->rule);
 		return;
 	}
