@@ -743,8 +743,28 @@ step_smoke () {
 		for a in $(echo "$ARCH" | tr ';' ' '); do
 			clean -- gpucheck cover --target="$a" "$site" || die "torch's GPU code does not cover $a (above)"
 		done
+		smoke_wheels
 		if clean -- gpucheck --arch >/dev/null 2>&1; then clean -- gpucheck smoke --python="$PY"; fi
 	fi
+}
+
+# smoke_wheels: every other wheel the stack built or took ($B/wheels/*.picked) that carries
+# GPU code must cover every --arch: vision's, audio's, flash-attention's and vLLM's
+# extensions, whose builds can drop a target silently (vLLM's CMake keeps only the
+# arches it supports); a wheel without GPU code (triton's, a pure-Python one) is named
+smoke_wheels () {
+	for p in "$B"/wheels/*.picked; do
+		[ -f "$p" ] || continue
+		case "${p##*/}" in torch.picked) continue ;; esac
+		w=$(cat "$p")
+		if ! clean -- gpucheck targets "$w" | grep -q ': [0-9]* bundles*, '; then
+			echo "smoke: ${w##*/}: no GPU code"
+			continue
+		fi
+		for a in $(echo "$ARCH" | tr ';' ' '); do
+			clean -- gpucheck cover --target="$a" "$w" || die "${w##*/} does not cover $a (above)"
+		done
+	done
 }
 
 step_venv () {

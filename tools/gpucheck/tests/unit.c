@@ -7,6 +7,7 @@
 
 #include "cover.h"
 #include "gpucheck.h"
+#include "kpack.h"
 #include "offload.h"
 #include "test.h"
 
@@ -320,11 +321,56 @@ test_nvfatbin(void)
 	off_free(&l);
 }
 
+/* code-object e_flags, the kpack loader's target order, the msgpack bounds walk */
+static void
+test_kpack(void)
+{
+	char t[KP_MAXTARGETS][96], b[96];
+	size_t n;
+	struct offentry e;
+	size_t used;
+	char err[256];
+	static const unsigned char deep[] = {0x91, 0x91, 0x91, 0x90};
+	static const unsigned char huge[] = {0xdd, 0xff, 0xff, 0xff, 0xff, 0x00};
+	static const unsigned char map[] = {0x81, 0xa1, 'k', 0x01};
+
+	CHECK(off_amdgpu_target(0x03f | 0x200 | 0xc00, 5, b, sizeof b) == 0, "gfx90a v5 flags parse");
+	CHECK_STR(b, "gfx90a:sramecc+:xnack-", "v4+: sramecc on, xnack off, sramecc named first");
+	CHECK(off_amdgpu_target(0x04a | 0x100, 5, b, sizeof b) == 0 && strcmp(b, "gfx1151") == 0,
+	      "xnack any is not named");
+	CHECK(off_amdgpu_target(0x02a | 0x100, 3, b, sizeof b) == 0 && strcmp(b, "gfx803:xnack+") == 0,
+	      "v3: the xnack bit means on");
+	CHECK(off_amdgpu_target(0x04f, 6, b, sizeof b) == 0 && strcmp(b, "gfx950") == 0, "gfx950 (after LLVM 19)");
+	CHECK(off_amdgpu_target(0x054, 6, b, sizeof b) == 0 && strcmp(b, "gfx11-generic") == 0, "gfx11-generic");
+	CHECK(off_amdgpu_target(0x027, 5, b, sizeof b) < 0, "a reserved machine value is unknown");
+	n = kpack_targets("gfx942:sramecc+:xnack-", t, KP_MAXTARGETS);
+	CHECK_INT((int)n, 4, "two features: four targets");
+	CHECK(n == 4 && !strcmp(t[0], "gfx942:sramecc+:xnack-") && !strcmp(t[1], "gfx942:sramecc+") &&
+	      !strcmp(t[2], "gfx942:xnack-") && !strcmp(t[3], "gfx942"), "the loader's order: the rightmost feature dropped first");
+	n = kpack_targets("amdgcn-amd-amdhsa--gfx1201", t, KP_MAXTARGETS);
+	CHECK(n == 1 && !strcmp(t[0], "gfx1201"), "no features: the processor once, prefix stripped");
+	CHECK(kpack_mpcheck(map, sizeof map, 16, &used, err, sizeof err) == 0 && used == sizeof map, "a map passes");
+	CHECK(kpack_mpcheck(deep, sizeof deep, 2, &used, err, sizeof err) < 0, "nesting past the limit is refused");
+	CHECK(kpack_mpcheck(huge, sizeof huge, 16, &used, err, sizeof err) < 0 && strstr(err, "claims 4294967295 items"),
+	      "a count past the bytes left is refused before any allocation");
+	CHECK(kpack_mpcheck(map, 3, 16, &used, err, sizeof err) < 0, "a truncated map is refused");
+	memset(&e, 0, sizeof e);
+	e.kind = OFF_NV_SASS;
+	snprintf(e.target, sizeof e.target, "sm_100f");
+	CHECK_INT(entry_covers(&e, "sm_103", 0), COV_NATIVE, "sm_100f runs on sm_103");
+	CHECK_INT(entry_covers(&e, "sm_110", 0), COV_NONE, "sm_100f does not run on sm_110");
+	e.kind = OFF_NV_PTX;
+	snprintf(e.target, sizeof e.target, "compute_90a");
+	CHECK_INT(entry_covers(&e, "sm_90", 0), COV_PTX, "compute_90a PTX on sm_90");
+	CHECK_INT(entry_covers(&e, "sm_100", 0), COV_NONE, "compute_90a PTX nowhere else");
+}
+
 int
 main(void)
 {
 	test_names();
 	test_rules();
+	test_kpack();
 	test_bundles();
 	test_nvfatbin();
 	return TEST_DONE();
