@@ -34,6 +34,7 @@ if [ "${1:-}" = device ]; then
 	def=; libs="-lz -ldl"
 	[ -f /usr/include/zstd.h ] && libs="$libs -lzstd" || def="$def -DOFFLOAD_NO_ZSTD"
 	[ -f /usr/include/archive.h ] && libs="$libs -larchive" || def="$def -DGPUCHECK_NO_LIBARCHIVE"
+	[ -f /usr/include/msgpack.h ] && libs="$libs -lmsgpackc" || def="$def -DGPUCHECK_NO_MSGPACK"
 	# tools/lib as a static archive of whatever compiles here (the objects that need
 	# libcurl or OpenSSL are left out; gpucheck does not use them)
 	o=$(mktemp -d)

@@ -3,7 +3,9 @@
 #include "elffile.h"
 #include "util.h"
 
+#ifndef GPUCHECK_NO_MSGPACK
 #include <msgpack.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,6 +123,44 @@ kpack_mpcheck(const unsigned char *p, size_t n, int maxdepth, size_t *used, char
 	return 0;
 }
 
+size_t
+kpack_targets(const char *isa, char out[][96], size_t max)
+{
+	char feat[4][32], proc[64];
+	const char *c = isa;
+	size_t nf = 0, k, cnt = 0, len;
+	unsigned mask, i;
+
+	if (startswith(c, "amdgcn-amd-amdhsa--"))
+		c += strlen("amdgcn-amd-amdhsa--");
+	k = strcspn(c, ":");
+	if (!k || k >= sizeof proc)
+		return 0;
+	memcpy(proc, c, k);
+	proc[k] = 0;
+	c += k;
+	while (*c == ':' && nf < 4) {
+		c++;
+		k = strcspn(c, ":");
+		if (k && k < sizeof feat[0]) {
+			memcpy(feat[nf], c, k);
+			feat[nf++][k] = 0;
+		}
+		c += k;
+	}
+	/* every subset of the features, the mask counting down: the rightmost dropped first */
+	for (mask = (1u << nf) - 1; cnt < max; mask--) {
+		len = (size_t)snprintf(out[cnt], 96, "%s", proc);
+		for (i = 0; i < nf; i++)
+			if (mask & (1u << (nf - 1 - i)))
+				len += (size_t)snprintf(out[cnt] + len, len < 96 ? 96 - len : 0, ":%s", feat[i]);
+		cnt++;
+		if (mask == 0)
+			break;
+	}
+	return cnt;
+}
+#ifndef GPUCHECK_NO_MSGPACK
 /* unpack one checked msgpack object of p[0..n) into up */
 static int
 unpack(const unsigned char *p, size_t n, msgpack_unpacked *up, const char *what, char *err, size_t errlen)
@@ -526,40 +566,48 @@ kpack_find(const struct kpack *k, const char *key, const char *arch)
 	return bsearch(&want, k->e, k->ne, sizeof *k->e, entcmp);
 }
 
-size_t
-kpack_targets(const char *isa, char out[][96], size_t max)
+#else
+/* a build without msgpack-c (bench/gpucheck.sh device on a bare machine): kpack'd
+   libraries and archives are an input error that says so */
+int
+kpack_ref(const unsigned char *p, size_t n, struct kpref *r, char *err, size_t errlen)
 {
-	char feat[4][32], proc[64];
-	const char *c = isa;
-	size_t nf = 0, k, cnt = 0, len;
-	unsigned mask, i;
-
-	if (startswith(c, "amdgcn-amd-amdhsa--"))
-		c += strlen("amdgcn-amd-amdhsa--");
-	k = strcspn(c, ":");
-	if (!k || k >= sizeof proc)
-		return 0;
-	memcpy(proc, c, k);
-	proc[k] = 0;
-	c += k;
-	while (*c == ':' && nf < 4) {
-		c++;
-		k = strcspn(c, ":");
-		if (k && k < sizeof feat[0]) {
-			memcpy(feat[nf], c, k);
-			feat[nf++][k] = 0;
-		}
-		c += k;
-	}
-	/* every subset of the features, the mask counting down: the rightmost dropped first */
-	for (mask = (1u << nf) - 1; cnt < max; mask--) {
-		len = (size_t)snprintf(out[cnt], 96, "%s", proc);
-		for (i = 0; i < nf; i++)
-			if (mask & (1u << (nf - 1 - i)))
-				len += (size_t)snprintf(out[cnt] + len, len < 96 ? 96 - len : 0, ":%s", feat[i]);
-		cnt++;
-		if (mask == 0)
-			break;
-	}
-	return cnt;
+	(void)p, (void)n;
+	memset(r, 0, sizeof *r);
+	FAIL(".rocm_kpack_ref: this gpucheck was built without msgpack-c");
 }
+
+void
+kpack_reffree(struct kpref *r)
+{
+	memset(r, 0, sizeof *r);
+}
+
+int
+kpack_read(const unsigned char *p, size_t n, uint64_t maxraw, struct kpack *k, char *err, size_t errlen)
+{
+	(void)p, (void)n, (void)maxraw;
+	memset(k, 0, sizeof *k);
+	FAIL("this gpucheck was built without msgpack-c and cannot read kpack archives");
+}
+
+void
+kpack_free(struct kpack *k)
+{
+	memset(k, 0, sizeof *k);
+}
+
+int
+kpack_hasarch(const struct kpack *k, const char *arch)
+{
+	(void)k, (void)arch;
+	return 0;
+}
+
+const struct kpentry *
+kpack_find(const struct kpack *k, const char *key, const char *arch)
+{
+	(void)k, (void)key, (void)arch;
+	return NULL;
+}
+#endif
