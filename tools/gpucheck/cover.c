@@ -285,6 +285,7 @@ kpfile(const struct scanset *s, size_t k, const char *dev, int xnack, struct fil
 	size_t i;
 	enum how h;
 	char why[2048] = "", first[2048] = "";
+	struct buf miss = {0};
 
 	for (i = 0; i < l->nb; i++) {
 		if (l->b[i].fmt != OFFB_KPACK)
@@ -299,9 +300,15 @@ kpfile(const struct scanset *s, size_t k, const char *dev, int xnack, struct fil
 			v->missing++;
 			if (!first[0])
 				snprintf(first, sizeof first, "%s", why);
+			if (v->missing <= 16)
+				bufprintf(&miss, "%s%u", miss.len ? ", " : "", l->b[i].coindex);
 		}
 	}
-	v->why = xstrdup(first[0] ? first : why);
+	if (first[0])
+		v->why = xasprintf("co_index %s%s; %s", miss.s, v->missing > 16 ? ", ..." : "", first);
+	else
+		v->why = xstrdup(why);
+	buffree(&miss);
 }
 
 void

@@ -53,6 +53,7 @@ has "the kpack rule" "$T/.out" '"rule":"kpack: the archive the loader picks hold
 # TheRock issue 7081: a feature-flag stub that shadows the full archive and lacks a kernel
 py archive 't/.kpack/k_gfx90a:xnack-.kpack' none 'gfx90a:xnack-' 'lib/libk.so#0=gfx90a:xnack-=ka-gfx90a.co'
 exits "7081: the stub shadows the full archive: NOT covered" 1 gpucheck cover --target=gfx90a t/lib/libk.so
+has "names the co_index missing" "$T/.out" "1 of 2 kpack code objects lack it: co_index 1; the loader picks"
 has "names the stub the loader picks" "$T/.out" "k_gfx90a:xnack-.kpack (gfx90a:xnack-), which lacks lib/libk.so#1"
 has "names the archive that has it" "$T/.out" "k_gfx90a.kpack (gfx90a) has it"
 exits "7081 with XNACK on: the stub is not a candidate" 0 env HSA_XNACK=1 gpucheck cover --target=gfx90a t/lib/libk.so
