@@ -77,7 +77,7 @@ struct kpfound {
 struct kplib {
 	struct kpref ref;
 	char *dir;            /* the library's folder, which relative paths start from */
-	int inwheel;          /* a wheel member: archives not followed */
+	int inwheel;          /* a wheel member: its archives are the wheel's members */
 	struct kpfound *found;
 	size_t nfound, capfound;
 };
@@ -112,6 +112,13 @@ int kp_library(struct scanset *s, struct scanned *f, const unsigned char *p, siz
 /* A .kpack archive named on the command line: one bundle per kernel key, one entry per
    arch. Errors are printed and counted; returns 0 or -1. */
 int kp_archivefile(struct scanset *s, struct scanned *f, const unsigned char *p, size_t n);
+/* A .kpack member of a wheel (path "x.whl!torch/.kpack/a.kpack"): read into the run's
+   archives. Errors are printed and counted; returns 0 or -1. */
+int kp_wheelarchive(struct scanset *s, const char *path, const unsigned char *p, size_t n);
+/* After a wheel's members were read: resolve the references of its kpack'd libraries
+   (s->f[from..]) against its archives (paths inside the wheel, ".." resolved) and add
+   their bundles */
+void kp_wheeldone(struct scanset *s, size_t from);
 /* release a library's kpack state (NULL is fine) */
 void kp_free(struct kplib *kp);
 

@@ -191,9 +191,10 @@ kp_library(struct scanset *s, struct scanned *f, const unsigned char *p, size_t 
 	}
 	kp->dir = slash ? xstrndup(f->path, (size_t)(slash - f->path)) : xstrdup(".");
 	if (strchr(f->path, '!')) {
-		/* a wheel member: the archives are other members, which the loader only sees
-		   installed; nothing is found, and cover says so */
+		/* a wheel member: its archives are other members, read in the same pass over
+		   the wheel; kp_wheeldone resolves the references once it is read */
 		kp->inwheel = 1;
+		return 0;
 	} else {
 		envlist(s, kp, "ROCM_KPACK_PATH", KP_ENVOVERRIDE);
 		envlist(s, kp, "ROCM_KPACK_PATH_PREFIX", KP_ENVPREFIX);
@@ -298,10 +299,6 @@ kp_cover(const struct scanset *s, const struct scanned *f, const struct offbundl
 		snprintf(why, len, "ROCM_KPACK_DISABLE is set: the runtime loads no kpack code");
 		return COV_NONE;
 	}
-	if (kp->inwheel) {
-		snprintf(why, len, "kpack'd: its archives are followed only in an installed tree, not inside a wheel");
-		return COV_NONE;
-	}
 	agentisa(dev, xnack, isa, sizeof isa);
 	nt = kpack_targets(isa, t, KP_MAXTARGETS);
 	no = loadorder(kp, t, nt, ord, sizeof ord / sizeof ord[0]);
@@ -374,4 +371,106 @@ kp_archivefile(struct scanset *s, struct scanned *f, const unsigned char *p, siz
 	}
 	kpack_free(&k);
 	return 0;
+}
+
+int
+kp_wheelarchive(struct scanset *s, const char *path, const unsigned char *p, size_t n)
+{
+	struct kparchive *a;
+	char err[512];
+
+	s->ar = xgrow(s->ar, &s->capar, s->nar + 1, sizeof *s->ar);
+	a = &s->ar[s->nar++];
+	memset(a, 0, sizeof *a);
+	a->path = xstrdup(path);
+	if (kpack_read(p, n, s->maxraw ? s->maxraw : OFF_MAXRAW, &a->k, err, sizeof err) < 0) {
+		warn("%s: %s", path, err);
+		a->bad = 1;
+		s->errors++;
+		return -1;
+	}
+	return 0;
+}
+
+/* "x.whl!a/b/../c" -> "x.whl!a/c": the member path with "." and ".." resolved (a ".."
+   above the wheel's root stays at the root) */
+static char *
+memberpath(const char *p)
+{
+	const char *bang = strchr(p, '!'), *c;
+	char *out = xmalloc(strlen(p) + 1), *root, *e;
+	size_t k;
+
+	memcpy(out, p, (size_t)(bang - p) + 1);
+	root = e = out + (bang - p) + 1;
+	*e = 0;
+	for (c = bang + 1; *c; c += k + (c[k] == '/')) {
+		k = strcspn(c, "/");
+		if (k == 0 || (k == 1 && c[0] == '.'))
+			continue;
+		if (k == 2 && c[0] == '.' && c[1] == '.') {
+			while (e > root && e[-1] != '/')
+				e--;
+			if (e > root)
+				e--;
+			*e = 0;
+			continue;
+		}
+		if (e > root)
+			*e++ = '/';
+		memcpy(e, c, k);
+		e += k;
+		*e = 0;
+	}
+	return out;
+}
+
+/* the archives of the wheel that one search path names (a pattern: every match) */
+static void
+wheelpath(struct scanset *s, struct kplib *kp, size_t pi, const char *full)
+{
+	char *m = memberpath(full), *at = strstr(m, GFXARCH);
+	size_t j, pl, sl, n;
+
+	for (j = 0; j < s->nar; j++) {
+		const char *ap = s->ar[j].path;
+
+		if (s->ar[j].bad)
+			continue;
+		if (!at) {
+			if (strcmp(ap, m) == 0)
+				found(kp, (int)j, pi, "");
+			continue;
+		}
+		pl = (size_t)(at - m);
+		sl = strlen(at + strlen(GFXARCH));
+		n = strlen(ap);
+		if (n > pl + sl && strncmp(ap, m, pl) == 0 && strcmp(ap + n - sl, at + strlen(GFXARCH)) == 0 &&
+		    !memchr(ap + pl, '/', n - pl - sl)) {
+			char t[96];
+
+			snprintf(t, sizeof t, "%.*s", (int)(n - pl - sl < sizeof t - 1 ? n - pl - sl : sizeof t - 1), ap + pl);
+			found(kp, (int)j, pi, t);
+		}
+	}
+	free(m);
+}
+
+void
+kp_wheeldone(struct scanset *s, size_t from)
+{
+	struct kplib *kp;
+	size_t k, i;
+	char *full;
+
+	for (k = from; k < s->n; k++) {
+		if (!(kp = s->f[k].kp) || !kp->inwheel || kp->nfound)
+			continue;
+		for (i = 0; i < kp->ref.npath; i++) {
+			full = xasprintf("%s/%s", kp->dir, kp->ref.path[i]);
+			wheelpath(s, kp, i, full);
+			free(full);
+		}
+		kpbundles(s, &s->f[k]);
+	}
 }

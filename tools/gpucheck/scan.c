@@ -130,6 +130,7 @@ scanwheel(struct scanset *s, const char *path, int fd)
 	unsigned char *buf = NULL;
 	size_t cap = 0, len;
 	uint64_t max = s->maxraw ? s->maxraw : OFF_MAXRAW, room;
+	size_t first = s->n;
 	la_ssize_t r;
 	int rc = 0, ar;
 	char *name;
@@ -149,7 +150,7 @@ scanwheel(struct scanset *s, const char *path, int fd)
 		buf = xgrow(buf, &cap, 4, 1);
 		while (len < 4 && (r = archive_read_data(a, buf + len, 4 - len)) > 0)
 			len += (size_t)r;
-		if (len < 4 || memcmp(buf, "\177ELF", 4) != 0)
+		if (len < 4 || (memcmp(buf, "\177ELF", 4) != 0 && !endswith(archive_entry_pathname(ae), ".kpack")))
 			continue;
 		if (archive_entry_size_is_set(ae) && (uint64_t)archive_entry_size(ae) > max) {
 			warn("%s: member %s would decompress to %llu bytes, over the %llu-byte cap "
@@ -190,10 +191,11 @@ scanwheel(struct scanset *s, const char *path, int fd)
 		if (!len)
 			continue;
 		name = xasprintf("%s!%s", path, archive_entry_pathname(ae));
-		if (scanbytes(s, name, buf, len, 0) < 0)
+		if (endswith(name, ".kpack") ? kp_wheelarchive(s, name, buf, len) < 0 : scanbytes(s, name, buf, len, 0) < 0)
 			rc = -1;
 		free(name);
 	}
+	kp_wheeldone(s, first);
 	if (ar != ARCHIVE_EOF) {
 		warn("%s: bad zip archive (%s)", path, archive_error_string(a));
 		s->errors++;

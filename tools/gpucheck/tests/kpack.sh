@@ -50,12 +50,30 @@ has "keys listed" "$T/.out" "lib/libk.so#1: gfx90a"
 check "cover --json says the rule" gpucheck cover --json --target=gfx90a t/lib/libk.so
 has "the kpack rule" "$T/.out" '"rule":"kpack: the archive the loader picks holds each co_index"'
 
+# the same in a wheel: the archives are members, followed in the one pass over the zip
+whl () {
+	/usr/bin/python3 - "$@" <<'EOP'
+import sys, zipfile
+with zipfile.ZipFile(sys.argv[1], "w", zipfile.ZIP_DEFLATED) as z:
+    for m in sys.argv[2:]:
+        z.write(m, "kp/" + m[2:])
+EOP
+}
+whl kp-1.0-py3-none-any.whl t/lib/libk.so t/.kpack/k_gfx90a.kpack t/.kpack/k_gfx1100.kpack
+exits "a wheel: gfx90a from its own archives" 0 gpucheck cover --target=gfx90a kp-1.0-py3-none-any.whl
+check "a wheel: cover -v names the member archive" gpucheck cover -v --target=gfx1100 kp-1.0-py3-none-any.whl
+has "the archive inside the wheel" "$T/.out" "kp-1.0-py3-none-any.whl!kp/.kpack/k_gfx1100.kpack (gfx1100)"
+exits "a wheel: gfx1151 not covered" 1 gpucheck cover --target=gfx1151 kp-1.0-py3-none-any.whl
+
 # TheRock issue 7081: a feature-flag stub that shadows the full archive and lacks a kernel
 py archive 't/.kpack/k_gfx90a:xnack-.kpack' none 'gfx90a:xnack-' 'lib/libk.so#0=gfx90a:xnack-=ka-gfx90a.co'
 exits "7081: the stub shadows the full archive: NOT covered" 1 gpucheck cover --target=gfx90a t/lib/libk.so
 has "names the co_index missing" "$T/.out" "1 of 2 kpack code objects lack it: co_index 1; the loader picks"
 has "names the stub the loader picks" "$T/.out" "k_gfx90a:xnack-.kpack (gfx90a:xnack-), which lacks lib/libk.so#1"
 has "names the archive that has it" "$T/.out" "k_gfx90a.kpack (gfx90a) has it"
+whl kp7081-1.0-py3-none-any.whl t/lib/libk.so t/.kpack/k_gfx90a.kpack 't/.kpack/k_gfx90a:xnack-.kpack'
+exits "7081 in a wheel: NOT covered" 1 gpucheck cover --target=gfx90a kp7081-1.0-py3-none-any.whl
+has "names both members" "$T/.out" "kp7081-1.0-py3-none-any.whl!kp/.kpack/k_gfx90a.kpack (gfx90a) has it"
 exits "7081 with XNACK on: the stub is not a candidate" 0 env HSA_XNACK=1 gpucheck cover --target=gfx90a t/lib/libk.so
 exits "ROCM_KPACK_PATH replaces the search paths" 1 env ROCM_KPACK_PATH="$T/t/.kpack/k_gfx1100.kpack" gpucheck cover --target=gfx90a:xnack+ t/lib/libk.so
 exits "ROCM_KPACK_DISABLE: nothing loads" 1 env ROCM_KPACK_DISABLE=1 gpucheck cover --target=gfx1100 t/lib/libk.so
