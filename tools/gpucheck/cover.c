@@ -259,22 +259,66 @@ iscodeobj(const struct offlist *l)
 	return l->nb == 1 && l->b[0].fmt == OFFB_CODEOBJ;
 }
 
-/* does any code object of file k's group run on dev (natively or generically)? */
+/* does any code object of file k's library run on dev? gok[group] memoizes it per device
+   (-1 not yet known) */
 static int
-groupok(const struct scanset *s, size_t k, const char *dev, int xnack)
+groupok(const struct scanset *s, size_t k, const char *dev, int xnack, signed char *gok)
 {
-	char g[4096], h[4096];
+	int g = s->f[k].cog;
 	size_t j;
 
-	cogroup(s->f[k].path, g, sizeof g);
-	for (j = 0; j < s->n; j++) {
-		if (!iscodeobj(&s->f[j].l))
+	if (g < 0)
+		return 0;
+	if (gok[g] >= 0)
+		return gok[g];
+	gok[g] = 0;
+	for (j = 0; j < s->n && !gok[g]; j++)
+		if (s->f[j].cog == g && entry_covers(&s->f[j].l.e[s->f[j].l.b[0].first], dev, xnack) <= COV_GENERIC)
+			gok[g] = 1;
+	return gok[g];
+}
+
+/* qsort order of (group name, file index) pairs */
+struct cogkey {
+	char *name;
+	size_t k;
+};
+static int
+cogcmp(const void *a, const void *b)
+{
+	const struct cogkey *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+
+	return c ? c : x->k < y->k ? -1 : x->k > y->k;
+}
+
+void
+cover_groups(struct scanset *s)
+{
+	struct cogkey *key = xcalloc(s->n ? s->n : 1, sizeof *key);
+	size_t k, n = 0, i;
+	char g[4096];
+
+	for (k = 0; k < s->n; k++) {
+		s->f[k].cog = -1;
+		if (!iscodeobj(&s->f[k].l))
 			continue;
-		cogroup(s->f[j].path, h, sizeof h);
-		if (strcmp(g, h) == 0 && entry_covers(&s->f[j].l.e[s->f[j].l.b[0].first], dev, xnack) <= COV_GENERIC)
-			return 1;
+		cogroup(s->f[k].path, g, sizeof g);
+		key[n].name = xstrdup(g);
+		key[n++].k = k;
 	}
-	return 0;
+	if (n)
+		qsort(key, n, sizeof *key, cogcmp);
+	for (i = 0; i < n; i++) {
+		if (i == 0 || strcmp(key[i].name, s->cogname[s->ncog - 1]) != 0) {
+			s->cogname = xrealloc(s->cogname, (s->ncog + 1) * sizeof *s->cogname);
+			s->cogname[s->ncog++] = key[i].name;
+		} else {
+			free(key[i].name);
+		}
+		s->f[key[i].k].cog = (int)s->ncog - 1;
+	}
+	free(key);
 }
 
 /* the kpack wrappers of a library, judged by the loader's rules */
@@ -319,7 +363,8 @@ cover_free(struct fileverdict *v)
 }
 
 void
-cover_judge(const struct scanset *s, size_t k, const char *dev, int xnack, struct fileverdict *v)
+cover_judge(const struct scanset *s, size_t k, const char *dev, int xnack, signed char *gok,
+            struct fileverdict *v)
 {
 	const struct offlist *l = &s->f[k].l;
 	size_t nat;
@@ -341,7 +386,7 @@ cover_judge(const struct scanset *s, size_t k, const char *dev, int xnack, struc
 		v->rule = "kpack: the archive the loader picks holds each co_index";
 	} else if (!nv && iscodeobj(l)) {
 		/* a kernel library loads the code object of its GPU's arch: one per group */
-		v->covered = groupok(s, k, dev, xnack);
+		v->covered = groupok(s, k, dev, xnack, gok);
 		v->missing = 0;
 		v->rule = "code objects: some code object of the library's folder runs";
 	} else if (!nv) {
@@ -441,51 +486,49 @@ static void
 judgeall(const struct scanset *s, const char *dev, int xnack, struct fileverdict *v, struct devsum *d)
 {
 	size_t k;
+	signed char *gok = xmalloc(s->ncog + 1);
+	unsigned char *counted = xcalloc(s->ncog + 1, 1);
 
 	memset(d, 0, sizeof *d);
+	memset(gok, -1, s->ncog + 1);
 	for (k = 0; k < s->n; k++) {
-		cover_judge(s, k, dev, xnack, &v[k]);
+		cover_judge(s, k, dev, xnack, gok, &v[k]);
 		if (!v[k].bundles)
 			continue;
 		d->files++;
 		d->nat += v[k].native, d->gen += v[k].generic, d->ptx += v[k].ptx, d->tot += v[k].bundles;
 		d->gated += v[k].gated;
 		d->warns += v[k].warning;
-		if (!v[k].covered && !v[k].warning)
+		/* a library of code objects that has none for dev is one gap, not one per file */
+		if (!v[k].covered && s->f[k].cog >= 0) {
+			if (!counted[s->f[k].cog]++)
+				d->miss++;
+		} else if (!v[k].covered && !v[k].warning)
 			d->miss += v[k].missing ? v[k].missing : 1;
 		if (v[k].via && !d->via && strcmp(v[k].via, "kpack") != 0)
 			d->via = v[k].via;
 	}
+	free(gok);
+	free(counted);
 	d->haveov = !is_nvidia_target(dev) && d->miss && cover_override(s, dev, d->ovproc, sizeof d->ovproc) == 0 &&
 	            gfxversion(d->ovproc, d->ovver, sizeof d->ovver) == 0;
 }
 
-/* the arches of a code-object group, with counts, as "gfx803 (45), gfx900 (40)" */
+/* the arches of a code-object library, with counts, as "gfx803 (45), gfx900 (40)" */
 static void
 grouparches(const struct scanset *s, size_t k, struct buf *out)
 {
-	char g[4096], h[4096];
 	struct strv seen = {0};
 	size_t j, i, c;
-	const char *t;
+	int g = s->f[k].cog;
 
 	bufreset(out);
-	cogroup(s->f[k].path, g, sizeof g);
-	for (j = 0; j < s->n; j++) {
-		if (!iscodeobj(&s->f[j].l))
-			continue;
-		cogroup(s->f[j].path, h, sizeof h);
-		if (strcmp(g, h) == 0)
+	for (j = 0; j < s->n; j++)
+		if (s->f[j].cog == g)
 			strv_add(&seen, s->f[j].l.e[s->f[j].l.b[0].first].target, 1);
-	}
 	for (i = 0; i < seen.n; i++) {
-		for (c = 0, j = 0; j < s->n; j++) {
-			if (!iscodeobj(&s->f[j].l))
-				continue;
-			cogroup(s->f[j].path, h, sizeof h);
-			t = s->f[j].l.e[s->f[j].l.b[0].first].target;
-			c += strcmp(g, h) == 0 && strcmp(t, seen.v[i]) == 0;
-		}
+		for (c = 0, j = 0; j < s->n; j++)
+			c += s->f[j].cog == g && strcmp(s->f[j].l.e[s->f[j].l.b[0].first].target, seen.v[i]) == 0;
 		bufprintf(out, "%s%s (%zu)", out->len ? ", " : "", seen.v[i], c);
 	}
 	strv_free(&seen);
@@ -496,13 +539,12 @@ static void
 textfile(const struct scanset *s, size_t k, const struct fileverdict *v, const char *dev, struct buf *tb)
 {
 	const struct offlist *l = &s->f[k].l;
-	char g[4096];
 	size_t j;
 
-	if (iscodeobj(l)) {
-		cogroup(s->f[k].path, g, sizeof g);
+	if (s->f[k].cog >= 0) {
 		grouparches(s, k, tb);
-		printf("  %s/: no code object for %s among the library's (%s) [%s]\n", g, dev, tb->s, v->rule);
+		printf("  %s/: no code object for %s among the library's (%s) [%s]\n", s->cogname[s->f[k].cog],
+		       dev, tb->s, v->rule);
 		return;
 	}
 	if (v->warning) {
@@ -556,6 +598,7 @@ textdev(const struct scanset *s, const struct dev *dv, const struct fileverdict 
 	const char *dev = dv->target;
 	size_t k;
 	int ok = d->miss == 0 && d->tot > 0;
+	unsigned char *said = xcalloc(s->ncog + 1, 1);
 
 	if (dv->g)
 		printf("gpu %d %s", dv->g->index, dev);
@@ -570,22 +613,11 @@ textdev(const struct scanset *s, const struct dev *dv, const struct fileverdict 
 	else
 		printf(": NOT covered: %zu of %zu bundles have no code for it\n", d->miss, d->tot);
 	for (k = 0; k < s->n; k++) {
-		char g[4096];
-
 		if (!v[k].bundles)
 			continue;
-		if (iscodeobj(&s->f[k].l)) {
-			/* a code-object group is reported once, at its first file */
-			size_t j;
-
-			cogroup(s->f[k].path, g, sizeof g);
-			for (j = 0; j < k; j++) {
-				char h[4096];
-
-				if (iscodeobj(&s->f[j].l) && (cogroup(s->f[j].path, h, sizeof h), strcmp(g, h) == 0))
-					break;
-			}
-			if (j < k)
+		if (s->f[k].cog >= 0) {
+			/* a code-object library is reported once, at its first file */
+			if (said[s->f[k].cog]++)
 				continue;
 		}
 		if (!v[k].covered)
@@ -594,6 +626,7 @@ textdev(const struct scanset *s, const struct dev *dv, const struct fileverdict 
 			printf("  %s: covered [%s]%s%s\n", s->f[k].path, v[k].rule, s->f[k].kp ? ": " : "",
 			       s->f[k].kp ? v[k].why : "");
 	}
+	free(said);
 	if (ok)
 		return;
 	if (d->haveov)
@@ -622,12 +655,8 @@ jsonfile(struct json *js, const struct scanset *s, size_t k, const struct fileve
 	json_kstr(js, "rule", v->rule);
 	if (s->f[k].kp)
 		json_kstr(js, "kpack", v->why);
-	if (iscodeobj(&s->f[k].l)) {
-		char g[4096];
-
-		cogroup(s->f[k].path, g, sizeof g);
-		json_kstr(js, "code_object_group", g);
-	}
+	if (s->f[k].cog >= 0)
+		json_kstr(js, "code_object_group", s->cogname[s->f[k].cog]);
 	json_key(js, "first_missing");
 	json_arr(js);
 	for (j = 0; j < v->missing && j < sizeof v->bad / sizeof v->bad[0]; j++) {
@@ -738,6 +767,7 @@ cmd_cover(int argc, char **argv)
 		scanset_free(&s);
 		return EXIT_USAGE;
 	}
+	cover_groups(&s);
 	v = xcalloc(s.n ? s.n : 1, sizeof *v);
 	if (json) {
 		json_init(&js, &b);

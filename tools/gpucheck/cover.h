@@ -45,7 +45,12 @@ void cover_file(const struct offlist *l, const char *dev, int xnack, struct file
    of your own a runnable module and no module that cannot run unless it is arch-gated
    ('a'/'f' for another GPU); an NVIDIA library one runnable module or a run-time linker
    (else a warning, never a failure). */
-void cover_judge(const struct scanset *s, size_t k, const char *dev, int xnack, struct fileverdict *v);
+void cover_judge(const struct scanset *s, size_t k, const char *dev, int xnack, signed char *gok,
+                 struct fileverdict *v);
+/* Give each code-object file its library (s->f[k].cog, s->cogname): the nearest folder
+   named "library" above it, else its own folder. cover_judge needs it, and gok[] (one
+   per library, -1 before a device's first file) to remember each library's verdict. */
+void cover_groups(struct scanset *s);
 /* release what cover_judge allocated in v */
 void cover_free(struct fileverdict *v);
 /* A processor of dev's ISA family (so the same wave size) whose code every relevant

@@ -87,6 +87,7 @@ struct scanned {
 	char *path;           /* "f.so" or "x.whl!pkg/lib/f.so" */
 	struct offlist l;
 	struct kplib *kp;     /* NULL unless its code is in kpack archives */
+	int cog;              /* a code-object file's library (cover_groups), else -1 */
 };
 /* all scanned inputs */
 struct scanset {
@@ -96,6 +97,8 @@ struct scanset {
 	int errors;           /* inputs that could not be read */
 	struct kparchive *ar; /* the kpack archives read */
 	size_t nar, capar;
+	char **cogname;       /* the libraries of code-object files (cover_groups) */
+	size_t ncog;
 };
 /* Scan one argument: an ELF file, a raw offload bundle, a wheel, or a folder (every
    ELF file and wheel under it, symlinks not followed). Errors are printed and counted.

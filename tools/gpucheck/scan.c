@@ -657,5 +657,8 @@ scanset_free(struct scanset *s)
 		kpack_free(&s->ar[i].k);
 	}
 	free(s->ar);
+	for (i = 0; i < s->ncog; i++)
+		free(s->cogname[i]);
+	free(s->cogname);
 	memset(s, 0, sizeof *s);
 }
