@@ -501,8 +501,9 @@ judgeall(const struct scanset *s, const char *dev, int xnack, struct fileverdict
 		d->warns += v[k].warning;
 		/* a library of code objects that has none for dev is one gap, not one per file */
 		if (!v[k].covered && s->f[k].cog >= 0) {
-			if (!counted[s->f[k].cog]++)
+			if (!counted[s->f[k].cog])
 				d->miss++;
+			counted[s->f[k].cog] = 1;
 		} else if (!v[k].covered && !v[k].warning)
 			d->miss += v[k].missing ? v[k].missing : 1;
 		if (v[k].via && !d->via && strcmp(v[k].via, "kpack") != 0)
@@ -617,8 +618,9 @@ textdev(const struct scanset *s, const struct dev *dv, const struct fileverdict 
 			continue;
 		if (s->f[k].cog >= 0) {
 			/* a code-object library is reported once, at its first file */
-			if (said[s->f[k].cog]++)
+			if (said[s->f[k].cog])
 				continue;
+			said[s->f[k].cog] = 1;
 		}
 		if (!v[k].covered)
 			textfile(s, k, &v[k], dev, tb);

@@ -90,6 +90,12 @@ exits "cover gfx1100: the library has its code object" 0 gpucheck cover --target
 exits "cover gfx1151: none of the library's code objects" 1 gpucheck cover --target=gfx1151 rb
 has "names the folder and what it holds" "$T/.out" "rocblas/library/: no code object for gfx1151 among the library's (gfx90a (2), gfx1100 (1))"
 
+mkdir -p many/rocblas/library
+i=0; while [ $i -lt 300 ]; do cp ka-gfx90a.co "many/rocblas/library/TensileLibrary_T${i}_gfx90a.co"; i=$((i + 1)); done
+exits "300 code objects of one library, none for gfx1151" 1 gpucheck cover --target=gfx1151 many
+same "the library is named once" "$(grep -c 'no code object for gfx1151' "$T/.out")" 1
+has "and counted as one gap" "$T/.out" "NOT covered: 1 of 300 bundles"
+
 # bad input: exit 2, the file and the field
 bad () { exits "$1: exit 2" 2 gpucheck targets "$2"; has "$1: names the file and field" "$T/.err" "$3"; }
 cp t/.kpack/k_gfx1100.kpack x.kpack
