@@ -445,13 +445,13 @@ struct walkfile {
 	int v;
 	struct offlist l;
 };
-/* the shared state of a folder walk: folders still to list, files found */
+/* the shared state of a folder walk: folders to list and files to look at, files found */
 struct walk {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	char **dirs;          /* folders to list (a stack) */
-	size_t ndirs, capdirs;
-	int busy;             /* workers listing a folder now */
+	char **todo;          /* a stack of work: "d" + folder or "f" + file */
+	size_t ntodo, captodo;
+	int busy;             /* workers on an item now */
 	struct walkfile *f;
 	size_t nf, capf;
 	uint64_t maxraw;
@@ -496,7 +496,8 @@ walkdir(struct walk *w, char *dir)
 	DIR *d;
 	struct dirent *de;
 	struct stat st;
-	char *p;
+	char *p, **items = NULL;
+	size_t i, nit = 0, capit = 0;
 	int isdir;
 
 	if (!(d = opendir(dir))) {
@@ -514,42 +515,48 @@ walkdir(struct walk *w, char *dir)
 			isdir = S_ISDIR(st.st_mode);
 		else
 			isdir = -1;
-		if (isdir == 1) {
-			pthread_mutex_lock(&w->mu);
-			w->dirs = xgrow(w->dirs, &w->capdirs, w->ndirs + 1, sizeof *w->dirs);
-			w->dirs[w->ndirs++] = p;
-			pthread_cond_signal(&w->cv);
-			pthread_mutex_unlock(&w->mu);
-		} else if (isdir == 0) {
-			walkfile(w, p);
-		} else {
-			free(p);
-		}
+		if (isdir >= 0)
+			items = xgrow(items, &capit, nit + 1, sizeof *items), items[nit++] = xasprintf("%c%s", isdir ? 'd' : 'f', p);
+		free(p);
 	}
 	closedir(d);
 	free(dir);
+	/* every thread takes from the same stack, so one big flat folder (/usr/lib) is
+	   looked at by all of them */
+	pthread_mutex_lock(&w->mu);
+	w->todo = xgrow(w->todo, &w->captodo, w->ntodo + nit + 1, sizeof *w->todo);
+	for (i = 0; i < nit; i++)
+		w->todo[w->ntodo++] = items[i];
+	pthread_cond_broadcast(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+	free(items);
 }
 
-/* a walk worker: take folders off the stack until none is left and none is being listed */
+/* a walk worker: take work off the stack until none is left and no worker is busy
+   (a busy one may still add more) */
 static void *
 walker(void *arg)
 {
 	struct walk *w = arg;
-	char *dir;
+	char *it;
 
 	pthread_mutex_lock(&w->mu);
 	for (;;) {
-		while (w->ndirs == 0 && w->busy > 0)
+		while (w->ntodo == 0 && w->busy > 0)
 			pthread_cond_wait(&w->cv, &w->mu);
-		if (w->ndirs == 0)
+		if (w->ntodo == 0)
 			break;
-		dir = w->dirs[--w->ndirs];
+		it = w->todo[--w->ntodo];
 		w->busy++;
 		pthread_mutex_unlock(&w->mu);
-		walkdir(w, dir);
+		if (it[0] == 'd')
+			walkdir(w, xstrdup(it + 1));
+		else
+			walkfile(w, xstrdup(it + 1));
+		free(it);
 		pthread_mutex_lock(&w->mu);
 		w->busy--;
-		if (w->busy == 0 && w->ndirs == 0)
+		if (w->busy == 0 && w->ntodo == 0)
 			pthread_cond_broadcast(&w->cv);
 	}
 	pthread_mutex_unlock(&w->mu);
@@ -590,8 +597,8 @@ scandir_(struct scanset *s, const char *dir)
 	pthread_mutex_init(&w.mu, NULL);
 	pthread_cond_init(&w.cv, NULL);
 	w.maxraw = s->maxraw;
-	w.dirs = xgrow(w.dirs, &w.capdirs, 1, sizeof *w.dirs);
-	w.dirs[w.ndirs++] = xstrdup(dir);
+	w.todo = xgrow(w.todo, &w.captodo, 1, sizeof *w.todo);
+	w.todo[w.ntodo++] = xasprintf("d%s", dir);
 	for (; nth < PEEK_THREADS; nth++)
 		if (pthread_create(&th[nth], NULL, walker, &w) != 0)
 			break;
@@ -620,7 +627,7 @@ scandir_(struct scanset *s, const char *dir)
 		free(f->path);
 	}
 	free(w.f);
-	free(w.dirs);
+	free(w.todo);
 	pthread_mutex_destroy(&w.mu);
 	pthread_cond_destroy(&w.cv);
 	return rc;
