@@ -89,7 +89,7 @@ mphead(const unsigned char *p, size_t n, size_t *h, uint64_t *pay, uint64_t *ite
 int
 kpack_mpcheck(const unsigned char *p, size_t n, int maxdepth, size_t *used, char *err, size_t errlen)
 {
-	uint64_t rem[KP_MAXDEPTH + 2], pay, items;
+	uint64_t rem[KP_MAXDEPTH + 2], pay, items, nobj = 0;
 	size_t pos = 0, h;
 	int d = 0;
 
@@ -102,6 +102,8 @@ kpack_mpcheck(const unsigned char *p, size_t n, int maxdepth, size_t *used, char
 			continue;
 		}
 		rem[d]--;
+		if (++nobj > KP_MAXOBJECTS)
+			FAIL("msgpack holds more than %llu objects (offset %zu)", (ull)KP_MAXOBJECTS, pos);
 		if (pos >= n)
 			FAIL("msgpack is truncated at offset %zu", pos);
 		if (mphead(p + pos, n - pos, &h, &pay, &items) < 0)

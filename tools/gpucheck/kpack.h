@@ -21,6 +21,8 @@
 
 #define KP_MAXDEPTH 16                    /* msgpack nesting accepted */
 #define KP_MAXTOC ((uint64_t)64 << 20)    /* largest table of contents read */
+#define KP_MAXOBJECTS ((uint64_t)2 << 20) /* msgpack objects in one table (msgpack-c holds
+                                             24 bytes each: 48 MiB at most) */
 #define KP_MAXTARGETS 16                  /* compatible targets of one ISA */
 
 /* a library's reference to its archives */
@@ -73,7 +75,8 @@ const struct kpentry *kpack_find(const struct kpack *k, const char *key, const c
 size_t kpack_targets(const char *isa, char out[][96], size_t max);
 
 /* Check that p[0..n) starts with one msgpack object whose every container count fits
-   the bytes that follow, nested at most maxdepth deep; *used receives its length.
+   the bytes that follow, nested at most maxdepth deep, KP_MAXOBJECTS objects at most;
+   *used receives its length.
    Returns 0, or -1 with the offset in err. */
 int kpack_mpcheck(const unsigned char *p, size_t n, int maxdepth, size_t *used,
                   char *err, size_t errlen);

@@ -5,7 +5,7 @@
 # rocm-kpack writes them); the loader's archive choice, TheRock issue 7081's stub archive,
 # ROCM_KPACK_PATH, kernel-library code-object folders, and bad input.
 . "$KILN_SRC/tests/lib.sh"
-need clang++-19 python3 zstd objcopy
+need clang++-19 python3 zstd objcopy /usr/bin/time
 cd "$T" || exit 2
 py () { /usr/bin/python3 "$KILN_SRC/tools/gpucheck/tests/kpackify.py" "$@" || { notok "kpackify.py $1"; exit 1; }; }
 /usr/bin/python3 -c 'import msgpack' 2>/dev/null || missing "python3-msgpack"
@@ -113,6 +113,11 @@ py toc x.kpack "$(/usr/bin/python3 -c 'print("[" * 40 + "]" * 40)')"
 bad "toc nested too deep" x.kpack "nests deeper than 16 levels"
 printf 'KPAK\001\000\000\000\020\000\000\000\000\000\000\000\335\377\377\377\377' >x.kpack
 bad "a toc claiming 4G items" x.kpack "claims 4294967295 items but only 0 bytes follow"
+/usr/bin/python3 -c 'import sys, struct; n = 4 << 20; open(sys.argv[1], "wb").write(b"KPAK" + struct.pack("<IQ", 1, 16) + b"\xdd" + struct.pack(">I", n) + b"\xc0" * n)' x.kpack
+/usr/bin/time -f %M -o rss.t gpucheck targets x.kpack >"$T/.out" 2>"$T/.err"
+has "a toc of 4M objects is refused" "$T/.err" "msgpack holds more than 2097152 objects"
+[ "$(tail -n 1 rss.t)" -lt 60000 ] && ok "before msgpack-c allocates them (max RSS $(tail -n 1 rss.t) KB)" ||
+	notok "before msgpack-c allocates them (max RSS $(tail -n 1 rss.t) KB)"
 py toc x.kpack '{"gfx_arches":["gfx90a"],"compression_scheme":"none","blobs":[{"offset":16,"size":99999}],"toc":{"k#0":{"gfx90a":{"ordinal":0,"original_size":99999}}}}'
 bad "a blob outside the file" x.kpack "lies outside the data before the toc"
 /usr/bin/python3 - "$T/t/.kpack/k_gfx90a.kpack" "$T/x.kpack" <<'EOP'
