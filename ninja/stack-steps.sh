@@ -753,7 +753,10 @@ step_smoke () {
 # extensions, whose builds can drop a target silently (vLLM's CMake keeps only the
 # arches it supports); a wheel without GPU code (triton's, a pure-Python one) is named
 smoke_wheels () {
-	for p in "$B"/wheels/*.picked; do
+	set +f
+	set -- "$B"/wheels/*.picked
+	set -f
+	for p; do
 		[ -f "$p" ] || continue
 		case "${p##*/}" in torch.picked) continue ;; esac
 		w=$(cat "$p")
