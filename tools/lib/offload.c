@@ -589,12 +589,10 @@ hipksegment(const struct elf *e, const struct elfsec *s, struct offlist *l, char
 		     (ull)s->off, (ull)s->size);
 	nw = (size_t)s->size / 24;
 	for (i = 0; i < nw; i++) {
+		/* HIPF wrappers (and padding) point at .hip_fatbin, read on its own */
 		magic = rd32(d + i * 24);
-		if (magic == HIPF_MAGIC)
-			continue;
 		if (magic != HIPK_MAGIC)
-			FAIL(".hipFatBinSegment: wrapper %zu has magic 0x%08x, neither HIPF nor HIPK (offset %llu)",
-			     i, magic, (ull)(s->off + i * 24));
+			continue;
 		l->hipk = xrealloc(l->hipk, (l->nhipk + 1) * sizeof *l->hipk);
 		l->hipk[l->nhipk++] = rd32(d + i * 24 + 16);
 	}
