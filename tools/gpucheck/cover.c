@@ -724,6 +724,33 @@ jsondev(struct json *js, const struct scanset *s, const struct dev *dv, const st
 	json_end(js);
 }
 
+/* cover's options: the index of the first input */
+static int
+coveropts(int argc, char **argv, int *json, int *verbose, const char **tsel, uint64_t *maxraw)
+{
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		if (gc_commonopt(argv[i]))
+			continue;
+		if (strcmp(argv[i], "--json") == 0)
+			*json = 1;
+		else if (strcmp(argv[i], "-v") == 0 || strcmp(argv[i], "--verbose") == 0)
+			*verbose = 1;
+		else if (startswith(argv[i], "--target="))
+			*tsel = argv[i] + 9;
+		else if (gc_maxinflate(argv[i], maxraw))
+			;
+		else if (strcmp(argv[i], "--") == 0)
+			return i + 1;
+		else if (argv[i][0] == '-' && argv[i][1])
+			gc_usage("cover: unknown option '%s'", argv[i]);
+		else
+			break;
+	}
+	return i;
+}
+
 int
 cmd_cover(int argc, char **argv)
 {
@@ -738,25 +765,7 @@ cmd_cover(int argc, char **argv)
 	struct buf b = {0}, tb = {0};
 	struct json js;
 
-	for (i = 1; i < argc; i++) {
-		if (gc_commonopt(argv[i]))
-			continue;
-		if (strcmp(argv[i], "--json") == 0)
-			json = 1;
-		else if (strcmp(argv[i], "-v") == 0 || strcmp(argv[i], "--verbose") == 0)
-			verbose = 1;
-		else if (startswith(argv[i], "--target="))
-			tsel = argv[i] + 9;
-		else if (gc_maxinflate(argv[i], &s.maxraw))
-			;
-		else if (strcmp(argv[i], "--") == 0) {
-			i++;
-			break;
-		} else if (argv[i][0] == '-' && argv[i][1])
-			gc_usage("cover: unknown option '%s'", argv[i]);
-		else
-			break;
-	}
+	i = coveropts(argc, argv, &json, &verbose, &tsel, &s.maxraw);
 	if (i >= argc)
 		gc_usage("cover: name at least one FILE, WHEEL or DIR");
 	xnack = xe && strcmp(xe, "1") == 0;

@@ -120,17 +120,59 @@ scanwheel(struct scanset *s, const char *path, int fd)
 	return -1;
 }
 #else
-/* Scan the ELF members of a wheel, each decompressed in memory: a member that says or
-   turns out to be larger than the --max-inflate cap is refused before more is read. */
+/* the rest of the member at ae, after the len bytes already in *buf, into *buf: its
+   length; 0 when it is over the --max-inflate cap (refused and counted: at most max + 1
+   bytes are ever held, whatever its zip header says); -1 on a read error (counted) */
+static int64_t
+readmember(struct scanset *s, const char *path, struct archive *a, struct archive_entry *ae,
+           unsigned char **buf, size_t *cap, size_t len, uint64_t max)
+{
+	uint64_t room;
+	la_ssize_t r;
+
+	if (archive_entry_size_is_set(ae) && (uint64_t)archive_entry_size(ae) > max) {
+		warn("%s: member %s would decompress to %llu bytes, over the %llu-byte cap "
+		     "(--max-inflate)", path, archive_entry_pathname(ae),
+		     (unsigned long long)archive_entry_size(ae), (unsigned long long)max);
+		s->errors++;
+		return 0;
+	}
+	if (archive_entry_size_is_set(ae) && archive_entry_size(ae) > 4)
+		*buf = xgrow(*buf, cap, (size_t)archive_entry_size(ae), 1);
+	for (;;) {
+		if (*cap - len < 1 << 16)
+			*buf = xgrow(*buf, cap, len + (1 << 16), 1);
+		room = len <= max ? max + 1 - len : 1;
+		r = archive_read_data(a, *buf + len, *cap - len < room ? *cap - len : (size_t)room);
+		if (r > 0 && len + (size_t)r > max) {
+			warn("%s: member %s decompresses to more than the %llu-byte cap (--max-inflate)",
+			     path, archive_entry_pathname(ae), (unsigned long long)max);
+			s->errors++;
+			return 0;
+		}
+		if (r < 0) {
+			warn("%s: member %s: %s", path, archive_entry_pathname(ae), archive_error_string(a));
+			s->errors++;
+			return -1;
+		}
+		if (r == 0)
+			return (int64_t)len;
+		len += (size_t)r;
+	}
+}
+
+/* Scan the ELF members of a wheel, each decompressed in memory, and its .kpack members
+   (the archives its kpack'd libraries name): a member that says or turns out to be
+   larger than the --max-inflate cap is refused before more is read. */
 static int
 scanwheel(struct scanset *s, const char *path, int fd)
 {
 	struct archive *a = archive_read_new();
 	struct archive_entry *ae;
 	unsigned char *buf = NULL;
-	size_t cap = 0, len;
-	uint64_t max = s->maxraw ? s->maxraw : OFF_MAXRAW, room;
-	size_t first = s->n;
+	size_t cap = 0, len, first = s->n;
+	uint64_t max = s->maxraw ? s->maxraw : OFF_MAXRAW;
+	int64_t got;
 	la_ssize_t r;
 	int rc = 0, ar;
 	char *name;
@@ -152,46 +194,15 @@ scanwheel(struct scanset *s, const char *path, int fd)
 			len += (size_t)r;
 		if (len < 4 || (memcmp(buf, "\177ELF", 4) != 0 && !endswith(archive_entry_pathname(ae), ".kpack")))
 			continue;
-		if (archive_entry_size_is_set(ae) && (uint64_t)archive_entry_size(ae) > max) {
-			warn("%s: member %s would decompress to %llu bytes, over the %llu-byte cap "
-			     "(--max-inflate)", path, archive_entry_pathname(ae),
-			     (unsigned long long)archive_entry_size(ae), (unsigned long long)max);
-			s->errors++;
+		if ((got = readmember(s, path, a, ae, &buf, &cap, len, max)) <= 0) {
 			rc = -1;
-			continue;
-		}
-		if (archive_entry_size_is_set(ae) && archive_entry_size(ae) > 4)
-			buf = xgrow(buf, &cap, (size_t)archive_entry_size(ae), 1);
-		for (;;) {
-			if (cap - len < 1 << 16)
-				buf = xgrow(buf, &cap, len + (1 << 16), 1);
-			/* never more than the cap, whatever the member's header said */
-			room = len <= max ? max + 1 - len : 1;
-			r = archive_read_data(a, buf + len, cap - len < room ? cap - len : (size_t)room);
-			if (r > 0 && len + (size_t)r > max) {
-				/* checked before reading on: at most max + 1 bytes are ever held */
-				warn("%s: member %s decompresses to more than the %llu-byte cap (--max-inflate)",
-				     path, archive_entry_pathname(ae), (unsigned long long)max);
-				s->errors++;
-				rc = -1;
-				len = 0;
-				break;
-			}
-			if (r < 0) {
-				warn("%s: member %s: %s", path, archive_entry_pathname(ae),
-				     archive_error_string(a));
-				s->errors++;
-				rc = -1;
+			if (got < 0)
 				goto out;
-			}
-			if (r == 0)
-				break;
-			len += (size_t)r;
-		}
-		if (!len)
 			continue;
+		}
 		name = xasprintf("%s!%s", path, archive_entry_pathname(ae));
-		if (endswith(name, ".kpack") ? kp_wheelarchive(s, name, buf, len) < 0 : scanbytes(s, name, buf, len, 0) < 0)
+		if (endswith(name, ".kpack") ? kp_wheelarchive(s, name, buf, (size_t)got) < 0
+		                             : scanbytes(s, name, buf, (size_t)got, 0) < 0)
 			rc = -1;
 		free(name);
 	}
@@ -309,6 +320,44 @@ gpusecname(const unsigned char *str, uint64_t n, uint32_t nm)
 	       strcmp(name, ".hipFatBinSegment") == 0 || strcmp(name, ".rocm_kpack_ref") == 0;
 }
 
+/* PEEK_EMPTY if no section of the table at shoff (read with pread, as its name table)
+   is a GPU code section with bytes; PEEK_SCAN for one, or for anything unusual */
+static int
+peeksections(int fd, uint64_t size, int is64, uint64_t shoff, uint32_t shnum, uint32_t shentsize,
+             uint32_t shstrndx)
+{
+	unsigned char *tab, *str = NULL, *sh;
+	uint64_t soff, ssz = 0;
+	uint32_t i;
+	int v = PEEK_SCAN;
+
+	tab = xmalloc((size_t)shnum * shentsize);
+	if (preadall(fd, tab, (size_t)shnum * shentsize, shoff) < 0)
+		goto out;
+	if (shstrndx && shstrndx < shnum) {
+		sh = tab + (size_t)shstrndx * shentsize;
+		soff = is64 ? rd64(sh + 24) : rd32(sh + 16);
+		ssz = is64 ? rd64(sh + 32) : rd32(sh + 20);
+		if (rd32(sh + 4) == 8 /* SHT_NOBITS */ || soff > size || ssz > size - soff || ssz > PEEK_MAXTAB)
+			goto out;
+		str = xmalloc(ssz ? (size_t)ssz : 1);
+		if (preadall(fd, str, (size_t)ssz, soff) < 0)
+			goto out;
+	}
+	for (i = 0; i < shnum; i++) {
+		sh = tab + (size_t)i * shentsize;
+		if (rd32(sh + 4) == 8 || (is64 ? rd64(sh + 32) : rd32(sh + 20)) == 0)
+			continue;
+		if (str && gpusecname(str, ssz, rd32(sh)))
+			goto out;
+	}
+	v = PEEK_EMPTY;
+out:
+	free(tab);
+	free(str);
+	return v;
+}
+
 /* Decide, from the first 64 bytes, the section header table and the section-name table
    read with pread (never a mapping of the file, with read-ahead off), whether the file
    at path is worth a full scan; a file with a textname is not opened. Only PEEK_SKIP
@@ -317,10 +366,10 @@ gpusecname(const unsigned char *str, uint64_t n, uint32_t nm)
 static int
 peek(const char *path)
 {
-	unsigned char h[64], *tab = NULL, *str = NULL;
+	unsigned char h[64];
 	struct stat st;
-	uint64_t shoff, phoff, size, soff, ssz;
-	uint32_t shnum, phnum, shentsize, phentsize, shstrndx, i;
+	uint64_t shoff, phoff, size;
+	uint32_t shnum, phnum, shentsize, phentsize, shstrndx;
 	int fd, is64, v = PEEK_SCAN;
 	size_t n;
 
@@ -373,33 +422,8 @@ peek(const char *path)
 	if (shentsize < (is64 ? 64u : 40u) || shoff > size || (uint64_t)shnum * shentsize > size - shoff ||
 	    (uint64_t)shnum * shentsize > PEEK_MAXTAB)
 		goto out;
-	tab = xmalloc((size_t)shnum * shentsize);
-	if (preadall(fd, tab, (size_t)shnum * shentsize, shoff) < 0)
-		goto out;
-	ssz = 0;
-	if (shstrndx && shstrndx < shnum) {
-		unsigned char *sh = tab + (size_t)shstrndx * shentsize;
-
-		soff = is64 ? rd64(sh + 24) : rd32(sh + 16);
-		ssz = is64 ? rd64(sh + 32) : rd32(sh + 20);
-		if (rd32(sh + 4) == 8 /* SHT_NOBITS */ || soff > size || ssz > size - soff || ssz > PEEK_MAXTAB)
-			goto out;
-		str = xmalloc(ssz ? (size_t)ssz : 1);
-		if (preadall(fd, str, (size_t)ssz, soff) < 0)
-			goto out;
-	}
-	for (i = 0; i < shnum; i++) {
-		unsigned char *sh = tab + (size_t)i * shentsize;
-
-		if (rd32(sh + 4) == 8 || (is64 ? rd64(sh + 32) : rd32(sh + 20)) == 0)
-			continue;
-		if (str && gpusecname(str, ssz, rd32(sh)))
-			goto out;
-	}
-	v = PEEK_EMPTY;
+	v = peeksections(fd, size, is64, shoff, shnum, shentsize, shstrndx);
 out:
-	free(tab);
-	free(str);
 	close(fd);
 	return v;
 }
