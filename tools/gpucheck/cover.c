@@ -2,6 +2,7 @@
 #include "gpucheck.h"
 #include "cover.h"
 #include "json.h"
+#include "mapfile.h"
 #include "strv.h"
 
 #include <stdio.h>
@@ -235,6 +236,37 @@ nvvendor(const char *path)
 	return 0;
 }
 
+/* true if the library at path names NVIDIA's JIT linker or runtime compiler in its
+   read-only data, for dlopen: cuFFT 12 (CUDA 13) loads libnvJitLink.so.13 so, its
+   building blocks in .ldata (checked on the H100 machine: the name is in .lrodata).
+   Only .rodata and .lrodata of at most 16 MiB are searched; a wheel member is not. */
+static int
+dlopensjit(const char *path)
+{
+	static const char *const secs[] = {".rodata", ".lrodata"};
+	struct mapfile m;
+	struct elf e;
+	const struct elfsec *sec;
+	const unsigned char *d;
+	char err[256];
+	size_t i;
+	int r = 0;
+
+	if (strchr(path, '!') || map_open(&m, path) < 0)
+		return 0;
+	if (m.p && elf_open(&e, m.p, m.n, err, sizeof err) == 0) {
+		for (i = 0; i < sizeof secs / sizeof secs[0] && !r; i++) {
+			if (!(sec = elf_section(&e, secs[i])) || sec->size > (16 << 20) || !(d = elf_secdata(&e, sec)))
+				continue;
+			r = memmem(d, (size_t)sec->size, "libnvJitLink.so", 15) != NULL ||
+			    memmem(d, (size_t)sec->size, "libnvrtc.so", 11) != NULL;
+		}
+		elf_close(&e);
+	}
+	map_close(&m);
+	return r;
+}
+
 /* the folder that stands for a kernel library's code objects: the nearest ancestor
    named "library" (rocBLAS's and hipBLASLt's), else the file's own folder; into buf */
 static void
@@ -398,7 +430,7 @@ cover_judge(const struct scanset *s, size_t k, const char *dev, int xnack, signe
 		if (nat) {
 			v->covered = 1;
 			v->rule = "NVIDIA library: at least one module runs (the rest load lazily, never on this GPU)";
-		} else if (l->jitlink) {
+		} else if (l->jitlink || dlopensjit(s->f[k].path)) {
 			v->covered = 1;
 			v->rule = "NVIDIA library: links its code at run time (nvJitLink/NVRTC)";
 		} else {

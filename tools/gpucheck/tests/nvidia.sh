@@ -36,7 +36,11 @@ exits "sm_120: sm_100f does not leave its family" 1 gpucheck cover --target=sm_1
 mkdir -p site/nvidia/cu13/lib site/ext
 cc -shared -o site/nvidia/cu13/lib/libcufft.so.12 plain.o || exit 2
 cc -shared -o site/ext/_C.so ptx.o || exit 2
-exits "sm_75: an NVIDIA library without a module for it is a warning" 0 gpucheck cover --target=sm_75 site/nvidia
+# cuFFT's way: its building blocks linked at run time through a dlopen'd libnvJitLink
+printf 'const char *jitlib(void) { return "libnvJitLink.so.13"; }\n' >dl.c
+cc -shared -fPIC -o site/nvidia/cu13/lib/libcufftjit.so.12 plain.o dl.c || exit 2
+exits "sm_75: an NVIDIA library without a module for it is a warning" 0 gpucheck cover -v --target=sm_75 site/nvidia
+has "one that dlopens nvJitLink links its code at run time" "$T/.out" "libcufftjit.so.12: covered [NVIDIA library: links its code at run time (nvJitLink/NVRTC)]"
 has "the warning names it" "$T/.out" "warning: site/nvidia/cu13/lib/libcufft.so.12: none of its 1 modules runs on sm_75"
 exits "sm_75: your own extension without code for it fails" 1 gpucheck cover --target=sm_75 site
 has "and names it" "$T/.out" "site/ext/_C.so"
