@@ -1,6 +1,7 @@
 /* gpucheck: which GPU is here, which GPU code a binary carries, will it run, and the fix */
 #include "gpucheck.h"
 #include "json.h"
+#include "strv.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -204,6 +205,71 @@ nentries(const struct offlist *l)
 	return n;
 }
 
+/* a kpack'd library: its archives, and per arch how many co_index entries it has and
+   which it lacks (text, or a "kpack" object in --json) */
+static void
+kpsummary(const struct scanset *s, const struct scanned *f, struct json *js)
+{
+	struct strv arch = {0}, seen = {0};
+	struct buf miss = {0};
+	size_t i, j, b, have;
+	char *key;
+
+	for (i = 0; i < f->l.ne; i++)
+		strv_add(&arch, f->l.e[i].target, 1);
+	for (i = 0; i < f->kp->nfound; i++)
+		strv_add(&seen, s->ar[f->kp->found[i].ar].path, 1);
+	if (js) {
+		json_key(js, "kpack");
+		json_obj(js);
+		json_kstr(js, "kernel_name", f->kp->ref.kernel);
+		json_key(js, "archives");
+		json_arr(js);
+		for (i = 0; i < seen.n; i++)
+			json_str(js, seen.v[i]);
+		json_end(js);
+		json_key(js, "arches");
+		json_arr(js);
+	} else {
+		printf("  kpack: %s#N in %zu archive%s:", f->kp->ref.kernel, seen.n, seen.n == 1 ? "" : "s");
+		for (i = 0; i < seen.n; i++)
+			printf(" %s", seen.v[i]);
+		printf("\n");
+	}
+	for (i = 0; i < arch.n; i++) {
+		bufreset(&miss);
+		for (b = 0, have = 0; b < f->l.nb; b++) {
+			if (f->l.b[b].fmt != OFFB_KPACK)
+				continue;
+			for (j = f->l.b[b].first; j < f->l.b[b].first + f->l.b[b].n; j++)
+				if (strcmp(f->l.e[j].target, arch.v[i]) == 0)
+					break;
+			if (j < f->l.b[b].first + f->l.b[b].n)
+				have++;
+			else
+				bufprintf(&miss, "%s%u", miss.len ? ", " : "", f->l.b[b].coindex);
+		}
+		if (js) {
+			json_obj(js);
+			json_kstr(js, "arch", arch.v[i]);
+			json_kint(js, "co_indexes", (int64_t)have);
+			json_kstr(js, "lacks", miss.len ? miss.s : "");
+			json_end(js);
+		} else {
+			key = xasprintf("%zu of %zu co_index%s", have, f->l.nhipk, miss.len ? "; lacks " : "");
+			printf("  kpack %-18s %s%s\n", arch.v[i], key, miss.len ? miss.s : "");
+			free(key);
+		}
+	}
+	if (js) {
+		json_end(js);
+		json_end(js);
+	}
+	buffree(&miss);
+	strv_free(&arch);
+	strv_free(&seen);
+}
+
 int
 cmd_targets(int argc, char **argv)
 {
@@ -299,6 +365,8 @@ cmd_targets(int argc, char **argv)
 				}
 				json_end(&js);
 			}
+			if (f->kp)
+				kpsummary(&s, f, &js);
 			json_end(&js);
 		} else if (f->l.nb == 0) {
 			if (nfiles == 1 && s.n == 1)
@@ -316,6 +384,8 @@ cmd_targets(int argc, char **argv)
 				printf("  %-24s %-16s %zu bundle%s\n", t[j].target, kv, t[j].bundles,
 				       t[j].bundles == 1 ? "" : "s");
 			}
+			if (f->kp)
+				kpsummary(&s, f, NULL);
 			for (j = 0; verbose && j < f->l.nb; j++) {
 				bd = &f->l.b[j];
 				printf("  bundle %zu: offset %llu in %s, %s", j, (unsigned long long)bd->off,

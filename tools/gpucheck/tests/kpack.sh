@@ -67,6 +67,12 @@ exits "a wheel: gfx1151 not covered" 1 gpucheck cover --target=gfx1151 kp-1.0-py
 
 # TheRock issue 7081: a feature-flag stub that shadows the full archive and lacks a kernel
 py archive 't/.kpack/k_gfx90a:xnack-.kpack' none 'gfx90a:xnack-' 'lib/libk.so#0=gfx90a:xnack-=ka-gfx90a.co'
+check "targets: per arch, the co_index entries the archives have" gpucheck targets t/lib/libk.so
+has "the stub's arch lacks co_index 1" "$T/.out" "gfx90a:xnack-      1 of 2 co_index; lacks 1"
+has "the full archive has both" "$T/.out" "kpack gfx90a             2 of 2 co_index"
+has "the archives are named" "$T/.out" "kpack: lib/libk.so#N in 3 archives:"
+check "targets --json: the kpack summary" gpucheck targets --json t/lib/libk.so
+has "lacks in json" "$T/.out" '{"arch":"gfx90a:xnack-","co_indexes":1,"lacks":"1"}'
 exits "7081: the stub shadows the full archive: NOT covered" 1 gpucheck cover --target=gfx90a t/lib/libk.so
 has "names the co_index missing" "$T/.out" "1 of 2 kpack code objects lack it: co_index 1; the loader picks"
 has "names the stub the loader picks" "$T/.out" "k_gfx90a:xnack-.kpack (gfx90a:xnack-), which lacks lib/libk.so#1"
