@@ -411,10 +411,12 @@ fresh_mirror(const struct spopts *o, const char *label, const char *dir, const c
 	os_rmtree(tmp);
 	if ((e = git_repository_init(&r, tmp, 1)) < 0)
 		goto fail;
+	fault("fetch: new mirror made");
 	e = fetch_into(o, label, r, url, NULL);
 	git_repository_free(r);
 	if (e < 0)
 		goto fail;
+	fault("fetch: new mirror fetched");
 	if (rename(dir, old) < 0 && errno != ENOENT) {
 		git_error_set_str(GIT_ERROR_OS, strerror(errno));
 		e = -1;
@@ -426,6 +428,7 @@ fresh_mirror(const struct spopts *o, const char *label, const char *dir, const c
 		e = -1;
 		goto fail;
 	}
+	fault("fetch: new mirror in place");
 	os_rmtree(old);
 	free(tmp);
 	free(old);

@@ -655,6 +655,7 @@ series_write(const struct spopts *o, const char *dir, const struct spplan *plan,
 			co.checkout_strategy = GIT_CHECKOUT_FORCE;
 			if (git_checkout_tree(r, (git_object *)t, &co) < 0)
 				die("%s: %s: cannot write the patched files: %s", s.name, wd, gitmsg());
+			fault("patch: patched files written");
 		}
 		{
 			char ix[GIT_OID_HEXSZ + 1];
@@ -678,6 +679,7 @@ series_write(const struct spopts *o, const char *dir, const struct spplan *plan,
 			ts = s;
 		} else {
 			state_save(r, &s);
+			fault("patch: a submodule's state recorded");
 			state_free(&s);
 			git_repository_free(r);
 		}
@@ -685,6 +687,7 @@ series_write(const struct spopts *o, const char *dir, const struct spplan *plan,
 	}
 	if (top) {
 		state_save(top, &ts);
+		fault("patch: the series recorded");
 		state_free(&ts);
 		git_repository_free(top);
 	}

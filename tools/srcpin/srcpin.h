@@ -1,6 +1,7 @@
 /* srcpin's modules: mirrors (mirror.c), local fetches (local.c), checkouts and their state (tree.c),
    the quick pristine check and tree switch (fast.c), patch series (series.c), the CA
-   certificates loaded only for a remote (tls.c) */
+   certificates loaded only for a remote (tls.c), the test hook that stops it at a step
+   (fault.c) */
 #ifndef KILN_SRCPIN_H
 #define KILN_SRCPIN_H
 
@@ -59,6 +60,14 @@ int resolve_ref(git_repository *r, const char *ref, git_oid *out, int *kind);
 char *close_refs(git_repository *r, const char *ref);
 /* the last libgit2 error message, or "unknown error" */
 const char *gitmsg(void);
+
+/* ---- fault.c ---- */
+
+/* A step srcpin has just finished (what a crash or kill -9 could follow). For tests only:
+   with SRCPIN_FAULT_AFTER=N in the environment, srcpin kills itself (SIGKILL) right after
+   the N-th step it passes; with SRCPIN_FAULT_AFTER=list it names each step on stderr
+   ("srcpin: fault point N: STEP") and goes on. Without it, nothing. */
+void fault(const char *step);
 
 /* ---- tls.c ---- */
 
