@@ -485,10 +485,12 @@ readable(git_repository *r, const git_oid *id)
 	return 1;
 }
 
-/* refresh dir from url: incremental fetch, or a fresh mirror when it is missing or broken */
-static void
+/* Refresh dir from url: incremental fetch, or a fresh mirror when it is missing or broken.
+   Dies when url cannot be reached, unless soft: then returns -1 (the message left for
+   gitmsg) with the mirror as it was. Returns 0. */
+static int
 refresh(const struct spopts *o, const char *label, const char *dir, const char *url,
-        const char *ref, int broken)
+        const char *ref, int broken, int soft)
 {
 	git_repository *r = broken ? NULL : mirror_open(dir);
 	int e = -1;
@@ -500,7 +502,9 @@ refresh(const struct spopts *o, const char *label, const char *dir, const char *
 		e = fetch_into(o, label, r, url, NULL);
 		git_repository_free(r);
 		if (e == 0)
-			return;
+			return 0;
+		if (net_error() && soft)
+			return -1;
 		if (net_error())
 			die("%s: %s: cannot fetch: %s", label, url, gitmsg());
 		warn("%s: %s: mirror %s is damaged (%s); fetching it again", label, url, dir, gitmsg());
@@ -509,6 +513,47 @@ refresh(const struct spopts *o, const char *label, const char *dir, const char *
 	}
 	if (fresh_mirror(o, label, dir, url) < 0)
 		die("%s: %s: cannot fetch: %s", label, url, gitmsg());
+	return 0;
+}
+
+/* The tag (or other named ref) ref resolved to the commit had in the mirror at dir: fetch
+   again, since upstream may have moved it (nightly tags, re-tagged releases), and say so
+   in one line when it did (its new commit in out); the commit of a tag upstream deleted is
+   refused in one line. An upstream that cannot be reached leaves the mirror's commit, also
+   said in one line. Returns 0 when out holds the answer, -1 when the caller resolves
+   again (the mirror was damaged and fetched afresh). */
+static int
+followtag(const struct spopts *o, const char *label, const char *dir, const char *url,
+          const char *ref, const git_oid *had, git_oid *out)
+{
+	git_repository *r;
+	char was[GIT_OID_HEXSZ + 1];
+	int kind, e;
+
+	git_oid_tostr(was, sizeof was, had);
+	git_oid_cpy(out, had);
+	if (refresh(o, label, dir, url, ref, 0, 1) < 0) {
+		warn("%s: %s: cannot reach it to check whether tag '%s' moved (%s); using the "
+		     "mirror's %s", label, url, ref, gitmsg(), was);
+		return 0;
+	}
+	if (!(r = mirror_open(dir)))
+		return -1;
+	e = resolve_ref(r, ref, out, &kind);
+	if (e == GIT_ENOTFOUND) {
+		git_repository_free(r);
+		die("%s: %s: tag '%s' is gone upstream (the mirror had it at %s); pin another ref",
+		    label, url, ref, was);
+	}
+	if (e < 0 || !readable(r, out)) {
+		git_repository_free(r);
+		return -1;
+	}
+	git_repository_free(r);
+	if (!git_oid_equal(out, had))
+		warn("%s: %s: tag '%s' moved upstream: %s -> %s; following it", label, url, ref, was,
+		     git_oid_tostr_s(out));
+	return 0;
 }
 
 void
@@ -529,10 +574,18 @@ mirror_fetch(const struct spopts *o, const char *label, const char *dir, const c
 		if (e == 0 && !readable(r, out))
 			broken = 1;
 		else if (e == 0 && kind != 'b' && !o->update && had && strcmp(had, url) == 0) {
+			/* a commit is what it is; a tag is asked for again unless --offline */
+			git_oid was;
+			git_oid_cpy(&was, out);
 			free(had);
 			git_repository_free(r);
-			close(fd);
-			return;
+			if (kind == 's' || o->offline || followtag(o, label, dir, url, ref, &was, out) == 0) {
+				close(fd);
+				return;
+			}
+			had = NULL;
+			r = NULL;
+			broken = 1;
 		} else if (e < 0 && e != GIT_ENOTFOUND && e != GIT_EAMBIGUOUS)
 			broken = 1;
 		free(had);
@@ -540,7 +593,7 @@ mirror_fetch(const struct spopts *o, const char *label, const char *dir, const c
 	} else if (os_isdir(dir))
 		broken = 1;
 	if (!(o->offline && !broken && present && kind == 'b')) {
-		refresh(o, label, dir, url, ref, broken);
+		refresh(o, label, dir, url, ref, broken, 0);
 		fetched = 1;
 	}
 	if (!(r = mirror_open(dir)))
@@ -568,7 +621,7 @@ mirror_fetch(const struct spopts *o, const char *label, const char *dir, const c
 	}
 	if (!readable(r, out)) {
 		git_repository_free(r);
-		refresh(o, label, dir, url, ref, 1);
+		refresh(o, label, dir, url, ref, 1, 0);
 		if (!(r = mirror_open(dir)) || resolve_ref(r, ref, out, &kind) < 0 || !readable(r, out))
 			die("%s: %s: ref '%s': commit cannot be read from %s: %s", label, url, ref, dir,
 			    gitmsg());

@@ -38,6 +38,12 @@ same "short sha resolves to the full commit" "$v1" "$(cat "$T/.out")"
 mv "$u/top" "$u/top.away"
 check "a tag already in the mirror needs no contact" srcpin fetch top "file://$u/top" v1 --cache="$c"
 same "offline tag resolves" "$v1" "$(cat "$T/.out")"
+has "an upstream that cannot be reached to check the tag is said in one line" "$T/.err" \
+	"top: file://$u/top: cannot reach it to check whether tag 'v1' moved"
+same "one line" 1 "$(lines "$T/.err")"
+check "--offline: the mirror's tag, without a word" srcpin fetch top "file://$u/top" v1 --cache="$c" --offline
+same "--offline: the mirror's commit" "$v1" "$(cat "$T/.out")"
+same "--offline: nothing on stderr" "" "$(cat "$T/.err")"
 exits "a branch must be fetched: unreachable upstream is an error" 2 srcpin fetch top "file://$u/top" dev --cache="$c"
 has "the error names the repository and URL" "$T/.err" "top: file://$u/top"
 check "--offline uses the mirror's branch" srcpin fetch top "file://$u/top" dev --cache="$c" --offline
@@ -64,6 +70,48 @@ has "mismatch names ref and both commits" "$T/.err" "ref 'v1' resolves to $v1, n
 check "expected sha that matches" srcpin fetch top "file://$u/top" v1 --cache="$c" --expect="$v1"
 check "expected sha as a 7-digit prefix" srcpin fetch top "file://$u/top" v1 --cache="$c" --expect="$(echo "$v1" | cut -c1-7)"
 exits "a too short expected sha is a usage error" 2 srcpin fetch top "file://$u/top" v1 --cache="$c" --expect=abc
+
+# --- a tag moved upstream (nightly tags, re-tagged releases): followed and said --------
+git init -q "$u/mv" && (cd "$u/mv" && echo 1 >n && git add n && git commit -qm n1 && git tag nightly &&
+	git tag -a -m rel rel-1.0)
+n1=$(git -C "$u/mv" rev-parse nightly)
+check "fetch a tag" srcpin fetch mv "file://$u/mv" nightly --cache="$c"
+same "it resolves" "$n1" "$(cat "$T/.out")"
+check "fetch it again, unmoved" srcpin fetch mv "file://$u/mv" nightly --cache="$c"
+same "unmoved: the same commit" "$n1" "$(cat "$T/.out")"
+same "unmoved: nothing said" "" "$(cat "$T/.err")"
+(cd "$u/mv" && echo 2 >n && git commit -qam n2 && git tag -f nightly >/dev/null && git tag -f -a -m rel2 rel-1.0 >/dev/null)
+n2=$(git -C "$u/mv" rev-parse nightly)
+check "fetch the moved tag" srcpin fetch mv "file://$u/mv" nightly --cache="$c"
+same "the moved tag's new commit" "$n2" "$(cat "$T/.out")"
+has "the move is said: old -> new" "$T/.err" "mv: file://$u/mv: tag 'nightly' moved upstream: $n1 -> $n2; following it"
+same "in one line" 1 "$(lines "$T/.err")"
+check "a re-tagged annotated tag" srcpin fetch mv "file://$u/mv" rel-1.0 --cache="$c"
+same "is followed to its new commit" "$n2" "$(cat "$T/.out")"
+has "and said" "$T/.err" "tag 'rel-1.0' moved upstream: $n1 -> $n2"
+exits "a moved tag against the expected commit: a verification failure" 1 \
+	srcpin checkout mv "file://$u/mv" nightly --expect="$n1" --into "$T/wmv" --cache="$c"
+has "in one line naming both commits" "$T/.err" "ref 'nightly' resolves to $n2, not the expected $n1"
+[ ! -e "$T/wmv/n" ] && ok "and nothing is checked out" || notok "and nothing is checked out"
+# through a second repository, the --mirror copy of upstream, re-tagged by a fetch
+git clone -q --bare "$u/mv" "$T/mvm/mv.git"
+check "fetch through --mirror" srcpin fetch mv https://example.invalid/mv.git nightly --cache="$T/mvc" --mirror="$T/mvm"
+same "through --mirror: the tag" "$n2" "$(cat "$T/.out")"
+(cd "$u/mv" && echo 3 >n && git commit -qam n3 && git tag -f nightly >/dev/null)
+n3=$(git -C "$u/mv" rev-parse nightly)
+git -C "$T/mvm/mv.git" fetch -q --force "$u/mv" 'refs/tags/*:refs/tags/*' 'refs/heads/*:refs/heads/*'
+check "the --mirror copy moved the tag too" srcpin fetch mv https://example.invalid/mv.git nightly --cache="$T/mvc" --mirror="$T/mvm"
+same "through --mirror: the new commit" "$n3" "$(cat "$T/.out")"
+has "through --mirror: said" "$T/.err" "tag 'nightly' moved upstream: $n2 -> $n3"
+# srcpin lock follows too: the lock file's commit (a stage key) changes
+printf 'MV_URL=file://%s/mv\nMV_REF=nightly\n' "$u" >"$T/mv.env"
+check "lock of the moved tag" srcpin lock --pins "$T/mv.env" --out "$T/mv.lock" --cache="$c"
+has "the lock holds the new commit" "$T/mv.lock" "MV_COMMIT=$n3"
+has "and says the tag moved" "$T/.err" "tag 'nightly' moved upstream: $n2 -> $n3"
+git -C "$u/mv" tag -d nightly >/dev/null
+exits "a tag deleted upstream is refused" 2 srcpin fetch mv "file://$u/mv" nightly --cache="$c"
+has "in one line naming the commit the mirror had" "$T/.err" "mv: file://$u/mv: tag 'nightly' is gone upstream (the mirror had it at $n3)"
+same "one line" 1 "$(lines "$T/.err")"
 
 # --- bad refs and URLs ----------------------------------------------------------------------
 exits "missing ref" 2 srcpin fetch top "file://$u/top" v3 --cache="$c"
