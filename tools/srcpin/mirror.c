@@ -516,6 +516,66 @@ refresh(const struct spopts *o, const char *label, const char *dir, const char *
 	return 0;
 }
 
+/* the tags of a mirror and the commits they name, as a fetch found them */
+struct tagsnap {
+	char **name;
+	git_oid *id;
+	size_t n, cap, cap2;
+};
+
+/* the tags of the mirror at dir now */
+static void
+tagsnap(const char *dir, struct tagsnap *t)
+{
+	git_repository *r = mirror_open(dir);
+	git_reference_iterator *it;
+	git_reference *ref;
+	git_object *c;
+
+	memset(t, 0, sizeof *t);
+	if (!r)
+		return;
+	if (git_reference_iterator_glob_new(&it, r, "refs/tags/*") == 0) {
+		while (git_reference_next(&ref, it) == 0) {
+			if (git_reference_peel(&c, ref, GIT_OBJECT_COMMIT) == 0) {
+				t->name = xgrow(t->name, &t->cap, t->n + 1, sizeof *t->name);
+				t->id = xgrow(t->id, &t->cap2, t->n + 1, sizeof *t->id);
+				t->name[t->n] = xstrdup(git_reference_name(ref) + 10);
+				git_oid_cpy(&t->id[t->n++], git_object_id(c));
+				git_object_free(c);
+			}
+			git_reference_free(ref);
+		}
+		git_reference_iterator_free(it);
+	}
+	git_repository_free(r);
+}
+
+/* say, one line each, which tags of the snapshot t now name another commit in the mirror
+   at dir (a fetch follows upstream's tags: every pin on one of them changes); frees t */
+static void
+tagsmoved(const char *label, const char *url, const char *dir, struct tagsnap *t)
+{
+	git_repository *r = mirror_open(dir);
+
+	for (size_t i = 0; i < t->n; i++) {
+		char *full = xasprintf("refs/tags/%s", t->name[i]);
+		git_oid now;
+		if (r && peelref(r, full, &now) == 0 && !git_oid_equal(&now, &t->id[i])) {
+			char was[GIT_OID_HEXSZ + 1];
+			git_oid_tostr(was, sizeof was, &t->id[i]);
+			warn("%s: %s: tag '%s' moved upstream: %s -> %s; following it", label, url,
+			     t->name[i], was, git_oid_tostr_s(&now));
+		}
+		free(full);
+		free(t->name[i]);
+	}
+	git_repository_free(r);
+	free(t->name);
+	free(t->id);
+	memset(t, 0, sizeof *t);
+}
+
 /* The tag (or other named ref) ref resolved to the commit had in the mirror at dir: fetch
    again, since upstream may have moved it (nightly tags, re-tagged releases), and say so
    in one line when it did (its new commit in out); the commit of a tag upstream deleted is
@@ -530,13 +590,18 @@ followtag(const struct spopts *o, const char *label, const char *dir, const char
 	char was[GIT_OID_HEXSZ + 1];
 	int kind, e;
 
+	struct tagsnap ts;
+
 	git_oid_tostr(was, sizeof was, had);
 	git_oid_cpy(out, had);
+	tagsnap(dir, &ts);
 	if (refresh(o, label, dir, url, ref, 0, 1) < 0) {
 		warn("%s: %s: cannot reach it to check whether tag '%s' moved (%s); using the "
 		     "mirror's %s", label, url, ref, gitmsg(), was);
+		tagsmoved(label, url, dir, &ts);   /* nothing moved: only frees */
 		return 0;
 	}
+	tagsmoved(label, url, dir, &ts);
 	if (!(r = mirror_open(dir)))
 		return -1;
 	e = resolve_ref(r, ref, out, &kind);
@@ -550,9 +615,6 @@ followtag(const struct spopts *o, const char *label, const char *dir, const char
 		return -1;
 	}
 	git_repository_free(r);
-	if (!git_oid_equal(out, had))
-		warn("%s: %s: tag '%s' moved upstream: %s -> %s; following it", label, url, ref, was,
-		     git_oid_tostr_s(out));
 	return 0;
 }
 
@@ -593,7 +655,11 @@ mirror_fetch(const struct spopts *o, const char *label, const char *dir, const c
 	} else if (os_isdir(dir))
 		broken = 1;
 	if (!(o->offline && !broken && present && kind == 'b')) {
+		/* tags a fetch moves are said, whichever ref it was for */
+		struct tagsnap ts;
+		tagsnap(dir, &ts);
 		refresh(o, label, dir, url, ref, broken, 0);
+		tagsmoved(label, url, dir, &ts);
 		fetched = 1;
 	}
 	if (!(r = mirror_open(dir)))
