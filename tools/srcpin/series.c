@@ -102,7 +102,7 @@ series_load(struct series *s, const char *path, char **err)
 
 		if (strpbrk(line, " \t")) {
 			*err = xasprintf("%s:%d: '%s': one patch file name per line (options such as -p are "
-			                 "not supported; make patches with git format-patch)", path, ln, line);
+			                 "not supported: names lose one folder, as with git apply's -p1)", path, ln, line);
 			goto fail;
 		}
 		if (!patchpath_ok(line)) {
