@@ -243,14 +243,6 @@ step_wheel () {
 		scport=$(clean -- "$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])') ||
 			die "$PY cannot find a free port for the sccache server"
 		set -- "$@" --set SCCACHE_SERVER_PORT="$scport"
-		# sccache waits 10 s for its server by default, too short on a loaded builder;
-		# a caller's own SCCACHE_CONF is kept
-		scwait=
-		if [ -z "${SCCACHE_CONF:-}" ]; then
-			scwait=", startup timeout 120 s"
-			echo 'server_startup_timeout_ms = 120000' >"$work.home/sccache.conf"
-			set -- "$@" --set SCCACHE_CONF="$work.home/sccache.conf"
-		fi
 	fi
 	# nvcc on CUDA builds: a wrapper gives each source file its own -frandom-seed (its
 	# path in the copy: nvcc otherwise draws module ids at random, so two builds of one
@@ -441,15 +433,24 @@ hitrate () {
 }
 
 # scstart [ENVCLEAN-OPTION]...: this stage's sccache server (SCCACHE_SERVER_PORT), started
-# in the build's environment so it has the build's storage settings; with --cache-remote
-# the server must use that storage: an sccache built without it (Debian 12's has only
-# local disk: `sccache --help` lists its storage features) stops the stage in one line
+# in the build's environment so it has the build's storage settings. It is this stage's
+# own child, run as sccache's client runs it (SCCACHE_START_SERVER=1) but in the
+# foreground (SCCACHE_NO_DAEMON=1) and never stopped for idleness (SCCACHE_IDLE_TIMEOUT=0):
+# no client waits for it on a startup timeout (on a loaded host sccache's own timed out:
+# issue 27); it is ready when it listens on its port itself (scready), and one that exits
+# first (its port taken, a storage it lacks) stops the stage with its own error line. With
+# --cache-remote the server must use that storage: an sccache built without it (Debian
+# 12's has only local disk: `sccache --help` lists its storage features) stops the stage
+# in one line
 scstart () {
-	clean "$@" -- sccache --start-server >"$work.home/sccache.start" 2>&1 ||
+	clean "$@" --set SCCACHE_START_SERVER=1 --set SCCACHE_NO_DAEMON=1 --set SCCACHE_IDLE_TIMEOUT=0 \
+		-- sccache >"$work.home/sccache.start" 2>&1 &
+	scpid=$!
+	scready "$scpid" "$scport" ||
 		die "sccache could not start its server: $(grep -m 1 -i 'error' "$work.home/sccache.start" || tail -n 1 "$work.home/sccache.start")${CACHE_REMOTE:+ (--cache-remote=$CACHE_REMOTE: is this sccache built with that storage? sccache --help lists its features)}"
 	loc=$(clean "$@" -- sccache --show-stats --stats-format=json 2>/dev/null |
 		clean -- "$PY" -c 'import json, sys; print(json.load(sys.stdin).get("cache_location", "?"))') || loc=?
-	say "sccache: server on port $scport$scwait, storage: $loc"
+	say "sccache: server on port $scport (ready: it listens there itself), storage: $loc"
 	case "${CACHE_REMOTE:-}:$loc" in
 	:*) ;;
 	*:"Local disk"*)
@@ -457,8 +458,61 @@ scstart () {
 		die "--cache-remote=$CACHE_REMOTE: this sccache ($(sccache --version 2>/dev/null)) stores on local disk only; it has no storage for that URL (sccache --help lists its features; WebDAV needs sccache >= 0.4.0 built with it)" ;;
 	esac
 }
-# scstop [ENVCLEAN-OPTION]...: stop this stage's sccache server
-scstop () { clean "$@" -- sccache --stop-server >/dev/null 2>&1 || :; }
+# scstop [ENVCLEAN-OPTION]...: stop this stage's sccache server (and reap it; one that does
+# not answer is ended by its id)
+scstop () {
+	clean "$@" -- sccache --stop-server >/dev/null 2>&1 || kill "$scpid" 2>/dev/null
+	wait "$scpid" 2>/dev/null || :
+}
+# scready PID PORT: wait until the process PID (or a child of it: envclean execs) listens
+# on PORT, its own socket in /proc (not a connect another process could answer); fails as
+# soon as PID has exited, or after 600 s (a hang guard)
+scready () {
+	clean -- "$PY" - "$1" "$2" <<'EOF'
+import os, sys, time
+pid, port = sys.argv[1], int(sys.argv[2])
+def stat(p):
+    try:
+        with open("/proc/%s/stat" % p) as f:
+            s = f.read()
+        return s[s.rindex(")") + 2:].split()
+    except (OSError, ValueError):
+        return None
+def listening():
+    inodes = set()
+    for t in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(t) as f:
+                for x in (l.split() for l in list(f)[1:]):
+                    if x[3] == "0A" and int(x[1].rsplit(":", 1)[1], 16) == port:
+                        inodes.add("socket:[%s]" % x[9])
+        except OSError:
+            pass
+    procs, todo = set(), [pid]
+    while todo:
+        p = todo.pop()
+        procs.add(p)
+        todo += [q for q in os.listdir("/proc") if q.isdigit() and q not in procs and (stat(q) or [0, 0])[1] == p]
+    for p in procs:
+        try:
+            fds = os.listdir("/proc/%s/fd" % p)
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                if os.readlink("/proc/%s/fd/%s" % (p, fd)) in inodes:
+                    return True
+            except OSError:
+                pass
+    return False
+t0 = time.monotonic()
+while not listening():
+    st = stat(pid)
+    if not st or st[0] in "ZX" or time.monotonic() - t0 > 600:
+        sys.exit(1)
+    time.sleep(0.1)
+EOF
+}
 # schitrate JSON: sccache's hits in this stage (its own server's counters), in its log and
 # the stage's summary line ("sccache 12/40 hits (30%), local disk")
 schitrate () {

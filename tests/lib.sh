@@ -2,7 +2,16 @@
 # tools under test first on PATH, and checks that print the lines tests/run.sh counts.
 set -u
 T=$(mktemp -d "${TMPDIR:-/tmp}/kiln-t.XXXXXX") || exit 2
-trap 'chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT INT TERM
+# at_exit CMD: shell text run when the file ends (the last given first), before $T goes:
+# a test stops its servers this way. A signal ends the file (129, 130, 143): a trap that
+# only cleaned up would let the file go on in a removed folder (on a busy host with
+# PIDs wrapping at 32768, a kill by an old process id can reach a test's shell)
+_atexit=:
+at_exit () { _atexit="$1; $_atexit"; }
+trap 'eval "$_atexit"; chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT
+trap 'exit 129' HUP
+trap 'exit 130' INT
+trap 'exit 143' TERM
 PATH=$KILN_BIN:$PATH
 export PATH
 
@@ -45,3 +54,94 @@ shq () { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
 waitfor () { _wn=$(($1 * 10)); shift; _wi=0
 	until "$@" >/dev/null 2>&1; do _wi=$((_wi + 1)); [ "$_wi" -lt "$_wn" ] || return 1; sleep 0.1; done; }
 lines () { wc -l <"$1" | tr -d ' '; }
+
+# Servers a test starts (nginx, redis, distccd, ...) on loopback ports. A port is asked of
+# the kernel (bind to port 0) and passed to the server; another process may take it in
+# between, and a connect() that works may reach that other process: so a server is ready
+# only when the kernel says that it, its own process, listens on its port (listens), and a
+# server that exits first lost the port or failed, which startserver sees at once.
+# freeport: a TCP port on 127.0.0.1 that was free a moment ago
+freeport () { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+# listens PID PORT: exit 0 when process PID (or a child of it) has a TCP socket listening
+# on PORT (/proc/net/tcp* and its fds), 1 when not yet, 2 when PID is gone or a zombie
+listens () { python3 - "$1" "$2" <<'EOF'
+import os, sys
+pid, port = sys.argv[1], int(sys.argv[2])
+def state(p):
+    try:
+        with open("/proc/%s/stat" % p) as f:
+            s = f.read()
+        return s[s.rindex(")") + 2:].split()
+    except (OSError, ValueError):
+        return None
+st = state(pid)
+if not st or st[0] in "ZX":
+    sys.exit(2)
+inodes = set()
+for t in ("/proc/net/tcp", "/proc/net/tcp6"):
+    try:
+        with open(t) as f:
+            for line in list(f)[1:]:
+                x = line.split()
+                if x[3] == "0A" and int(x[1].rsplit(":", 1)[1], 16) == port:
+                    inodes.add("socket:[%s]" % x[9])
+    except OSError:
+        pass
+procs, todo = set(), [pid]
+while todo:
+    p = todo.pop()
+    procs.add(p)
+    for q in os.listdir("/proc"):
+        if q.isdigit() and q not in procs:
+            qs = state(q)
+            if qs and qs[1] == p:
+                todo.append(q)
+for p in procs:
+    try:
+        fds = os.listdir("/proc/%s/fd" % p)
+    except OSError:
+        continue
+    for fd in fds:
+        try:
+            if os.readlink("/proc/%s/fd/%s" % (p, fd)) in inodes:
+                sys.exit(0)
+        except OSError:
+            pass
+sys.exit(1)
+EOF
+}
+# waitlisten PID PORT: poll until PID listens on PORT (0); 1 as soon as PID has exited;
+# 2 when it did neither in 300 s (a server that hangs: a guard, not a wait for readiness)
+waitlisten () { _wl=0
+	while :; do
+		listens "$1" "$2"
+		case $? in 0) return 0 ;; 2) return 1 ;; esac
+		_wl=$((_wl + 1)); [ "$_wl" -lt 3000 ] || return 2
+		sleep 0.1
+	done; }
+# startserver TRIES START: run START PORT (a function that starts a server on PORT in the
+# background and sets SERVER_PID to its process) with a fresh freeport until that server
+# listens there; one that exits first (it lost the port to another process, or failed) is
+# started again on another port, TRIES times in all. Sets SERVER_PORT; 1 when it failed.
+startserver () { _st=0
+	while [ "$_st" -lt "$1" ]; do
+		SERVER_PORT=$(freeport) || return 1
+		SERVER_PID=
+		"$2" "$SERVER_PORT"
+		waitlisten "$SERVER_PID" "$SERVER_PORT"
+		case $? in 0) return 0 ;; 2) return 1 ;; esac
+		wait "$SERVER_PID" 2>/dev/null
+		_st=$((_st + 1))
+	done
+	return 1; }
+# alive PID: the process is there and not a zombie left to its reaper
+alive () { [ -r "/proc/$1/stat" ] && ! grep -q '^[0-9]* (.*) [ZX] ' "/proc/$1/stat" 2>/dev/null; }
+# waitalive "PID..." CMD...: run CMD (quietly) every 0.1 s until it succeeds; fails at once
+# when one of the PIDs (a server, or the build that is to reach a point) has ended first,
+# and after 300 s (a guard against a hang, not a wait for readiness)
+waitalive () { _wp=$1; shift; _wi=0
+	until "$@" >/dev/null 2>&1; do
+		for _p in $_wp; do alive "$_p" || return 1; done
+		_wi=$((_wi + 1)); [ "$_wi" -lt 3000 ] || return 1
+		sleep 0.1
+	done; }

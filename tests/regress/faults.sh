@@ -9,7 +9,7 @@ need git unshare sha256sum
 
 # mounts made here go away with the scratch folder
 mnts=
-trap 'for m in $mnts; do umount "$m" 2>/dev/null; done; chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT INT TERM
+at_exit 'for m in $mnts; do umount "$m" 2>/dev/null; done'
 # tmpfs DIR SIZE: a small tmpfs at DIR (root only; returns 1 when it cannot be made)
 tmpfs () { mkdir -p "$1" && mount -t tmpfs -o "size=$2" tmpfs "$1" 2>/dev/null && mnts="$mnts $1"; }
 canmount=no
@@ -92,15 +92,15 @@ PY
 	TMPDIR=$T/fw/scratch fatwheel --level=9 "$W" -w "$T/fw/out" >"$T/fw/run.out" 2>"$T/fw/run.err" &
 	fpid=$!
 	# wait until the output wheel is being written: fatwheel holds a file in out/ (named
-	# or not) that has grown past 1 MiB
-	i=0 seen=
-	while [ $i -lt 1200 ]; do
+	# or not) that has grown past 1 MiB; watched for as long as fatwheel runs (no clock:
+	# a loaded host only makes it slower)
+	seen=
+	while alive "$fpid"; do
 		for f in /proc/$fpid/fd/*; do
 			case $(readlink "$f" 2>/dev/null) in "$T/fw/out/"*) ;; *) continue ;; esac
 			[ "$(stat -L -c %s "$f" 2>/dev/null || echo 0)" -gt 1048576 ] && { seen=$(readlink "$f"); sz=$(stat -L -c %s "$f"); break 2; }
 		done
-		kill -0 "$fpid" 2>/dev/null || break
-		sleep 0.05; i=$((i + 1))
+		sleep 0.05
 	done
 	if [ -n "$seen" ]; then ok "fatwheel: killed while writing ${seen##*/} ($sz bytes so far)"
 	else notok "fatwheel: caught writing its output (it finished or never wrote)"; sed 's/^/#   /' "$T/fw/run.err"; fi

@@ -93,7 +93,7 @@ check "configure --pin torch=v3" conf --arch=gfx1151 --pin vision=v2 --pin torch
 : >"$T/slow"
 setsid ninja >"$T/killed.log" 2>&1 &
 npid=$!
-waitfor 60 test -f "$T/started"
+waitalive "$npid" test -f "$T/started"
 check "torch.wheel started" test -f "$T/started"
 # the whole build dies at once (ninja, kiln-stage and the compiler: its session)
 pkill -KILL -s "$npid"

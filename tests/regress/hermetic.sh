@@ -241,13 +241,21 @@ for c in torch vision; do
 	w2=$(wheel "$T/other/b2/build/wheels/$c") w4=$(wheel "$T/wd4/b4/build/wheels/$c")
 	check "--work-dir: byte-identical $c wheel" cmp "$w2" "$w4"
 done
-# a held lock makes the stage wait its turn, and says so
-rm -f build/stamp/vision.wheel
-flock "$T/wd/.vision.lock" sleep 3 &
+# a held lock makes the stage wait its turn, and says so: the lock is held (flock says so
+# with a file) until the stage has said that it waits, then let go; no clock
+rm -f build/stamp/vision.wheel "$T/held"
+: >"$T/hold"
+flock "$T/wd/.vision.lock" sh -c ': >"$1"; while [ -e "$2" ]; do sleep 0.1; done' sh "$T/held" "$T/hold" &
 lockpid=$!
-sleep 0.5
-build waited
+waitalive "$lockpid" test -e "$T/held" || notok "--work-dir: a held lock: flock did not take it"
+hostile ninja >"$T/waited.log" 2>&1 &
+bpid=$!
+waitalive "$bpid" grep -q "waiting for another build" build/logs/vision.wheel.log ||
+	notok "--work-dir: a held lock: the stage did not say it waits"
+rm -f "$T/hold"
 wait "$lockpid"
+wait "$bpid"
+brc=$?
 same "--work-dir: a held lock: ninja succeeds" 0 "$brc"
 has "--work-dir: a held lock: the stage waited" build/logs/vision.wheel.log "waiting for another build in $T/wd/vision"
 # a work folder that is a link is refused

@@ -143,8 +143,11 @@ EOF
 mkdir -p "$T/www" && cp "$T/sdk.tgz" "$T/www/" || exit 2
 "$PY3" "$T/serve.py" "$T/www" 2 "$T/req.log" "$T/port" &
 srv=$!
-trap 'kill $srv 2>/dev/null' EXIT INT TERM
-waitfor 60 test -s "$T/port" || { notok "the SDK server did not start in 60 s"; exit 1; }
+at_exit 'kill $srv 2>/dev/null; wait $srv 2>/dev/null'
+# the server binds port 0 itself and writes the port it got: no other process can hold it;
+# ready once the file is there (a server that died first fails at once)
+waitalive "$srv" test -s "$T/port" && waitlisten "$srv" "$(cat "$T/port")" ||
+	{ notok "the SDK server did not start"; exit 1; }
 URL=http://127.0.0.1:$(cat "$T/port")/sdk.tgz
 
 check "fetch: a response cut midway is resumed in the same run" kiln-stage fetch "$URL" --sha256="$SHA" -o "$T/dl/a.tgz"

@@ -6,11 +6,14 @@
 . "$KILN_SRC/tests/lib.sh"
 need redis-server redis-cli ccache
 . "$KILN_SRC/tests/regress/graph-toy.inc"
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$T" >"$T/redis.log" 2>&1 &
-rpid=$!
-trap 'kill $rpid 2>/dev/null; wait $rpid 2>/dev/null; chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT INT TERM
-waitfor 60 redis-cli -p "$port" ping || { notok "redis-server did not start in 60 s"; exit 1; }
+# redis on a free port: ready when redis-server itself listens there (lib.sh's startserver),
+# then its own answer to PING
+redis () { redis-server --port "$1" --bind 127.0.0.1 --save '' --appendonly no --dir "$T" >"$T/redis.log" 2>&1 & SERVER_PID=$!; }
+rpid=
+at_exit 'kill $rpid 2>/dev/null; wait $rpid 2>/dev/null'
+startserver 5 redis || { sed 's/^/#   /' "$T/redis.log"; notok "redis-server did not start"; exit 1; }
+port=$SERVER_PORT rpid=$SERVER_PID
+check "redis-server answers PING" redis-cli -p "$port" ping
 
 conf () {
 	"$KSRC/configure" --python="$1/bin/python" --pins="$T/pins.env" --mirror="$T/mirror" \

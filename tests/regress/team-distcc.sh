@@ -9,17 +9,19 @@
 . "$KILN_SRC/tests/lib.sh"
 need distcc distccd ccache
 . "$KILN_SRC/tests/regress/graph-toy.inc"
-freeport () { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-p1=$(freeport) p2=$(freeport)
+# two distccd on free ports: each ready when it listens there itself (lib.sh's startserver)
+distccd1 () {
+	distccd --no-detach --daemon --listen 127.0.0.1 --port "$1" --allow 127.0.0.1 --enable-tcp-insecure \
+		--log-stderr --log-level info --jobs 2 2>"$T/distccd.$1.log" &
+	SERVER_PID=$!
+}
+# the servers this file started (and has not reaped: their ids are still theirs)
 pids=
-for p in $p1 $p2; do
-	distccd --no-detach --daemon --listen 127.0.0.1 --port "$p" --allow 127.0.0.1 --enable-tcp-insecure \
-		--log-stderr --log-level info --jobs 2 2>"$T/distccd.$p.log" &
-	pids="$pids $!"
-done
-trap 'for p in $pids; do kill $p 2>/dev/null; done; wait; chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT INT TERM
-waitfor 60 sh -c 'grep -q started "$1" && grep -q started "$2"' sh "$T/distccd.$p1.log" "$T/distccd.$p2.log" ||
-	{ notok "distccd did not start in 60 s"; exit 1; }
+at_exit 'for p in $pids; do kill $p 2>/dev/null; done; wait'
+startserver 5 distccd1 || { notok "distccd did not start"; sed 's/^/#   /' "$T"/distccd.*.log; exit 1; }
+p1=$SERVER_PORT pids=$SERVER_PID
+startserver 5 distccd1 || { notok "distccd did not start"; sed 's/^/#   /' "$T"/distccd.*.log; exit 1; }
+p2=$SERVER_PORT pids="$pids $SERVER_PID"
 
 conf () {
 	v=$1 hosts=$2

@@ -19,7 +19,6 @@
 need icecc iceccd icecc-scheduler ccache
 [ "$(id -u)" = 0 ] || optional root "iceccd accepts remote jobs only where it can chroot (run as root)"
 . "$KILN_SRC/tests/regress/graph-toy.inc"
-freeport () { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 # the scheduler takes PORT and PORT+1 (its text interface): two free ones in a row
 i=0
 while :; do
@@ -34,21 +33,34 @@ chmod 711 "$T" && chmod 1777 "$I" || exit 2
 export ICECC_TESTS=1 ICECC_TEST_SCHEDULER_PORTS=$sp:$((sp + 2))
 net=kiln$$
 pids=
+# the servers this file started (and has not reaped: their ids are still theirs)
+at_exit 'for p in $pids; do kill $p 2>/dev/null; done; wait'
 icecc-scheduler -p "$sp" -n "$net" -vvv 2>"$I/scheduler.log" &
-pids="$pids $!"
+spid=$!
+pids="$pids $spid"
+# ready when the scheduler itself listens on both its ports (lib.sh's listens)
+waitlisten "$spid" "$sp" && waitlisten "$spid" "$((sp + 1))" ||
+	{ sed 's/^/#   /' "$I/scheduler.log"; notok "icecc-scheduler did not listen on $sp and $((sp + 1))"; exit 1; }
 # node1, the builder's daemon, takes no jobs from others (as in icecream's own tests: two
-# daemons on one address must not send jobs to each other both ways)
-for n in 1 2; do
+# daemons on one address must not send jobs to each other both ways), so it listens on no
+# port; node2 takes jobs on a free port, ready when it listens there itself (lib.sh's
+# startserver)
+node () {
 	: >"$I/node$n.log"
-	[ $n = 1 ] && set -- --no-remote || set --
 	ICECC_TEST_SOCKET=$I/node$n.sock ICECC_SCHEDULER=127.0.0.1:$sp iceccd -s "127.0.0.1:$sp" -n "$net" \
-		-p "$(freeport)" -b "$I/env$n" -N node$n -m 2 -vvv "$@" 2>"$I/node$n.log" &
-	pids="$pids $!"
-done
-trap 'for p in $pids; do kill $p 2>/dev/null; done; wait; chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT INT TERM
+		-p "$1" -b "$I/env$n" -N node$n -m 2 -vvv $nodeopt 2>"$I/node$n.log" &
+	SERVER_PID=$!
+}
+n=1 nodeopt=--no-remote
+node "$(freeport)"
+npids=$SERVER_PID
+n=2 nodeopt=
+startserver 5 node || { sed 's/^/#   /' "$I/node2.log"; notok "iceccd node2 did not start"; exit 1; }
+npids="$npids $SERVER_PID"
+pids="$pids $npids"
 unset ICECC_TESTS ICECC_TEST_SCHEDULER_PORTS
-waitfor 60 sh -c 'grep -q "Connected to scheduler" "$1" && grep -q "Connected to scheduler" "$2"' sh "$I/node1.log" "$I/node2.log" ||
-	{ sed 's/^/#   /' "$I/node1.log"; notok "iceccd did not reach icecc-scheduler in 60 s"; exit 1; }
+waitalive "$spid $npids" sh -c 'grep -q "Connected to scheduler" "$1" && grep -q "Connected to scheduler" "$2"' sh "$I/node1.log" "$I/node2.log" ||
+	{ sed 's/^/#   /' "$I/node1.log"; notok "iceccd did not reach icecc-scheduler"; exit 1; }
 lacks "node2 can chroot, so it takes remote jobs" "$I/node2.log" "Cannot use chroot"
 # listcs: the scheduler's view of the nodes ("node2 (127.0.0.1:PORT) [x86_64] ... load=N")
 listcs () {

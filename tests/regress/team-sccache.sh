@@ -13,11 +13,13 @@
 need sccache redis-server redis-cli
 . "$KILN_SRC/tests/regress/graph-toy.inc"
 . "$KILN_SRC/tests/nginx-dav.inc"
-port=$(dav_port)
-redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$T" >"$T/redis.log" 2>&1 &
-rpid=$!
-trap 'kill $rpid 2>/dev/null; wait $rpid 2>/dev/null; dav_stop; chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT INT TERM
-waitfor 60 redis-cli -p "$port" ping || { notok "redis-server did not start in 60 s"; exit 1; }
+# redis on a free port: ready when redis-server itself listens there (lib.sh's startserver)
+redis () { redis-server --port "$1" --bind 127.0.0.1 --save '' --appendonly no --dir "$T" >"$T/redis.log" 2>&1 & SERVER_PID=$!; }
+rpid=
+at_exit 'kill $rpid 2>/dev/null; wait $rpid 2>/dev/null'
+startserver 5 redis || { sed 's/^/#   /' "$T/redis.log"; notok "redis-server did not start"; exit 1; }
+port=$SERVER_PORT rpid=$SERVER_PID
+check "redis-server answers PING" redis-cli -p "$port" ping
 dav_start
 
 # vision, a C++ extension: a .cpp (templates and <algorithm>) in its sources, libstdc++ linked
@@ -62,8 +64,8 @@ SCCACHE_DIR=$T/scc ninja >"$T/a.log" 2>&1
 same "a: ninja succeeds" 0 "$?"
 [ -s "$T/a/build/logs/vision.wheel.log" ] || sed -n '1,40s/^/#   /p' "$T/a.log"
 has "a: the stage's own sccache server, local disk" "$T/a/build/logs/vision.wheel.log" "storage: Local disk: \"$T/scc\""
-has "a: the stage's server may take 120 s to start (a config of its own)" "$T/a/build/logs/vision.wheel.log" \
-	"startup timeout 120 s, storage: Local disk"
+has "a: the stage's server is ready when it listens itself (no startup timeout)" "$T/a/build/logs/vision.wheel.log" \
+	"(ready: it listens there itself), storage: Local disk"
 has "a: sccache compiled vision's C++ source" "$T/a/build/logs/vision.wheel.log" "sorted.cpp"
 line=$(rate "$T/a.log" vision.wheel)
 case "$line" in

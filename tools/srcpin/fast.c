@@ -662,6 +662,7 @@ fast_switch(git_repository *r, struct fastidx *x, git_tree *ot, git_tree *t,
 			die("%s: cannot remove:", p);
 		free(p);
 		rmparents(wd, c.v[i].path);
+		fault("switch: a file removed");
 	}
 	{
 		/* The filters' attributes: libgit2 looks in the index first, then in the work
@@ -673,9 +674,13 @@ fast_switch(git_repository *r, struct fastidx *x, git_tree *ot, git_tree *t,
 			git_repository_set_index(r, none);
 			git_index_free(none);
 		}
-		for (i = 0; i < c.n; i++)
-			if (c.v[i].nmode && writeone(r, wd, c.v[i].path, &c.v[i].nid, c.v[i].nmode) < 0)
+		for (i = 0; i < c.n; i++) {
+			if (!c.v[i].nmode)
+				continue;
+			if (writeone(r, wd, c.v[i].path, &c.v[i].nid, c.v[i].nmode) < 0)
 				die("%s%s: cannot write:", wd, c.v[i].path);
+			fault("switch: a file written");
+		}
 		git_repository_set_index(r, NULL);
 	}
 	/* the new index: the old entries (the old tree, as the quick check found them on disk)
@@ -698,6 +703,7 @@ fast_switch(git_repository *r, struct fastidx *x, git_tree *ot, git_tree *t,
 	put32((unsigned char *)b.s + 4, x->version);
 	put32((unsigned char *)b.s + 8, (uint32_t)n);
 	writeindex(r, &b, sum);
+	fault("switch: index written");
 	e = 0;
 out:
 	buffree(&b);

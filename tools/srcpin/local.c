@@ -117,6 +117,7 @@ seed_local(git_repository *src, git_repository *dst)
 				f = xasprintf("%s/%s", sub, de2->d_name);
 				t = xasprintf("%s/%s", dsub, de2->d_name);
 				e = linkorcopy(f, t);
+				fault("fetch: an object file seeded");
 				free(f);
 				free(t);
 			}
@@ -210,6 +211,7 @@ fetch_local(const struct spopts *o, const char *label, git_repository *r, const 
 			git_reference_iterator_free(ri);
 		}
 		if (empty && seed_local(src, r) == 0) {
+			fault("fetch: objects seeded");
 			git_odb_free(dodb);
 			dodb = NULL;
 			if ((e = git_repository_odb(&dodb, r)) < 0 || (e = git_odb_refresh(dodb)) < 0)
@@ -287,6 +289,7 @@ fetch_local(const struct spopts *o, const char *label, git_repository *r, const 
 			fputc('\n', stderr);
 		if (e < 0)
 			goto out;
+		fault("fetch: pack written");
 	}
 	/* the refs as the source has them */
 	for (i = 0; i < n; i++) {
@@ -294,6 +297,7 @@ fetch_local(const struct spopts *o, const char *label, git_repository *r, const 
 		if ((e = git_reference_create(&nr, r, names[i], &ids[i], 1, "srcpin fetch")) < 0)
 			goto out;
 		git_reference_free(nr);
+		fault("fetch: a ref set");
 	}
 	if (extra) {
 		git_oid id;

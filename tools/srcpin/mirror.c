@@ -411,10 +411,12 @@ fresh_mirror(const struct spopts *o, const char *label, const char *dir, const c
 	os_rmtree(tmp);
 	if ((e = git_repository_init(&r, tmp, 1)) < 0)
 		goto fail;
+	fault("fetch: new mirror made");
 	e = fetch_into(o, label, r, url, NULL);
 	git_repository_free(r);
 	if (e < 0)
 		goto fail;
+	fault("fetch: new mirror fetched");
 	if (rename(dir, old) < 0 && errno != ENOENT) {
 		git_error_set_str(GIT_ERROR_OS, strerror(errno));
 		e = -1;
@@ -426,6 +428,7 @@ fresh_mirror(const struct spopts *o, const char *label, const char *dir, const c
 		e = -1;
 		goto fail;
 	}
+	fault("fetch: new mirror in place");
 	os_rmtree(old);
 	free(tmp);
 	free(old);
@@ -482,10 +485,12 @@ readable(git_repository *r, const git_oid *id)
 	return 1;
 }
 
-/* refresh dir from url: incremental fetch, or a fresh mirror when it is missing or broken */
-static void
+/* Refresh dir from url: incremental fetch, or a fresh mirror when it is missing or broken.
+   Dies when url cannot be reached, unless soft: then returns -1 (the message left for
+   gitmsg) with the mirror as it was. Returns 0. */
+static int
 refresh(const struct spopts *o, const char *label, const char *dir, const char *url,
-        const char *ref, int broken)
+        const char *ref, int broken, int soft)
 {
 	git_repository *r = broken ? NULL : mirror_open(dir);
 	int e = -1;
@@ -497,7 +502,9 @@ refresh(const struct spopts *o, const char *label, const char *dir, const char *
 		e = fetch_into(o, label, r, url, NULL);
 		git_repository_free(r);
 		if (e == 0)
-			return;
+			return 0;
+		if (net_error() && soft)
+			return -1;
 		if (net_error())
 			die("%s: %s: cannot fetch: %s", label, url, gitmsg());
 		warn("%s: %s: mirror %s is damaged (%s); fetching it again", label, url, dir, gitmsg());
@@ -506,6 +513,109 @@ refresh(const struct spopts *o, const char *label, const char *dir, const char *
 	}
 	if (fresh_mirror(o, label, dir, url) < 0)
 		die("%s: %s: cannot fetch: %s", label, url, gitmsg());
+	return 0;
+}
+
+/* the tags of a mirror and the commits they name, as a fetch found them */
+struct tagsnap {
+	char **name;
+	git_oid *id;
+	size_t n, cap, cap2;
+};
+
+/* the tags of the mirror at dir now */
+static void
+tagsnap(const char *dir, struct tagsnap *t)
+{
+	git_repository *r = mirror_open(dir);
+	git_reference_iterator *it;
+	git_reference *ref;
+	git_object *c;
+
+	memset(t, 0, sizeof *t);
+	if (!r)
+		return;
+	if (git_reference_iterator_glob_new(&it, r, "refs/tags/*") == 0) {
+		while (git_reference_next(&ref, it) == 0) {
+			if (git_reference_peel(&c, ref, GIT_OBJECT_COMMIT) == 0) {
+				t->name = xgrow(t->name, &t->cap, t->n + 1, sizeof *t->name);
+				t->id = xgrow(t->id, &t->cap2, t->n + 1, sizeof *t->id);
+				t->name[t->n] = xstrdup(git_reference_name(ref) + 10);
+				git_oid_cpy(&t->id[t->n++], git_object_id(c));
+				git_object_free(c);
+			}
+			git_reference_free(ref);
+		}
+		git_reference_iterator_free(it);
+	}
+	git_repository_free(r);
+}
+
+/* say, one line each, which tags of the snapshot t now name another commit in the mirror
+   at dir (a fetch follows upstream's tags: every pin on one of them changes); frees t */
+static void
+tagsmoved(const char *label, const char *url, const char *dir, struct tagsnap *t)
+{
+	git_repository *r = mirror_open(dir);
+
+	for (size_t i = 0; i < t->n; i++) {
+		char *full = xasprintf("refs/tags/%s", t->name[i]);
+		git_oid now;
+		if (r && peelref(r, full, &now) == 0 && !git_oid_equal(&now, &t->id[i])) {
+			char was[GIT_OID_HEXSZ + 1];
+			git_oid_tostr(was, sizeof was, &t->id[i]);
+			warn("%s: %s: tag '%s' moved upstream: %s -> %s; following it", label, url,
+			     t->name[i], was, git_oid_tostr_s(&now));
+		}
+		free(full);
+		free(t->name[i]);
+	}
+	git_repository_free(r);
+	free(t->name);
+	free(t->id);
+	memset(t, 0, sizeof *t);
+}
+
+/* The tag (or other named ref) ref resolved to the commit had in the mirror at dir: fetch
+   again, since upstream may have moved it (nightly tags, re-tagged releases), and say so
+   in one line when it did (its new commit in out); the commit of a tag upstream deleted is
+   refused in one line. An upstream that cannot be reached leaves the mirror's commit, also
+   said in one line. Returns 0 when out holds the answer, -1 when the caller resolves
+   again (the mirror was damaged and fetched afresh). */
+static int
+followtag(const struct spopts *o, const char *label, const char *dir, const char *url,
+          const char *ref, const git_oid *had, git_oid *out)
+{
+	git_repository *r;
+	char was[GIT_OID_HEXSZ + 1];
+	int kind, e;
+
+	struct tagsnap ts;
+
+	git_oid_tostr(was, sizeof was, had);
+	git_oid_cpy(out, had);
+	tagsnap(dir, &ts);
+	if (refresh(o, label, dir, url, ref, 0, 1) < 0) {
+		warn("%s: %s: cannot reach it to check whether tag '%s' moved (%s); using the "
+		     "mirror's %s", label, url, ref, gitmsg(), was);
+		tagsmoved(label, url, dir, &ts);   /* nothing moved: only frees */
+		return 0;
+	}
+	tagsmoved(label, url, dir, &ts);
+	if (!(r = mirror_open(dir)))
+		return -1;
+	e = resolve_ref(r, ref, out, &kind);
+	if (e == GIT_ENOTFOUND) {
+		git_repository_free(r);
+		die("%s: %s: tag '%s' is gone upstream (the mirror had it at %s); pin another ref",
+		    label, url, ref, was);
+	}
+	if (e < 0 || !readable(r, out)) {
+		git_repository_free(r);
+		return -1;
+	}
+	git_repository_free(r);
+	return 0;
 }
 
 void
@@ -526,10 +636,18 @@ mirror_fetch(const struct spopts *o, const char *label, const char *dir, const c
 		if (e == 0 && !readable(r, out))
 			broken = 1;
 		else if (e == 0 && kind != 'b' && !o->update && had && strcmp(had, url) == 0) {
+			/* a commit is what it is; a tag is asked for again unless --offline */
+			git_oid was;
+			git_oid_cpy(&was, out);
 			free(had);
 			git_repository_free(r);
-			close(fd);
-			return;
+			if (kind == 's' || o->offline || followtag(o, label, dir, url, ref, &was, out) == 0) {
+				close(fd);
+				return;
+			}
+			had = NULL;
+			r = NULL;
+			broken = 1;
 		} else if (e < 0 && e != GIT_ENOTFOUND && e != GIT_EAMBIGUOUS)
 			broken = 1;
 		free(had);
@@ -537,7 +655,11 @@ mirror_fetch(const struct spopts *o, const char *label, const char *dir, const c
 	} else if (os_isdir(dir))
 		broken = 1;
 	if (!(o->offline && !broken && present && kind == 'b')) {
-		refresh(o, label, dir, url, ref, broken);
+		/* tags a fetch moves are said, whichever ref it was for */
+		struct tagsnap ts;
+		tagsnap(dir, &ts);
+		refresh(o, label, dir, url, ref, broken, 0);
+		tagsmoved(label, url, dir, &ts);
 		fetched = 1;
 	}
 	if (!(r = mirror_open(dir)))
@@ -565,7 +687,7 @@ mirror_fetch(const struct spopts *o, const char *label, const char *dir, const c
 	}
 	if (!readable(r, out)) {
 		git_repository_free(r);
-		refresh(o, label, dir, url, ref, 1);
+		refresh(o, label, dir, url, ref, 1, 0);
 		if (!(r = mirror_open(dir)) || resolve_ref(r, ref, out, &kind) < 0 || !readable(r, out))
 			die("%s: %s: ref '%s': commit cannot be read from %s: %s", label, url, ref, dir,
 			    gitmsg());

@@ -102,7 +102,7 @@ series_load(struct series *s, const char *path, char **err)
 
 		if (strpbrk(line, " \t")) {
 			*err = xasprintf("%s:%d: '%s': one patch file name per line (options such as -p are "
-			                 "not supported; make patches with git format-patch)", path, ln, line);
+			                 "not supported: names lose one folder, as with git apply's -p1)", path, ln, line);
 			goto fail;
 		}
 		if (!patchpath_ok(line)) {
@@ -555,6 +555,27 @@ applytext(const struct spopts *o, struct part *pt, const struct buf *text,
 	w->file = NULL;
 }
 
+/* the mode of path in the tree part k of the split has now (patch_split numbers the top
+   part nsub), or 0 */
+static unsigned
+partmode(size_t k, const char *path, void *arg)
+{
+	struct parts *ps = arg;
+	struct part *pt = &ps->v[k + 1 == ps->n ? 0 : k + 1];
+	git_tree *t;
+	git_tree_entry *e;
+	unsigned m = 0;
+
+	if (git_tree_lookup(&t, pt->r, &pt->tree) < 0)
+		return 0;
+	if (git_tree_entry_bypath(&e, t, path) == 0) {
+		m = (unsigned)git_tree_entry_filemode(e);
+		git_tree_entry_free(e);
+	}
+	git_tree_free(t);
+	return m == GIT_FILEMODE_BLOB || m == GIT_FILEMODE_BLOB_EXECUTABLE ? m : 0;
+}
+
 void
 series_check(const struct spopts *o, git_repository *r, struct spstate *s,
              const struct series *ser, struct spplan *plan)
@@ -576,8 +597,9 @@ series_check(const struct spopts *o, git_repository *r, struct spstate *s,
 		int any = 0;
 		gout = xcalloc(nsub + 1, sizeof *gout);
 		memset(&gmoves, 0, sizeof gmoves);
-		if (patch_split(pf->text.s ? pf->text.s : "", pf->text.len, subs, nsub, gout, &gmoves,
-		                &err) < 0)
+		struct splitmode sm = {partmode, ps};
+		if (patch_split_modes(pf->text.s ? pf->text.s : "", pf->text.len, subs, nsub, &sm, gout,
+		                      &gmoves, &err) < 0)
 			dien(EXIT_USAGE, "%s: %s", pf->path, err);
 		for (size_t k = 0; k <= nsub; k++) {
 			struct part *pt = &ps->v[k == nsub ? 0 : k + 1];
@@ -601,8 +623,8 @@ series_check(const struct spopts *o, git_repository *r, struct spstate *s,
 		gout = NULL;
 		linkmoves_free(&gmoves);
 		if (!any)
-			dien(EXIT_USAGE, "%s: no 'diff --git' section in it (listed at %s:%d)", pf->path,
-			     ser->path, pf->line);
+			dien(EXIT_USAGE, "%s: no diff in it: neither a 'diff --git' section nor a "
+			     "'--- '/'+++ '/'@@ -' header (listed at %s:%d)", pf->path, ser->path, pf->line);
 	}
 	plan->n = ps->n;
 	plan->prefix = xcalloc(ps->n, sizeof *plan->prefix);
@@ -655,6 +677,7 @@ series_write(const struct spopts *o, const char *dir, const struct spplan *plan,
 			co.checkout_strategy = GIT_CHECKOUT_FORCE;
 			if (git_checkout_tree(r, (git_object *)t, &co) < 0)
 				die("%s: %s: cannot write the patched files: %s", s.name, wd, gitmsg());
+			fault("patch: patched files written");
 		}
 		{
 			char ix[GIT_OID_HEXSZ + 1];
@@ -678,6 +701,7 @@ series_write(const struct spopts *o, const char *dir, const struct spplan *plan,
 			ts = s;
 		} else {
 			state_save(r, &s);
+			fault("patch: a submodule's state recorded");
 			state_free(&s);
 			git_repository_free(r);
 		}
@@ -685,6 +709,7 @@ series_write(const struct spopts *o, const char *dir, const struct spplan *plan,
 	}
 	if (top) {
 		state_save(top, &ts);
+		fault("patch: the series recorded");
 		state_free(&ts);
 		git_repository_free(top);
 	}

@@ -45,11 +45,8 @@ linestarts(const char *p, size_t n, const char *s)
 	return n >= k && memcmp(p, s, k) == 0;
 }
 
-/* Read a C-quoted path ("a/caf\303\251") starting at the quote s (before end). Returns the
-   unquoted bytes (caller frees) and sets *next after the closing quote, or NULL when it is
-   not well formed. */
-static char *
-unquote(const char *s, const char *end, const char **next)
+char *
+cunquote(const char *s, const char *end, const char **next)
 {
 	struct buf b = {0};
 
@@ -150,10 +147,10 @@ gitpaths(const char *s, const char *end, char **pa, char **pb)
 
 	*pa = *pb = NULL;
 	if (*s == '"') {
-		if (!(*pa = unquote(s, end, &nx)) || nx >= end || *nx != ' ')
+		if (!(*pa = cunquote(s, end, &nx)) || nx >= end || *nx != ' ')
 			goto bad;
 		s = nx + 1;
-		*pb = *s == '"' ? unquote(s, end, &nx) : xstrndup(s, (size_t)(end - s));
+		*pb = *s == '"' ? cunquote(s, end, &nx) : xstrndup(s, (size_t)(end - s));
 		if (!*pb || (*s == '"' && nx != end))
 			goto bad;
 	} else {
@@ -165,7 +162,7 @@ gitpaths(const char *s, const char *end, char **pa, char **pb)
 			}
 		if (q) {
 			*pa = xstrndup(s, (size_t)(q - s));
-			if (!(*pb = unquote(q + 1, end, &nx)) || nx != end)
+			if (!(*pb = cunquote(q + 1, end, &nx)) || nx != end)
 				goto bad;
 		} else {
 			/* "a/X b/X": the middle space when both halves agree, else the first " b/" */
@@ -252,7 +249,7 @@ hdrpath(const char *p, size_t n, size_t lead)
 	while (e > s && (e[-1] == '\n' || e[-1] == '\r'))
 		e--;
 	if (s < e && *s == '"') {
-		char *q = unquote(s, e, &nx);
+		char *q = cunquote(s, e, &nx);
 		if (q && nx != e) {
 			free(q);   /* text after the closing quote: not a name git wrote */
 			q = NULL;
@@ -323,13 +320,75 @@ subcommit(const char *p, size_t n, char *id)
 	}
 }
 
+/* Start the section of the traditional header at s (trad_start said yes) in sc, in the
+   form libgit2 parses: a "diff --git" line for its one name (a created or deleted file
+   with its mode line, 100644 as git apply gives it), then its ---/+++ lines. Returns the
+   length of the two header lines, or 0 with a message in err. */
+static size_t
+tradsect(const char *s, struct tradp *tp, char *const *subs, size_t nsub,
+         const struct splitmode *sm, struct sect *sc, char **err)
+{
+	unsigned mode = 0;
+	struct tradhdr h;
+	size_t l1 = strcspn(s, "\n") + 1, l2 = strcspn(s + l1, "\n") + 1;
+	const char *np;
+
+	if (trad_header(s, tp, &h) < 0) {
+		*err = xasprintf("cannot read a file name from '%.*s' and '%.*s' (-p%d)", (int)l1 - 1, s,
+		                 (int)l2 - 1, s + l1, tp->p);
+		return 0;
+	}
+	if (!patchpath_ok(h.name)) {
+		*err = xasprintf("%s: path escapes the source tree; refused", h.name);
+		free(h.name);
+		return 0;
+	}
+	sc->repo = route(h.name, subs, nsub);
+	sc->prelen = sc->repo < nsub ? strlen(subs[sc->repo]) + 1 : 0;
+	np = h.name + sc->prelen;
+	bufputs(&sc->text, "diff --git ");
+	putpath(&sc->text, "a/", np);
+	bufputc(&sc->text, ' ');
+	putpath(&sc->text, "b/", np);
+	/* the file's mode where it is known: git apply keeps it (libgit2 1.5.1 would make it
+	   100644); an index line carries it, as git diff writes one for a file whose mode
+	   stays (libgit2 reads "old mode"/"new mode" of equal modes as a bad header) */
+	if (!h.isnew && sm && sm->mode)
+		mode = sm->mode(sc->repo, np, sm->arg);
+	if (h.isnew)
+		bufputs(&sc->text, "\nnew file mode 100644\n");
+	else if (h.isdel)
+		bufprintf(&sc->text, "\ndeleted file mode %06o\n", mode ? mode : 0100644);
+	else if (mode)
+		bufprintf(&sc->text, "\nindex 0000000..0000000 %06o\n", mode);
+	else
+		bufputc(&sc->text, '\n');
+	bufputs(&sc->text, "--- ");
+	if (h.isnew)
+		bufputs(&sc->text, "/dev/null");
+	else
+		putpath(&sc->text, "a/", np);
+	bufputs(&sc->text, "\n+++ ");
+	if (h.isdel)
+		bufputs(&sc->text, "/dev/null");
+	else
+		putpath(&sc->text, "b/", np);
+	bufputc(&sc->text, '\n');
+	sc->path = xstrdup(np);
+	sc->added = h.isnew;
+	sc->deleted = h.isdel;
+	free(h.name);
+	return l1 + l2;
+}
+
 /* patch_split over text that has a NUL at text[len] (the line parsers rely on it) */
 static int
-patch_split1(const char *text, size_t len, char *const *subs, size_t nsub, struct buf *out,
-             struct linkmoves *mv, char **err)
+patch_split1(const char *text, size_t len, char *const *subs, size_t nsub,
+             const struct splitmode *sm, struct buf *out, struct linkmoves *mv, char **err)
 {
 	const char *p = text, *end = text + len;
 	struct sect sc;
+	struct tradp tp = {1, 0};   /* git apply's default: -p1 */
 	int inhdr = 0;
 	long left_old = 0, left_new = 0;  /* lines still due in the current hunk */
 
@@ -379,6 +438,13 @@ patch_split1(const char *text, size_t len, char *const *subs, size_t nsub, struc
 			free(pb);
 			inhdr = 1;
 			left_old = left_new = 0;
+		} else if (left_old <= 0 && left_new <= 0 && !inhdr && sc.bin != 1 && trad_start(p)) {
+			/* a traditional header (no "diff --git" line): diff -u, quilt, debian/patches */
+			size_t hl;
+			if (flush(&sc, out, mv, err) < 0 || !(hl = tradsect(p, &tp, subs, nsub, sm, &sc, err)))
+				goto fail;
+			p += hl;
+			continue;
 		} else if (sc.repo == (size_t)-1) {
 			/* mail headers and message before the first section: not part of any diff */
 		} else if (n >= 2 && strncmp(p, "@@", 2) == 0 && left_old <= 0 && left_new <= 0 &&
@@ -491,8 +557,15 @@ int
 patch_split(const char *text, size_t len, char *const *subs, size_t nsub, struct buf *out,
             struct linkmoves *mv, char **err)
 {
+	return patch_split_modes(text, len, subs, nsub, NULL, out, mv, err);
+}
+
+int
+patch_split_modes(const char *text, size_t len, char *const *subs, size_t nsub,
+                  const struct splitmode *sm, struct buf *out, struct linkmoves *mv, char **err)
+{
 	char *copy = xstrndup(text, len);
-	int r = patch_split1(copy, len, subs, nsub, out, mv, err);
+	int r = patch_split1(copy, len, subs, nsub, sm, out, mv, err);
 
 	free(copy);
 	return r;

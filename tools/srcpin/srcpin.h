@@ -1,6 +1,7 @@
 /* srcpin's modules: mirrors (mirror.c), local fetches (local.c), checkouts and their state (tree.c),
    the quick pristine check and tree switch (fast.c), patch series (series.c), the CA
-   certificates loaded only for a remote (tls.c) */
+   certificates loaded only for a remote (tls.c), the test hook that stops it at a step
+   (fault.c) */
 #ifndef KILN_SRCPIN_H
 #define KILN_SRCPIN_H
 
@@ -59,6 +60,14 @@ int resolve_ref(git_repository *r, const char *ref, git_oid *out, int *kind);
 char *close_refs(git_repository *r, const char *ref);
 /* the last libgit2 error message, or "unknown error" */
 const char *gitmsg(void);
+
+/* ---- fault.c ---- */
+
+/* A step srcpin has just finished (what a crash or kill -9 could follow). For tests only:
+   with SRCPIN_FAULT_AFTER=N in the environment, srcpin kills itself (SIGKILL) right after
+   the N-th step it passes; with SRCPIN_FAULT_AFTER=list it names each step on stderr
+   ("srcpin: fault point N: STEP") and goes on. Without it, nothing. */
+void fault(const char *step);
 
 /* ---- tls.c ---- */
 
@@ -192,6 +201,40 @@ void linkmoves_free(struct linkmoves *m);
    (caller frees) for a path escaping the tree or a header that cannot be read. */
 int patch_split(const char *text, size_t len, char *const *subs, size_t nsub, struct buf *out,
                 struct linkmoves *mv, char **err);
+/* a C-quoted path ("a/caf\303\251") from the quote s (before end), unquoted (caller
+   frees); *next is set after the closing quote. NULL when it is not well formed. */
+char *cunquote(const char *s, const char *end, const char **next);
+
+/* ---- trad.c ---- */
+
+/* git apply's -p for the traditional headers of one patch: 1 until a header's names say
+   otherwise (a name without '/' makes it 0), then fixed */
+struct tradp {
+	int p, known;
+};
+/* the file of one traditional header */
+struct tradhdr {
+	char *name;            /* its path, -p removed (caller frees) */
+	int isnew, isdel;      /* "--- /dev/null" or the epoch's timestamp on one side */
+};
+/* 1 if the text at s (NUL-ended) starts a traditional header: a "--- " line, a "+++ "
+   line, then "@@ -" (git apply's test) */
+int trad_start(const char *s);
+/* read the header at s (trad_start said yes) as git apply does; returns 0, or -1 when no
+   file name can be read from it (h->name NULL) */
+int trad_header(const char *s, struct tradp *tp, struct tradhdr *h);
+
+/* the modes of the files a patch changes, for traditional diffs (which name none): mode
+   gives the mode of path in repository repo (as patch_split numbers them), 0 if unknown */
+struct splitmode {
+	unsigned (*mode)(size_t repo, const char *path, void *arg);
+	void *arg;
+};
+/* patch_split, with the modes of sm (may be NULL) written into traditional sections */
+int patch_split_modes(const char *text, size_t len, char *const *subs, size_t nsub,
+                      const struct splitmode *sm, struct buf *out, struct linkmoves *mv,
+                      char **err);
+
 /* what a series makes of a checkout: per repository (the top first), its folder below the
    checkout ("" for the top), the tree it gets and whether the series changes it */
 struct spplan {

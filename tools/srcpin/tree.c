@@ -169,6 +169,7 @@ rmallbut(const char *dir, const char *keep, int must)
 		if (os_rmtree(p) < 0)
 			die("%s: cannot remove:", p);
 		free(p);
+		fault("clear: an entry removed");
 	}
 	closedir(d);
 }
@@ -273,6 +274,86 @@ dropstale(const char *gd)
 	}
 }
 
+/* the mark in a checkout's git folder that says srcpin is replacing the folder's contents */
+#define REPLACING "srcpin-replacing"
+
+/* true if the srcpin state at sp records another mirror than mirror: srcpin's folder, but
+   of another repository, whose objects go with the old mirror */
+static int
+othermirror(const char *sp, const char *mirror)
+{
+	struct kvfile f = {0};
+	char *err = NULL;
+	const char *was = NULL;
+	int other;
+
+	if (kv_load(&f, sp, &err) == 0)
+		was = kv_get(&f, "MIRROR");
+	other = was && *was && strcmp(was, mirror) != 0;
+	kv_free(&f);
+	free(err);
+	return other;
+}
+
+/* Empty the top checkout folder dir (git folder gd) for another repository. The folder is
+   marked first (gd/srcpin-replacing, written and synced before anything is removed), and
+   the mark goes only once the new checkout is marked srcpin's (checkout_repo): a run killed
+   at any instant in between leaves the mark, and the next checkout finishes the job
+   instead of refusing a folder that is no longer srcpin's nor empty. */
+static void
+replace(const char *dir, const char *gd)
+{
+	static const char note[] = "srcpin is replacing the contents of this folder; "
+	                           "the next srcpin checkout finishes it\n";
+	char *mk = xasprintf("%s/%s", gd, REPLACING);
+	struct stat st;
+	int fd;
+
+	if (lstat(gd, &st) == 0 && !S_ISDIR(st.st_mode) && unlink(gd) < 0)
+		die("%s: cannot remove:", gd);
+	if (mkdir(gd, 0777) < 0 && errno != EEXIST)
+		die("%s: cannot create:", gd);
+	if ((fd = open(mk, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644)) < 0 ||
+	    writeall(fd, note, sizeof note - 1) < 0 || fsync(fd) < 0 || close(fd) < 0)
+		die("%s: cannot write:", mk);
+	if ((fd = open(gd, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
+		fsync(fd);   /* the mark's name is on disk before the first removal */
+		close(fd);
+	}
+	fault("replace: folder marked");
+	rmallbut(dir, ".git", 1);
+	rmallbut(gd, REPLACING, 1);
+	free(mk);
+}
+
+/* Decide what the top checkout folder dir (git folder gd, state file sp) is to srcpin:
+   returns 1 when it is srcpin's checkout of this mirror, 0 when it is (made) empty or
+   holds only a fresh git folder; dies when it is a stranger's and not empty, unless force */
+static int
+claim(const char *dir, const char *gd, const char *sp, const char *mirror, int force)
+{
+	char *mk = xasprintf("%s/%s", gd, REPLACING);
+	int replacing = access(mk, F_OK) == 0, ours = 0;
+
+	free(mk);
+	if (replacing)
+		warn("%s: finishing the replacement a killed srcpin checkout began", dir);
+	else if ((ours = access(sp, F_OK) == 0))
+		replacing = othermirror(sp, mirror);
+	else if (!emptydir(dir)) {
+		if (bareinit(dir))
+			os_rmtree(gd);   /* what a killed first checkout left: start again */
+		else if (!force)
+			die("%s: not a srcpin checkout and not empty; refusing to touch it "
+			    "(--force replaces its contents)", dir);
+		else
+			replacing = 1;
+	}
+	if (replacing)
+		replace(dir, gd);
+	return ours && !replacing;
+}
+
 /* Open (creating when needed) the work tree dir with its git folder gitdir (NULL: dir/.git),
    borrowing objects from mirror. Dies when dir is not srcpin's and not empty, unless force. */
 static git_repository *
@@ -293,39 +374,13 @@ prepare(const char *dir, const char *gitdir, const char *mirror, int force, int 
 	} else if (!S_ISDIR(st.st_mode))
 		die("%s: not a folder", dir);
 	locked = holdlock(dir);
-	ours = access(sp, F_OK) == 0;
-	if (ours) {
-		/* srcpin's, but of another repository: its objects go with the old mirror, so
-		   start afresh rather than check out over a tree that can no longer be read */
-		struct kvfile f = {0};
-		char *err = NULL;
-		const char *was = NULL;
-		if (kv_load(&f, sp, &err) == 0)
-			was = kv_get(&f, "MIRROR");
-		if (was && *was && strcmp(was, mirror) != 0) {
-			if (gitdir)
-				os_rmtree(gd);
-			cleardir(dir);
-			ours = 0;
-		}
-		kv_free(&f);
-		free(err);
-	}
-	if (gitdir && !ours) {
-		/* a submodule: srcpin's own when its gitdir is under srcpin's superproject */
+	if (!gitdir)
+		ours = claim(dir, gd, sp, mirror, force);
+	else if (!(ours = access(sp, F_OK) == 0 && !othermirror(sp, mirror))) {
+		/* a submodule: srcpin's own when its gitdir under srcpin's superproject records
+		   this mirror; else both go (the superproject's state marks the work) */
 		os_rmtree(gd);
 		cleardir(dir);
-	} else if (!ours && !emptydir(dir)) {
-		if (bareinit(dir)) {
-			/* what a killed first checkout left (maybe a lock file inside): start again */
-			char *g = xasprintf("%s/.git", dir);
-			os_rmtree(g);
-			free(g);
-		} else if (!force)
-			die("%s: not a srcpin checkout and not empty; refusing to touch it "
-			    "(--force replaces its contents)", dir);
-		else
-			cleardir(dir);
 	}
 	if (!ours) {
 		io.flags = GIT_REPOSITORY_INIT_MKPATH | GIT_REPOSITORY_INIT_NO_DOTGIT_DIR;
@@ -334,6 +389,7 @@ prepare(const char *dir, const char *gitdir, const char *mirror, int force, int 
 			die("%s: cannot create a git folder: %s", dir, gitmsg());
 		git_repository_free(r);
 		*fresh = 1;
+		fault("checkout: git folder made");
 	}
 	if (gitdir) {
 		/* the work tree's .git file names its git folder */
@@ -346,6 +402,7 @@ prepare(const char *dir, const char *gitdir, const char *mirror, int force, int 
 	if (locked)
 		dropstale(gd);
 	alternates(gd, mirror);
+	fault("checkout: alternates written");
 	if (git_repository_open_ext(&r, dir, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0)
 		die("%s: cannot open its git folder %s: %s", dir, gd, gitmsg());
 	free(gd);
@@ -507,13 +564,22 @@ modurl(git_repository *r, git_tree *t, const char *path)
 	return url;
 }
 
-/* checkout progress on a terminal */
+/* what coprog is told */
+struct coprog {
+	const char *label;
+	int show;              /* progress on a terminal */
+};
+
+/* checkout progress on a terminal; every file written is a step (fault.c) */
 static void
 coprog(const char *path, size_t done, size_t total, void *payload)
 {
-	(void)path;
-	if (total > 200 && (done % 256 == 0 || done == total))
-		fprintf(stderr, "\r%s: checkout %zu/%zu files%s", (const char *)payload, done, total,
+	const struct coprog *c = payload;
+
+	if (path)
+		fault("checkout: a file written");
+	if (c->show && total > 200 && (done % 256 == 0 || done == total))
+		fprintf(stderr, "\r%s: checkout %zu/%zu files%s", c->label, done, total,
 		        done == total ? "\n" : "");
 }
 
@@ -525,12 +591,12 @@ writetree(const struct spopts *o, git_repository *r, const char *label, git_obje
 	git_checkout_options co;
 	git_checkout_options_init(&co, GIT_CHECKOUT_OPTIONS_VERSION);
 
+	struct coprog cp = {label, o->progress};
+
 	co.checkout_strategy = GIT_CHECKOUT_FORCE | GIT_CHECKOUT_REMOVE_UNTRACKED |
 	                       GIT_CHECKOUT_REMOVE_IGNORED;
-	if (o->progress) {
-		co.progress_cb = coprog;
-		co.progress_payload = (void *)label;
-	}
+	co.progress_cb = coprog;
+	co.progress_payload = &cp;
 	if (git_checkout_tree(r, target, &co) < 0)
 		die("%s: %s: checkout failed: %s", label, git_repository_workdir(r), gitmsg());
 	if (head && git_repository_set_head_detached(r, head) < 0)
@@ -666,6 +732,7 @@ incremental(const struct spopts *o, git_repository *r, const char *label, const 
 	git_tree *ot;
 	git_diff *d;
 	git_strarray ps = {0};
+	struct coprog cp = {label, o->progress};
 	size_t n;
 
 	if (git_oid_fromstr(&oid, oldtree) < 0 || git_tree_lookup(&ot, r, &oid) < 0) {
@@ -694,10 +761,8 @@ incremental(const struct spopts *o, git_repository *r, const char *label, const 
 	co.checkout_strategy = GIT_CHECKOUT_FORCE | GIT_CHECKOUT_DISABLE_PATHSPEC_MATCH;
 	co.paths = ps;
 	co.baseline = ot;
-	if (o->progress) {
-		co.progress_cb = coprog;
-		co.progress_payload = (void *)label;
-	}
+	co.progress_cb = coprog;
+	co.progress_payload = &cp;
 	if (ps.count && git_checkout_tree(r, (git_object *)c, &co) < 0)
 		die("%s: %s: checkout failed: %s", label, git_repository_workdir(r), gitmsg());
 	if (git_repository_set_head_detached(r, id) < 0)
@@ -731,7 +796,13 @@ checkout_repo(const struct spopts *o, const char *label, git_repository *r, cons
 		if (access(sp, F_OK) < 0) {
 			setstr(&s->commit, "");
 			state_save(r, s);
+			fault("checkout: marked srcpin's");
 		}
+		free(sp);
+		/* srcpin's now: the mark of a replacement (prepare) has done its job */
+		sp = xasprintf("%s%s", git_repository_path(r), REPLACING);
+		if (unlink(sp) == 0)
+			fault("checkout: replacement mark removed");
 		free(sp);
 	}
 	{
@@ -746,6 +817,7 @@ checkout_repo(const struct spopts *o, const char *label, git_repository *r, cons
 			fastidx_free(x);
 		} else
 			writetree(o, r, label, (git_object *)c, id);
+		fault("checkout: tree written");
 		if (!*ix)
 			index_sum(r, ix);
 		setstr(&s->index, ix);

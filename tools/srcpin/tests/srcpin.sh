@@ -38,6 +38,12 @@ same "short sha resolves to the full commit" "$v1" "$(cat "$T/.out")"
 mv "$u/top" "$u/top.away"
 check "a tag already in the mirror needs no contact" srcpin fetch top "file://$u/top" v1 --cache="$c"
 same "offline tag resolves" "$v1" "$(cat "$T/.out")"
+has "an upstream that cannot be reached to check the tag is said in one line" "$T/.err" \
+	"top: file://$u/top: cannot reach it to check whether tag 'v1' moved"
+same "one line" 1 "$(lines "$T/.err")"
+check "--offline: the mirror's tag, without a word" srcpin fetch top "file://$u/top" v1 --cache="$c" --offline
+same "--offline: the mirror's commit" "$v1" "$(cat "$T/.out")"
+same "--offline: nothing on stderr" "" "$(cat "$T/.err")"
 exits "a branch must be fetched: unreachable upstream is an error" 2 srcpin fetch top "file://$u/top" dev --cache="$c"
 has "the error names the repository and URL" "$T/.err" "top: file://$u/top"
 check "--offline uses the mirror's branch" srcpin fetch top "file://$u/top" dev --cache="$c" --offline
@@ -64,6 +70,50 @@ has "mismatch names ref and both commits" "$T/.err" "ref 'v1' resolves to $v1, n
 check "expected sha that matches" srcpin fetch top "file://$u/top" v1 --cache="$c" --expect="$v1"
 check "expected sha as a 7-digit prefix" srcpin fetch top "file://$u/top" v1 --cache="$c" --expect="$(echo "$v1" | cut -c1-7)"
 exits "a too short expected sha is a usage error" 2 srcpin fetch top "file://$u/top" v1 --cache="$c" --expect=abc
+
+# --- a tag moved upstream (nightly tags, re-tagged releases): followed and said --------
+git init -q "$u/mv" && (cd "$u/mv" && echo 1 >n && git add n && git commit -qm n1 && git tag nightly &&
+	git tag -a -m rel rel-1.0)
+n1=$(git -C "$u/mv" rev-parse nightly)
+check "fetch a tag" srcpin fetch mv "file://$u/mv" nightly --cache="$c"
+same "it resolves" "$n1" "$(cat "$T/.out")"
+check "fetch it again, unmoved" srcpin fetch mv "file://$u/mv" nightly --cache="$c"
+same "unmoved: the same commit" "$n1" "$(cat "$T/.out")"
+same "unmoved: nothing said" "" "$(cat "$T/.err")"
+(cd "$u/mv" && echo 2 >n && git commit -qam n2 && git tag -f nightly >/dev/null && git tag -f -a -m rel2 rel-1.0 >/dev/null)
+n2=$(git -C "$u/mv" rev-parse nightly)
+check "fetch the moved tag" srcpin fetch mv "file://$u/mv" nightly --cache="$c"
+same "the moved tag's new commit" "$n2" "$(cat "$T/.out")"
+has "the move is said: old -> new" "$T/.err" "mv: file://$u/mv: tag 'nightly' moved upstream: $n1 -> $n2; following it"
+has "so is the move of another tag the same fetch follows (an annotated one)" "$T/.err" \
+	"mv: file://$u/mv: tag 'rel-1.0' moved upstream: $n1 -> $n2; following it"
+same "one line each" 2 "$(lines "$T/.err")"
+check "the re-tagged annotated tag" srcpin fetch mv "file://$u/mv" rel-1.0 --cache="$c"
+same "is followed to its new commit" "$n2" "$(cat "$T/.out")"
+same "said once, by the fetch that saw it move" "" "$(cat "$T/.err")"
+exits "a moved tag against the expected commit: a verification failure" 1 \
+	srcpin checkout mv "file://$u/mv" nightly --expect="$n1" --into "$T/wmv" --cache="$c"
+has "in one line naming both commits" "$T/.err" "ref 'nightly' resolves to $n2, not the expected $n1"
+[ ! -e "$T/wmv/n" ] && ok "and nothing is checked out" || notok "and nothing is checked out"
+# through a second repository, the --mirror copy of upstream, re-tagged by a fetch
+git clone -q --bare "$u/mv" "$T/mvm/mv.git"
+check "fetch through --mirror" srcpin fetch mv https://example.invalid/mv.git nightly --cache="$T/mvc" --mirror="$T/mvm"
+same "through --mirror: the tag" "$n2" "$(cat "$T/.out")"
+(cd "$u/mv" && echo 3 >n && git commit -qam n3 && git tag -f nightly >/dev/null)
+n3=$(git -C "$u/mv" rev-parse nightly)
+git -C "$T/mvm/mv.git" fetch -q --force "$u/mv" 'refs/tags/*:refs/tags/*' 'refs/heads/*:refs/heads/*'
+check "the --mirror copy moved the tag too" srcpin fetch mv https://example.invalid/mv.git nightly --cache="$T/mvc" --mirror="$T/mvm"
+same "through --mirror: the new commit" "$n3" "$(cat "$T/.out")"
+has "through --mirror: said" "$T/.err" "tag 'nightly' moved upstream: $n2 -> $n3"
+# srcpin lock follows too: the lock file's commit (a stage key) changes
+printf 'MV_URL=file://%s/mv\nMV_REF=nightly\n' "$u" >"$T/mv.env"
+check "lock of the moved tag" srcpin lock --pins "$T/mv.env" --out "$T/mv.lock" --cache="$c"
+has "the lock holds the new commit" "$T/mv.lock" "MV_COMMIT=$n3"
+has "and says the tag moved" "$T/.err" "tag 'nightly' moved upstream: $n2 -> $n3"
+git -C "$u/mv" tag -d nightly >/dev/null
+exits "a tag deleted upstream is refused" 2 srcpin fetch mv "file://$u/mv" nightly --cache="$c"
+has "in one line naming the commit the mirror had" "$T/.err" "mv: file://$u/mv: tag 'nightly' is gone upstream (the mirror had it at $n3)"
+same "one line" 1 "$(lines "$T/.err")"
 
 # --- bad refs and URLs ----------------------------------------------------------------------
 exits "missing ref" 2 srcpin fetch top "file://$u/top" v3 --cache="$c"
@@ -188,10 +238,10 @@ has "patched tree is pristine (commit + series)" "$T/st" "PRISTINE=yes"
 grep -q '^SERIES_DIGEST=[0-9a-f]' "$T/st" && ok "series digest recorded" || notok "series digest recorded"
 d1=$(sed -n 's/^SERIES_DIGEST=//p' "$T/st")
 same "digest is sha256 hex" 64 "${#d1}"
-t0=$(stat -c %Y.%i "$w/a.txt")
-sleep 1
-check "same series again" srcpin patch "$w" "$T/series/series"
-same "same series again is a no-op (file not rewritten)" "$t0" "$(stat -c %Y.%i "$w/a.txt")"
+t0=$(stat -c %y.%i "$w/a.txt")
+check "same series again" env SRCPIN_FAULT_AFTER=list srcpin patch "$w" "$T/series/series"
+same "same series again is a no-op (no step: nothing written)" "" "$(cat "$T/.err")"
+same "same series again is a no-op (file not rewritten)" "$t0" "$(stat -c %y.%i "$w/a.txt")"
 # a patch edited in place is noticed: the tree is reset and the new series applied once
 sed -i 's/^+B$/+BB/' "$T/series/0001-a.patch"
 check "edited patch" srcpin patch "$w" "$T/series/series"
@@ -279,38 +329,92 @@ same "after repair the tag resolves" "$v1" "$(cat "$T/.out")"
 has "the repair is reported" "$T/.err" "damaged"
 check "checkout from the repaired mirror" srcpin checkout top --commit "$v1" --into "$w" --submodules --cache="$c"
 same "repaired checkout exact" "$(treesum "$T/gitclone")" "$(treesum "$w")"
-# a bigger upstream, fetched and killed at some moment; the next fetch must succeed
+# a bigger upstream (the progress test below fetches it)
 git init -q "$u/big" && (cd "$u/big" && i=0 && while [ $i -lt 40 ]; do
 	head -c 100000 /dev/urandom >"f$i" && i=$((i + 1)); done && git add . && git commit -qm big && git tag b1)
 b1=$(git -C "$u/big" rev-parse b1)
-for delay in 0.02 0.1 0.3; do
-	srcpin fetch big "file://$u/big" b1 --cache="$c" >/dev/null 2>&1 &
-	pid=$!
-	sleep $delay
-	kill -9 $pid 2>/dev/null
-	wait $pid 2>/dev/null
-	check "fetch after a kill at ${delay}s" srcpin fetch big "file://$u/big" b1 --cache="$c"
-	same "resolves after the kill at ${delay}s" "$b1" "$(cat "$T/.out")"
-	rm -rf "$c/big.git"
-done
-same "no temporary mirrors left" "" "$(ls -d "$c"/*.tmp-* 2>/dev/null)"
 # two fetches of one mirror at once: the cache lock serialises them, both succeed
 srcpin fetch big "file://$u/big" b1 --cache="$c" >"$T/p1" 2>&1 &
 pid=$!
 srcpin fetch big "file://$u/big" b1 --cache="$c" >"$T/p2" 2>&1
 wait $pid; r1=$?
 same "concurrent fetches both succeed" "0 $b1 $b1" "$r1 $(cat "$T/p1") $(cat "$T/p2")"
-# a checkout killed at some moment: the next one makes the tree exact
-for delay in 0.05 0.2; do
-	srcpin checkout big --commit "$b1" --into "$T/wb" --cache="$c" >/dev/null 2>&1 &
-	pid=$!
-	sleep $delay
-	kill -9 $pid 2>/dev/null
-	wait $pid 2>/dev/null
-	check "checkout after a kill at ${delay}s" srcpin checkout big --commit "$b1" --into "$T/wb" --cache="$c"
-	same "tree exact after the kill at ${delay}s" "$(archsum "$u/big" b1)" "$(treesum "$T/wb")"
-	rm -rf "$T/wb"
-done
+
+# --- killed at every step: the next run finishes the job ----------------------------------
+# SRCPIN_FAULT_AFTER=N (srcpin(1), for tests) makes srcpin kill itself (SIGKILL) right after
+# the N-th step it passes; =list names the steps. Each case: SETUP, count the steps of CMD,
+# then for every step N: SETUP, CMD killed after step N, and the check AFTER (a function
+# given N and the step's name) on what the next run makes of it.
+git init -q "$u/kb" && (cd "$u/kb" && mkdir -p d/e && for f in k1 k2 d/k3 d/e/k4; do
+	echo "$f" >"$f"; done && git add . && git commit -qm k1 && git tag k1)
+k1=$(git -C "$u/kb" rev-parse k1)
+killsteps () {
+	_setup=$1 _after=$2 _what=$3
+	shift 3
+	"$_setup"
+	SRCPIN_FAULT_AFTER=list "$@" >/dev/null 2>"$T/steps.err"
+	sed -n 's/^srcpin: fault point [0-9]*: //p' "$T/steps.err" >"$T/steps"
+	_n=$(lines "$T/steps")
+	[ "$_n" -gt 2 ] && ok "$_what: $_n steps to kill it at" || { notok "$_what: $_n steps to kill it at"; cat "$T/steps.err"; }
+	_i=1
+	while [ "$_i" -le "$_n" ]; do
+		_step=$(sed -n "${_i}p" "$T/steps")
+		"$_setup"
+		SRCPIN_FAULT_AFTER=$_i "$@" >/dev/null 2>"$T/kill.err"
+		_rc=$?
+		[ "$_rc" = 137 ] || { notok "$_what: killed after step $_i ($_step) (exit $_rc, want 137)"; cat "$T/kill.err"; }
+		"$_after" "$_i" "$_step"
+		_i=$((_i + 1))
+	done
+}
+# a first fetch into an empty cache, and a fetch into a mirror that has another
+# repository's refs (objects packed, refs set one by one, the rest pruned)
+kfetch_new () { rm -rf "$c/kb.git" "$c/kb.git".*; }
+kfetch_other () { kfetch_new; srcpin fetch kb "file://$u/leaf" main --cache="$c" >/dev/null 2>&1; }
+kfetch_after () {
+	check "a fetch after a kill after step $1 ($2)" srcpin fetch kb "file://$u/kb" k1 --cache="$c"
+	same "it resolves the tag after a kill after step $1" "$k1" "$(cat "$T/.out")"
+	check "the mirror is whole after a kill after step $1" git --git-dir="$c/kb.git" fsck --no-dangling --connectivity-only
+}
+killsteps kfetch_new kfetch_after "a first fetch" srcpin fetch kb "file://$u/kb" k1 --cache="$c"
+killsteps kfetch_other kfetch_after "a fetch over another repository's mirror" srcpin fetch kb "file://$u/kb" k1 --cache="$c"
+same "no temporary mirrors left" "" "$(ls -d "$c"/*.tmp-* "$c"/*.old-* 2>/dev/null)"
+# a first checkout into a new folder
+kco_new () { rm -rf "$T/wk"; }
+kco_after () {
+	check "a checkout after a kill after step $1 ($2)" srcpin checkout kb --commit "$k1" --into "$T/wk" --cache="$c"
+	same "the tree is exact after a kill after step $1" "$(archsum "$u/kb" k1)" "$(treesum "$T/wk")"
+	check "and pristine after a kill after step $1" srcpin state --check "$T/wk"
+}
+killsteps kco_new kco_after "a first checkout" srcpin checkout kb --commit "$k1" --into "$T/wk" --cache="$c"
+# a checkout that replaces another repository's checkout (issue 27: killed while it
+# cleared the folder, the next checkout refused it as a stranger's): the folder is marked
+# as being replaced before anything is removed, and the next checkout finishes it
+kco_other () { rm -rf "$T/wk"; srcpin checkout bin "file://$u/bin" b2 --into "$T/wk" --cache="$c" >/dev/null 2>&1; }
+killsteps kco_other kco_after "a checkout replacing another repository's" srcpin checkout kb --commit "$k1" --into "$T/wk" --cache="$c"
+# a stranger's folder given with --force, killed while it is cleared: the next checkout
+# finishes what --force began (the folder is half gone), without --force
+kco_forced () { rm -rf "$T/wk"; mkdir -p "$T/wk/x/y" && echo a >"$T/wk/a" && echo b >"$T/wk/x/y/b" && git init -q "$T/wk/x"; }
+kco_forced_after () {
+	if [ -e "$T/wk/.git/srcpin-replacing" ] || [ -e "$T/wk/.git/srcpin" ]; then
+		kco_after "$@"
+	else
+		exits "killed after step $1 ($2) before the folder was marked: still refused without --force" 2 \
+			srcpin checkout kb --commit "$k1" --into "$T/wk" --cache="$c"
+	fi
+}
+killsteps kco_forced kco_forced_after "a --force checkout over a stranger's folder" srcpin checkout kb --commit "$k1" --into "$T/wk" --cache="$c" --force
+# a pristine checkout moved to another commit (only what differs is written)
+git -C "$u/kb" rm -q k2 && echo k5 >"$u/kb/d/k5" && echo changed >>"$u/kb/k1" && git -C "$u/kb" add -A &&
+	git -C "$u/kb" commit -qm k2 && git -C "$u/kb" tag k2
+srcpin fetch kb "file://$u/kb" k2 --cache="$c" >/dev/null 2>&1
+k2=$(git -C "$u/kb" rev-parse k2)
+kco_move () { rm -rf "$T/wk"; srcpin checkout kb --commit "$k1" --into "$T/wk" --cache="$c" >/dev/null 2>&1; }
+kco_move_after () {
+	check "a move after a kill after step $1 ($2)" srcpin checkout kb --commit "$k2" --into "$T/wk" --cache="$c"
+	same "the tree is exactly the new commit after a kill after step $1" "$(archsum "$u/kb" k2)" "$(treesum "$T/wk")"
+}
+killsteps kco_move kco_move_after "a checkout moving to another commit" srcpin checkout kb --commit "$k2" --into "$T/wk" --cache="$c"
 # git's lock files a killed checkout left (HEAD.lock, index.lock) are removed by the next
 # one, which holds srcpin's own lock on the checkout while it works
 srcpin checkout big --commit "$b1" --into "$T/wl" --cache="$c" >/dev/null 2>&1
@@ -326,18 +430,7 @@ srcpin checkout bin "file://$u/bin" b2 --into "$T/wl" --cache="$c" >"$T/c2" 2>&1
 wait $pid; r1=$?
 same "concurrent checkouts of one folder both succeed" "0 0" "$r1 $r2"; cat "$T/c1" "$T/c2"
 check "and leave a pristine tree" srcpin state --check "$T/wl"
-# a checkout of another repository killed while it clears the folder: srcpin's state goes
-# last, so the folder is still taken as srcpin's and the next checkout finishes it
-for delay in 0.02 0.05 0.1; do
-	srcpin checkout bin "file://$u/bin" b2 --into "$T/wr" --cache="$c" >/dev/null 2>&1
-	srcpin checkout big --commit "$b1" --into "$T/wr" --cache="$c" >/dev/null 2>&1 &
-	pid=$!
-	sleep $delay
-	kill -9 $pid 2>/dev/null
-	wait $pid 2>/dev/null
-	check "replacing another repository's checkout, killed at ${delay}s, then again" srcpin checkout big --commit "$b1" --into "$T/wr" --cache="$c"
-	same "the folder is the new repository after the kill at ${delay}s" "$(archsum "$u/big" b1)" "$(treesum "$T/wr")"
-done
+exits "SRCPIN_FAULT_AFTER beyond the last step changes nothing" 0 env SRCPIN_FAULT_AFTER=100000 srcpin checkout kb --commit "$k1" --into "$T/wk" --cache="$c"
 
 # --- lock -----------------------------------------------------------------------------------
 cat >"$T/pins.env" <<EOF

@@ -28,7 +28,8 @@ traced srcpin state "$T/s"
 lacks "state does not open the CA bundle" "$T/trace" "\"$bundle\", O_RDONLY"
 
 # a remote over https: nothing listens on the port, so the fetch fails after it connects
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+# (should another process take the port meanwhile, the fetch fails after its handshake)
+port=$(freeport)
 traced srcpin fetch r "https://127.0.0.1:$port/r.git" main --cache="$T/c"
 same "a fetch from a closed https port fails with exit 2" 2 "$rc"
 has "the error names the URL" "$T/.err" "https://127.0.0.1:$port/r.git"

@@ -193,5 +193,54 @@ main(void)
 		free(p);
 		free(q);
 	}
+	{
+		/* traditional headers, as git apply reads them (git/git apply.c) */
+		static const struct {
+			const char *hdr, *name;
+			int isnew, isdel, p;
+		} tv[] = {
+			{"--- a/x.c\t2010-07-05 19:41:17.620000023 -0500\n+++ b/x.c\t2010-07-05 19:41:18.1 -0500\n@@ -1 +1 @@\n",
+			 "x.c", 0, 0, 1},
+			{"--- pkg.orig/sp ace.txt\t2026-01-01 00:00:00\n+++ pkg/sp ace.txt\t2026-01-01 00:00:01\n@@ -1 +1 @@\n",
+			 "sp ace.txt", 0, 0, 1},
+			/* whitespace damage: spaces, not a tab, before the date */
+			{"--- a/y z   2010-07-05 19:41:17\n+++ b/y z   2010-07-05 19:41:17\n@@ -1 +1 @@\n", "y z", 0, 0, 1},
+			/* no timestamp: the name ends at a tab */
+			{"--- a/n.txt\tjunk\n+++ b/n.txt\tjunk\n@@ -1 +1 @@\n", "n.txt", 0, 0, 1},
+			{"--- /dev/null\n+++ b/new/n.txt\n@@ -0,0 +1 @@\n", "new/n.txt", 1, 0, 1},
+			{"--- a/gone\n+++ /dev/null\n@@ -1 +0,0 @@\n", "gone", 0, 1, 1},
+			/* diff -N: the epoch on the side that lacks the file (UTC, and west of it) */
+			{"--- a/new\t1970-01-01 00:00:00.000000000 +0000\n+++ b/new\t2026-11-25 16:01:39 +0000\n@@ -0,0 +1 @@\n",
+			 "new", 1, 0, 1},
+			{"--- a/old\t2026-11-25 16:01:39 -0500\n+++ b/old\t1969-12-31 19:00:00.000000000 -0500\n@@ -1 +0,0 @@\n",
+			 "old", 0, 1, 1},
+			/* names without '/': -p0 by git's guess; the shorter name */
+			{"--- a.txt.orig\t2026-01-01 00:00:00\n+++ a.txt\t2026-01-01 00:00:00\n@@ -1 +1 @@\n", "a.txt", 0, 0, 0},
+			{"--- \"a/caf\\303\\251\"\n+++ \"b/caf\\303\\251\"\n@@ -1 +1 @@\n", "caf\303\251", 0, 0, 1},
+			/* -p1 ends at the first '/': the rest, squashed, is absolute (refused later) */
+			{"--- a//d///e\n+++ b//d///e\n@@ -1 +1 @@\n", "/d/e", 0, 0, 1},
+		};
+		for (size_t i = 0; i < sizeof tv / sizeof tv[0]; i++) {
+			struct tradp tp = {1, 0};
+			struct tradhdr h;
+			char d[32];
+			snprintf(d, sizeof d, "traditional %zu", i);
+			CHECK(trad_start(tv[i].hdr), d);
+			CHECK_INT(trad_header(tv[i].hdr, &tp, &h), 0, d);
+			CHECK_STR(h.name ? h.name : "(null)", tv[i].name, d);
+			CHECK_INT(h.isnew, tv[i].isnew, d);
+			CHECK_INT(h.isdel, tv[i].isdel, d);
+			CHECK_INT(tp.p, tv[i].p, d);
+			free(h.name);
+		}
+		CHECK(!trad_start("--- a/x\n+++ b/x\nnot a hunk\n"), "no @@ line: not a header");
+		CHECK(!trad_start("---\n+++ b/x\n@@ -1 +1 @@\n"), "a mail's --- line: not a header");
+		{
+			/* a name with fewer folders than -p: no name, as git says */
+			struct tradp tp = {1, 1};
+			struct tradhdr h;
+			CHECK_INT(trad_header("--- x\n+++ y\n@@ -1 +1 @@\n", &tp, &h), -1, "no folder to strip");
+		}
+	}
 	return TEST_DONE();
 }
