@@ -32,43 +32,8 @@ TRACK=$KILN_SRC/env/tracks/debian.env
 mkdir -p "$W/done" || exit 2
 W=$(cd "$W" && pwd)
 PY=$W/venv/bin/python
-fails=0
 LOG=$W/log
-: >>"$W/figures"
-
-ok () { echo "ok $*"; }
-notok () { echo "not ok $*"; fails=$((fails + 1)); }
-# fig NAME VALUE: one figure, replacing an older one of the same name
-fig () {
-	grep -v "^$1	" "$W/figures" >"$W/figures.tmp" 2>/dev/null
-	printf '%s\t%s\n' "$1" "$2" >>"$W/figures.tmp"
-	mv -f "$W/figures.tmp" "$W/figures"
-}
-now () { date +%s.%N; }
-since () { awk -v s="$1" -v e="$(now)" 'BEGIN { printf "%.3f", e - s }'; }
-done_ () { [ -f "$W/done/$1" ]; }
-mark () { : >"$W/done/$1"; }
-# stages NINJA-OUTPUT: "stage verb" for each stage that ran ("rebuilt", "restored")
-stages () { sed -n -e 's/^\([a-z_]*\.[a-z]*\): rebuilt in \(.*\)$/\1 rebuilt \2/p' \
-	-e 's/^\([a-z_]*\.[a-z]*\): restored from the stage cache in \(.*\)$/\1 restored \2/p' "$1"; }
-# nin FOLDER OUTFILE TARGET...: ninja in FOLDER, its output appended to OUTFILE (so a
-# resumed step sees what the interrupted one did), its time in $took
-nin () {
-	d=$1 o=$2; shift 2
-	t0=$(now)
-	ninja -C "$d" "$@" >>"$o" 2>&1
-	rc=$?
-	took=$(since "$t0")
-	return $rc
-}
-# stagefigs PREFIX OUTFILE: each stage's time as a figure
-stagefigs () {
-	stages "$2" | while read -r s v t; do
-		fig "$1 $s ($v)" "$t"
-	done
-}
-# showfail OUTFILE FOLDER: the end of ninja's output and the failed stage's log
-showfail () { tail -n 25 "$1" | sed 's/^/#   /'; }
+. "$KILN_SRC/tests/real/real.inc"
 
 for t in kiln-stage srcpin envclean wheelpick hipify-wrap gpucheck; do
 	[ -x "$KB/$t" ] || { notok "real: $KB/$t is missing (run ninja in $KILN_BUILD first)"; exit 1; }
