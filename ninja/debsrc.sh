@@ -209,8 +209,14 @@ suitefetch () {
 	p=$cache/.partial
 	[ -f "$p/$n" ] && echo "$prog: $suite: resuming $n ($(wc -c <"$p/$n") bytes there)" >&2 ||
 		echo "$prog: $suite: downloading $n" >&2
-	papt /usr/lib/apt/apt-helper -q download-file "${archive%/}/$dir/$n" "$p/$n" "SHA256:$want" >"$p/$n.log" 2>&1 ||
+	if ! papt /usr/lib/apt/apt-helper -q download-file "${archive%/}/$dir/$n" "$p/$n" "SHA256:$want" >"$p/$n.log" 2>&1; then
+		if grep -q 'Hash Sum mismatch' "$p/$n.log"; then
+			# a whole file that is not the index's: nothing to resume
+			rm -f "$p/$n" "$p/$n".FAILED "$p/$n.log"
+			die "${archive%/}/$dir/$n is not the tarball $suite's Sources index names (its SHA-256 is not $want); the archive or a proxy serves another file"
+		fi
 		die "$1 $2: the download of ${archive%/}/$dir/$n failed ($(firsterr "$p/$n.log")); run again to resume it"
+	fi
 	orig=$p/$n
 	checkidx "$orig"
 	mv -f "$orig" "$cache/$n" || die "cannot move $orig into $cache"
