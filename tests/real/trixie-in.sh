@@ -8,15 +8,16 @@
 #      trixie Sources index checks each tarball), at the commits env/tracks/trixie.env pins;
 #   2. the track with --arch=cpu into a venv of Python 3.13 that sees Debian's torch 2.6.0:
 #      vision and audio built, installed and smoke-tested (nms and a transform; a resample
-#      and a spectrogram); a no-op ninja; a second build folder restored from the stage
-#      cache; audio.wheel.verify; a patch added to audio's series rerunning only audio's
-#      stages;
+#      and a spectrogram); a no-op ninja; a second build folder (with a venv of its own)
+#      restored from the stage cache; then, at once, audio.wheel.verify in the first folder
+#      and a patch added to audio's series in the second, rerunning only audio's stages;
 #   3. torch 2.6.0's src, patch (tests/real/patches/torch26) and hipify stages on the real
 #      tree for --arch=gfx803 and gfx1151 (no ROCm build: a stand-in root with clang-19),
 #      a no-op, then one CUDA file edited by a patch added to the series: re-hipified, and
 #      the only hipified output whose bytes change.
 # Prints ok / not ok lines and the figures (also in /kiln/real/figures). Resumable: a step
-# that finished is recorded in /kiln/real/done.
+# that finished is recorded in /kiln/real/done. KILN_REAL_STEPS: "cpu" or "gfx" runs that
+# part only (the two can run at once, in two runs of trixie.sh); default both.
 set -u
 KILN_SRC=/kiln/src
 W=/kiln/real
@@ -63,19 +64,32 @@ else
 fi
 
 # --- the target Python: a venv of Python 3.13 that sees Debian's torch ------------------------
-if ! done_ venv; then
-	rm -rf "$W/venv"
-	if "$SYSPY" -m venv --system-site-packages "$W/venv" >>"$LOG" 2>&1 && "$PY" -c 'import torch' 2>>"$LOG"; then
-		mark venv
+# mkvenv NAME: $W/NAME, a venv that sees Debian's torch
+mkvenv () {
+	done_ "$1" && return 0
+	rm -rf "$W/$1"
+	if "$SYSPY" -m venv --system-site-packages "$W/$1" >>"$LOG" 2>&1 && "$W/$1/bin/python" -c 'import torch' 2>>"$LOG"; then
+		mark "$1"
 	else
-		notok "venv: $SYSPY -m venv --system-site-packages failed"; exit 1
+		notok "venv: $SYSPY -m venv --system-site-packages $W/$1 failed"; exit 1
 	fi
-fi
+}
+mkvenv venv
+# trixie_end: the figures and the verdict
+trixie_end () {
+	echo "# figures (also in $W/figures, the host's real/trixie/figures):"
+	sed 's/^/#   /' "$W/figures"
+	[ "$fails" = 0 ] && echo "# trixie: all checks passed" || echo "# trixie: $fails checks failed"
+	[ "$fails" = 0 ]
+	exit
+}
 
 # --- 2. the trixie track, CPU ------------------------------------------------------------------
+steps=${KILN_REAL_STEPS:-cpu gfx}
+case " $steps " in *" cpu "*) ;; *) . "$KILN_SRC/tests/real/trixie-gfx.inc"; trixie_end ;; esac
 cpuconf () {
-	# $1 folder, $2 pin file
-	mkdir -p "$1" && (cd "$1" && "$KILN_SRC/configure" --arch=cpu --pins="$2" --python="$PY" \
+	# $1 folder, $2 pin file, $3 the target Python
+	mkdir -p "$1" && (cd "$1" && "$KILN_SRC/configure" --arch=cpu --pins="$2" --python="${3:-$PY}" \
 		--mirror="$W/mirror" --stage-cache="$W/stage-cache" KILN_BIN="$KB") >>"$LOG" 2>&1
 }
 if ! done_ cpu; then
@@ -116,9 +130,9 @@ for c in vision:c89dfa208de119f23002d731eafdcfc2748d798b audio:38ad916f5f99ec7ea
 		ok "cpu: build-info.json records ${c%%:*}'s commit" || notok "cpu: build-info.json lacks ${c%%:*}'s commit"
 done
 
-# smoke: real ops of each, in a fresh interpreter from another folder
+# smoke [PYTHON]: real ops of each, in a fresh interpreter from another folder
 smoke () {
-	(cd / && "$PY" -c '
+	(cd / && "${1:-$PY}" -c '
 import torch, torchvision, torchaudio
 from torchvision.ops import nms
 from torchvision.transforms import v2 as T
@@ -148,9 +162,11 @@ if s=$(smoke 2>&1); then ok "smoke: $s"; else notok "smoke: nms, transforms, res
 
 noop "$W/cpu" stack cpu
 
-# --- another build folder restores from the stage cache ---------------------------------------
+# --- another build folder, with a venv of its own, restores from the stage cache --------------
+mkvenv venv2
+PY2=$W/venv2/bin/python
 if ! done_ restore; then
-	cpuconf "$W/cpu2" "$TRACK" || { notok "restore: configure failed"; exit 1; }
+	cpuconf "$W/cpu2" "$TRACK" "$PY2" || { notok "restore: configure failed"; exit 1; }
 	if nin "$W/cpu2" "$W/restore.out" stack; then
 		fig "restore: ninja stack in a second build folder (s)" "$took"
 		for d in cpu cpu2; do
@@ -170,50 +186,59 @@ done
 	[ "$(wc -l <"$W/restore.sha")" = 4 ] && ok "restore: the restored wheels are the built ones, byte for byte" ||
 	notok "restore: the wheels differ ($(tr '\n' ' ' <"$W/restore.sha"))"
 
-# --- audio.wheel.verify: the wheel built again is the same, byte for byte ------------------------
-if ! done_ verify; then
+# --- at once: audio.wheel.verify in the first folder (the wheel built again is the same,
+# byte for byte) and, in the second, a patch added to audio's series (only audio's
+# stages rerun); two audio builds that do not wait for each other
+verify () {
 	: >"$W/verify.out"
 	nin "$W/cpu" "$W/verify.out" audio.wheel.verify
-	echo "$?" >"$W/verify.rc"
-	fig "verify: ninja audio.wheel.verify (s)" "$took"
-	mark verify
+	echo "$? $took" >"$W/verify.rc"
+}
+if ! done_ verify; then
+	verify &
+	vpid=$!
 fi
-if [ "$(cat "$W/verify.rc")" = 0 ] && grep -q 'identical' "$W/verify.out"; then
-	ok "verify: audio.wheel.verify: $(grep -m1 'identical' "$W/verify.out" | sed 's/^ *//')"
-else
-	notok "verify: audio.wheel.verify says the rebuilt wheel differs (exit $(cat "$W/verify.rc"))"; showfail "$W/verify.out"
-fi
-
-# --- a patch added to audio's series: only audio's stages rerun -------------------------------
 if ! done_ bump; then
 	rm -rf "$W/bump"
 	mkdir -p "$W/bump/patches/audio" && cp "$KILN_SRC"/tests/real/bump/audio/*.patch "$W/bump/patches/audio/" &&
 		(cd "$W/bump/patches/audio" && ls *.patch >series) &&
 		{ cat "$TRACK"; echo "audio_PATCHES=patches/audio"; } >"$W/bump/trixie.env" ||
 		{ notok "bump: cannot make $W/bump"; exit 1; }
-	cpuconf "$W/cpu" "$W/bump/trixie.env" || { notok "bump: configure failed"; exit 1; }
-	if KILN_EXPLAIN=1 nin "$W/cpu" "$W/bump.out" stack; then
+	av=$("$PY2" -c 'import torchaudio; print(torchaudio.__version__)' 2>>"$LOG")
+	echo "$av" >"$W/bump/before"
+	cpuconf "$W/cpu2" "$W/bump/trixie.env" "$PY2" || { notok "bump: configure failed"; exit 1; }
+	if KILN_EXPLAIN=1 nin "$W/cpu2" "$W/bump.out" stack; then
 		fig "bump: ninja stack after adding an audio patch (s)" "$took"
 		mark bump
 	else
-		notok "bump: ninja stack failed"; showfail "$W/bump.out"; exit 1
+		notok "bump: ninja stack failed"; showfail "$W/bump.out"
 	fi
 fi
+if ! done_ verify; then
+	wait "$vpid"
+	read -r vrc vtook <"$W/verify.rc"
+	fig "verify: ninja audio.wheel.verify (s)" "$vtook"
+	mark verify
+fi
+read -r vrc vtook <"$W/verify.rc"
+if [ "$vrc" = 0 ] && grep -q 'identical' "$W/verify.out"; then
+	ok "verify: audio.wheel.verify: $(grep -m1 'identical' "$W/verify.out" | sed 's/^ *//')"
+else
+	notok "verify: audio.wheel.verify says the rebuilt wheel differs (exit $vrc)"; showfail "$W/verify.out"
+fi
+done_ bump || exit 1
 stagefigs bump "$W/bump.out"
 got=$(stages "$W/bump.out" | cut -d' ' -f1 | sort -u | tr '\n' ' ')
 [ "$got" = "audio.install audio.patch audio.pick audio.wheel stack.smoke " ] &&
 	ok "bump: only audio's stages after its series reran ($got)" || notok "bump: the stages that ran: $got"
-[ "$(cat "$W/cpu/build/src/audio/version.txt")" = 2.6.0 ] &&
+[ "$(cat "$W/cpu2/build/src/audio/version.txt")" = 2.6.0 ] &&
 	ok "bump: audio's tree carries the added patch (version.txt 2.6.0)" || notok "bump: the added patch is not in audio's tree"
-av2=$("$PY" -c 'import torchaudio; print(torchaudio.__version__)' 2>>"$LOG")
-[ "$av2" = "2.6.0+kiln.cpu.g$(wk audio)" ] && [ "$av2" != "$av" ] &&
-	ok "bump: torchaudio $av2 installed, a new label for the new key" || notok "bump: torchaudio is '$av2' (before: $av)"
-if s=$(smoke 2>&1); then ok "bump: smoke after the bump: $s"; else notok "bump: smoke"; echo "$s" | sed 's/^/#   /'; fi
+av=$(cat "$W/bump/before")
+av2=$("$PY2" -c 'import torchaudio; print(torchaudio.__version__)' 2>>"$LOG")
+wk2=$(sed -n 's/^KEY="\(.\{10\}\).*/\1/p' "$W/cpu2/build/stamp/audio.wheel")
+[ "$av2" = "2.6.0+kiln.cpu.g$wk2" ] && [ "$av2" != "$av" ] &&
+	ok "bump: torchaudio $av2 installed, a new label for the new key (before: $av)" || notok "bump: torchaudio is '$av2' (before: $av)"
+if s=$(smoke "$PY2" 2>&1); then ok "bump: smoke after the bump: $s"; else notok "bump: smoke"; echo "$s" | sed 's/^/#   /'; fi
 
-[ "${KILN_REAL_STEPS:-}" = cpu ] && { sed 's/^/#   /' "$W/figures"; [ "$fails" = 0 ]; exit; }
-. "$KILN_SRC/tests/real/trixie-gfx.inc"
-
-echo "# figures (also in $W/figures, the host's real/trixie/figures):"
-sed 's/^/#   /' "$W/figures"
-[ "$fails" = 0 ] && echo "# trixie: all checks passed" || echo "# trixie: $fails checks failed"
-[ "$fails" = 0 ]
+case " $steps " in *" gfx "*) . "$KILN_SRC/tests/real/trixie-gfx.inc" ;; esac
+trixie_end
