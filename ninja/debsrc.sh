@@ -153,7 +153,7 @@ firsterr () { sed -n 's/^E: //p' "$1" | head -n 1 | cut -c1-300; }
 # srcrec PACKAGE VERSION: the index's record of PACKAGE whose version is VERSION or VERSION-*
 srcrec () {
 	papt apt-cache showsrc "$1" 2>/dev/null | awk -v p="$1" -v v="$2" 'BEGIN { RS = "" }
-		$0 ~ ("(^|\n)Package: " p "(\n|$)") {
+		index("\n" $0 "\n", "\nPackage: " p "\n") {
 			x = $0; sub(/^(.*\n)?Version: /, "", x); sub(/\n.*/, "", x)
 			if (x == v || index(x, v "-") == 1) { print; exit }
 		}'
@@ -178,15 +178,19 @@ suitefetch () {
 	pkgv="$1 $2"
 	rec=$(srcrec "$1" "$2")
 	if [ -z "$rec" ]; then
-		papt apt-get -q update >"$aptdir/update.log" 2>&1 ||
-			die "$suite ($archive): apt-get update failed: $(firsterr "$aptdir/update.log")"
-		grep -q '^[EW]: ' "$aptdir/update.log" &&
-			die "$suite ($archive): apt-get update: $(sed -n 's/^[EW]: //p' "$aptdir/update.log" | head -n 1 | cut -c1-300)"
+		# a refreshed index; apt's complaint (an error, or a warning such as a bad
+		# signature, after which apt keeps the old index) is the answer when the package
+		# is still not found
+		papt apt-get -q update >"$aptdir/update.log" 2>&1
+		urc=$?
 		rec=$(srcrec "$1" "$2")
+		if [ -z "$rec" ] && { [ "$urc" != 0 ] || grep -q '^[EW]: ' "$aptdir/update.log"; }; then
+			die "$suite ($archive): apt-get update: $(sed -n 's/^[EW]: //p' "$aptdir/update.log" | head -n 1 | cut -c1-300)"
+		fi
 	fi
 	if [ -z "$rec" ]; then
 		have=$(papt apt-cache showsrc "$1" 2>/dev/null | awk -v p="$1" 'BEGIN { RS = "" }
-			$0 ~ ("(^|\n)Package: " p "(\n|$)") { x = $0; sub(/^(.*\n)?Version: /, "", x); sub(/\n.*/, "", x); printf "%s ", x }')
+			index("\n" $0 "\n", "\nPackage: " p "\n") { x = $0; sub(/^(.*\n)?Version: /, "", x); sub(/\n.*/, "", x); printf "%s ", x }')
 		[ -n "$have" ] || die "$1: $suite ($archive) has no source package $1"
 		die "$1: $suite has no source version $2 (it has ${have% })"
 	fi

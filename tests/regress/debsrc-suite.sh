@@ -8,7 +8,7 @@
 # Checked: the mirror made from it (the same commit as the .dsc form of debsrc-test.sh's
 # kind of tree), the SUITE PACKAGE/VERSION form the src stage uses, a pin file with
 # debsrc:SUITE/..., and the bad input, one line each with nothing half made in the cache
-# or the mirror: a suite without the package, a version the suite lacks, a suite the
+# or the mirror: an unsigned archive without --keyring=none, a suite without the package, a version the suite lacks, a suite the
 # archive does not have, a tarball whose SHA-256 is not the index's (served so, and found
 # so in the cache), an interrupted download (resumed by the next run from where it
 # stopped).
@@ -81,6 +81,11 @@ oneline "a version the suite lacks"
 exits "a suite the archive lacks" 1 ds --suite=nosuite demo 2.1 "$T/b3/x.git"
 has "... names the suite and the archive" "$T/.err" "nosuite ($URL): apt-get update"
 oneline "a suite the archive lacks"
+exits "an unsigned archive without --keyring=none" 1 sh "$D" --cache="$T/c3" --archive="$URL" --suite=fake demo 2.1 "$T/b8/x.git"
+has "... is refused, apt saying why" "$T/.err" "fake ($URL): apt-get update: "
+has "... (not signed)" "$T/.err" "not signed"
+oneline "an unsigned archive"
+check "... and makes no mirror" test ! -e "$T/b8"
 exits "a served tarball that is not the index's" 1 ds --suite=fake bad 1.0 "$T/b4/bad.git"
 has "... says so" "$T/.err" "$URL/pool/main/b/bad/bad_1.0.orig.tar.gz is not the tarball fake's Sources index names (its SHA-256 is not $(printf '%064d' 0))"
 oneline "a served tarball that is not the index's"
