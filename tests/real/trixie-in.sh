@@ -9,8 +9,8 @@
 #   2. the track with --arch=cpu into a venv of Python 3.13 that sees Debian's torch 2.6.0:
 #      vision and audio built, installed and smoke-tested (nms and a transform; a resample
 #      and a spectrogram); a no-op ninja; a second build folder (with a venv of its own)
-#      restored from the stage cache; then, at once, audio.wheel.verify in the first folder
-#      and a patch added to audio's series in the second, rerunning only audio's stages;
+#      restored from the stage cache; audio.wheel.verify; a patch added to audio's series
+#      in the second folder, rerunning only audio's stages (its compiles from ccache);
 #   3. torch 2.6.0's src, patch (tests/real/patches/torch26) and hipify stages on the real
 #      tree for --arch=gfx803 and gfx1151 (no ROCm build: a stand-in root with clang-19),
 #      a no-op, then one CUDA file edited by a patch added to the series: re-hipified, and
@@ -87,10 +87,14 @@ trixie_end () {
 # --- 2. the trixie track, CPU ------------------------------------------------------------------
 steps=${KILN_REAL_STEPS:-cpu gfx}
 case " $steps " in *" cpu "*) ;; *) . "$KILN_SRC/tests/real/trixie-gfx.inc"; trixie_end ;; esac
+# every build folder compiles in one --work-dir through ccache (in $HOME/.cache): neither
+# is in a stage's key; verify and the bump's audio build then compile the same paths, and
+# the bump gets the verify build's objects (the first build starts with an empty cache)
 cpuconf () {
 	# $1 folder, $2 pin file, $3 the target Python
 	mkdir -p "$1" && (cd "$1" && "$KILN_SRC/configure" --arch=cpu --pins="$2" --python="${3:-$PY}" \
-		--mirror="$W/mirror" --stage-cache="$W/stage-cache" KILN_BIN="$KB") >>"$LOG" 2>&1
+		--mirror="$W/mirror" --stage-cache="$W/stage-cache" --cache=ccache --work-dir="$W/work" \
+		KILN_BIN="$KB") >>"$LOG" 2>&1
 }
 if ! done_ cpu; then
 	cpuconf "$W/cpu" "$TRACK" || { notok "cpu: configure failed (see $LOG)"; tail -n 5 "$LOG" | sed 's/^/#   /'; exit 1; }
@@ -186,18 +190,24 @@ done
 	[ "$(wc -l <"$W/restore.sha")" = 4 ] && ok "restore: the restored wheels are the built ones, byte for byte" ||
 	notok "restore: the wheels differ ($(tr '\n' ' ' <"$W/restore.sha"))"
 
-# --- at once: audio.wheel.verify in the first folder (the wheel built again is the same,
-# byte for byte) and, in the second, a patch added to audio's series (only audio's
-# stages rerun); two audio builds that do not wait for each other
-verify () {
+# --- audio.wheel.verify: the wheel built again (in the --work-dir, the cache filling) is
+# the same, byte for byte
+if ! done_ verify; then
+	cpuconf "$W/cpu" "$TRACK" || { notok "verify: configure failed"; exit 1; }
 	: >"$W/verify.out"
 	nin "$W/cpu" "$W/verify.out" audio.wheel.verify
 	echo "$? $took" >"$W/verify.rc"
-}
-if ! done_ verify; then
-	verify &
-	vpid=$!
+	fig "verify: ninja audio.wheel.verify (s)" "$took"
+	mark verify
 fi
+read -r vrc vtook <"$W/verify.rc"
+if [ "$vrc" = 0 ] && grep -q 'identical' "$W/verify.out"; then
+	ok "verify: audio.wheel.verify: $(grep -m1 'identical' "$W/verify.out" | sed 's/^ *//')"
+else
+	notok "verify: audio.wheel.verify says the rebuilt wheel differs (exit $vrc)"; showfail "$W/verify.out"
+fi
+
+# --- a patch added to audio's series, in the second folder: only audio's stages rerun -------
 if ! done_ bump; then
 	rm -rf "$W/bump"
 	mkdir -p "$W/bump/patches/audio" && cp "$KILN_SRC"/tests/real/bump/audio/*.patch "$W/bump/patches/audio/" &&
@@ -214,20 +224,9 @@ if ! done_ bump; then
 		notok "bump: ninja stack failed"; showfail "$W/bump.out"
 	fi
 fi
-if ! done_ verify; then
-	wait "$vpid"
-	read -r vrc vtook <"$W/verify.rc"
-	fig "verify: ninja audio.wheel.verify (s)" "$vtook"
-	mark verify
-fi
-read -r vrc vtook <"$W/verify.rc"
-if [ "$vrc" = 0 ] && grep -q 'identical' "$W/verify.out"; then
-	ok "verify: audio.wheel.verify: $(grep -m1 'identical' "$W/verify.out" | sed 's/^ *//')"
-else
-	notok "verify: audio.wheel.verify says the rebuilt wheel differs (exit $vrc)"; showfail "$W/verify.out"
-fi
 done_ bump || exit 1
 stagefigs bump "$W/bump.out"
+grep '^audio.wheel: rebuilt' "$W/bump.out" | sed 's/^/# bump: /'
 got=$(stages "$W/bump.out" | cut -d' ' -f1 | sort -u | tr '\n' ' ')
 [ "$got" = "audio.install audio.patch audio.pick audio.wheel stack.smoke " ] &&
 	ok "bump: only audio's stages after its series reran ($got)" || notok "bump: the stages that ran: $got"
