@@ -248,6 +248,11 @@ mirror () {
 		echo "$have"
 		return 0
 	fi
+	# what an interrupted run left (its process gone) is removed; the mirror itself is only
+	# ever moved into place whole
+	for x in "$gd".tmp.*; do
+		[ -d "$x" ] && ! kill -0 "${x##*.}" 2>/dev/null && rm -rf "$x"
+	done
 	fetch "$pkg" "$ver"
 	if [ -n "$suite" ]; then got=$(sha256sum "$orig" | cut -c1-64); else verify; fi
 	tmp=$gd.tmp.$$

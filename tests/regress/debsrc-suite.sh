@@ -119,6 +119,11 @@ same "... the same commit" "$c1" "$(cat "$T/.out")"
 has "... saying it resumes" "$T/.err" "resuming demo_2.1.orig.tar.gz ($part bytes there)"
 has "... asking the archive for the rest only" "$T/requests" "GET /pool/main/d/demo/demo_2.1.orig.tar.gz bytes=$part-"
 check "... and the tarball is whole in the cache" cmp "$T/keep.tgz" "$T/cache/demo_2.1.orig.tar.gz"
+# an interrupted run's half-made mirror folder (its process gone) is removed by the next
+dead=$(sh -c 'echo $$')
+mkdir -p "$T/m6/demo.git.tmp.$dead/tree"
+check "a run after an interrupted one" ds --suite=fake demo 2.1 "$T/m6/demo.git"
+same "... leaves only the mirror" "demo.git" "$(ls "$T/m6")"
 exits "a bad --suite name is a usage error" 1 ds --suite='a b' demo 2.1 "$T/b6/x.git"
 oneline "a bad --suite name"
 exits "usage errors exit 2" 2 ds fake demo/2.1/x "$T/b7/x.git"
