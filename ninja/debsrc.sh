@@ -1,15 +1,28 @@
 #!/bin/sh
 # debsrc.sh: local git mirrors of upstream releases, made from Debian's source packages.
 #
-#   sh ninja/debsrc.sh [--cache=DIR] PACKAGE VERSION GITDIR
-#       Gets PACKAGE's orig tarball (apt-get source --download-only, enabling deb-src
-#       lines when the system has none), checks it against the .dsc, and makes GITDIR a
-#       bare git repository holding the tarball's tree as one commit, tagged vVERSION
-#       (VERSION without Debian's +dfsg-style suffix). Prints the commit.
-#   sh ninja/debsrc.sh [--cache=DIR] --pins=FILE DIR
-#       The same for every component of the pin file whose URL is debsrc:PACKAGE/VERSION:
-#       DIR/COMPONENT.git, the layout srcpin's --mirror=DIR reads. A C_SHA in the file
-#       must be the commit made.
+#   sh ninja/debsrc.sh [OPTION]... PACKAGE VERSION GITDIR
+#   sh ninja/debsrc.sh [OPTION]... SUITE PACKAGE/VERSION GITDIR
+#       Gets PACKAGE's orig tarball and .dsc, checks them, and makes GITDIR a bare git
+#       repository holding the tarball's tree as one commit, tagged vVERSION (VERSION
+#       without Debian's +dfsg-style suffix). Prints the commit. The second form is the
+#       first with --suite=SUITE (a pin debsrc:SUITE/PACKAGE/VERSION split at its first
+#       slash, as the src stage does).
+#   sh ninja/debsrc.sh [OPTION]... --pins=FILE DIR
+#       The same for every component of the pin file whose URL is
+#       debsrc:[SUITE/]PACKAGE/VERSION: DIR/COMPONENT.git, the layout srcpin's --mirror=DIR
+#       reads. A C_SHA in the file must be the commit made.
+#
+# Without a suite the system's apt finds the package (apt-get source --download-only,
+# enabling deb-src lines when the system has none; root or sudo) and the tarball is
+# checked against the .dsc. With --suite=SUITE (trixie, bookworm, ...) a private apt
+# configuration in the cache reads that suite's Sources index from --archive (default
+# $KILN_DEBIAN_MIRROR, else http://deb.debian.org/debian), its Release file checked with
+# --keyring (default Debian's archive keyring; --keyring=none trusts an unsigned archive,
+# such as a local one), on any Debian-like system and without root; the tarball and .dsc
+# are checked against the index's SHA-256 (and the tarball against the .dsc). Downloads
+# go to CACHE/.partial first: an interrupted one is resumed by the next run, and only
+# checked files reach the cache and the mirror.
 #
 # The commit is a function of the tarball alone: fixed author and committer, the date of
 # the tarball's newest file, a fixed message. So the same tarball gives the same commit on
@@ -22,16 +35,20 @@ set -u
 prog=debsrc.sh
 die () { printf '%s: %s\n' "$prog" "$*" >&2; exit 1; }
 usage () {
-	printf 'usage: %s [--cache=DIR] PACKAGE VERSION GITDIR\n       %s [--cache=DIR] --pins=FILE DIR\n' "$prog" "$prog" >&2
+	printf 'usage: %s [OPTION]... [SUITE] PACKAGE VERSION GITDIR\n       %s [OPTION]... --pins=FILE DIR\noptions: --cache=DIR --suite=SUITE --archive=URL --keyring=FILE|none\n' "$prog" "$prog" >&2
 	exit 2
 }
 
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/kiln/debsrc
-pins=
+pins= suite= archive=${KILN_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+keyring=/usr/share/keyrings/debian-archive-keyring.gpg
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--cache=*) cache=${1#*=} ;;
 	--pins=*) pins=${1#*=} ;;
+	--suite=*) suite=${1#*=} ;;
+	--archive=*) archive=${1#*=} ;;
+	--keyring=*) keyring=${1#*=} ;;
 	-h|--help) sed -n '2,/^set -u/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;;
 	--) shift; break ;;
 	-*) printf '%s: unknown option %s\n' "$prog" "$1" >&2; usage ;;
@@ -81,6 +98,7 @@ findin () {
 
 # fetch PACKAGE VERSION: sets orig and dsc, downloading into the cache when needed
 fetch () {
+	if [ -n "$suite" ]; then suitefetch "$1" "$2"; return; fi
 	oldifs=$IFS; IFS=:
 	for d in ${KILN_DEBSRC_PATH:-} "$cache"; do
 		IFS=$oldifs
@@ -103,6 +121,113 @@ fetch () {
 	findin "$cache" "$1" "$2" || die "$1 $2: apt-get source did not download the orig tarball and .dsc into $cache"
 }
 
+# --- a suite through a private apt configuration (--suite) ---------------------------------
+aptdir=
+# suiteapt: the suite's apt folder in the cache (sources.list, lists, partial downloads)
+suiteapt () {
+	case "$suite" in ''|*[!A-Za-z0-9._-]*) die "--suite=$suite: expected a suite name such as trixie" ;; esac
+	case "$archive" in http://*|https://*|file:/*) ;; *) die "--archive=$archive: expected an http://, https:// or file:/ URL" ;; esac
+	case "$archive$keyring" in *[[:space:]]*|*]*) die "--archive and --keyring cannot hold spaces or ']' (apt's sources.list)" ;; esac
+	[ "$keyring" = none ] || [ -f "$keyring" ] ||
+		die "--keyring=$keyring: no such file (apt-get install debian-archive-keyring, or name the archive's keyring)"
+	command -v apt-get >/dev/null 2>&1 || die "--suite=$suite needs apt-get (Debian's apt)"
+	aptdir=$cache/apt/$suite-$(printf '%s %s %s\n' "$archive" "$suite" "$keyring" | sha256sum | cut -c1-12)
+	mkdir -p "$aptdir/lists/partial" "$aptdir/archives/partial" "$aptdir/parts" "$cache/.partial" ||
+		die "cannot create $aptdir"
+	if [ "$keyring" = none ]; then o='trusted=yes'; else o="signed-by=$keyring"; fi
+	printf 'deb-src [%s] %s %s main\n' "$o" "${archive%/}" "$suite" >"$aptdir/sources.list.tmp" &&
+		mv -f "$aptdir/sources.list.tmp" "$aptdir/sources.list" || die "cannot write $aptdir/sources.list"
+}
+# papt apt-get|apt-cache ARG...: apt with the suite's sources and state only (the system's
+# apt.conf.d, a proxy say, still applies); root downloads as root (the cache is not _apt's)
+papt () {
+	a=$1; shift
+	set -- -o "Dir::Etc::SourceList=$aptdir/sources.list" -o "Dir::Etc::SourceParts=$aptdir/parts" \
+		-o "Dir::State::Lists=$aptdir/lists" -o "Dir::Cache=$aptdir" -o "Dir::Cache::pkgcache=" \
+		-o "Dir::Cache::srcpkgcache=" -o "Acquire::Languages=none" "$@"
+	[ "$(id -u)" = 0 ] && set -- -o "APT::Sandbox::User=root" "$@"
+	"$a" "$@"
+}
+# firsterr LOG: apt's first error line, for a one-line message
+firsterr () { sed -n 's/^E: //p' "$1" | head -n 1 | cut -c1-300; }
+# srcrec PACKAGE VERSION: the index's record of PACKAGE whose version is VERSION or VERSION-*
+srcrec () {
+	papt apt-cache showsrc "$1" 2>/dev/null | awk -v p="$1" -v v="$2" 'BEGIN { RS = "" }
+		index("\n" $0 "\n", "\nPackage: " p "\n") {
+			x = $0; sub(/^(.*\n)?Version: /, "", x); sub(/\n.*/, "", x)
+			if (x == v || index(x, v "-") == 1) { print; exit }
+		}'
+}
+# idxsum NAME: the SHA-256 the record ($rec) gives for the file NAME
+idxsum () {
+	printf '%s\n' "$rec" | sed -n '/^Checksums-Sha256:/,/^[^ ]/p' | awk -v n="$1" '$3 == n { print $1 }'
+}
+# checkidx FILE [HINT]: FILE's SHA-256 is the index's
+checkidx () {
+	want=$(idxsum "${1##*/}")
+	[ -n "$want" ] || die "$suite's Sources index lists no ${1##*/} for $pkgv"
+	got=$(sha256sum "$1" | cut -c1-64)
+	[ "$want" = "$got" ] || die "$1: SHA-256 $got, but $suite's Sources index ($archive) says $want${2:-}"
+}
+# suitefetch PACKAGE VERSION: sets orig, checked against the suite's index (whose Release
+# file apt checked with the keyring: the .dsc adds nothing, and mirrors may lack it). The
+# download (apt-helper, through the same apt) goes to $cache/.partial, where the next run
+# resumes an interrupted one; only a checked tarball is moved into the cache.
+suitefetch () {
+	suiteapt
+	pkgv="$1 $2"
+	rec=$(srcrec "$1" "$2")
+	if [ -z "$rec" ]; then
+		# a refreshed index; apt's complaint (an error, or a warning such as a bad
+		# signature, after which apt keeps the old index) is the answer when the package
+		# is still not found
+		papt apt-get -q update >"$aptdir/update.log" 2>&1
+		urc=$?
+		rec=$(srcrec "$1" "$2")
+		if [ -z "$rec" ] && { [ "$urc" != 0 ] || grep -q '^[EW]: ' "$aptdir/update.log"; }; then
+			die "$suite ($archive): apt-get update: $(sed -n 's/^[EW]: //p' "$aptdir/update.log" | head -n 1 | cut -c1-300)"
+		fi
+	fi
+	if [ -z "$rec" ]; then
+		have=$(papt apt-cache showsrc "$1" 2>/dev/null | awk -v p="$1" 'BEGIN { RS = "" }
+			index("\n" $0 "\n", "\nPackage: " p "\n") { x = $0; sub(/^(.*\n)?Version: /, "", x); sub(/\n.*/, "", x); printf "%s ", x }')
+		[ -n "$have" ] || die "$1: $suite ($archive) has no source package $1"
+		die "$1: $suite has no source version $2 (it has ${have% })"
+	fi
+	n=$(printf '%s\n' "$rec" | sed -n '/^Checksums-Sha256:/,/^[^ ]/p' |
+		awk -v n="$1_$2.orig.tar." 'index($3, n) == 1 && $3 !~ /\.asc$/ { print $3; exit }')
+	[ -n "$n" ] || die "$1 $2: $suite's Sources index lists no orig tarball $1_$2.orig.tar.*"
+	dir=$(printf '%s\n' "$rec" | sed -n 's/^Directory: //p')
+	orig= dsc=
+	oldifs=$IFS; IFS=:
+	for d in ${KILN_DEBSRC_PATH:-} "$cache"; do
+		IFS=$oldifs
+		if [ -n "$d" ] && [ -f "$d/$n" ]; then
+			orig=$d/$n
+			checkidx "$orig" " (remove it to download again)"
+			return 0
+		fi
+	done
+	IFS=$oldifs
+	want=$(idxsum "$n")
+	p=$cache/.partial
+	[ -f "$p/$n" ] && echo "$prog: $suite: resuming $n ($(wc -c <"$p/$n") bytes there)" >&2 ||
+		echo "$prog: $suite: downloading $n" >&2
+	if ! papt /usr/lib/apt/apt-helper -q download-file "${archive%/}/$dir/$n" "$p/$n" "SHA256:$want" >"$p/$n.log" 2>&1; then
+		if grep -q 'Hash Sum mismatch' "$p/$n.log"; then
+			# a whole file that is not the index's: nothing to resume
+			rm -f "$p/$n" "$p/$n".FAILED "$p/$n.log"
+			die "${archive%/}/$dir/$n is not the tarball $suite's Sources index names (its SHA-256 is not $want); the archive or a proxy serves another file"
+		fi
+		die "$1 $2: the download of ${archive%/}/$dir/$n failed ($(firsterr "$p/$n.log")); run again to resume it"
+	fi
+	orig=$p/$n
+	checkidx "$orig"
+	mv -f "$orig" "$cache/$n" || die "cannot move $orig into $cache"
+	rm -f "$p/$n.log"
+	orig=$cache/$n
+}
+
 # check the orig tarball's SHA-256 against the .dsc's Checksums-Sha256
 verify () {
 	n=${orig##*/}
@@ -123,8 +248,13 @@ mirror () {
 		echo "$have"
 		return 0
 	fi
+	# what an interrupted run left (its process gone) is removed; the mirror itself is only
+	# ever moved into place whole
+	for x in "$gd".tmp.*; do
+		[ -d "$x" ] && ! kill -0 "${x##*.}" 2>/dev/null && rm -rf "$x"
+	done
 	fetch "$pkg" "$ver"
-	verify
+	if [ -n "$suite" ]; then got=$(sha256sum "$orig" | cut -c1-64); else verify; fi
 	tmp=$gd.tmp.$$
 	rm -rf "$tmp"
 	trap 'rm -rf "$tmp"' EXIT INT TERM
@@ -167,11 +297,15 @@ if [ -n "$pins" ]; then
 	[ -f "$pins" ] || die "$pins: no such file"
 	dir=$1
 	n=0
-	# C_URL=debsrc:PACKAGE/VERSION lines (quotes allowed); the file is read, never run
+	dsuite=$suite
+	# C_URL=debsrc:[SUITE/]PACKAGE/VERSION lines (quotes allowed); the file is read, never run
 	for l in $(sed -n "s/^[ 	]*\([a-z_]*\)_URL=[\"']\{0,1\}debsrc:\([^\"' 	#]*\).*/\1=\2/p" "$pins"); do
 		c=${l%%=*} pv=${l#*=}
+		suite=$dsuite
+		case "$pv" in */*/*) suite=${pv%%/*} pv=${pv#*/} ;; esac
 		pkg=${pv%%/*} ver=${pv#*/}
-		[ -n "$pkg" ] && [ -n "$ver" ] && [ "$pkg" != "$pv" ] || die "$pins: ${c}_URL=debsrc:$pv: expected debsrc:PACKAGE/VERSION"
+		[ -n "$pkg" ] && [ -n "$ver" ] && [ "$pkg" != "$pv" ] ||
+			die "$pins: ${c}_URL=debsrc:${l#*=}: expected debsrc:[SUITE/]PACKAGE/VERSION"
 		sha=$(mirror "$pkg" "$ver" "$dir/$c.git") || exit 1
 		want=$(sed -n "s/^[ 	]*${c}_SHA=[\"']\{0,1\}\([0-9a-f]*\).*/\1/p" "$pins" | tail -n 1)
 		case "$sha" in
@@ -181,8 +315,13 @@ if [ -n "$pins" ]; then
 		echo "$c $sha $dir/$c.git"
 		n=$((n + 1))
 	done
-	[ "$n" -gt 0 ] || die "$pins: no C_URL=debsrc:PACKAGE/VERSION pins"
+	[ "$n" -gt 0 ] || die "$pins: no C_URL=debsrc:[SUITE/]PACKAGE/VERSION pins"
 	exit 0
 fi
 [ $# = 3 ] || usage
+# SUITE PACKAGE/VERSION GITDIR: a package name and a Debian version never hold a slash
+case "$2" in
+*/*/*) usage ;;
+?*/?*) suite=$1; set -- "${2%%/*}" "${2#*/}" "$3" ;;
+esac
 mirror "$1" "$2" "$3"
