@@ -335,6 +335,18 @@ imagestage(char **proflist, size_t nprof)
 		parent(s, "stack.fat");
 }
 
+/* the patch stage's release and the range its series is made for (for its message
+   when a patch no longer applies) */
+static void
+patchrelease(struct srec *s, const struct component *c, const char *range)
+{
+	char *rel = pin_release(c);
+
+	key(s, "RELEASE", rel ? rel : pin(c, "REF"));
+	key(s, "RANGE", range);
+	free(rel);
+}
+
 /* the records of every stage */
 static void
 mkstages(char **proflist, size_t nprof)
@@ -440,7 +452,9 @@ mkstages(char **proflist, size_t nprof)
 				bufprintf(&mods, "%s%s", mods.len ? " " : "", pin(d, "IMPORT"));
 		}
 		if (!strcmp(k, "build") || !strcmp(k, "source")) {
-			pd = patchdir(c);
+			char *range, *base = patchdir(c);
+			pd = release_patches(c, base, &range);
+			free(base);
 			series = series_digest(pd, &ins, &nins, &err);
 			if (!series)
 				fail("%s", err);
@@ -468,6 +482,8 @@ mkstages(char **proflist, size_t nprof)
 			key(s, "COMPONENT", c->name);
 			key(s, "SERIES", series);
 			key(s, "SERIES_FILE", n);
+			patchrelease(s, c, range);
+			free(range);
 			s->idfile = 1;
 			parent(s, stages[nstages - 2].name);
 			last = "patch";
