@@ -117,7 +117,10 @@ step_patch () {
 		clean -- srcpin checkout "$c" --commit "$commit" --into "$src" --submodules --force --cache="$GITC" $(mirror)
 	fi
 	if [ "$SERIES" != none ]; then
-		clean -- srcpin patch "$src" "$SERIES_FILE"
+		clean -- srcpin patch "$src" "$SERIES_FILE" 2>"$B/src/$c.patch.err" || {
+			cat "$B/src/$c.patch.err"
+			die "$(sed -n 's/^srcpin: //p' "$B/src/$c.patch.err" | tail -n 1) [release $RELEASE; the series is made for ${RANGE:-every release}]: upstream may already carry this patch; drop it from $SERIES_FILE or move it to the folder of the releases it is for"
+		}
 	fi
 	clean -- srcpin state "$src" | grep -E '^(URL|COMMIT|SERIES_DIGEST)=' | tr '\n' ' ' >"$B/src/$c.id"
 	echo >>"$B/src/$c.id"

@@ -409,6 +409,7 @@ onereq(struct reqset *rs, const struct reqopts *o, const char *spec, const char 
 	return 0;
 }
 
+static char *relnorm(const char *rel);
 static int readreqs(struct reqset *rs, const struct reqopts *o, const char *dir, const char *rel,
                     int depth, char **err);
 
@@ -419,7 +420,7 @@ optline(struct reqset *rs, const struct reqopts *o, const char *dir, const char 
         const char *from, char *l, int depth, char **err)
 {
 	char *arg = l + strcspn(l, " \t=");
-	char *inc, *slash;
+	char *inc, *slash, *norm;
 	int r;
 
 	if (*arg)
@@ -432,6 +433,12 @@ optline(struct reqset *rs, const struct reqopts *o, const char *dir, const char 
 		}
 		slash = strrchr(rel, '/');
 		inc = slash ? xasprintf("%.*s/%s", (int)(slash - rel), rel, arg) : xstrdup(arg);
+		if (!(norm = relnorm(inc))) {
+			free(inc);
+			*err = xasprintf("%s: -r %s: leaves the source tree", from, arg);
+			return -1;
+		}
+		free(norm);
 		r = readreqs(rs, o, dir, inc, depth + 1, err);
 		if (r == 0) {
 			free(inc);
@@ -557,6 +564,18 @@ pyprojreqs(struct reqset *rs, const struct reqopts *o, const char *dir, char **e
 	return r;
 }
 
+/* did pyproject.toml's [build-system] requires list anything */
+static int
+haspyreqs(const struct reqset *rs)
+{
+	size_t i;
+
+	for (i = 0; i < rs->n; i++)
+		if (startswith(rs->v[i].from, "pyproject.toml:"))
+			return 1;
+	return 0;
+}
+
 int
 reqs_collect(const char *dir, const struct reqopts *o, struct reqset *rs, char **err)
 {
@@ -578,6 +597,15 @@ reqs_collect(const char *dir, const struct reqopts *o, struct reqset *rs, char *
 		how = tree_backend(dir, &backend, &e);
 		if (how && !strcmp(how, "build"))
 			addreq(rs, "build", "build", "kiln (python -m build, the PEP 517 frontend)");
+		/* PEP 518: a pyproject.toml without [build-system] requires (vision's, audio's:
+		   tool settings only) builds with setuptools and wheel; a tree without any
+		   pyproject.toml declares nothing (its setup.py runs with what the target has) */
+		f = xasprintf("%s/pyproject.toml", dir);
+		if (how && !strcmp(how, "setup") && os_isfile(f) && !haspyreqs(rs)) {
+			addreq(rs, "setuptools>=40.8.0", "setuptools", "pyproject.toml (no [build-system] requires: PEP 518's default)");
+			addreq(rs, "wheel", "wheel", "pyproject.toml (no [build-system] requires: PEP 518's default)");
+		}
+		free(f);
 		free(how);
 		free(backend);
 		free(e);
