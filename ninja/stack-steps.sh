@@ -197,19 +197,38 @@ step_deps_fetch () {
 # file that asked for it, or what the index answered
 step_deps_why () {
 	cat "$d/$c.pip.log"
-	e=$(grep -E 'too many [0-9]+ error responses|HTTP error [0-9]+|Could not fetch URL' "$d/$c.pip.log" | tail -n 1 |
-		sed 's/^[A-Z]*: //')
-	[ -z "$e" ] || die "$1 answered with an error ($e); nothing was installed"
 	r=$(sed -n 's/^ERROR: No matching distribution found for //p' "$d/$c.pip.log" | head -n 1)
 	if [ -n "$r" ]; then
 		n=$(printf '%s\n' "$r" | sed 's/[^A-Za-z0-9._-].*//; s/[-_.][-_.]*/-/g' | tr 'A-Z' 'a-z')
-		asked=$(while IFS="$(printf '\t')" read -r q f; do
-			m=$(printf '%s\n' "$q" | sed 's/[^A-Za-z0-9._-].*//; s/[-_.][-_.]*/-/g' | tr 'A-Z' 'a-z')
-			[ "$m" = "$n" ] && { printf '%s' "$f"; break; }
-		done <"$d/$c.req")
-		die "no wheel for $r in $1 (${asked:+asked by $asked}${asked:-needed by a requirement of $d/$c.req}); nothing was installed"
+		# pip says "no matching distribution" for an index that failed too: ask it
+		if [ -n "$INDEX" ] && [ -z "$WHEELHOUSE" ]; then
+			u=${INDEX%/}/$n/
+			a=$(step_deps_probe "$u")
+			case "$a" in ok|missing) ;; *) die "$1 $a for $u; nothing was installed" ;; esac
+		fi
+		# the file that asked: the requirement line whose canonical name is the one
+		asked=$(awk -F '\t' -v r="$r" 'function canon(s) { s = tolower(s); sub(/[^a-z0-9._-].*/, "", s); gsub(/[-_.]+/, "-", s); return s }
+			canon($1) == canon(r) { print $2; exit }' "$d/$c.req")
+		[ -n "$asked" ] || asked="a requirement of one in $d/$c.req"
+		die "no wheel for $r in $1 (asked by $asked); nothing was installed"
 	fi
 	die "pip could not download the build requirements from $1: $(grep '^ERROR' "$d/$c.pip.log" | tail -n 1); nothing was installed"
+}
+
+# step_deps_probe URL: what an index answers for a project page: ok (a page), missing
+# (404), or what went wrong ("answered HTTP 503", ...), one line
+step_deps_probe () {
+	clean -- "$PY" -c '
+import sys, urllib.request, urllib.error
+try:
+    r = urllib.request.urlopen(sys.argv[1], timeout=30)
+    t = r.headers.get("Content-Type", "")
+    print("ok" if "html" in t or "json" in t else "answered %s, not a package index page" % (t or "no content type"))
+except urllib.error.HTTPError as e:
+    print("missing" if e.code == 404 else "answered HTTP %d" % e.code)
+except Exception as e:
+    print("cannot be reached (%s)" % e)
+' "$1" 2>/dev/null || echo "cannot be asked"
 }
 
 step_deps_install () {

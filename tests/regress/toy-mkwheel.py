@@ -1,6 +1,6 @@
 """toy-mkwheel.py OUTDIR NAME VERSION REQUIRES [ARCNAME=PATH]...: a pure-Python wheel
 (py3-none-any) holding the given files (a folder: its .py files, under ARCNAME/), with
-Requires-Dist lines from REQUIRES (';'-separated, "" for none), written deterministically.
+Requires-Dist lines from REQUIRES ('|'-separated, "" for none), written deterministically.
 For kiln's tests (the build requirements a test index serves); written for kiln."""
 import base64, hashlib, os, re, sys, zipfile
 
@@ -20,7 +20,7 @@ for a in sys.argv[5:]:
 dist = re.sub(r"[-_.]+", "_", name)
 di = "%s-%s.dist-info" % (dist, ver)
 meta = "Metadata-Version: 2.1\nName: %s\nVersion: %s\n" % (name, ver)
-meta += "".join("Requires-Dist: %s\n" % r for r in reqs.split(";") if r)
+meta += "".join("Requires-Dist: %s\n" % r for r in reqs.split("|") if r)
 files[di + "/METADATA"] = meta.encode()
 files[di + "/WHEEL"] = b"Wheel-Version: 1.0\nGenerator: kiln-test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
 rec = []

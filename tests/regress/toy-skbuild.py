@@ -40,9 +40,11 @@ def _compile(pkg, bdir):
     arch, rocm = os.environ.get("PYTORCH_ROCM_ARCH"), os.environ.get("ROCM_PATH")
     if arch and rocm:
         o = os.path.join(bdir, "kernel.o")
+        # clang-19 draws a random compilation-unit ID into each HIP object unless told
+        # otherwise (-fuse-cuid=none: two compiles give the same bytes)
         subprocess.check_call([os.path.join(rocm, "llvm", "bin", "clang"), "-x", "hip", "-nogpulib",
-                               "-nogpuinc", "-fPIC", "-c", "csrc/kernel.hip", "-o", o] +
-                              ["--offload-arch=" + a for a in arch.split(";")])
+                               "-nogpuinc", "-fPIC", "-fuse-cuid=none"] + os.environ.get("HIPFLAGS", "").split() +
+                              ["-c", "csrc/kernel.hip", "-o", o] + ["--offload-arch=" + a for a in arch.split(";")])
         gpu = [o, "csrc/hipstub.c"]
     _cc(["-shared", "-fPIC", "-O1", "-I" + pkg + "/include", "-Wl,-soname,lib%s_toy.so" % pkg,
          "-o", os.path.join(lib, "lib%s_toy.so" % pkg), "csrc/lib.c"] + gpu)

@@ -682,7 +682,8 @@ wheels_lock(const char *dir, struct buf *out, char **err)
 		v[n++].line = xasprintf("%s==%s --hash=sha256:%s", w.name, w.verstr, h.s);
 		wheelname_free(&w);
 	}
-	qsort(v, n, sizeof *v, lockcmp);
+	if (n)
+		qsort(v, n, sizeof *v, lockcmp);
 	for (i = 0; r == 0 && i < n; i++) {
 		if (i && !strcmp(v[i].name, v[i - 1].name)) {
 			*err = xasprintf("%s: two files for %s: %s and %s (keep one)", dir, v[i].name,
