@@ -17,10 +17,10 @@ idx=$INDEX_URL/index/simple/
 
 # conf DIR VENV [ARG]...: configure the toy stack in DIR for an AMD target
 conf () {
-	d=$1 v=$2
+	cdir=$1 cvenv=$2
 	shift 2
-	mkdir -p "$d" && cd "$d" || exit 2
-	"$KSRC/configure" --python="$v/bin/python" --pins="$T/pins26.env" --mirror="$T/mirror" \
+	mkdir -p "$cdir" && cd "$cdir" || exit 2
+	"$KSRC/configure" --python="$cvenv/bin/python" --pins="$T/pins26.env" --mirror="$T/mirror" \
 		--rocm-path="$T/rocm" --jobs=2 --arch=gfx1100 KILN_BIN="$KILN_BIN" "$@"
 }
 build () { ninja >"$T/$1.log" 2>&1; brc=$?; got=$(rebuilt "$T/$1.log"); }
