@@ -168,13 +168,33 @@ step_deps_reqs () {
 	mv -f "$d/$c.req.tmp" "$d/$c.req"
 	echo "$(wc -l <"$d/$c.req") build requirements declared:"
 	cat "$d/$c.req"
+	step_deps_implied
+}
+
+# step_deps_implied: what kiln adds itself (the frontend, PEP 518's setuptools and wheel:
+# "kiln (...)" lines) is installed only when the target Python lacks it (a venv with
+# Debian's setuptools keeps it); what the tree declares always comes from the index.
+# $B/deps/C.want: the requirements to fetch
+step_deps_implied () {
+	clean -- "$PY" -c '
+import importlib.metadata as md, re, sys
+for l in open(sys.argv[1], encoding="utf-8"):
+    req, _, frm = l.rstrip("\n").partition("\t")
+    name = re.match(r"[A-Za-z0-9._-]+", req).group(0)
+    if frm.startswith("kiln ("):
+        try:
+            print("%s: the target Python has %s %s; not installed" % (req, name, md.version(name)), file=sys.stderr)
+            continue
+        except md.PackageNotFoundError:
+            pass
+    print(req)
+' "$d/$c.req" >"$d/$c.want" || die "$PY cannot read its own packages"
 }
 
 step_deps_fetch () {
 	st=$d/$c.staging
 	rm -rf "$st" && mkdir -p "$st" || die "cannot create $st"
-	[ -s "$d/$c.req" ] || return 0
-	cut -f 1 "$d/$c.req" >"$d/$c.req.txt"
+	[ -s "$d/$c.want" ] || return 0
 	if [ -n "$WHEELHOUSE" ]; then
 		kiln-stage lock "$WHEELHOUSE" >/dev/null 2>"$d/$c.err" ||
 			die "--wheelhouse: $(sed 's/^kiln-stage: //' "$d/$c.err")"
@@ -189,7 +209,7 @@ step_deps_fetch () {
 	fi
 	# wheels only: an sdist would be built here, by code the lock cannot pin
 	clean -- "$PY" -m pip download --disable-pip-version-check --only-binary=:all: --retries 1 \
-		--timeout 60 "$@" -d "$st" -r "$d/$c.req.txt" >"$d/$c.pip.log" 2>&1 || step_deps_why "$from"
+		--timeout 60 "$@" -d "$st" -r "$d/$c.want" >"$d/$c.pip.log" 2>&1 || step_deps_why "$from"
 	cat "$d/$c.pip.log"
 }
 

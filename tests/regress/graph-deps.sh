@@ -49,7 +49,7 @@ has "torch.wheel built with python -m build (the tree's PEP 517 backend)" "$T/b/
 	"build: build (scikit_build_core.build), force-including torch/_rocm_init.py"
 has "vision.wheel built with setup.py" "$T/b/build/logs/vision.wheel.log" "build: setup"
 has "vision's pyproject without [build-system]: PEP 518's setuptools and wheel" "$T/b/build/deps/vision.req" \
-	"wheel	pyproject.toml (no [build-system] requires: PEP 518's default)"
+	"wheel	kiln (PEP 518's default: pyproject.toml has no [build-system] requires)"
 has "torch's requirements.txt is read" "$T/b/build/deps/torch.req" "filelock	requirements.txt:1"
 has "the frontend is a requirement of a PEP 517 tree" "$T/b/build/deps/torch.req" "build	kiln (python -m build"
 v=$(py "$T/venv" 'import torch; print(torch.__version__)')
@@ -134,6 +134,19 @@ fails "an index answering 503" "--index-url=$INDEX_URL/broken/simple/ answered H
 mkdir -p "$T/wh2" && cp "$T"/wheelhouse/*.whl "$T/wh2/" && toymod six 1.16.0 && cp "$T/wheels/six-1.16.0-py3-none-any.whl" "$T/wh2/"
 check "configure with a wheelhouse holding two six" conf "$T/b4" "$T/venvf" --wheelhouse="$T/wh2"
 fails "a wheelhouse with two files for one project" "two files for six: six-1.16.0-py3-none-any.whl and six-1.17.0-py3-none-any.whl"
+# an install that fails part way (a wheel pip refuses to install, sorted last by pip):
+# what went in before it is removed again
+mkdir -p "$T/index5/simple" && cp -R "$T/index/simple/." "$T/index5/simple/" && mkdir -p "$T/index5/simple/aa-broken"
+"$PY3" -c 'import sys, zipfile
+z = zipfile.ZipFile(sys.argv[1], "w")
+z.writestr("aa_broken/__init__.py", "")
+z.writestr("aa_broken-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: aa-broken\nVersion: 1.0\n")
+z.writestr("aa_broken-1.0.dist-info/WHEEL", "Wheel-Version: 9.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+z.writestr("aa_broken-1.0.dist-info/RECORD", "")' "$T/index5/simple/aa-broken/aa_broken-1.0-py3-none-any.whl" || exit 2
+(cd "$T/mirror/torch" && printf 'aa-broken\n' >>requirements.txt && git commit -qam "asks for aa-broken" && git tag v2.15.1) || exit 2
+check "configure torch v2.15.1 (asks for aa-broken) with an index that has it" conf "$T/b4" "$T/venvf" \
+	--index-url="$INDEX_URL/index5/simple/" --pin torch=v2.15.1
+fails "an install that fails part way" "removed again: "
 check "configure with the whole index again" conf "$T/b4" "$T/venvf" --index-url="$idx"
 check "the next ninja retries and succeeds" ninja torch.deps
 

@@ -602,8 +602,8 @@ reqs_collect(const char *dir, const struct reqopts *o, struct reqset *rs, char *
 		   pyproject.toml declares nothing (its setup.py runs with what the target has) */
 		f = xasprintf("%s/pyproject.toml", dir);
 		if (how && !strcmp(how, "setup") && os_isfile(f) && !haspyreqs(rs)) {
-			addreq(rs, "setuptools>=40.8.0", "setuptools", "pyproject.toml (no [build-system] requires: PEP 518's default)");
-			addreq(rs, "wheel", "wheel", "pyproject.toml (no [build-system] requires: PEP 518's default)");
+			addreq(rs, "setuptools>=40.8.0", "setuptools", "kiln (PEP 518's default: pyproject.toml has no [build-system] requires)");
+			addreq(rs, "wheel", "wheel", "kiln (PEP 518's default: pyproject.toml has no [build-system] requires)");
 		}
 		free(f);
 		free(how);

@@ -72,8 +72,8 @@ printf '[tool.black]\nline-length = 120\n' >vision/pyproject.toml
 touch vision/setup.py
 check "vision: reqs --frontend" kiln-stage reqs --frontend vision
 same "PEP 518's default for a pyproject without requires" \
-"setuptools>=40.8.0	pyproject.toml (no [build-system] requires: PEP 518's default)
-wheel	pyproject.toml (no [build-system] requires: PEP 518's default)" "$(cat "$T/.out")"
+"setuptools>=40.8.0	kiln (PEP 518's default: pyproject.toml has no [build-system] requires)
+wheel	kiln (PEP 518's default: pyproject.toml has no [build-system] requires)" "$(cat "$T/.out")"
 rm vision/pyproject.toml
 check "no pyproject at all: nothing declared" kiln-stage reqs --frontend vision
 same "empty" "" "$(cat "$T/.out")"
