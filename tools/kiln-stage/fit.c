@@ -259,11 +259,13 @@ pinfit(void)
 		} else if ((cv = pinversion(c, -1))) {
 			char *fit = matrixget(tm, c->name), *fm = fit ? majmin(fit) : NULL;
 			cm = majmin(cv);
-			if (fm && strcmp(fm, cm)) {
+			/* a release the matrix does not know (a toy's v1, a newer one) is not judged */
+			if (fm && *cm && strcmp(fm, cm)) {
 				char *ts = matrixtorch(c->name, cm);
-				mismatch("%s %s is made for torch %s, but the torch pin is %s; %s %s goes with "
-				         "it (%s): pin %s=v%s", c->name, pin(c, "REF"), *ts ? ts : "(none in the matrix)",
-				         tv, c->name, fit, mxpath, c->name, fit);
+				if (*ts)
+					mismatch("%s %s is made for torch %s, but the torch pin is %s; %s %s goes "
+					         "with it (%s): pin %s=v%s", c->name, pin(c, "REF"), ts, tv, c->name,
+					         fit, mxpath, c->name, fit);
 				free(ts);
 			}
 			free(cm);
