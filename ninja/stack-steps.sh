@@ -172,23 +172,29 @@ step_deps_reqs () {
 }
 
 # step_deps_implied: what kiln adds itself (the frontend, PEP 518's setuptools and wheel:
-# "kiln (...)" lines) is installed only when the target Python lacks it (a venv with
-# Debian's setuptools keeps it); what the tree declares always comes from the index.
+# "kiln (...)" lines) is taken from the target Python when it came with it (a venv with
+# Debian's setuptools keeps it: no index needed); one a deps stage installed (in a
+# $B/deps/*.lock) is fetched again, so the answer does not depend on which stage ran
+# first. What the tree declares always comes from the index.
 # $B/deps/C.want: the requirements to fetch
 step_deps_implied () {
 	clean -- "$PY" -c '
-import importlib.metadata as md, re, sys
+import glob, importlib.metadata as md, os, re, sys
+canon = lambda n: re.sub(r"[-_.]+", "-", n).lower()
+ours = set()
+for f in glob.glob(os.path.join(sys.argv[2], "*.lock")):
+    ours |= set(canon(l.split("==")[0]) for l in open(f, encoding="utf-8") if "==" in l)
 for l in open(sys.argv[1], encoding="utf-8"):
     req, _, frm = l.rstrip("\n").partition("\t")
     name = re.match(r"[A-Za-z0-9._-]+", req).group(0)
-    if frm.startswith("kiln ("):
+    if frm.startswith("kiln (") and canon(name) not in ours:
         try:
-            print("%s: the target Python has %s %s; not installed" % (req, name, md.version(name)), file=sys.stderr)
+            print("%s: the target Python came with %s %s; not installed" % (req, name, md.version(name)), file=sys.stderr)
             continue
         except md.PackageNotFoundError:
             pass
     print(req)
-' "$d/$c.req" >"$d/$c.want" || die "$PY cannot read its own packages"
+' "$d/$c.req" "$d" >"$d/$c.want" || die "$PY cannot read its own packages"
 }
 
 step_deps_fetch () {
