@@ -134,14 +134,14 @@ fails "an index answering 503" "--index-url=$INDEX_URL/broken/simple/ answered H
 mkdir -p "$T/wh2" && cp "$T"/wheelhouse/*.whl "$T/wh2/" && toymod six 1.16.0 && cp "$T/wheels/six-1.16.0-py3-none-any.whl" "$T/wh2/"
 check "configure with a wheelhouse holding two six" conf "$T/b4" "$T/venvf" --wheelhouse="$T/wh2"
 fails "a wheelhouse with two files for one project" "two files for six: six-1.16.0-py3-none-any.whl and six-1.17.0-py3-none-any.whl"
-# an install that fails part way (a wheel pip refuses to install, sorted last by pip):
-# what went in before it is removed again
+# an install that fails part way (pip installs aa-broken last; its file "six" cannot be
+# written over the folder six/ the toy six installed): what went in before is removed
 mkdir -p "$T/index5/simple" && cp -R "$T/index/simple/." "$T/index5/simple/" && mkdir -p "$T/index5/simple/aa-broken"
 "$PY3" -c 'import sys, zipfile
 z = zipfile.ZipFile(sys.argv[1], "w")
-z.writestr("aa_broken/__init__.py", "")
+z.writestr("six", "not a folder\n")
 z.writestr("aa_broken-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: aa-broken\nVersion: 1.0\n")
-z.writestr("aa_broken-1.0.dist-info/WHEEL", "Wheel-Version: 9.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+z.writestr("aa_broken-1.0.dist-info/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
 z.writestr("aa_broken-1.0.dist-info/RECORD", "")' "$T/index5/simple/aa-broken/aa_broken-1.0-py3-none-any.whl" || exit 2
 (cd "$T/mirror/torch" && printf 'aa-broken\n' >>requirements.txt && git commit -qam "asks for aa-broken" && git tag v2.15.1) || exit 2
 check "configure torch v2.15.1 (asks for aa-broken) with an index that has it" conf "$T/b4" "$T/venvf" \
