@@ -276,7 +276,7 @@ step_deps_install () {
 # uninstalled (the environment as before, except a package it replaced: named)
 step_deps_rollback () {
 	clean -- "$PY" -m pip list --format=freeze --disable-pip-version-check >"$d/$c.after" 2>/dev/null || :
-	new=$(grep -vxF -f "$d/$c.before" "$d/$c.after" | sed 's/==.*//' | tr '\n' ' ')
+	new=$(grep -vxF -f "$d/$c.before" "$d/$c.after" | sed 's/==.*//' | tr '\n' ' ' | sed 's/ $//')
 	[ -z "$new" ] || clean -- "$PY" -m pip uninstall -y -q --disable-pip-version-check $new || :
 	gone=
 	for n in $new; do
