@@ -117,7 +117,10 @@ step_patch () {
 		clean -- srcpin checkout "$c" --commit "$commit" --into "$src" --submodules --force --cache="$GITC" $(mirror)
 	fi
 	if [ "$SERIES" != none ]; then
-		clean -- srcpin patch "$src" "$SERIES_FILE"
+		clean -- srcpin patch "$src" "$SERIES_FILE" 2>"$B/src/$c.patch.err" || {
+			cat "$B/src/$c.patch.err"
+			die "$(sed -n 's/^srcpin: //p' "$B/src/$c.patch.err" | tail -n 1) [release $RELEASE; the series is made for ${RANGE:-every release}]: upstream may already carry this patch; drop it from $SERIES_FILE or move it to the folder of the releases it is for"
+		}
 	fi
 	clean -- srcpin state "$src" | grep -E '^(URL|COMMIT|SERIES_DIGEST)=' | tr '\n' ' ' >"$B/src/$c.id"
 	echo >>"$B/src/$c.id"
@@ -136,8 +139,195 @@ step_hipify () {
 	fi
 }
 
+# step_deps: the build requirements the prepared tree declares (pyproject's
+# [build-system] requires, requirements-build.txt, vLLM's requirements/build/FLAVOUR.txt,
+# torch's requirements.txt: kiln-stage reqs), as wheels from the one index (--index-url,
+# default pip's own) or --wheelhouse, never an extra index; downloaded into a staging
+# folder first, so that a requirement the index lacks, an index error or a bad
+# wheelhouse stops the stage before the target Python changes; then locked (name,
+# version, sha256: $B/deps/C.lock, the build section of requirements.lock and
+# build-info) and installed from those files only. The stage's ID is the lock's digest.
+step_deps () {
+	d=$B/deps
+	mkdir -p "$d" || die "cannot create $d"
+	rm -f "$d/$c.id"
+	step_deps_reqs
+	step_deps_fetch
+	step_deps_install
+	step_deps_record
+}
+
+step_deps_reqs () {
+	# $B/deps/C.req: REQUIREMENT<TAB>FILE:LINE (what asked for it); what was left out
+	# (kiln's own components, index options) goes to the log
+	set -- --flavour="$FLAVOUR" --exclude="$EXCLUDE" --frontend
+	[ "$RUNTIME" = yes ] && set -- "$@" --runtime
+	kiln-stage reqs "$@" "$src${SUBDIR:+/$SUBDIR}" >"$d/$c.req.tmp" 2>"$d/$c.req.err" ||
+		die "$(grep -v '^kiln-stage: note: ' "$d/$c.req.err" | sed 's/^kiln-stage: //' | tail -n 1)"
+	sed 's/^kiln-stage: //' "$d/$c.req.err"
+	mv -f "$d/$c.req.tmp" "$d/$c.req"
+	echo "$(wc -l <"$d/$c.req") build requirements declared:"
+	cat "$d/$c.req"
+	step_deps_implied
+}
+
+# step_deps_implied: what kiln adds itself (the frontend, PEP 518's setuptools and wheel:
+# "kiln (...)" lines) is taken from the target Python when it came with it (a venv with
+# Debian's setuptools keeps it: no index needed); one a deps stage installed (in a
+# $B/deps/*.lock) is fetched again, so the answer does not depend on which stage ran
+# first. What the tree declares always comes from the index.
+# $B/deps/C.want: the requirements to fetch
+step_deps_implied () {
+	clean -- "$PY" -c '
+import glob, importlib.metadata as md, os, re, sys
+canon = lambda n: re.sub(r"[-_.]+", "-", n).lower()
+ours = set()
+for f in glob.glob(os.path.join(sys.argv[2], "*.lock")):
+    ours |= set(canon(l.split("==")[0]) for l in open(f, encoding="utf-8") if "==" in l)
+for l in open(sys.argv[1], encoding="utf-8"):
+    req, _, frm = l.rstrip("\n").partition("\t")
+    name = re.match(r"[A-Za-z0-9._-]+", req).group(0)
+    if frm.startswith("kiln (") and canon(name) not in ours:
+        try:
+            print("%s: the target Python came with %s %s; not installed" % (req, name, md.version(name)), file=sys.stderr)
+            continue
+        except md.PackageNotFoundError:
+            pass
+    print(req)
+' "$d/$c.req" "$d" >"$d/$c.want" || die "$PY cannot read its own packages"
+}
+
+step_deps_fetch () {
+	st=$d/$c.staging
+	rm -rf "$st" && mkdir -p "$st" || die "cannot create $st"
+	[ -s "$d/$c.want" ] || return 0
+	if [ -n "$WHEELHOUSE" ]; then
+		kiln-stage lock "$WHEELHOUSE" >/dev/null 2>"$d/$c.err" ||
+			die "--wheelhouse: $(sed 's/^kiln-stage: //' "$d/$c.err")"
+		from="--wheelhouse=$WHEELHOUSE"
+		set -- --no-index --find-links "$WHEELHOUSE"
+	elif [ -n "$INDEX" ]; then
+		from="--index-url=$INDEX"
+		set -- --index-url "$INDEX"
+	else
+		from="pip's own index"
+		set --
+	fi
+	# wheels only: an sdist would be built here, by code the lock cannot pin
+	clean -- "$PY" -m pip download --disable-pip-version-check --only-binary=:all: --retries 1 \
+		--timeout 60 "$@" -d "$st" -r "$d/$c.want" >"$d/$c.pip.log" 2>&1 || step_deps_why "$from"
+	cat "$d/$c.pip.log"
+}
+
+# step_deps_why FROM: pip could not download: one line, naming the requirement and the
+# file that asked for it, or what the index answered
+step_deps_why () {
+	cat "$d/$c.pip.log"
+	r=$(sed -n 's/^ERROR: No matching distribution found for //p' "$d/$c.pip.log" | head -n 1)
+	if [ -n "$r" ]; then
+		n=$(printf '%s\n' "$r" | sed 's/[^A-Za-z0-9._-].*//; s/[-_.][-_.]*/-/g' | tr 'A-Z' 'a-z')
+		# pip says "no matching distribution" for an index that failed too: ask it
+		if [ -n "$INDEX" ] && [ -z "$WHEELHOUSE" ]; then
+			u=${INDEX%/}/$n/
+			a=$(step_deps_probe "$u")
+			case "$a" in ok|missing) ;; *) die "$1 $a for $u; nothing was installed" ;; esac
+		fi
+		# the file that asked: the requirement line whose canonical name is the one
+		asked=$(awk -F '\t' -v r="$r" 'function canon(s) { s = tolower(s); sub(/[^a-z0-9._-].*/, "", s); gsub(/[-_.]+/, "-", s); return s }
+			canon($1) == canon(r) { print $2; exit }' "$d/$c.req")
+		[ -n "$asked" ] || asked="a requirement of one in $d/$c.req"
+		die "no wheel for $r in $1 (asked by $asked); nothing was installed"
+	fi
+	die "pip could not download the build requirements from $1: $(grep '^ERROR' "$d/$c.pip.log" | tail -n 1); nothing was installed"
+}
+
+# step_deps_probe URL: what an index answers for a project page: ok (a page), missing
+# (404), or what went wrong ("answered HTTP 503", ...), one line
+step_deps_probe () {
+	clean -- "$PY" -c '
+import sys, urllib.request, urllib.error
+try:
+    r = urllib.request.urlopen(sys.argv[1], timeout=30)
+    t = r.headers.get("Content-Type", "")
+    print("ok" if "html" in t or "json" in t else "answered %s, not a package index page" % (t or "no content type"))
+except urllib.error.HTTPError as e:
+    print("missing" if e.code == 404 else "answered HTTP %d" % e.code)
+except Exception as e:
+    print("cannot be reached (%s)" % e)
+' "$1" 2>/dev/null || echo "cannot be asked"
+}
+
+step_deps_install () {
+	# the lock of the staged wheels (kiln-stage lock: one file per project), then those
+	# files only into the target Python (--no-index --no-deps --require-hashes). A failure
+	# part way rolls back what this stage installed
+	kiln-stage lock "$st" >"$d/$c.lock.new" 2>"$d/$c.err" || die "$(sed 's/^kiln-stage: //' "$d/$c.err")"
+	if [ ! -s "$d/$c.lock.new" ]; then
+		echo "no build requirements to install"
+		return 0
+	fi
+	clean -- "$PY" -m pip list --format=freeze --disable-pip-version-check >"$d/$c.before" 2>/dev/null ||
+		die "$PY -m pip does not run"
+	clean -- "$PY" -m pip install --disable-pip-version-check --no-index --no-deps --require-hashes \
+		--find-links "$st" -r "$d/$c.lock.new" || step_deps_rollback
+}
+
+# step_deps_rollback: the install failed part way: what it added or changed is
+# uninstalled (the environment as before, except a package it replaced: named)
+step_deps_rollback () {
+	clean -- "$PY" -m pip list --format=freeze --disable-pip-version-check >"$d/$c.after" 2>/dev/null || :
+	new=$(grep -vxF -f "$d/$c.before" "$d/$c.after" | sed 's/==.*//' | tr '\n' ' ' | sed 's/ $//')
+	[ -z "$new" ] || clean -- "$PY" -m pip uninstall -y -q --disable-pip-version-check $new || :
+	gone=
+	for n in $new; do
+		o=$(grep -i "^$n==" "$d/$c.before") && gone="$gone $o"
+	done
+	die "pip could not install the build requirements (above); removed again: ${new:-nothing}${gone:+; replaced and not restored:$gone}"
+}
+
+step_deps_record () {
+	# the lock, the staged wheels beside it ($B/deps/C.wheels: a wheelhouse for another
+	# build folder), the ID last
+	rm -rf "$d/$c.wheels" && mv "$st" "$d/$c.wheels" || die "cannot keep the wheels in $d/$c.wheels"
+	mv -f "$d/$c.lock.new" "$d/$c.lock"
+	echo "locked $(grep -c . "$d/$c.lock") build requirements in $d/$c.lock:"
+	cat "$d/$c.lock"
+	sha256sum <"$d/$c.lock" | cut -c 1-64 >"$d/$c.id.tmp" && mv -f "$d/$c.id.tmp" "$d/$c.id"
+}
+
+# step_wheel: one wheel from the prepared tree, in named pieces (step_wheel_NAME, each
+# part of the wheel stages' RULE, no other's): the work tree, the version, the prefix
+# maps, the build's settings, the compiler cache, the nvcc wrapper, the distributed
+# compiler, the build backend, the requirements check, and the build itself. The pieces
+# hand envclean's options on through $wargs (one argument a line; no value holds a
+# newline: configure refuses them), read into "$@" before the build.
 step_wheel () {
 	out=$KILN_STAGE_OUT
+	step_wheel_worktree
+	wargs=$work.home/args
+	: >"$wargs" || die "cannot write $wargs"
+	step_wheel_version
+	step_wheel_maps
+	step_wheel_settings
+	step_wheel_cache
+	step_wheel_nvcc
+	step_wheel_distribute
+	for e in $ENV; do step_wheel_arg --set "$e"; done
+	step_wheel_backend
+	set --
+	while IFS= read -r a; do set -- "$@" "$a"; done <"$wargs"
+	step_wheel_requirements "$@"
+	step_wheel_run "$@"
+	cd "$B" && rm -rf "$work" "$work.home"
+	ls "$out"
+}
+
+# step_wheel_arg ARG...: envclean options for the build, kept in $wargs
+step_wheel_arg () {
+	printf '%s\n' "$@" >>"$wargs"
+}
+
+step_wheel_worktree () {
 	# The build starts from a tree that is exactly the key: a fresh private copy of the
 	# prepared source (pristine + series + hipify). It writes only there and into $out, so
 	# nothing of an earlier build (setuptools' build/, *.egg-info, a CMake cache) reaches
@@ -167,7 +357,9 @@ step_wheel () {
 	cp -a --reflink=auto "$src/." "$work/" || die "cannot copy $src to $work"
 	dir=$work${SUBDIR:+/$SUBDIR}
 	commit=$(clean -- srcpin state "$src" | sed -n 's/^COMMIT=//p')
+}
 
+step_wheel_version () {
 	# SOURCE_DATE_EPOCH: the pinned commit's time, so archives and embedded dates are a
 	# function of the pin (git reads the checkout's objects; 1980-01-01 without git)
 	sde=$(git --git-dir="$src/.git" show -s --format=%ct "$commit" 2>/dev/null) || sde=
@@ -193,7 +385,9 @@ step_wheel () {
 	version=
 	[ -n "$rel" ] && version=$rel+$label
 	say "version ${version:-(the project's own: no version tag at $commit and no version.txt)}"
+}
 
+step_wheel_maps () {
 	# file names in objects and debug info: the copy, the build folder and the target
 	# Python's prefix are written as fixed paths, so two build folders give the same bytes
 	pyprefix=$(clean -- "$PY" -c 'import sys; print(sys.prefix)') || die "$PY does not run"
@@ -208,32 +402,42 @@ step_wheel () {
 	done
 	cuda=
 	for m in $maps; do cuda="$cuda -Xcompiler=$m"; done
+}
 
-	set -- --set HOME="$work.home" --set SOURCE_DATE_EPOCH="$sde" --set MAX_JOBS="$JOBS" \
+step_wheel_settings () {
+	# the build's environment: its own HOME, the dates, the jobs, the maps, the version
+	# (torch reads PYTORCH_BUILD_VERSION, setup.py builds of vision and audio
+	# BUILD_VERSION), and the GPU targets
+	step_wheel_arg --set HOME="$work.home" --set SOURCE_DATE_EPOCH="$sde" --set MAX_JOBS="$JOBS" \
 		--set CMAKE_POLICY_VERSION_MINIMUM=3.5 --set GIT_CEILING_DIRECTORIES="$wroot" \
 		--set CFLAGS="${maps# }" --set CXXFLAGS="${maps# }" --set HIPFLAGS="${maps# }" \
 		--set CUDAFLAGS="${cuda# }"
 	if [ -n "$version" ]; then
 		case "$c" in
-		torch) set -- "$@" --set PYTORCH_BUILD_VERSION="$version" --set PYTORCH_BUILD_NUMBER=0 ;;
-		*) set -- "$@" --set BUILD_VERSION="$version" ;;
+		torch) step_wheel_arg --set PYTORCH_BUILD_VERSION="$version" --set PYTORCH_BUILD_NUMBER=0 ;;
+		*) step_wheel_arg --set BUILD_VERSION="$version" ;;
 		esac
 	fi
 	case "$BACKEND" in
-	gfx) set -- "$@" --set PYTORCH_ROCM_ARCH="$ARCH" --set ROCM_PATH="$ROCM_PATH" --set ROCM_HOME="$ROCM_PATH" --set HIP_PATH="$ROCM_PATH" \
+	gfx) step_wheel_arg --set PYTORCH_ROCM_ARCH="$ARCH" --set ROCM_PATH="$ROCM_PATH" --set ROCM_HOME="$ROCM_PATH" --set HIP_PATH="$ROCM_PATH" \
 		--set USE_FLASH_ATTENTION="$FLASH" --set GPU_TARGETS="$ARCH" ;;
-	cuda) set -- "$@" --keep CUDA_HOME --keep CUDA_PATH --keep CUDACXX --set TORCH_CUDA_ARCH_LIST="$(echo "$ARCH" | tr ';' '\n' | sed 's/^sm_\([0-9]*\)\([0-9]\)\(a*\)$/\1.\2\3/' | tr '\n' ';' | sed 's/;$//')" ;;
+	cuda) step_wheel_arg --keep CUDA_HOME --keep CUDA_PATH --keep CUDACXX --set TORCH_CUDA_ARCH_LIST="$(echo "$ARCH" | tr ';' '\n' | sed 's/^sm_\([0-9]*\)\([0-9]\)\(a*\)$/\1.\2\3/' | tr '\n' ';' | sed 's/;$//')" ;;
 	esac
+	# configure's CC (CC_CMD), when one was given, compiles the stack too
+	if [ -n "${CC_CMD:-}" ]; then step_wheel_arg --set CC="$CC_CMD"; fi
+}
+
+step_wheel_cache () {
 	# the compiler cache keeps its own settings (its folder defaults to the caller's): the
 	# caller's CCACHE_* and SCCACHE_* cross envclean -i as settings (--keep cannot: -i
 	# starts from its allow-list)
 	case "$CACHE" in
 	ccache|sccache)
-		set -- "$@" --set CMAKE_HIP_COMPILER_LAUNCHER="$CACHE" --set HIP_CLANG_LAUNCHER="$CACHE"
-		for v in $(passenv CCACHE_ SCCACHE_); do eval "set -- \"\$@\" --set \"$v=\${$v-}\""; done
-		set -- "$@" --set CCACHE_BASEDIR="$work" --set SCCACHE_BASEDIRS="$work"
-		[ -n "${CCACHE_DIR:-}" ] || set -- "$@" --set CCACHE_DIR="${XDG_CACHE_HOME:-$HOME/.cache}/ccache"
-		[ -n "${SCCACHE_DIR:-}" ] || set -- "$@" --set SCCACHE_DIR="${XDG_CACHE_HOME:-$HOME/.cache}/sccache" ;;
+		step_wheel_arg --set CMAKE_HIP_COMPILER_LAUNCHER="$CACHE" --set HIP_CLANG_LAUNCHER="$CACHE"
+		for v in $(passenv CCACHE_ SCCACHE_); do eval "step_wheel_arg --set \"$v=\${$v-}\""; done
+		step_wheel_arg --set CCACHE_BASEDIR="$work" --set SCCACHE_BASEDIRS="$work"
+		[ -n "${CCACHE_DIR:-}" ] || step_wheel_arg --set CCACHE_DIR="${XDG_CACHE_HOME:-$HOME/.cache}/ccache"
+		[ -n "${SCCACHE_DIR:-}" ] || step_wheel_arg --set SCCACHE_DIR="${XDG_CACHE_HOME:-$HOME/.cache}/sccache" ;;
 	esac
 	# sccache: a server of this stage's own (its port), so its counters are this stage's
 	# compiles; compilers reach it through wrappers first on PATH (below)
@@ -242,8 +446,11 @@ step_wheel () {
 		[ -z "${DISTRIBUTE:-}" ] || die "--cache=sccache cannot hand its misses to $DISTRIBUTE (sccache has no prefix command); use --cache=ccache with --distribute"
 		scport=$(clean -- "$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])') ||
 			die "$PY cannot find a free port for the sccache server"
-		set -- "$@" --set SCCACHE_SERVER_PORT="$scport"
+		step_wheel_arg --set SCCACHE_SERVER_PORT="$scport"
 	fi
+}
+
+step_wheel_nvcc () {
 	# nvcc on CUDA builds: a wrapper gives each source file its own -frandom-seed (its
 	# path in the copy: nvcc otherwise draws module ids at random, so two builds of one
 	# file differ), -objtemp (temporary file names hold a process id) and the prefix maps
@@ -283,21 +490,22 @@ EOF2
 				ln -sf nvcc "$B/ccwrap/launch" || die "cannot write $B/ccwrap/nvcc"
 			nvcache=
 			[ "$CACHE" = ccache ] && nvcache=ccache
-			set -- "$@" --set PYTORCH_NVCC="$B/ccwrap/nvcc" --set CMAKE_CUDA_COMPILER_LAUNCHER="$B/ccwrap/launch" \
+			step_wheel_arg --set PYTORCH_NVCC="$B/ccwrap/nvcc" --set CMAKE_CUDA_COMPILER_LAUNCHER="$B/ccwrap/launch" \
 				--set KILN_NVCC="$r" --set KILN_NVCC_CACHE="$nvcache" --set KILN_NVCC_WORK="$work" \
 				--set KILN_NVCC_FLAGS="${cuda# }"
 		fi
 	fi
-	# configure's CC (CC_CMD), when one was given, compiles the stack too
-	[ -n "${CC_CMD:-}" ] && set -- "$@" --set CC="$CC_CMD"
+}
+
+step_wheel_distribute () {
 	# team caches (issue 20): the compiler cache's remote storage, then the distributed
 	# compiler behind it; none of them changes what is compiled, so none is in the key
 	case "$CACHE" in
-	ccache) [ -z "${CACHE_REMOTE:-}" ] || set -- "$@" --set CCACHE_REMOTE_STORAGE="$CACHE_REMOTE" ;;
+	ccache) [ -z "${CACHE_REMOTE:-}" ] || step_wheel_arg --set CCACHE_REMOTE_STORAGE="$CACHE_REMOTE" ;;
 	sccache)
 		case "${CACHE_REMOTE:-}" in
-		redis://*) set -- "$@" --set SCCACHE_REDIS="$CACHE_REMOTE" --set SCCACHE_REDIS_ENDPOINT="$CACHE_REMOTE" ;;
-		http://*|https://*) set -- "$@" --set SCCACHE_WEBDAV_ENDPOINT="$CACHE_REMOTE" ;;
+		redis://*) step_wheel_arg --set SCCACHE_REDIS="$CACHE_REMOTE" --set SCCACHE_REDIS_ENDPOINT="$CACHE_REMOTE" ;;
+		http://*|https://*) step_wheel_arg --set SCCACHE_WEBDAV_ENDPOINT="$CACHE_REMOTE" ;;
 		esac ;;
 	esac
 	masq=
@@ -307,14 +515,14 @@ EOF2
 		slots=$(DISTCC_HOSTS=$DISTRIBUTE_HOSTS distcc -j 2>/dev/null) || slots=0
 		[ "$slots" -gt "$JOBS" ] 2>/dev/null || slots=$JOBS
 		say "distcc: $DISTRIBUTE_HOSTS ($slots slots); preprocessing stays local"
-		for v in $(passenv DISTCC_); do eval "set -- \"\$@\" --set \"$v=\${$v-}\""; done
-		set -- "$@" --set DISTCC_HOSTS="$DISTRIBUTE_HOSTS" --set MAX_JOBS="$slots" \
+		for v in $(passenv DISTCC_); do eval "step_wheel_arg --set \"$v=\${$v-}\""; done
+		step_wheel_arg --set DISTCC_HOSTS="$DISTRIBUTE_HOSTS" --set MAX_JOBS="$slots" \
 			--set DISTCC_DIR="$work.home/.distcc"
 		mkdir -p "$work.home/.distcc"
 		dist=distcc ;;
 	icecream)
 		command -v icecc >/dev/null 2>&1 || die "--distribute=icecream, but there is no icecc here (install icecc)"
-		for v in $(passenv ICECC_); do eval "set -- \"\$@\" --set \"$v=\${$v-}\""; done
+		for v in $(passenv ICECC_); do eval "step_wheel_arg --set \"$v=\${$v-}\""; done
 		dist=icecc ;;
 	*) dist= ;;
 	esac
@@ -329,7 +537,7 @@ EOF2
 			printf '#!/bin/sh\nexec sccache '"'%s'"' "$@"\n' "$r" >"$masq/$cc" && chmod 755 "$masq/$cc" ||
 				die "cannot write $masq/$cc"
 		done
-		set -- "$@" --prepend-path "$masq"
+		step_wheel_arg --prepend-path "$masq"
 	elif [ -n "$dist" ] || [ "$CACHE" = ccache ]; then
 		# compilers called by name (setuptools' CC, a setup.py's own "cc", CMake's) reach the
 		# cache and the distributor through a folder of links first on PATH; ccache runs
@@ -343,38 +551,72 @@ EOF2
 			command -v "$cc" >/dev/null 2>&1 && ln -sf "$fp" "$masq/$cc"
 		done
 		if [ "$CACHE" = ccache ] && [ -n "$dist" ]; then
-			set -- "$@" --set CCACHE_PREFIX="$dist"
+			step_wheel_arg --set CCACHE_PREFIX="$dist"
 		elif [ -n "$dist" ]; then
-			set -- "$@" --set CMAKE_C_COMPILER_LAUNCHER="$dist" --set CMAKE_CXX_COMPILER_LAUNCHER="$dist"
+			step_wheel_arg --set CMAKE_C_COMPILER_LAUNCHER="$dist" --set CMAKE_CXX_COMPILER_LAUNCHER="$dist"
 		fi
-		set -- "$@" --prepend-path "$masq"
+		step_wheel_arg --prepend-path "$masq"
 	fi
-	for e in $ENV; do set -- "$@" --set "$e"; done
+}
 
+step_wheel_backend () {
+	# the build its release uses: BUILD (setup, build or pip) when the pin names one, else
+	# what the tree declares (kiln-stage backend): setup.py bdist_wheel, or a PEP 517
+	# backend run by `python -m build --wheel --no-isolation` (scikit-build-core: torch
+	# from 2.14, issue 29), whose requirements the deps stage installed. scikit-build-core
+	# honours .gitignore: a file the prepared tree holds that git ignores inside the
+	# package (one a patch or hipify wrote, like TheRock's torch/_rocm_init.py) would be
+	# dropped from the wheel, so each is force-included (-Cwheel.force-include.SRC=DST).
+	# scikit-build-core reads MAX_JOBS as CMAKE_BUILD_PARALLEL_LEVEL.
+	build=$BUILD backend=
+	if [ -z "$build" ]; then
+		how=$(kiln-stage backend "$dir" 2>"$work.home/backend.err") ||
+			die "$(sed 's/^kiln-stage: //' "$work.home/backend.err")"
+		build=${how%% *}
+		[ "$build" = "$how" ] || backend=${how#* }
+	fi
+	: >"$work.home/force-include"
+	if [ "$build" = build ]; then
+		step_wheel_arg --set CMAKE_BUILD_PARALLEL_LEVEL="$JOBS"
+		pkg=${IMPORT%%.*}
+		if [ -n "$pkg" ] && [ -d "$dir/$pkg" ]; then
+			(cd "$dir" && GIT_CEILING_DIRECTORIES=$wroot git ls-files --others --ignored --exclude-standard -- "$pkg") |
+				LC_ALL=C sort >"$work.home/force-include" || die "git cannot list the ignored files of $dir/$pkg"
+		fi
+	fi
+	say "build: $build${backend:+ ($backend)}$([ -s "$work.home/force-include" ] && printf ', force-including %s' "$(tr '\n' ' ' <"$work.home/force-include")")"
+}
+
+step_wheel_requirements () {
 	# the target Python must import what this build compiles against, and nothing else:
 	# asked in the environment the build gets, from the tree it runs in (the source, of
 	# which the build folder is an exact copy). A component that builds against nothing
 	# (torch) has nothing to check; without --module the check would look for torch,
-	# which torch's own source folder holds.
+	# which torch's own source folder holds. Its build requirements are the deps stage's.
 	mods=
 	for m in $MODULES; do mods="$mods --module=$m"; done
 	if [ -n "$mods" ]; then
 		clean "$@" -- envclean --check --python="$PY" --cwd="$src${SUBDIR:+/$SUBDIR}" $mods ||
 			die "envclean --check found problems with $PY in $src${SUBDIR:+/$SUBDIR} (above); fix them, then run ninja again"
 	fi
+}
+
+# step_wheel_run ENVCLEAN-OPTION...: the build, with the compiler cache's counters
+step_wheel_run () {
 	cd "$dir" || die "no $dir"
-	build=$BUILD
-	if [ -z "$build" ]; then
-		if [ -f setup.py ]; then build=setup; else build=build; fi
-	fi
 	[ "$CACHE" = ccache ] && ccstats "$@" >"$work.home/ccache.before"
 	[ "$CACHE" = sccache ] && scstart "$@"
+	rc=0
 	case "$build" in
-	setup) clean "$@" -- "$PY" setup.py bdist_wheel -d "$out" ;;
-	build) clean "$@" -- "$PY" -m build --wheel --no-isolation --outdir "$out" . ;;
-	pip) clean "$@" -- "$PY" -m pip wheel --no-deps --no-build-isolation --no-index -w "$out" . ;;
+	setup) clean "$@" -- "$PY" setup.py bdist_wheel -d "$out" || rc=$? ;;
+	build) step_wheel_pep517 "$@" || rc=$? ;;
+	pip) clean "$@" -- "$PY" -m pip wheel --no-deps --no-build-isolation --no-index -w "$out" . || rc=$? ;;
 	*) [ "$CACHE" = sccache ] && scstop "$@"; die "${c}_BUILD=$build: use setup, build or pip" ;;
-	esac || { [ "$CACHE" = sccache ] && scstop "$@"; die "the build failed (its tree is kept in $work)"; }
+	esac
+	if [ "$rc" != 0 ]; then
+		[ "$CACHE" = sccache ] && scstop "$@"
+		die "the build failed (its tree is kept in $work)"
+	fi
 	if [ "$CACHE" = ccache ]; then
 		ccstats "$@" >"$work.home/ccache.after"
 		hitrate "$work.home/ccache.before" "$work.home/ccache.after"
@@ -384,8 +626,14 @@ EOF2
 		scstop "$@"
 		schitrate "$work.home/sccache.json"
 	fi
-	cd "$B" && rm -rf "$work" "$work.home"
-	ls "$out"
+}
+
+# step_wheel_pep517 ENVCLEAN-OPTION...: python -m build --wheel --no-isolation, with the
+# force-included files
+step_wheel_pep517 () {
+	set -- "$@" -- "$PY" -m build --wheel --no-isolation --outdir "$out"
+	while IFS= read -r f; do set -- "$@" "-Cwheel.force-include.$f=$f"; done <"$work.home/force-include"
+	clean "$@" .
 }
 
 step_pick () {
@@ -569,6 +817,11 @@ record () {
 		else
 			echo "VERSION=$(clean -- "$PY" -c "import importlib.metadata as m; print(m.version('$DIST'))" 2>/dev/null || echo system)"
 		fi
+		# what its deps stage installed before its build: NAME==VERSION sha256:HEX ...
+		if [ -f "$B/deps/$c.lock" ]; then
+			echo "BUILD_REQUIREMENTS=$(sed 's/ --hash=/ /' "$B/deps/$c.lock" | tr '\n' ' ' | sed 's/ $//')"
+			echo "BUILD_LOCK_SHA256=$(sha256sum <"$B/deps/$c.lock" | cut -c 1-64)"
+		fi
 		echo "ARCH=$(echo "$ARCH_LIST" | tr ';' ,)"
 		echo "PYTHON=$PY"
 		echo "PY_ABI=$PY_ABI"
@@ -595,16 +848,31 @@ for f in sorted(os.listdir(info)):
         kv[k] = v.strip("\x27\"")
     if kv.get("WHEEL") and kv.get("WHEEL_SHA256"):
         hashes[norm(kv["WHEEL"].split("-")[0])] = kv["WHEEL_SHA256"]
+# the build section: what the deps stages installed ($B/deps/C.lock), by whom
+deps, built = os.path.join(info, "..", "deps"), {}
+for f in sorted(os.listdir(deps)) if os.path.isdir(deps) else []:
+    if f.endswith(".lock"):
+        for l in open(os.path.join(deps, f), encoding="utf-8"):
+            if l.strip():
+                built.setdefault(l.strip(), []).append(f[:-5])
+bnames = set(norm(l.split("==")[0]) for l in built)
 have, other = [], []
 for d in md.distributions():
     n = d.metadata["Name"]
     if not n:
         continue
-    (have if norm(n) in hashes else other).append((norm(n), d.version))
+    if norm(n) in hashes:
+        have.append((norm(n), d.version))
+    elif norm(n) not in bnames:
+        other.append((norm(n), d.version))
 print("# the target environment, locked by kiln (%s); install with" % sys.executable)
 print("#   pip install --require-hashes --no-deps -r requirements.lock")
 for n, v in sorted(set(have)):
     print("%s==%s --hash=sha256:%s" % (n, v, hashes[n]))
+if built:
+    print("# [build] the build requirements kiln installed before the builds (deps stages)")
+    for l in sorted(built):
+        print("%s  # build: %s" % (l, ", ".join(built[l])))
 for n, v in sorted(set(other)):
     print("# %s==%s (not installed by kiln: no wheel hash)" % (n, v))
 ' "$B/info" >"$B/requirements.lock.$c.tmp" || die "cannot list the packages of $PY"

@@ -184,7 +184,7 @@ if ! done_ bump; then
 fi
 stagefigs bump "$W/bump.out"
 got=$(stages "$W/bump.out" | cut -d' ' -f1 | sort -u | tr '\n' ' ')
-[ "$got" = "stack.smoke vision.install vision.patch vision.pick vision.wheel " ] &&
+[ "$got" = "stack.smoke vision.deps vision.install vision.patch vision.pick vision.wheel " ] &&
 	ok "bump: only vision's stages after its series reran ($got)" || notok "bump: the stages that ran: $got"
 grep -q 'parse_version(torch.__version__) >= parse_version("1.5")' "$W/cpu/build/src/vision/setup.py" &&
 	ok "bump: vision's tree carries the added patch" || notok "bump: the added patch is not in vision's tree"

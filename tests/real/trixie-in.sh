@@ -228,7 +228,7 @@ done_ bump || exit 1
 stagefigs bump "$W/bump.out"
 grep '^audio.wheel: rebuilt' "$W/bump.out" | sed 's/^/# bump: /'
 got=$(stages "$W/bump.out" | cut -d' ' -f1 | sort -u | tr '\n' ' ')
-[ "$got" = "audio.install audio.patch audio.pick audio.wheel stack.smoke " ] &&
+[ "$got" = "audio.deps audio.install audio.patch audio.pick audio.wheel stack.smoke " ] &&
 	ok "bump: only audio's stages after its series reran ($got)" || notok "bump: the stages that ran: $got"
 [ "$(cat "$W/cpu2/build/src/audio/version.txt")" = 2.6.0 ] &&
 	ok "bump: audio's tree carries the added patch (version.txt 2.6.0)" || notok "bump: the added patch is not in audio's tree"

@@ -120,7 +120,7 @@ else echo "skip fatwheel SIGKILL: needs fatwheel and /usr/bin/python3"; fi
 
 # === the toy graph (tests/regress/graph-toy.inc): skips only what follows when it cannot be made
 . "$KILN_SRC/tests/regress/graph-toy.inc"
-all="audio.install audio.patch audio.pick audio.src audio.wheel stack.smoke torch.install torch.patch torch.pick torch.src torch.wheel vision.hipify vision.install vision.patch vision.pick vision.src vision.wheel"
+all="audio.deps audio.install audio.patch audio.pick audio.src audio.wheel stack.smoke torch.deps torch.install torch.patch torch.pick torch.src torch.wheel vision.deps vision.hipify vision.install vision.patch vision.pick vision.src vision.wheel"
 # conf VENV STAGECACHE: configure the toy in the current folder
 conf () {
 	"$KSRC/configure" --python="$1/bin/python" --pins="$T/pins.env" --mirror="$T/mirror" \

@@ -155,12 +155,16 @@ for c in torch vision audio; do
 done
 lacks "no ROCm: no wheel build was started" "$T/.out" ".wheel: rebuilt"
 
-# pins that do not fit together: one warning line naming both versions, configure goes on
+# pins that do not fit together (env/matrix.env): refused in one line naming both and the
+# release that fits; --allow-mismatch makes it one warning line and configure goes on
 rm -rf "$T/b" && mkdir -p "$T/b" && cd "$T/b" || exit 2
 pins 'torch_REF=v2.7.0' 'vision_REF=v0.23.0' 'audio_REF=v2.7.0'
-check "a vision release for another torch: configure succeeds" conf --arch=cpu --pins="$T/p.env"
+exits "a vision release for another torch: configure refuses it" 2 conf --arch=cpu --pins="$T/p.env"
+same "one line naming both versions and the one that fits" \
+	"configure: vision v0.23.0 is made for torch 2.8, but the torch pin is 2.7.0; vision 0.22.1 goes with it ($KSRC/env/matrix.env): pin vision=v0.22.1; or pass --allow-mismatch to build it anyway" "$(cat "$T/.err")"
+check "--allow-mismatch: configure succeeds" conf --arch=cpu --pins="$T/p.env" --allow-mismatch
 same "one warning naming both versions" \
-	"configure: warning: vision v0.23.0 is made for torch 2.8, but the torch pin is 2.7.0" "$(cat "$T/.err")"
+	"configure: warning: vision v0.23.0 is made for torch 2.8, but the torch pin is 2.7.0; vision 0.22.1 goes with it ($KSRC/env/matrix.env): pin vision=v0.22.1 (--allow-mismatch)" "$(cat "$T/.err")"
 pins 'torch_REF=v2.8.0' 'vision_REF=v0.23.0' 'audio_REF=v2.8.0'
 check "releases made for each other" conf --arch=cpu --pins="$T/p.env"
 same "no warning" "" "$(cat "$T/.err")"
@@ -174,7 +178,7 @@ with zipfile.ZipFile(sys.argv[1], "w") as z:
     z.writestr("torchvision-0.23.0.dist-info/WHEEL", "Wheel-Version: 1.0\n")
 PY
 pins 'torch_REF=v2.7.1'
-check "a vision wheel for another torch: configure succeeds" conf --arch=cpu --pins="$T/p.env" \
+exits "a vision wheel for another torch: configure refuses it" 2 conf --arch=cpu --pins="$T/p.env" \
 	--pin "vision=wheel:$T/torchvision-0.23.0-py3-none-any.whl"
-same "one warning from the wheel's Requires-Dist" \
-	"configure: warning: vision torchvision-0.23.0-py3-none-any.whl requires torch==2.8.0, but the torch pin is 2.7.1" "$(cat "$T/.err")"
+same "one line from the wheel's Requires-Dist" \
+	"configure: vision torchvision-0.23.0-py3-none-any.whl requires torch==2.8.0, but the torch pin is 2.7.1; or pass --allow-mismatch to build it anyway" "$(cat "$T/.err")"

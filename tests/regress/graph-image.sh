@@ -169,7 +169,7 @@ toy_commit vision v2 5
 check "configure --pin vision=v2" conf --pin vision=v2
 build bump
 same "bump vision: vision's stages, the smoke test and the image rerun" \
-	"stack.image stack.smoke vision.install vision.patch vision.pick vision.src vision.wheel" "$got"
+	"stack.image stack.smoke vision.deps vision.install vision.patch vision.pick vision.src vision.wheel" "$got"
 id2=$(podman image inspect --format '{{.Id}}' $img)
 check "bump vision: a new image" test "$id1" != "$id2"
 labels $img >"$T/got2.labels"

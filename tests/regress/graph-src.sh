@@ -41,7 +41,7 @@ build vision.install
 unset PYTHONPATH LD_LIBRARY_PATH
 same "PYTHONPATH and LD_LIBRARY_PATH in ninja's environment: vision builds" 0 "$brc"
 [ "$brc" = 0 ] || sed -n '1,40s/^/#   /p' "$T/ninja.log"
-same "and only vision's stages ran" "vision.install vision.patch vision.pick vision.src vision.wheel" "$got"
+same "and only vision's stages ran" "vision.deps vision.install vision.patch vision.pick vision.src vision.wheel" "$got"
 lacks "no envclean finding" "$T/ninja.log" "envclean --check found problems"
 same "the new vision is installed" 115 "$(imp 'import torchvision; print(torchvision.op(1))')"
 

@@ -24,7 +24,7 @@ has "an AMD arch: vision has a hipify stage" "$b/build/stack.ninja" "build visio
 build first
 same "first ninja succeeds" 0 "$brc"
 [ "$brc" = 0 ] || sed -n '1,80s/^/#   /p' "$T/first.log"
-all="audio.install audio.patch audio.pick audio.src audio.wheel stack.smoke torch.install torch.patch torch.pick torch.src torch.wheel vision.hipify vision.install vision.patch vision.pick vision.src vision.wheel"
+all="audio.deps audio.install audio.patch audio.pick audio.src audio.wheel stack.smoke torch.deps torch.install torch.patch torch.pick torch.src torch.wheel vision.deps vision.hipify vision.install vision.patch vision.pick vision.src vision.wheel"
 same "first ninja runs every stage once" "$all" "$got"
 same "the stack imports: vision's C extension calls torch's library (patched: +100, hipified: +1000)" "30 1110 33 gfx1100" \
 	"$(imp 'import torch, torchvision, torchaudio; print(torch.scale(3), torchvision.op(1), torchaudio.op(3), torch.ARCH)')"
@@ -48,9 +48,9 @@ export KILN_EXPLAIN=1
 build bump-vision
 unset KILN_EXPLAIN
 has "KILN_EXPLAIN: vision.src says which input changed" "$T/bump-vision.log" "kiln: vision.src: running: input REF changed: v1 -> v2"
-has "KILN_EXPLAIN: vision.patch says its parent changed" "$T/bump-vision.log" "kiln: vision.patch: running: parent vision.src changed"
+has "KILN_EXPLAIN: vision.patch says its release changed" "$T/bump-vision.log" "kiln: vision.patch: running: input RELEASE changed: 1 -> 2"
 same "bump vision: only vision's stages rerun" \
-	"stack.smoke vision.hipify vision.install vision.patch vision.pick vision.src vision.wheel" "$got"
+	"stack.smoke vision.deps vision.hipify vision.install vision.patch vision.pick vision.src vision.wheel" "$got"
 same "bump vision: the new vision is installed (patched and hipified)" 1115 "$(imp 'import torchvision; print(torchvision.op(1))')"
 
 # bump torch: torch and everything built against it; not vision's or audio's sources
@@ -58,7 +58,7 @@ toy_commit torch v2 20
 check "configure --pin torch=v2" conf --arch=gfx1100 --pin vision=v2 --pin torch=v2
 build bump-torch
 same "bump torch: torch and its dependents rerun" \
-	"audio.install audio.pick audio.wheel stack.smoke torch.install torch.patch torch.pick torch.src torch.wheel vision.install vision.pick vision.wheel" "$got"
+	"audio.install audio.pick audio.wheel stack.smoke torch.deps torch.install torch.patch torch.pick torch.src torch.wheel vision.install vision.pick vision.wheel" "$got"
 same "bump torch: dependents use the new torch" "60 1125 63" \
 	"$(imp 'import torch, torchvision, torchaudio; print(torch.scale(3), torchvision.op(1), torchaudio.op(3))')"
 
@@ -66,7 +66,7 @@ same "bump torch: dependents use the new torch" "60 1125 63" \
 sed -i 's/^+#define ADD 100/+#define ADD 200/' "$T/patches/vision/0001-add.patch"
 build edit-patch
 same "edited patch: vision reruns from patch (build.ninja regenerated)" \
-	"stack.smoke vision.hipify vision.install vision.patch vision.pick vision.wheel" "$got"
+	"stack.smoke vision.deps vision.hipify vision.install vision.patch vision.pick vision.wheel" "$got"
 same "edited patch: the new patch is in the installed vision" 1225 "$(imp 'import torchvision; print(torchvision.op(1))')"
 
 # change --arch: the stages whose environment holds the arch
@@ -85,7 +85,7 @@ check "configure again with the same arguments" conf --arch=gfx1151 --pin vision
 build same-args
 same "same configure arguments: no work to do" "ninja: no work to do." "$(cat "$T/same-args.log")"
 check "the stamps agree with the keys" kiln-stage run -n --key="$b/build/keys/torch.wheel" \
-	--stamp="$b/build/stamp/torch.wheel" --parent="$b/build/stamp/torch.patch" torch.wheel
+	--stamp="$b/build/stamp/torch.wheel" --parent="$b/build/stamp/torch.patch" --parent="$b/build/stamp/torch.deps" torch.wheel
 
 # SIGKILL in the middle of torch.wheel: the next ninja resumes at torch.wheel
 toy_commit torch v3 30
@@ -121,7 +121,7 @@ has "failing stage: it ran again (no stamp)" "$T/fail-again.log" "audio.wheel fa
 check "back to the good audio" conf --arch=gfx1151 --pin vision=v2 --pin torch=v3
 build fixed
 same "fixed: audio's sources again; its wheel comes back from the cache, so nothing after it reruns" \
-	"audio.patch audio.src audio.wheel" "$got"
+	"audio.deps audio.patch audio.src audio.wheel" "$got"
 has "fixed: audio.wheel restored" "$T/fixed.log" "audio.wheel: restored from the stage cache"
 
 # a second build folder with the same pins: every wheel stage restored from the cache
@@ -151,7 +151,7 @@ lacks "wheel pin: no torch.wheel stage" "$T/b3/build/stack.ninja" "build torch.w
 build b3
 [ "$brc" = 0 ] || sed -n '1,60s/^/#   /p' "$T/b3.log"
 same "wheel pin: torch is picked and installed, the rest is built against it" \
-	"audio.install audio.patch audio.pick audio.src audio.wheel stack.smoke torch.install torch.pick vision.hipify vision.install vision.patch vision.pick vision.src vision.wheel" "$got"
+	"audio.deps audio.install audio.patch audio.pick audio.src audio.wheel stack.smoke torch.install torch.pick vision.deps vision.hipify vision.install vision.patch vision.pick vision.src vision.wheel" "$got"
 same "wheel pin: the stack works" "90 1235 93" \
 	"$("$T/venv3/bin/python" -c 'import torch, torchvision, torchaudio; print(torch.scale(3), torchvision.op(1), torchaudio.op(3))' 2>&1)"
 has "wheel pin: build-info names the wheel" "$T/b3/build/build-info.json" "\"wheel\":\"${tw##*/}\""

@@ -103,7 +103,7 @@ same "b: the stack imports" "30 110 33" "$(imp "$T/va")"
 printf '0002-py.patch\n' >>"$T/patches/vision/series"
 SCCACHE_DIR=$T/scc ninja >"$T/c.log" 2>&1
 same "c: ninja after a Python-only patch succeeds" 0 "$?"
-same "c: only vision's stages after the patch ran" "stack.smoke vision.install vision.patch vision.pick vision.wheel" "$(rebuilt "$T/c.log")"
+same "c: only vision's stages after the patch ran" "stack.smoke vision.deps vision.install vision.patch vision.pick vision.wheel" "$(rebuilt "$T/c.log")"
 line=$(rate "$T/c.log" vision.wheel)
 case "$line" in
 *"(sccache 2/2 hits (100%), local disk)") ok "c: vision.wheel: both compiles hits ($line)" ;;

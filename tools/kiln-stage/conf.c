@@ -17,6 +17,7 @@
 #include "emit.h"
 #include "strv.h"
 #include "kv.h"
+#include "os.h"
 
 struct config cf;
 
@@ -61,6 +62,7 @@ usage(void)
 	                "         [--image=NAME[:TAG]] [--image-base=REF]\n"
 	                "         [--git-cache=DIR] [--cache-remote=URL] [--distribute=distcc|icecream]\n"
 	                "         [--distribute-hosts=HOSTS] [--work-dir=DIR]\n"
+	                "         [--index-url=URL | --wheelhouse=DIR] [--allow-mismatch=yes|no]\n"
 	                "         -- CONFIGURE [ARG]...\n");
 	exit(EXIT_USAGE);
 }
@@ -72,6 +74,8 @@ optval(const char *a, const char *name)
 
 	return strncmp(a, name, n) == 0 && a[n] == '=' ? a + n + 1 : NULL;
 }
+
+static const char *allowmm;             /* --allow-mismatch=yes|no */
 
 static void
 parseopts(int argc, char **argv)
@@ -89,6 +93,8 @@ parseopts(int argc, char **argv)
 		{"--git-cache", &cf.gitcache}, {"--cache-remote", &cf.cacheremote},
 		{"--distribute", &cf.distribute}, {"--distribute-hosts", &cf.disthosts},
 		{"--work-dir", &cf.workdir},
+		{"--index-url", &cf.indexurl}, {"--wheelhouse", &cf.wheelhouse},
+		{"--allow-mismatch", &allowmm},
 	};
 	size_t k, cap = 0;
 	const char *v;
@@ -150,6 +156,11 @@ parseopts(int argc, char **argv)
 		cf.image = NULL;
 	if (cf.imagebase && !*cf.imagebase)
 		cf.imagebase = NULL;
+	if (cf.indexurl && !*cf.indexurl)
+		cf.indexurl = NULL;
+	if (cf.wheelhouse && !*cf.wheelhouse)
+		cf.wheelhouse = NULL;
+	cf.allowmismatch = allowmm && !strcmp(allowmm, "yes");
 }
 
 /* a path option: any byte but newline; one that becomes a ninja path also no '|' */
@@ -411,6 +422,24 @@ checkimage(void)
 		fail("--image-base=%s: not an image reference (NAME[:TAG], NAME@sha256:..., or scratch)", v);
 }
 
+/* --index-url=URL (http or https; no credentials: they would land in the keys and logs)
+   or --wheelhouse=DIR (a folder of wheels), never both */
+static void
+checkdeps(void)
+{
+	const char *u = cf.indexurl;
+
+	if (u && cf.wheelhouse)
+		fail("--index-url and --wheelhouse: give one (the build requirements come from one place)");
+	if (u && !startswith(u, "http://") && !startswith(u, "https://") && !startswith(u, "file://"))
+		fail("--index-url=%s: not an http://, https:// or file:// URL", u);
+	if (u && (strchr(u, '@') || strpbrk(u, " \t\n")))
+		fail("--index-url=%s: credentials or spaces in the URL would land in the keys and logs; "
+		     "put credentials in ~/.netrc", u);
+	if (cf.wheelhouse && !os_isdir(cf.wheelhouse))
+		fail("--wheelhouse=%s: no such folder", cf.wheelhouse);
+}
+
 /* the options that must hold before anything is written */
 static void
 checkopts(void)
@@ -433,6 +462,8 @@ checkopts(void)
 	checkpath("--work-dir", cf.workdir, 0);
 	checkpath("--cache-remote", cf.cacheremote, 0);
 	checkpath("--distribute-hosts", cf.disthosts, 0);
+	checkpath("--wheelhouse", cf.wheelhouse, 0);
+	checkdeps();
 	if (!*cf.builddir)
 		fail("--builddir: must not be empty");
 	pyprefix("--python", cf.python);

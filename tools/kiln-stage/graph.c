@@ -49,6 +49,8 @@ static const struct {
 	{"sdk", T_ENVCLEAN, 0},
 	{"check", T_GPUCHECK | T_ENVCLEAN, 0},
 	{"srctorch", T_SRCPIN | T_ENVCLEAN, 0},
+	/* build requirements: pip into the target Python; no ROCm */
+	{"deps", T_ENVCLEAN, 0},
 	{"image", 0, 0},
 };
 
@@ -127,7 +129,10 @@ stepscommon(void)
 	return common;
 }
 
-/* the text of step_STEP () in ninja/stack-steps.sh, appended to b */
+static void steppieces(struct buf *b, const char *step);
+
+/* the text of step_STEP () in ninja/stack-steps.sh, and of its named pieces step_STEP_X
+   (step_wheel_version ...), appended to b */
 static void
 steptext(struct buf *b, const char *step)
 {
@@ -141,6 +146,23 @@ steptext(struct buf *b, const char *step)
 	a++;
 	e = strstr(a, "\n}\n");
 	bufadd(b, a, e ? (size_t)(e - a) + 3 : strlen(a));
+	steppieces(b, step);
+}
+
+/* the functions step_STEP_NAME () of ninja/stack-steps.sh (the named pieces of a step),
+   appended to b in file order */
+static void
+steppieces(struct buf *b, const char *step)
+{
+	char *name = xasprintf("\nstep_%s_", step), *a, *e;
+
+	for (a = strstr(stepsfile, name); a; a = strstr(e, name)) {
+		a++;
+		e = strstr(a, "\n}\n");
+		e = e ? e + 3 : a + strlen(a);
+		bufadd(b, a, (size_t)(e - a));
+	}
+	free(name);
 }
 
 /* RULE: the text of the step's function (and of also's, a step it calls), of the stage
@@ -335,6 +357,85 @@ imagestage(char **proflist, size_t nprof)
 		parent(s, "stack.fat");
 }
 
+/* the digest of a wheelhouse's listing (names and sizes): a wheel added, removed or
+   replaced there reruns the deps stages; "" without one */
+static char *
+wheelhouseid(void)
+{
+	struct strv names = {0};
+	struct buf b = {0};
+	struct stat st;
+	char *p, *h;
+	size_t i;
+
+	if (!cf.wheelhouse)
+		return xstrdup("");
+	addregen(cf.wheelhouse);
+	if (os_listdir(cf.wheelhouse, &names) < 0)
+		fail("--wheelhouse=%s: cannot list it:", cf.wheelhouse);
+	for (i = 0; i < names.n; i++) {
+		p = xasprintf("%s/%s", cf.wheelhouse, names.v[i]);
+		if (stat(p, &st) == 0 && S_ISREG(st.st_mode))
+			bufprintf(&b, "%s %lld\n", names.v[i], (long long)st.st_size);
+		free(p);
+	}
+	h = sha256text(b.s ? b.s : "");
+	buffree(&b);
+	strv_free(&names);
+	return h;
+}
+
+/* C.deps, before C.wheel: the build requirements the prepared tree declares, from one
+   index or a wheelhouse, into the target Python, locked with hashes. Its key: the tree
+   (its parent), the index, the interpreter, the names kiln builds itself; its ID the
+   lock's digest, so an unchanged lock does not rebuild the wheel */
+static void
+depsstage(const struct component *c, const char *last)
+{
+	static const char *const flavour[] = {"cpu", "rocm", "cuda"};
+	struct buf ex = {0};
+	struct srec *s;
+	char *n, *wh;
+	size_t i;
+
+	s = stage(c->name, "deps");
+	key(s, "COMPONENT", c->name);
+	key(s, "SUBDIR", pin(c, "SUBDIR"));
+	key(s, "INDEX", cf.indexurl ? cf.indexurl : "");
+	key(s, "WHEELHOUSE", cf.wheelhouse ? cf.wheelhouse : "");
+	wh = wheelhouseid();
+	key(s, "WHEELHOUSE_ID", wh);
+	free(wh);
+	key(s, "PY", cf.python);
+	key(s, "PY_ABI", py.abi);
+	key(s, "FLAVOUR", flavour[cf.backend == BACKEND_GFX ? 1 : cf.backend == BACKEND_CUDA ? 2 : 0]);
+	/* torch's requirements.txt is part of its build (its setup imported them) */
+	key(s, "RUNTIME", c == comp_find("torch") ? "yes" : "no");
+	/* what kiln builds itself never comes from the index (vLLM asks for torch==X) */
+	for (i = 0; i < comp_count; i++)
+		if (*comp_table[i].dist)
+			bufprintf(&ex, "%s%s", ex.len ? "," : "", comp_table[i].dist);
+	bufputs(&ex, ",triton");
+	key(s, "EXCLUDE", ex.s);
+	buffree(&ex);
+	s->idpath = xasprintf("deps/%s.id", c->name);
+	n = xasprintf("%s.%s", c->name, last);
+	parent(s, n);
+	free(n);
+}
+
+/* the patch stage's release and the range its series is made for (for its message
+   when a patch no longer applies) */
+static void
+patchrelease(struct srec *s, const struct component *c, const char *range)
+{
+	char *rel = pin_release(c);
+
+	key(s, "RELEASE", rel ? rel : pin(c, "REF"));
+	key(s, "RANGE", range);
+	free(rel);
+}
+
 /* the records of every stage */
 static void
 mkstages(char **proflist, size_t nprof)
@@ -440,7 +541,9 @@ mkstages(char **proflist, size_t nprof)
 				bufprintf(&mods, "%s%s", mods.len ? " " : "", pin(d, "IMPORT"));
 		}
 		if (!strcmp(k, "build") || !strcmp(k, "source")) {
-			pd = patchdir(c);
+			char *range, *base = patchdir(c);
+			pd = release_patches(c, base, &range);
+			free(base);
 			series = series_digest(pd, &ins, &nins, &err);
 			if (!series)
 				fail("%s", err);
@@ -468,6 +571,8 @@ mkstages(char **proflist, size_t nprof)
 			key(s, "COMPONENT", c->name);
 			key(s, "SERIES", series);
 			key(s, "SERIES_FILE", n);
+			patchrelease(s, c, range);
+			free(range);
 			s->idfile = 1;
 			parent(s, stages[nstages - 2].name);
 			last = "patch";
@@ -488,6 +593,7 @@ mkstages(char **proflist, size_t nprof)
 			free(pd);
 			if (!strcmp(k, "source"))
 				continue;
+			depsstage(c, last);
 			s = stage(c->name, "wheel");
 			key(s, "COMPONENT", c->name);
 			/* the release in the wheel's version comes from REF when it is a tag */
@@ -505,6 +611,8 @@ mkstages(char **proflist, size_t nprof)
 			key(s, "FLASH", flash);
 			key(s, "ENV", pin(c, "ENV"));
 			key(s, "MODULES", mods.s ? mods.s : "");
+			/* the package a PEP 517 build force-includes ignored files of */
+			key(s, "IMPORT", pin(c, "IMPORT"));
 			for (j = 0; j < nprof; j++) {
 				char *b = strrchr(proflist[j], '/') + 1, *kn, *q, *h;
 				kn = xasprintf("PROFILE_%.*s", (int)(strlen(b) - 4), b);
@@ -517,6 +625,9 @@ mkstages(char **proflist, size_t nprof)
 				free(kn);
 			}
 			n = xasprintf("%s.%s", c->name, last);
+			parent(s, n);
+			free(n);
+			n = xasprintf("%s.deps", c->name);
 			parent(s, n);
 			free(n);
 			for (tok = dep.s; tok && *tok; tok = sp) {

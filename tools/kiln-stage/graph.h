@@ -31,6 +31,11 @@ struct config {
 	/* team caches (issue 20): the shared git mirror folder, the compiler cache's remote
 	   storage, the distributed compiler and its hosts ("" when not used) */
 	const char *gitcache, *cacheremote, *distribute, *disthosts, *workdir;
+	/* build requirements (the deps stages): --index-url (NULL: pip's own) or
+	   --wheelhouse (NULL: none); --allow-mismatch: pins the matrix says do not go
+	   together are a warning, not a refusal */
+	const char *indexurl, *wheelhouse;
+	int allowmismatch;
 };
 
 /* what the target Python says about itself (python.c's script) */
@@ -81,6 +86,12 @@ void checkpython(void);
 /* fit.c */
 /* one warning line per vision/audio pin made for another torch than the torch pin */
 void pinfit(void);
+/* the release a pin stands for (a version tag, a wheel's version), fresh, or NULL */
+char *pin_release(const struct component *c);
+/* the patch folder made for the pinned release: base when it holds a series itself, else
+   its subfolder whose name is a range holding the release (2.8, 2.0-2.8, 2.14+), else
+   base (no series: no patches); *range the subfolder's name or ""; fresh */
+char *release_patches(const struct component *c, const char *base, char **range);
 
 /* graph.c */
 /* the value of component c's pin key (or its default) */

@@ -18,6 +18,7 @@
 #include "os.h"
 #include "opt.h"
 #include "remote.h"
+#include "reqs.h"
 #include "schema.h"
 #include "sdk.h"
 #include "stage.h"
@@ -43,7 +44,10 @@ usage(const char *error)
 	          "       kiln-stage --version\n"
 	          "       kiln-stage graph --srcdir=DIR --builddir=DIR [OPTION]... -- CONFIGURE [ARG]...\n"
 	          "       kiln-stage fetch URL --sha256=HEX -o FILE\n"
-	          "       kiln-stage unpack TARBALL --into=DIR [--sha256=HEX] [--layout=rocm] [--max-size=N]\n");
+	          "       kiln-stage unpack TARBALL --into=DIR [--sha256=HEX] [--layout=rocm] [--max-size=N]\n"
+	          "       kiln-stage reqs [--flavour=rocm|cuda|cpu] [--runtime] [--exclude=LIST] [--frontend] TREE\n"
+	          "       kiln-stage backend TREE\n"
+	          "       kiln-stage lock DIR\n");
 }
 
 static double
@@ -741,6 +745,12 @@ main(int argc, char **argv)
 		return fetch_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "unpack") == 0)
 		return unpack_main(argc - 1, argv + 1);
+	if (strcmp(argv[1], "reqs") == 0)
+		return reqs_main(argc - 1, argv + 1);
+	if (strcmp(argv[1], "backend") == 0)
+		return backend_main(argc - 1, argv + 1);
+	if (strcmp(argv[1], "lock") == 0)
+		return lock_main(argc - 1, argv + 1);
 	usage(xasprintf("unknown verb '%s' (run, env, info, labels or graph)", argv[1]));
 	return EXIT_USAGE;
 }

@@ -182,6 +182,12 @@ pins_override(struct pins *p, const char *arg, char **err)
 	return 0;
 }
 
+void
+pins_set(struct pins *p, const struct component *c, const char *key, const char *v)
+{
+	setv(p, c, key, v);
+}
+
 const char *
 pins_get(const struct pins *p, const struct component *c, const char *key)
 {

@@ -14,7 +14,7 @@ const struct component comp_table[] = {
 	{"triton",     "",            "pytorch-triton-rocm", "triton",      "",       "python", "build",  0,   0,  ""},
 	{"aotriton",   "",            "",                    "",            "",       "",       "source", 0,   0,  ""},
 	{"flash_attn", "torch",       "flash_attn",          "flash_attn",  "",       "",       "build",  0,   0,  ""},
-	{"vllm",       "torch triton", "vllm",               "vllm",        "",       "",       "build",  0,   0,  ""},
+	{"vllm",       "torch triton", "vllm",               "vllm",        "",       "",       "build",  0,   0,  "torch"},
 	/* the ROCm SDK: rocm_URL + rocm_SHA256 make it the stages rocm.sdk and rocm.check
 	   (kind sdk); without a URL, or rocm_KIND=system, configure's --rocm-path is used */
 	{"rocm",       "",            "",                    "",            "",       "",       "sdk",    0,   0,  ""},

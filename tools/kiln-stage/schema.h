@@ -75,6 +75,8 @@ struct pins {
 int pins_load(struct pins *p, const char *path, char **err);
 /* apply one --pin NAME=REF (REF, wheel:PATH or system); returns 0 or -1 with *err */
 int pins_override(struct pins *p, const char *arg, char **err);
+/* set component c's key (configure's own resolution, e.g. C_REF=@torch from the matrix) */
+void pins_set(struct pins *p, const struct component *c, const char *key, const char *v);
 /* the value of component c's key (the pin, else the component's default; never NULL) */
 const char *pins_get(const struct pins *p, const struct component *c, const char *key);
 /* a stack_ key's value, or "" */

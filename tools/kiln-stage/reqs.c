@@ -1,0 +1,803 @@
+/* build requirements and build backends of a source tree: pyproject.toml's
+   [build-system] (a TOML subset: tables, keys, strings, arrays, comments), requirement
+   files with their -r includes, and the lock of a folder of wheels.
+   The shapes read are upstream's own: pytorch/pytorch pyproject.toml ([build-system]
+   requires + build-backend) and requirements-build.txt; vllm-project/vllm
+   requirements/build/{rocm,cuda,cpu}.txt, which start with "-r ../common.txt" and carry
+   an "--extra-index-url" line (rocm.txt) that kiln never follows. */
+#include "reqs.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "hash.h"
+#include "opt.h"
+#include "os.h"
+#include "schema.h"
+#include "wheelname.h"
+
+/* --- pyproject.toml ----------------------------------------------------------------- */
+
+struct tp {
+	const char *p;
+	int line;
+};
+
+/* skip blanks and a comment; with nl, newlines too */
+static void
+skipws(struct tp *t, int nl)
+{
+	for (;;) {
+		if (*t->p == ' ' || *t->p == '\t' || *t->p == '\r') {
+			t->p++;
+		} else if (*t->p == '#') {
+			t->p += strcspn(t->p, "\n");
+		} else if (nl && *t->p == '\n') {
+			t->p++;
+			t->line++;
+		} else {
+			return;
+		}
+	}
+}
+
+/* a TOML string at t->p ("...", '...', or their triple forms) into out (when not NULL);
+   0, or -1 when it does not end */
+static int
+tomlstr(struct tp *t, struct buf *out)
+{
+	char q = *t->p;
+	int triple = t->p[1] == q && t->p[2] == q;
+
+	t->p += triple ? 3 : 1;
+	for (;;) {
+		if (!*t->p || (!triple && *t->p == '\n'))
+			return -1;
+		if (*t->p == q && (!triple || (t->p[1] == q && t->p[2] == q))) {
+			t->p += triple ? 3 : 1;
+			return 0;
+		}
+		if (*t->p == '\n')
+			t->line++;
+		if (q == '"' && *t->p == '\\' && t->p[1]) {
+			t->p++;
+			if (out)
+				bufputc(out, *t->p == 'n' ? '\n' : *t->p == 't' ? '\t' : *t->p);
+			t->p++;
+			continue;
+		}
+		if (out)
+			bufputc(out, *t->p);
+		t->p++;
+	}
+}
+
+/* skip one value (string, array, inline table or a bare word); 0 or -1 */
+static int
+skipvalue(struct tp *t)
+{
+	int depth = 0;
+
+	for (;;) {
+		skipws(t, depth > 0);
+		if (!*t->p)
+			return depth ? -1 : 0;
+		if (*t->p == '"' || *t->p == '\'') {
+			if (tomlstr(t, NULL) < 0)
+				return -1;
+		} else if (*t->p == '[' || *t->p == '{') {
+			depth++;
+			t->p++;
+		} else if (*t->p == ']' || *t->p == '}') {
+			if (--depth < 0)
+				return -1;
+			t->p++;
+		} else if (*t->p == '\n') {
+			return 0;
+		} else {
+			t->p++;
+		}
+		if (depth == 0 && (*t->p == '\n' || !*t->p || *t->p == '#'))
+			return 0;
+	}
+}
+
+/* an array of strings into l (and each one's line into lines, when not NULL) */
+static int
+strarray(struct tp *t, struct strv *l, struct strv *lines, char **err)
+{
+	struct buf s = {0};
+	char *ln;
+
+	if (*t->p != '[') {
+		*err = xasprintf("%d: expected an array of strings", t->line);
+		return -1;
+	}
+	t->p++;
+	for (;;) {
+		skipws(t, 1);
+		if (*t->p == ']') {
+			t->p++;
+			buffree(&s);
+			return 0;
+		}
+		if (*t->p != '"' && *t->p != '\'') {
+			*err = xasprintf("%d: expected a string in the array", t->line);
+			buffree(&s);
+			return -1;
+		}
+		bufreset(&s);
+		bufputc(&s, 0);
+		s.len = 0;
+		if (tomlstr(t, &s) < 0) {
+			*err = xasprintf("%d: a string that does not end", t->line);
+			buffree(&s);
+			return -1;
+		}
+		bufputc(&s, 0);
+		strv_add(l, s.s, 0);
+		if (lines) {
+			ln = xasprintf("pyproject.toml:%d", t->line);
+			strv_add(lines, ln, 0);
+			free(ln);
+		}
+		skipws(t, 1);
+		if (*t->p == ',')
+			t->p++;
+		else if (*t->p != ']') {
+			*err = xasprintf("%d: expected ',' or ']' in the array", t->line);
+			buffree(&s);
+			return -1;
+		}
+	}
+}
+
+/* a table header "[name]" or "[[name]]" at t->p: 1 if it is [build-system] */
+static int
+header(struct tp *t, char **err)
+{
+	const char *e = strchr(t->p, '\n');
+	const char *a = t->p + 1, *b;
+	size_t n;
+
+	if (!e)
+		e = t->p + strlen(t->p);
+	b = memchr(a, ']', (size_t)(e - a));
+	if (!b) {
+		*err = xasprintf("%d: a table header without ']'", t->line);
+		return -1;
+	}
+	t->p = e;
+	while (*a == ' ' || *a == '\t')
+		a++;
+	n = (size_t)(b - a);
+	while (n && (a[n - 1] == ' ' || a[n - 1] == '\t'))
+		n--;
+	return n == 12 && !strncmp(a, "build-system", 12);
+}
+
+/* one "key = value" line inside [build-system] (in) or elsewhere */
+static int
+keyvalue(struct tp *t, int in, struct buildsys *bs, char **err)
+{
+	struct buf k = {0};
+	struct strv dummy = {0};
+	int r = 0;
+
+	if (*t->p == '"' || *t->p == '\'') {
+		if (tomlstr(t, &k) < 0)
+			r = -1;
+	} else {
+		while (isalnumc((unsigned char)*t->p) || *t->p == '_' || *t->p == '-' || *t->p == '.')
+			bufputc(&k, *t->p++);
+	}
+	bufputc(&k, 0);
+	skipws(t, 0);
+	if (r < 0 || k.len == 1 || *t->p != '=') {
+		*err = xasprintf("%d: expected KEY = VALUE", t->line);
+		buffree(&k);
+		return -1;
+	}
+	t->p++;
+	skipws(t, 0);
+	if (in && !strcmp(k.s, "requires")) {
+		r = strarray(t, &bs->requires, &bs->lines, err);
+	} else if (in && !strcmp(k.s, "build-backend")) {
+		struct buf v = {0};
+		if (*t->p != '"' && *t->p != '\'') {
+			*err = xasprintf("%d: build-backend is not a string", t->line);
+			r = -1;
+		} else if (tomlstr(t, &v) < 0) {
+			*err = xasprintf("%d: a string that does not end", t->line);
+			r = -1;
+		} else {
+			bufputc(&v, 0);
+			free(bs->backend);
+			bs->backend = bufdetach(&v);
+		}
+		buffree(&v);
+	} else if (in && !strcmp(k.s, "backend-path")) {
+		bs->backendpath = 1;
+		r = strarray(t, &dummy, NULL, err);
+		strv_free(&dummy);
+	} else if (skipvalue(t) < 0) {
+		*err = xasprintf("%d: a value that does not end", t->line);
+		r = -1;
+	}
+	buffree(&k);
+	return r;
+}
+
+int
+buildsys_parse(const char *text, struct buildsys *bs, char **err)
+{
+	struct tp t = {text, 1};
+	int in = 0, h;
+
+	memset(bs, 0, sizeof *bs);
+	bs->backend = xstrdup("");
+	for (;;) {
+		skipws(&t, 1);
+		if (!*t.p)
+			return 0;
+		if (*t.p == '[') {
+			if ((h = header(&t, err)) < 0)
+				return -1;
+			in = h;
+			bs->has |= h;
+			continue;
+		}
+		if (keyvalue(&t, in, bs, err) < 0)
+			return -1;
+		skipws(&t, 0);
+		if (*t.p && *t.p != '\n') {
+			*err = xasprintf("%d: unexpected text after the value", t.line);
+			return -1;
+		}
+	}
+}
+
+void
+buildsys_free(struct buildsys *bs)
+{
+	free(bs->backend);
+	strv_free(&bs->requires);
+	strv_free(&bs->lines);
+	memset(bs, 0, sizeof *bs);
+}
+
+/* read dir/name (a regular file of at most 4 MiB); 1 read, 0 absent, -1 with *err */
+static int
+treefile(const char *dir, const char *name, struct buf *b, char **err)
+{
+	char *p = xasprintf("%s/%s", dir, name), e[256];
+	struct stat st;
+	int r = 1;
+
+	bufreset(b);
+	if (lstat(p, &st) < 0) {
+		r = 0;
+	} else if (os_readreg(p, 0, b, 4u << 20, e, sizeof e) < 0) {
+		*err = xasprintf("%s", e);
+		r = -1;
+	} else {
+		bufputc(b, 0);
+		b->len--;
+	}
+	free(p);
+	return r;
+}
+
+/* a backend a frontend can import: a dotted module, optionally ":object" */
+static int
+backendok(const char *b)
+{
+	const char *c = strchr(b, ':');
+	char *m = c ? xstrndup(b, (size_t)(c - b)) : xstrdup(b);
+	int ok = *m && isimport(m) && (!c || isimport(c + 1));
+
+	free(m);
+	return ok;
+}
+
+char *
+tree_backend(const char *dir, char **backend, char **err)
+{
+	struct buf b = {0};
+	struct buildsys bs;
+	char *e = NULL, *p, *word = NULL;
+	int r, setup;
+
+	*backend = xstrdup("");
+	p = xasprintf("%s/setup.py", dir);
+	setup = os_isfile(p);
+	free(p);
+	if ((r = treefile(dir, "pyproject.toml", &b, err)) < 0)
+		goto out;
+	if (r == 0 || b.len == 0) {
+		if (setup)
+			word = xstrdup("setup");
+		else
+			*err = xasprintf("%s: no setup.py and no pyproject.toml: kiln cannot tell how it builds", dir);
+		goto out;
+	}
+	if (buildsys_parse(b.s, &bs, &e) < 0) {
+		*err = xasprintf("%s/pyproject.toml:%s", dir, e);
+		free(e);
+		buildsys_free(&bs);
+		goto out;
+	}
+	free(*backend);
+	*backend = xstrdup(bs.backend);
+	if (!*bs.backend && !setup)
+		*err = xasprintf("%s/pyproject.toml: [build-system] names no build-backend and there is "
+		                 "no setup.py: kiln cannot tell how it builds", dir);
+	else if (*bs.backend && !backendok(bs.backend))
+		*err = xasprintf("%s/pyproject.toml: build-backend = \"%s\" is not a module a frontend "
+		                 "can import (module.path or module.path:object)", dir, bs.backend);
+	else if (setup && (!*bs.backend || startswith(bs.backend, "setuptools.build_meta")))
+		word = xstrdup("setup");
+	else
+		word = xstrdup("build");
+	buildsys_free(&bs);
+out:
+	buffree(&b);
+	return word;
+}
+
+/* --- requirement files ------------------------------------------------------------- */
+
+static void
+addreq(struct reqset *rs, const char *spec, const char *name, const char *from)
+{
+	size_t i;
+
+	for (i = 0; i < rs->n; i++)
+		if (!strcmp(rs->v[i].spec, spec))
+			return;
+	rs->v = xgrow(rs->v, &rs->cap, rs->n + 1, sizeof *rs->v);
+	rs->v[rs->n].spec = xstrdup(spec);
+	rs->v[rs->n].name = xstrdup(name);
+	rs->v[rs->n].from = xstrdup(from);
+	rs->n++;
+}
+
+static void
+skip(struct reqset *rs, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void
+skip(struct reqset *rs, const char *fmt, ...)
+{
+	struct buf b = {0};
+	va_list ap;
+
+	va_start(ap, fmt);
+	bufvprintf(&b, fmt, ap);
+	va_end(ap);
+	strv_add(&rs->skipped, b.s, 0);
+	buffree(&b);
+}
+
+/* one requirement (as written, comments gone) asked by from: checked, its name
+   canonical; excluded names are noted, not added */
+static int
+onereq(struct reqset *rs, const struct reqopts *o, const char *spec, const char *from, char **err)
+{
+	struct buf name = {0};
+	size_t n = 0;
+
+	while (isalnumc((unsigned char)spec[n]) || (spec[n] && strchr("._-", spec[n])))
+		n++;
+	if (n == 0 || !isalnumc((unsigned char)spec[n - 1])) {
+		*err = xasprintf("%s: '%s' is not a requirement (NAME[extras] SPECIFIER)", from, spec);
+		return -1;
+	}
+	if (strstr(spec, " @ ") || strstr(spec, "://")) {
+		*err = xasprintf("%s: '%s' names a URL; kiln installs build requirements only from "
+		                 "--index-url or --wheelhouse", from, spec);
+		return -1;
+	}
+	canonname(&name, spec, n);
+	if (o->exclude && strv_has(o->exclude, name.s))
+		skip(rs, "%s: %s: kiln builds %s itself", from, spec, name.s);
+	else
+		addreq(rs, spec, name.s, from);
+	buffree(&name);
+	return 0;
+}
+
+static char *relnorm(const char *rel);
+static int readreqs(struct reqset *rs, const struct reqopts *o, const char *dir, const char *rel,
+                    int depth, char **err);
+
+/* an option line of a requirement file: -r/-c FILE are read (constraints are not
+   requirements: noted), index options are never followed */
+static int
+optline(struct reqset *rs, const struct reqopts *o, const char *dir, const char *rel,
+        const char *from, char *l, int depth, char **err)
+{
+	char *arg = l + strcspn(l, " \t=");
+	char *inc, *slash, *norm;
+	int r;
+
+	if (*arg)
+		*arg++ = 0;
+	arg += strspn(arg, " \t=");
+	if (!strcmp(l, "-r") || !strcmp(l, "--requirement")) {
+		if (!*arg || *arg == '/' || strstr(arg, "://")) {
+			*err = xasprintf("%s: -r %s: kiln reads only files inside the tree", from, arg);
+			return -1;
+		}
+		slash = strrchr(rel, '/');
+		inc = slash ? xasprintf("%.*s/%s", (int)(slash - rel), rel, arg) : xstrdup(arg);
+		if (!(norm = relnorm(inc))) {
+			free(inc);
+			*err = xasprintf("%s: -r %s: leaves the source tree", from, arg);
+			return -1;
+		}
+		free(norm);
+		r = readreqs(rs, o, dir, inc, depth + 1, err);
+		if (r == 0) {
+			free(inc);
+			*err = xasprintf("%s: -r %s: no such file in the tree", from, arg);
+			return -1;
+		}
+		free(inc);
+		return r < 0 ? -1 : 0;
+	}
+	if (!strcmp(l, "--extra-index-url") || !strcmp(l, "--index-url") || !strcmp(l, "-i") ||
+	    !strcmp(l, "-f") || !strcmp(l, "--find-links") || !strcmp(l, "--trusted-host"))
+		skip(rs, "%s: %s %s: not followed (kiln installs only from --index-url or --wheelhouse, "
+		     "never an extra index)", from, l, arg);
+	else
+		skip(rs, "%s: %s%s%s: option not used by kiln", from, l, *arg ? " " : "", arg);
+	return 0;
+}
+
+/* normalise a lexical relative path (a/b/../c -> a/c); NULL when it leaves the tree */
+static char *
+relnorm(const char *rel)
+{
+	char *cp = xstrdup(rel), *parts[64], *tok, *sp;
+	struct buf b = {0};
+	size_t n = 0, i;
+
+	for (tok = strtok_r(cp, "/", &sp); tok; tok = strtok_r(NULL, "/", &sp)) {
+		if (!strcmp(tok, "."))
+			continue;
+		if (!strcmp(tok, "..")) {
+			if (n == 0) {
+				free(cp);
+				return NULL;
+			}
+			n--;
+		} else if (n < 64) {
+			parts[n++] = tok;
+		}
+	}
+	for (i = 0; i < n; i++)
+		bufprintf(&b, "%s%s", i ? "/" : "", parts[i]);
+	free(cp);
+	return b.s ? bufdetach(&b) : NULL;
+}
+
+/* the requirement file dir/rel (and its includes); 1 read, 0 absent, -1 with *err */
+static int
+readreqs(struct reqset *rs, const struct reqopts *o, const char *dir, const char *rel,
+         int depth, char **err)
+{
+	struct buf b = {0};
+	char *norm = relnorm(rel), *cur, *l, *e, *from;
+	int r, ln = 0;
+
+	if (!norm) {
+		*err = xasprintf("%s: leaves the source tree", rel);
+		return -1;
+	}
+	if (depth > 8) {
+		*err = xasprintf("%s: -r includes nest deeper than 8 (a loop?)", norm);
+		free(norm);
+		return -1;
+	}
+	if ((r = treefile(dir, norm, &b, err)) <= 0) {
+		free(norm);
+		buffree(&b);
+		return r;
+	}
+	for (cur = b.s; cur && *cur; cur = e) {
+		ln++;
+		l = cur;
+		if ((e = strchr(cur, '\n')))
+			*e++ = 0;
+		/* a comment starts a line or follows white space (pip's rule) */
+		for (char *h = l; (h = strchr(h, '#')); h++)
+			if (h == l || h[-1] == ' ' || h[-1] == '\t') {
+				*h = 0;
+				break;
+			}
+		l += strspn(l, " \t");
+		strrtrim(l, " \t\r\\");
+		if (!*l)
+			continue;
+		from = xasprintf("%s:%d", norm, ln);
+		r = *l == '-' ? optline(rs, o, dir, norm, from, l, depth, err) : onereq(rs, o, l, from, err);
+		free(from);
+		if (r < 0) {
+			free(norm);
+			buffree(&b);
+			return -1;
+		}
+	}
+	free(norm);
+	buffree(&b);
+	return 1;
+}
+
+/* pyproject.toml's [build-system] requires */
+static int
+pyprojreqs(struct reqset *rs, const struct reqopts *o, const char *dir, char **err)
+{
+	struct buf b = {0};
+	struct buildsys bs;
+	char *e = NULL;
+	size_t i;
+	int r;
+
+	if ((r = treefile(dir, "pyproject.toml", &b, err)) <= 0) {
+		buffree(&b);
+		return r;
+	}
+	if (buildsys_parse(b.s, &bs, &e) < 0) {
+		*err = xasprintf("pyproject.toml:%s", e);
+		free(e);
+		buildsys_free(&bs);
+		buffree(&b);
+		return -1;
+	}
+	for (i = 0, r = 0; i < bs.requires.n && r == 0; i++)
+		r = onereq(rs, o, bs.requires.v[i], bs.lines.v[i], err);
+	buildsys_free(&bs);
+	buffree(&b);
+	return r;
+}
+
+/* did pyproject.toml's [build-system] requires list anything */
+static int
+haspyreqs(const struct reqset *rs)
+{
+	size_t i;
+
+	for (i = 0; i < rs->n; i++)
+		if (startswith(rs->v[i].from, "pyproject.toml:"))
+			return 1;
+	return 0;
+}
+
+int
+reqs_collect(const char *dir, const struct reqopts *o, struct reqset *rs, char **err)
+{
+	char *backend = NULL, *how, *e = NULL, *f;
+	int r;
+
+	memset(rs, 0, sizeof *rs);
+	if (pyprojreqs(rs, o, dir, err) < 0 || readreqs(rs, o, dir, "requirements-build.txt", 0, err) < 0)
+		return -1;
+	/* vLLM: requirements/build/FLAVOUR.txt (2026), requirements/build.txt before */
+	f = xasprintf("requirements/build/%s.txt", o->flavour && *o->flavour ? o->flavour : "cpu");
+	r = readreqs(rs, o, dir, f, 0, err);
+	free(f);
+	if (r == 0)
+		r = readreqs(rs, o, dir, "requirements/build.txt", 0, err);
+	if (r < 0 || (o->runtime && readreqs(rs, o, dir, "requirements.txt", 0, err) < 0))
+		return -1;
+	if (o->frontend) {
+		how = tree_backend(dir, &backend, &e);
+		if (how && !strcmp(how, "build"))
+			addreq(rs, "build", "build", "kiln (python -m build, the PEP 517 frontend)");
+		/* PEP 518: a pyproject.toml without [build-system] requires (vision's, audio's:
+		   tool settings only) builds with setuptools and wheel; a tree without any
+		   pyproject.toml declares nothing (its setup.py runs with what the target has) */
+		f = xasprintf("%s/pyproject.toml", dir);
+		if (how && !strcmp(how, "setup") && os_isfile(f) && !haspyreqs(rs)) {
+			addreq(rs, "setuptools>=40.8.0", "setuptools", "kiln (PEP 518's default: pyproject.toml has no [build-system] requires)");
+			addreq(rs, "wheel", "wheel", "kiln (PEP 518's default: pyproject.toml has no [build-system] requires)");
+		}
+		free(f);
+		free(how);
+		free(backend);
+		free(e);
+	}
+	return 0;
+}
+
+void
+reqs_free(struct reqset *rs)
+{
+	size_t i;
+
+	for (i = 0; i < rs->n; i++) {
+		free(rs->v[i].spec);
+		free(rs->v[i].name);
+		free(rs->v[i].from);
+	}
+	free(rs->v);
+	strv_free(&rs->skipped);
+	memset(rs, 0, sizeof *rs);
+}
+
+/* --- the lock of a folder of wheels --------------------------------------------------- */
+
+struct lockent {
+	char *name, *line, *file;
+};
+
+static int
+lockcmp(const void *a, const void *b)
+{
+	return strcmp(((const struct lockent *)a)->name, ((const struct lockent *)b)->name);
+}
+
+int
+wheels_lock(const char *dir, struct buf *out, char **err)
+{
+	struct strv names = {0};
+	struct lockent *v = NULL;
+	struct wheelname w;
+	struct buf h = {0};
+	unsigned char d[32];
+	const char *why;
+	size_t i, n = 0, cap = 0;
+	char *p;
+	int r = 0;
+
+	if (os_listdir(dir, &names) < 0) {
+		*err = xasprintf("%s: cannot list the folder", dir);
+		return -1;
+	}
+	for (i = 0; i < names.n; i++) {
+		if (!endswith(names.v[i], ".whl"))
+			continue;
+		if (wheelname_parse(&w, names.v[i], 0, &why) < 0) {
+			*err = xasprintf("%s/%s: not a wheel name (%s)", dir, names.v[i], why);
+			r = -1;
+			break;
+		}
+		p = xasprintf("%s/%s", dir, names.v[i]);
+		if (sha256_file(p, d, NULL) < 0) {
+			*err = xasprintf("%s: cannot read", p);
+			free(p);
+			wheelname_free(&w);
+			r = -1;
+			break;
+		}
+		free(p);
+		bufreset(&h);
+		hexenc(&h, d, 32);
+		v = xgrow(v, &cap, n + 1, sizeof *v);
+		v[n].name = xstrdup(w.name);
+		v[n].file = xstrdup(names.v[i]);
+		v[n++].line = xasprintf("%s==%s --hash=sha256:%s", w.name, w.verstr, h.s);
+		wheelname_free(&w);
+	}
+	if (n)
+		qsort(v, n, sizeof *v, lockcmp);
+	for (i = 0; r == 0 && i < n; i++) {
+		if (i && !strcmp(v[i].name, v[i - 1].name)) {
+			*err = xasprintf("%s: two files for %s: %s and %s (keep one)", dir, v[i].name,
+			                 v[i - 1].file, v[i].file);
+			r = -1;
+			break;
+		}
+		bufprintf(out, "%s\n", v[i].line);
+	}
+	for (i = 0; i < n; i++) {
+		free(v[i].name);
+		free(v[i].line);
+		free(v[i].file);
+	}
+	free(v);
+	buffree(&h);
+	strv_free(&names);
+	return r;
+}
+
+/* --- the verbs ------------------------------------------------------------------------ */
+
+static void
+requsage(const char *error)
+{
+	opt_usage(error,
+	          "usage: kiln-stage reqs [--flavour=rocm|cuda|cpu] [--runtime] [--exclude=NAME,...]\n"
+	          "                       [--frontend] TREE\n"
+	          "       kiln-stage backend TREE\n"
+	          "       kiln-stage lock DIR\n");
+}
+
+/* kiln-stage reqs TREE: "REQUIREMENT<TAB>FILE:LINE" for each build requirement the tree
+   declares; what was left out (kiln's own components, index options) on stderr */
+int
+reqs_main(int argc, char **argv)
+{
+	struct reqopts o = {0};
+	struct strv ex = {0};
+	struct reqset rs;
+	const char *tree = NULL, *v;
+	char *err = NULL, *cp, *tok, *sp;
+	struct buf name = {0};
+	size_t i;
+	int a;
+
+	for (a = 1; a < argc; a++) {
+		if ((v = startswith(argv[a], "--flavour=") ? argv[a] + 10 : NULL)) {
+			o.flavour = v;
+		} else if (!strcmp(argv[a], "--runtime")) {
+			o.runtime = 1;
+		} else if (!strcmp(argv[a], "--frontend")) {
+			o.frontend = 1;
+		} else if (startswith(argv[a], "--exclude=")) {
+			cp = xstrdup(argv[a] + 10);
+			for (tok = strtok_r(cp, ", ", &sp); tok; tok = strtok_r(NULL, ", ", &sp)) {
+				bufreset(&name);
+				canonname(&name, tok, strlen(tok));
+				strv_add(&ex, name.s, 1);
+			}
+			free(cp);
+		} else if (argv[a][0] == '-' || tree) {
+			requsage(xasprintf("reqs: unexpected argument '%s'", argv[a]));
+		} else {
+			tree = argv[a];
+		}
+	}
+	if (!tree)
+		requsage("reqs: give the source tree");
+	if (o.flavour && strcmp(o.flavour, "rocm") && strcmp(o.flavour, "cuda") && strcmp(o.flavour, "cpu"))
+		requsage("reqs: --flavour is rocm, cuda or cpu");
+	o.exclude = &ex;
+	if (!os_isdir(tree))
+		dien(EXIT_USAGE, "%s: not a folder", tree);
+	if (reqs_collect(tree, &o, &rs, &err) < 0)
+		dien(EXIT_USAGE, "%s: %s", tree, err);
+	for (i = 0; i < rs.skipped.n; i++)
+		warn("note: %s", rs.skipped.v[i]);
+	for (i = 0; i < rs.n; i++)
+		printf("%s\t%s\n", rs.v[i].spec, rs.v[i].from);
+	reqs_free(&rs);
+	strv_free(&ex);
+	buffree(&name);
+	return EXIT_OK;
+}
+
+/* kiln-stage backend TREE: "setup" or "build BACKEND" */
+int
+backend_main(int argc, char **argv)
+{
+	char *backend = NULL, *err = NULL, *how;
+
+	if (argc != 2 || argv[1][0] == '-')
+		requsage("backend: give the source tree");
+	if (!(how = tree_backend(argv[1], &backend, &err)))
+		dien(EXIT_USAGE, "%s", err);
+	printf("%s%s%s\n", how, *backend ? " " : "", backend);
+	free(how);
+	free(backend);
+	return EXIT_OK;
+}
+
+/* kiln-stage lock DIR: the lock lines of its wheels (one file per project) */
+int
+lock_main(int argc, char **argv)
+{
+	struct buf b = {0};
+	char *err = NULL;
+
+	if (argc != 2 || argv[1][0] == '-')
+		requsage("lock: give a folder of wheels");
+	if (wheels_lock(argv[1], &b, &err) < 0)
+		dien(EXIT_PROBLEM, "%s", err);
+	fwrite(b.s ? b.s : "", 1, b.len, stdout);
+	buffree(&b);
+	return EXIT_OK;
+}
