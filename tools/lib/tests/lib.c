@@ -246,7 +246,7 @@ test_tofd(const char *dir)
 	   shell and its sleep both end, long before the 30 seconds */
 	char *sg[] = {"sh", "-c", "sleep 30 & kill -TERM $PPID; wait; echo survived", NULL};
 	unsigned long lines = 0;
-	struct procopt o = {env, dir, 0, counttick, &lines};
+	struct procopt o = {env, dir, 0, counttick, &lines, 0};
 	struct procres r;
 	struct buf b = {0};
 	char *want;
