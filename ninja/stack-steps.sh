@@ -136,6 +136,15 @@ step_hipify () {
 	fi
 }
 
+# innerlog TREE: the inner build's .ninja_log (the largest in TREE: torch's CMake build
+# leaves one in build/) copied to $KILN_STAGE_NINJALOG, from which kiln-stage run puts
+# the inner build's steps into build/trace.json
+innerlog () {
+	[ -n "${KILN_STAGE_NINJALOG:-}" ] || return 0
+	innerf=$(find "$1" -name .ninja_log -type f -printf '%s %p\n' 2>/dev/null | sort -rn | sed -n '1s/^[0-9]* //p')
+	[ -z "$innerf" ] || cp "$innerf" "$KILN_STAGE_NINJALOG" 2>/dev/null || :
+}
+
 step_wheel () {
 	out=$KILN_STAGE_OUT
 	# The build starts from a tree that is exactly the key: a fresh private copy of the
@@ -382,7 +391,8 @@ EOF2
 	build) clean "$@" -- "$PY" -m build --wheel --no-isolation --outdir "$out" . ;;
 	pip) clean "$@" -- "$PY" -m pip wheel --no-deps --no-build-isolation --no-index -w "$out" . ;;
 	*) [ "$CACHE" = sccache ] && scstop "$@"; die "${c}_BUILD=$build: use setup, build or pip" ;;
-	esac || { [ "$CACHE" = sccache ] && scstop "$@"; die "the build failed (its tree is kept in $work)"; }
+	esac || { innerlog "$work"; [ "$CACHE" = sccache ] && scstop "$@"; die "the build failed (its tree is kept in $work)"; }
+	innerlog "$work"
 	if [ "$CACHE" = ccache ]; then
 		ccstats "$@" >"$work.home/ccache.after"
 		hitrate "$work.home/ccache.before" "$work.home/ccache.after"

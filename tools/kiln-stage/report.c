@@ -68,8 +68,8 @@ table(const struct rec *v, size_t n)
 			last = v[i].end;
 	}
 	d = fmtdur((double)(last - first) / 1e6);
-	printf("%zu stages: %d built, %d restored from cache, %d up to date, %d failed; %s from the "
-	       "first start to the last end\n", n, nb, nr, nu, nf, d);
+	printf("%zu stage%s: %d built, %d restored from cache, %d up to date, %d failed; %s from the "
+	       "first start to the last end\n", n, n == 1 ? "" : "s", nb, nr, nu, nf, d);
 	free(d);
 	buffree(&c);
 }
