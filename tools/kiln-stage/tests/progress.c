@@ -1,6 +1,7 @@
 /* unit tests of what progress and the failure summary read from a log: the inner
    build's reports (ninja's and CMake's [N/M], CMake Makefiles' [ NN%], setuptools'
    extensions, pip's phases) and the kinds of error lines, modelled on real output */
+#include <stdlib.h>
 #include <string.h>
 
 #include "errscan.h"
