@@ -241,6 +241,18 @@ remotefill(const char *url, const struct stage *s, const struct stamp *st, const
 	buffree(&now);
 }
 
+/* a failed command: how it ended and after how long, its log's first error, tail and
+   path */
+static void
+failreport(const char *name, const struct procres *res, const char *dur, const char *logpath)
+{
+	if (res->sig)
+		fprintf(stderr, "kiln: %s failed (killed by signal %d) after %s\n", name, res->sig, dur);
+	else
+		fprintf(stderr, "kiln: %s failed (exit %d) after %s\n", name, res->status, dur);
+	failsummary(stderr, name, logpath, 30);
+}
+
 static int
 cmdrun(int argc, char **argv)
 {
@@ -458,11 +470,7 @@ cmdrun(int argc, char **argv)
 		return 128 + proc_gotsig;
 	}
 	if (res.status != 0) {
-		if (res.sig)
-			fprintf(stderr, "kiln: %s failed (killed by signal %d) after %s\n", name, res.sig, dur);
-		else
-			fprintf(stderr, "kiln: %s failed (exit %d) after %s\n", name, res.status, dur);
-		failsummary(stderr, name, logpath, 30);
+		failreport(name, &res, dur, logpath);
 		trace_end("failed", cache || remote ? "miss" : "-", NULL);
 		free(dur);
 		free(logpath);
