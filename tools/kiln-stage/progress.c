@@ -1,8 +1,8 @@
 /* live progress of a running stage. Design: every `kiln-stage run` reads its child's
    output back from the log as it comes (proc_tofd's tick, also every second of silence),
    keeps the inner build's count in LOGDIR/STAGE.status, and shows it where ninja's own
-   status goes: ninja's standard output, found as /proc/NINJA/fd/1 of the nearest ninja
-   (or samu) ancestor. Stages stay out of the console pool, so parallel stages still run
+   status goes: ninja's standard output, found as /proc/NINJA/fd/1 of the ninja (or
+   samu) whose step this is. Stages stay out of the console pool, so parallel stages still run
    in parallel. On a terminal one stage at a time (the holder of LOGDIR/.progress.lock)
    draws one line, in place, holding every running stage's status; without one, each
    stage writes a plain line every KILN_PROGRESS_EVERY seconds (a pipe, or a file opened

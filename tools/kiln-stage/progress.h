@@ -38,7 +38,7 @@ int inner_parse(struct inner *in, const char *line, size_t n);
 void inner_format(const struct inner *in, struct buf *b);
 
 /* Start showing stage's progress: LOGDIR/STAGE.status, the estimate from
-   LOGDIR/STAGE.time, the display: ninja's standard output when an ancestor is ninja
+   LOGDIR/STAGE.time, the display: ninja's standard output when this runs as ninja's step
    (samu) and it is a terminal, a pipe or a file opened to append, else this stderr;
    KILN_PROGRESS=0 shows nothing, KILN_PROGRESS_EVERY=SECONDS sets the plain lines'
    interval (default 300; 0: a line at each change, for tests). */

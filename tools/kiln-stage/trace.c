@@ -66,12 +66,15 @@ ninja_pid(void)
 {
 	pid_t pid = getppid();
 	char *rest, *comm = NULL;
-	int i, hit;
+	int i, hit, shell;
 
+	/* only shells between: ninja's `sh -c` (a test script running kiln-stage under an
+	   outer `ninja check` is not that ninja's step) */
 	for (i = 0; i < 8 && pid > 1; i++) {
 		if (!(rest = procstat(pid, &comm)))
 			break;
 		hit = strcmp(comm, "ninja") == 0 || strcmp(comm, "samu") == 0;
+		shell = strcmp(comm, "sh") == 0 || strcmp(comm, "dash") == 0 || strcmp(comm, "bash") == 0;
 		free(comm);
 		comm = NULL;
 		if (hit) {
@@ -80,6 +83,8 @@ ninja_pid(void)
 		}
 		pid = (pid_t)strtol(rest + 3, NULL, 10);
 		free(rest);
+		if (!shell)
+			break;
 	}
 	return 0;
 }

@@ -7,7 +7,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-/* the nearest ancestor that is ninja (or samu), within a few generations; 0: none */
+/* the ninja (or samu) that runs this process as a step: the parent, or the nearest
+   ancestor with only shells between; 0: none */
 pid_t ninja_pid(void);
 
 /* A stage run begins now: remember when, and which build it belongs to (the ninja
