@@ -38,8 +38,8 @@ int inner_parse(struct inner *in, const char *line, size_t n);
 void inner_format(const struct inner *in, struct buf *b);
 
 /* Start showing stage's progress: LOGDIR/STAGE.status, the estimate from
-   LOGDIR/STAGE.time, the display: ninja's standard output when this runs as ninja's step
-   (samu) and it is a terminal, a pipe or a file opened to append, else this stderr;
+   LOGDIR/STAGE.time, the display: the standard output of the ninja (or samu) whose step
+   this is, when it is a terminal, a pipe or a file opened to append, else this stderr;
    KILN_PROGRESS=0 shows nothing, KILN_PROGRESS_EVERY=SECONDS sets the plain lines'
    interval (default 300; 0: a line at each change, for tests). */
 void progress_start(struct progress *p, const char *stage, const char *logdir, const char *logpath);
