@@ -7,7 +7,7 @@
 # what CI has not). The stack commands themselves are run on the toy stack by
 # tutorial.sh (TUTORIAL.md). Links between the pages must name files that exist.
 . "$KILN_SRC/tests/lib.sh"
-need cc awk envclean wheelpick gpucheck fatwheel
+need cc envclean wheelpick gpucheck fatwheel
 PY3=/usr/bin/python3
 [ -x "$PY3" ] || missing "needs Debian's /usr/bin/python3"
 WHEELWHL=$(ls /usr/share/python-wheels/wheel-*.whl 2>/dev/null | head -n 1)
