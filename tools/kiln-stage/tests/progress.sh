@@ -133,6 +133,24 @@ run ninja audio.stamp
 check "report --json: valid, vision built, audio up to date" sh -c 'kiln-stage report --json "$1" |
 	python3 -c "import json,sys; s={x[\"stage\"]: x[\"result\"] for x in json.load(sys.stdin)[\"stages\"]}; sys.exit(not (s[\"audio.wheel\"] == \"up to date\"))"' - "$T"
 exits "report: no records is a usage error" 2 kiln-stage report "$T/nowhere"
+
+# the stage cache's answer: a miss when built, a hit when restored (runs by hand from
+# this script are one build: their parent shell's)
+mkdir -p c/logs
+printf 'STAGE=r\nREF=v1\n' >c/r.key
+rstage () { kiln-stage run --key=c/r.key --stamp=c/r.stamp --logdir=c/logs --out=c/out --stage-cache="$T/c/cache" r -- sh "$T/inner.sh" r; }
+check "cache: built" rstage
+printf 'STAGE=r\nREF=v2\n' >c/r.key
+check "cache: another key, built" rstage
+printf 'STAGE=r\nREF=v1\n' >c/r.key
+check "cache: the first key again, restored" rstage
+has "cache: restored" "$T/.out" "r: restored from the stage cache"
+kiln-stage report --json c >c/report.json
+check "report --json: the restored run says hit" python3 -c 'import json, sys; s = json.load(open(sys.argv[1]))["stages"]; sys.exit(not (s[0]["result"] == "restored" and s[0]["cache"] == "hit"))' c/report.json
+kiln-stage report c >c/report.txt
+check "report: restored from cache, hit" grep -q "^r  *restored from cache  *[0-9.]*s  *hit$" c/report.txt
+python3 -c 'import json, sys; e = [x for x in json.load(open(sys.argv[1]))["traceEvents"] if x.get("cat") == "stage"]; print(e[0]["args"]["result"], e[0]["args"]["cache"])' c/trace.json >c/trace.txt 2>&1
+has "trace.json: the span says restored, hit" c/trace.txt "restored hit"
 exits "report: a stray argument" 2 kiln-stage report --bogus
 
 # the first real error in other logs: a step that prints them and fails
