@@ -289,8 +289,8 @@ others(const struct progress *p, struct buf *b)
 	struct strv names = {0};
 	struct buf t = {0};
 	char *dir = xstrndup(p->statuspath, (size_t)(strrchr(p->statuspath, '/') - p->statuspath));
-	char *f, *nl;
-	size_t i;
+	char *f, *nl, *lp;
+	size_t i, len;
 	long pid;
 
 	if (os_listdir(dir, &names) == 0) {
@@ -300,8 +300,12 @@ others(const struct progress *p, struct buf *b)
 			f = xasprintf("%s/%s", dir, names.v[i]);
 			if (strcmp(f, p->statuspath) != 0 && readfile(f, &t, 4096) == 0 &&
 			    (pid = strtol(t.s, &nl, 10)) > 0 && *nl == '\n' && kill((pid_t)pid, 0) == 0) {
+				/* without its log's path: the line is shared */
+				len = strcspn(nl + 1, "\n");
+				if ((lp = strstr(nl + 1, " (log: ")) && lp < nl + 1 + len)
+					len = (size_t)(lp - nl - 1);
 				bufputs(b, " | ");
-				safeadd(b, nl + 1, strcspn(nl + 1, "\n"), 200);
+				safeadd(b, nl + 1, len, 200);
 			}
 			free(f);
 		}
@@ -316,7 +320,7 @@ others(const struct progress *p, struct buf *b)
 static void
 draw(struct progress *p)
 {
-	struct buf b = {0}, line = {0};
+	struct buf b = {0}, line = {0}, more = {0};
 	struct winsize ws;
 
 	if (!p->drawer && p->lockfd >= 0 && flock(p->lockfd, LOCK_EX | LOCK_NB) == 0)
@@ -324,8 +328,11 @@ draw(struct progress *p)
 	if (!p->drawer)
 		return;
 	p->cols = ioctl(p->disp, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0 ? ws.ws_col : 80;
-	statusline(p, &line, 1);
-	others(p, &line);
+	/* alone, the line names the log; shared, each stage's log is in its status file */
+	others(p, &more);
+	statusline(p, &line, more.len == 0);
+	if (more.len)
+		bufadd(&line, more.s, more.len);
 	bufputc(&b, '\r');
 	bufadd(&b, line.s, line.len < (size_t)p->cols - 1 ? line.len : (size_t)p->cols - 1);
 	bufputs(&b, "\033[K");
@@ -333,6 +340,7 @@ draw(struct progress *p)
 	p->drawn = 1;
 	buffree(&b);
 	buffree(&line);
+	buffree(&more);
 }
 
 /* a plain line, for a display that is no terminal */

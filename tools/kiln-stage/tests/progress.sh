@@ -189,3 +189,10 @@ has "garbage: said, no crash" err.garbage "kiln: garbage failed; full log:"
 lacks "garbage: no escape in the summary" err.garbage "$(printf '\033')"
 has "long line: no crash" err.long "kiln: long failed; full log:"
 check "long line: cut in the summary" awk 'length($0) > 1000 { exit 1 }' err.long
+
+# two stages at once on a terminal: one draws, its line holding both
+for s in vision.wheel audio.wheel; do printf 'STAGE=%s\nREF=v3\n' "$s" >"$s.key"; done
+rm -f "$T"/*.started
+KILN_PROGRESS_EVERY=0 script -qec "ninja -j2 vision.stamp audio.stamp" /dev/null >two.out 2>&1
+check "terminal, two stages: one line holds both" grep -q "wheel: [^|]* compiled, [^|]* | [a-z]*.wheel: " two.out
+has "terminal, two stages: both built" two.out "audio.wheel: rebuilt in"
