@@ -117,7 +117,8 @@ inner_parse(struct inner *in, const char *line, size_t n)
 		if (*p == 0x1b)
 			while (p < e && !((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z')))
 				p++;
-		p++;
+		if (p < e)
+			p++;
 	}
 	if (p < e && *p == '[') {
 		for (q = p + 1; q < e && *q == ' '; q++)
@@ -134,7 +135,7 @@ inner_parse(struct inner *in, const char *line, size_t n)
 			return 1;
 		}
 	}
-	if ((size_t)(e - p) > 21 && startswith(p, "building '") && (q = memchr(p + 10, '\'', (size_t)(e - p - 10))) &&
+	if ((size_t)(e - p) > 21 && memcmp(p, "building '", 10) == 0 && (q = memchr(p + 10, '\'', (size_t)(e - p - 10))) &&
 	    (size_t)(e - q) >= 11 && memcmp(q, "' extension", 11) == 0) {
 		in->ext++;
 		setwhat(in, p + 10, (size_t)(q - p - 10));
