@@ -601,6 +601,15 @@ step_wheel_requirements () {
 	fi
 }
 
+# innerlog TREE: the inner build's .ninja_log (the largest in TREE: torch's CMake build
+# leaves one in build/) copied to $KILN_STAGE_NINJALOG, from which kiln-stage run puts
+# the inner build's steps into build/trace.json
+innerlog () {
+	[ -n "${KILN_STAGE_NINJALOG:-}" ] || return 0
+	innerf=$(find "$1" -name .ninja_log -type f -printf '%s %p\n' 2>/dev/null | sort -rn | sed -n '1s/^[0-9]* //p')
+	[ -z "$innerf" ] || cp "$innerf" "$KILN_STAGE_NINJALOG" 2>/dev/null || :
+}
+
 # step_wheel_run ENVCLEAN-OPTION...: the build, with the compiler cache's counters
 step_wheel_run () {
 	cd "$dir" || die "no $dir"
@@ -613,6 +622,7 @@ step_wheel_run () {
 	pip) clean "$@" -- "$PY" -m pip wheel --no-deps --no-build-isolation --no-index -w "$out" . || rc=$? ;;
 	*) [ "$CACHE" = sccache ] && scstop "$@"; die "${c}_BUILD=$build: use setup, build or pip" ;;
 	esac
+	innerlog "$work"
 	if [ "$rc" != 0 ]; then
 		[ "$CACHE" = sccache ] && scstop "$@"
 		die "the build failed (its tree is kept in $work)"

@@ -3,7 +3,8 @@
 # the tutorial cannot rot. Every ```sh block after a "<!-- run -->" line is run, in
 # order, in one shell (set -e) after the toy's settings (the tutorial's section 0); then
 # what the tutorial promises is checked: the bump reran vision's stages, the lock and
-# the patch went where it says, the refreshed patch reran vision's stages only, verify
+# the patch went where it says, kiln-stage report and trace.json tell the rebuild (vision
+# built, torch up to date), the refreshed patch reran vision's stages only, verify
 # passed, the image carries the new commit and is built again after podman rmi, the
 # vendor-wheel track skips torch's build, and gpucheck offers the override only within
 # the ISA family.
@@ -57,6 +58,10 @@ has "the rebuild says why vision.src ran" "$T/b/build/rebuild.log" "kiln: vision
 lacks "the rebuild leaves torch alone" "$T/b/build/rebuild.log" "torch.wheel: rebuilt"
 has "the rebuild builds the image again" "$T/b/build/rebuild.log" "stack.image: rebuilt"
 has "the patched source went into the wheel's tree" "$T/b/build/src/vision/csrc/ops.c" "/* kiln tutorial */"
+check "report: vision's wheel was built by the rebuild" grep -q '^vision.wheel  *built ' "$T/b/build/report.txt"
+check "report: torch's wheel was up to date" grep -q '^torch.wheel  *up to date ' "$T/b/build/report.txt"
+has "report: the totals" "$T/b/build/report.txt" "restored from cache"
+has "trace.json is valid JSON" "$T/tutorial.log" "trace.json: valid"
 has "refresh: the patch stage says its series changed" "$T/b/build/refresh.log" "kiln: vision.patch: running: input SERIES changed"
 has "refresh: vision's wheel is built again" "$T/b/build/refresh.log" "vision.wheel: rebuilt"
 lacks "refresh: torch is left alone" "$T/b/build/refresh.log" "torch.wheel: rebuilt"

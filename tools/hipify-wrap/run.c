@@ -26,7 +26,7 @@ int
 run_logged(char *const argv[], char *const envp[], const char *cwd, int logfd, int progress)
 {
 	unsigned long shown = 0;
-	struct procopt o = {envp, cwd, 0, progress ? tick : NULL, &shown};
+	struct procopt o = {envp, cwd, 0, progress ? tick : NULL, &shown, 0};
 	struct procres r;
 	int rc;
 

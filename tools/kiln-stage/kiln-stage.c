@@ -17,6 +17,9 @@
 #include "kv.h"
 #include "os.h"
 #include "opt.h"
+#include "errscan.h"
+#include "progress.h"
+#include "trace.h"
 #include "remote.h"
 #include "reqs.h"
 #include "schema.h"
@@ -39,6 +42,7 @@ usage(const char *error)
 	          "                      [--stage-cache=DIR] STAGE\n"
 	          "       kiln-stage env FILE... -- CMD [ARG...]\n"
 	          "       kiln-stage kv -o FILE <KEY=VALUE-lines\n"
+	          "       kiln-stage report [--json] [BUILDDIR]\n"
 	          "       kiln-stage info [-o FILE] DIR\n"
 	          "       kiln-stage labels [--format=args|file|containerfile] DIR\n"
 	          "       kiln-stage --version\n"
@@ -48,28 +52,6 @@ usage(const char *error)
 	          "       kiln-stage reqs [--flavour=rocm|cuda|cpu] [--runtime] [--exclude=LIST] [--frontend] TREE\n"
 	          "       kiln-stage backend TREE\n"
 	          "       kiln-stage lock DIR\n");
-}
-
-static double
-now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* "4.2s", "2m05s", "1h02m" */
-static char *
-fmtdur(double s)
-{
-	long t = (long)(s + 0.5);
-
-	if (s < 60)
-		return xasprintf("%.1fs", s);
-	if (t < 3600)
-		return xasprintf("%ldm%02lds", t / 60, t % 60);
-	return xasprintf("%ldh%02ldm", t / 3600, (t / 60) % 60);
 }
 
 /* the stage's output identity from an id file: its content without trailing space */
@@ -263,6 +245,18 @@ remotefill(const char *url, const struct stage *s, const struct stamp *st, const
 	buffree(&now);
 }
 
+/* a failed command: how it ended and after how long, its log's first error, tail and
+   path */
+static void
+failreport(const char *name, const struct procres *res, const char *dur, const char *logpath)
+{
+	if (res->sig)
+		fprintf(stderr, "kiln: %s failed (killed by signal %d) after %s\n", name, res->sig, dur);
+	else
+		fprintf(stderr, "kiln: %s failed (exit %d) after %s\n", name, res->status, dur);
+	failsummary(stderr, name, logpath, 30);
+}
+
 static int
 cmdrun(int argc, char **argv)
 {
@@ -276,6 +270,7 @@ cmdrun(int argc, char **argv)
 	struct stamp st;
 	struct buf b = {0}, sums = {0};
 	struct procres res;
+	struct progress prog;
 	int i, r, dry = 0, explain, logfd, lockfd;
 	char *lock;
 	double t0;
@@ -371,9 +366,13 @@ cmdrun(int argc, char **argv)
 		r = 0;
 	}
 	explain = getenv("KILN_EXPLAIN") && *getenv("KILN_EXPLAIN") && strcmp(getenv("KILN_EXPLAIN"), "0");
+	if (!dry)
+		trace_begin(logdir, name);
 	if (r == 1 && strcmp(st.key, s.key) == 0 && (!out || dir_count(out) > 0)) {
 		if (explain || dry)
 			fprintf(stderr, "kiln: %s: up to date\n", name);
+		if (!dry)
+			trace_end("up to date", "-", NULL);
 		if (cache && out && !dry)
 			cachefill(cache, &s, &st, out, logdir);
 		if (remote && out && !dry)
@@ -402,7 +401,7 @@ cmdrun(int argc, char **argv)
 	/* from here until the stamp is written, the stage is not done */
 	if (unlink(stampf) < 0 && errno != ENOENT)
 		dien(EXIT_USAGE, "%s: cannot remove the old stamp:", stampf);
-	t0 = now();
+	t0 = mono();
 	if (cache && out) {
 		if (explain) {
 			why = cache_explain(cache, &s);
@@ -455,14 +454,17 @@ cmdrun(int argc, char **argv)
 	writeall(logfd, b.s, b.len);
 	bufreset(&b);
 	note = notepath(logpath);
-	r = stage_spawn(argv + i, logfd, &s, logpath, out, note, 0, &res);
+	progress_start(&prog, name, logdir, logpath);
+	r = stage_spawn(argv + i, logfd, &s, logpath, out, note, 0, &prog, &res);
+	progress_end(&prog, r == 0 && !proc_gotsig && res.status == 0);
 	free(note);
 	close(logfd);
-	dur = fmtdur(now() - t0);
+	dur = fmtdur(mono() - t0);
 	if (r < 0)
 		dien(EXIT_PROBLEM, "%s: cannot run %s:", name, argv[i]);
 	if (proc_gotsig) {
 		warn("%s: interrupted after %s; no stamp written (the next run starts it again)", name, dur);
+		trace_end("interrupted", cache || remote ? "miss" : "-", NULL);
 		free(dur);
 		free(logpath);
 		free(abs);
@@ -472,19 +474,8 @@ cmdrun(int argc, char **argv)
 		return 128 + proc_gotsig;
 	}
 	if (res.status != 0) {
-		struct buf t = {0};
-
-		if (res.sig)
-			fprintf(stderr, "kiln: %s failed (killed by signal %d) after %s; last 30 lines of %s:\n",
-			        name, res.sig, dur, logpath);
-		else
-			fprintf(stderr, "kiln: %s failed (exit %d) after %s; last 30 lines of %s:\n",
-			        name, res.status, dur, logpath);
-		tailfile(logpath, 30, "", &t);
-		if (t.len)
-			fwrite(t.s, 1, t.len, stderr);
-		buffree(&t);
-		fprintf(stderr, "kiln: %s failed; full log: %s\n", name, logpath);
+		failreport(name, &res, dur, logpath);
+		trace_end("failed", cache || remote ? "miss" : "-", NULL);
 		free(dur);
 		free(logpath);
 		free(abs);
@@ -519,7 +510,7 @@ done:
 	stamp_format(&b, &s, id, sums.s);
 	if (writefile_atomic(stampf, b.s, b.len, 0644) < 0)
 		dien(EXIT_PROBLEM, "%s: cannot write the stamp %s:", name, stampf);
-	dur = fmtdur(now() - t0);
+	dur = fmtdur(mono() - t0);
 	why = r == 0 ? takenote(uplog) : NULL;
 	if (!why) {
 		/* a check's reason for removing the stamp is the summary's note too */
@@ -528,6 +519,7 @@ done:
 	}
 	printf("%s: %s in %s%s%s%s\n", name, r == 1 ? "restored from the stage cache" : "rebuilt", dur,
 	       why ? " (" : "", why ? why : "", why ? ")" : "");
+	trace_end(r == 1 ? "restored" : "built", r == 1 ? "hit" : cache || remote ? "miss" : "-", why);
 	free(why);
 	free(extwhy);
 	free(dur);
@@ -741,6 +733,8 @@ main(int argc, char **argv)
 		return cmdkv(argc - 1, argv + 1);
 	if (strcmp(argv[1], "graph") == 0)
 		return graph_main(argc - 1, argv + 1);
+	if (strcmp(argv[1], "report") == 0)
+		return report_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "fetch") == 0)
 		return fetch_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "unpack") == 0)

@@ -17,6 +17,7 @@
 #include "atomic.h"
 #include "envv.h"
 #include "os.h"
+#include "progress.h"
 #include "hash.h"
 #include "strv.h"
 
@@ -830,7 +831,8 @@ extern char **environ;
 
 int
 stage_spawn(char **argv, int logfd, const struct stage *s, const char *logpath,
-            const char *out, const char *note, int verify, struct procres *res)
+            const char *out, const char *note, int verify, struct progress *prog,
+            struct procres *res)
 {
 	struct envv env = {0};
 	struct procopt o = {0};
@@ -854,6 +856,14 @@ stage_spawn(char **argv, int logfd, const struct stage *s, const char *logpath,
 		env_set(&env, "KILN_STAGE_VERIFY", "1");
 	o.envp = env.v;
 	o.group = 1;
+	if (prog) {
+		/* the inner build's .ninja_log, if it leaves one, goes there for trace.json */
+		env_set(&env, "KILN_STAGE_NINJALOG", prog->ninjalog);
+		o.envp = env.v;
+		o.tick = progress_tick;
+		o.arg = prog;
+		o.tickms = 1000;
+	}
 	r = proc_tofd(argv, logfd, &o, res);
 	free(abs);
 	env_free(&env);

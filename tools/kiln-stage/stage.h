@@ -100,9 +100,13 @@ int dir_count(const char *dir);
    the signals proc_forward catches go; stdin /dev/null, stdout and stderr into logfd),
    with KILN_STAGE, KILN_STAGE_KEY, KILN_STAGE_LOG, KILN_STAGE_OUT (out, made absolute;
    none when NULL), KILN_STAGE_NOTE (note, removed first; none when NULL) and
-   KILN_STAGE_VERIFY=1 (none unless verify) in its environment. Returns 0 with how it
-   ended in res, or -1 with errno set if no child could be made. */
+   KILN_STAGE_VERIFY=1 (none unless verify) in its environment. With prog, its output
+   feeds progress_tick as it comes, and KILN_STAGE_NINJALOG names where the step may
+   leave its inner build's .ninja_log. Returns 0 with how it ended in res, or -1 with
+   errno set if no child could be made. */
+struct progress;
 int stage_spawn(char **argv, int logfd, const struct stage *s, const char *logpath,
-                const char *out, const char *note, int verify, struct procres *res);
+                const char *out, const char *note, int verify, struct progress *prog,
+                struct procres *res);
 
 #endif

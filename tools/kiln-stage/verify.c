@@ -278,7 +278,7 @@ cmdverify(int argc, char **argv)
 		dien(EXIT_USAGE, "%s", err);
 	abs = realpath(scratch, NULL);
 	fprintf(stderr, "kiln: %s: rebuilding into %s to compare with %s\n", o.name, scratch, o.out);
-	r = stage_spawn(o.cmd, fd, &s, logpath, abs ? abs : scratch, NULL, 1, &res);
+	r = stage_spawn(o.cmd, fd, &s, logpath, abs ? abs : scratch, NULL, 1, NULL, &res);
 	close(fd);
 	if (r < 0)
 		dien(EXIT_PROBLEM, "%s: cannot run %s:", o.name, o.cmd[0]);

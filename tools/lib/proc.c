@@ -244,6 +244,12 @@ proc_tofd(char *const argv[], int fd, const struct procopt *o, struct procres *r
 	if (o->tick) {
 		close(p[1]);
 		for (;;) {
+			struct pollfd pf = {p[0], POLLIN, 0};
+
+			if (o->tickms > 0 && poll(&pf, 1, o->tickms) == 0) {
+				o->tick(lines, o->arg);
+				continue;
+			}
 			n = read(p[0], chunk, sizeof chunk);
 			if (n < 0 && errno == EINTR)
 				continue;

@@ -33,6 +33,7 @@ struct procopt {
 	   writes to fd itself (and may leave children behind that still hold it) */
 	void (*tick)(unsigned long lines, void *arg);
 	void *arg;
+	int tickms;           /* > 0: tick is also called after tickms without output */
 };
 
 /* Run argv (PATH searched) as o says (NULL: the defaults), stdin from /dev/null,

@@ -46,7 +46,7 @@ check "b: the same wheel" cmp "$T/a/out/x-1.0-py3-none-any.whl" "$T/b/out/x-1.0-
 has "b: with the log of the build" "$T/b/logs/w.log" "built the wheel with one"
 same "b: the stamp is A's" "$(cat "$T/a/w.stamp")" "$(cat "$T/b/w.stamp")"
 exits "b: no private entry left behind" 1 test -e "$T/b/out.remote.$$"
-same "b: nothing but out and logs in the folder" "logs out w.stamp w.stamp.lock" "$(ls "$T/b" | tr '\n' ' ' | sed 's/ $//')"
+same "b: nothing but out, logs and trace.json in the folder" "logs out trace.json w.stamp w.stamp.lock" "$(ls "$T/b" | tr '\n' ' ' | sed 's/ $//')"
 has "the server saw GETs" "$T/dav/logs/access.log" '"GET /kiln/ac/'
 
 # file:// is a folder

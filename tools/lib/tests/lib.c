@@ -246,7 +246,7 @@ test_tofd(const char *dir)
 	   shell and its sleep both end, long before the 30 seconds */
 	char *sg[] = {"sh", "-c", "sleep 30 & kill -TERM $PPID; wait; echo survived", NULL};
 	unsigned long lines = 0;
-	struct procopt o = {env, dir, 0, counttick, &lines};
+	struct procopt o = {env, dir, 0, counttick, &lines, 0};
 	struct procres r;
 	struct buf b = {0};
 	char *want;
@@ -286,6 +286,53 @@ test_tofd(const char *dir)
 	close(fd);
 	unlink(lp);
 	buffree(&b);
+	free(lp);
+}
+
+/* the silence tick's state: a FIFO the child waits on, opened for it on a tick that
+   came with no new line */
+struct silent {
+	const char *fifo;
+	unsigned long lines, quiet;
+};
+
+static void
+silencetick(unsigned long lines, void *arg)
+{
+	struct silent *q = arg;
+	int fd;
+
+	if (lines == q->lines && lines > 0 && !q->quiet++) {
+		/* the child said "waiting" and is silent: only a tick on silence frees it */
+		if ((fd = open(q->fifo, O_WRONLY | O_CLOEXEC)) >= 0) {
+			(void)!write(fd, "go\n", 3);
+			close(fd);
+		}
+	}
+	q->lines = lines;
+}
+
+/* proc_tofd with tickms: tick is also called while the child is silent (the child
+   waits on a FIFO that only such a tick writes: no timing in the test) */
+static void
+test_tofd_silence(const char *dir)
+{
+	char *fifo = xasprintf("%s/tick.fifo", dir), *lp = xasprintf("%s/tick.log", dir);
+	char *ch[] = {"sh", "-c", "echo waiting; read x <\"$0\"; echo got \"$x\"", fifo, NULL};
+	struct silent q = {fifo, 0, 0};
+	struct procopt o = {NULL, NULL, 0, silencetick, &q, 10};
+	struct procres r;
+	int fd;
+
+	mkfifo(fifo, 0600);
+	fd = open(lp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	CHECK(proc_tofd(ch, fd, &o, &r) == 0 && r.status == 0, "proc_tofd tickms: the child ran");
+	CHECK_INT(q.quiet > 0, 1, "proc_tofd tickms: a tick came while the child was silent");
+	CHECK_INT(q.lines, 2, "proc_tofd tickms: and the child went on");
+	close(fd);
+	unlink(fifo);
+	unlink(lp);
+	free(fifo);
 	free(lp);
 }
 
@@ -423,6 +470,7 @@ main(void)
 	test_kv();
 	test_proc();
 	test_tofd(dir);
+	test_tofd_silence(dir);
 	test_os(dir);
 	rmdir(dir);
 	return TEST_DONE();
