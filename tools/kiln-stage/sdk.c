@@ -24,6 +24,7 @@
 #include "opt.h"
 #include "os.h"
 #include "strv.h"
+#include "tartree.h"
 #include "util.h"
 
 static void
@@ -366,73 +367,294 @@ membername(const char *name)
 	return name;
 }
 
-/* does link target t, placed at member name, stay inside the tree (lexically) */
-static int
-staysin(const char *name, const char *t)
-{
-	long depth = 0;
-	const char *p;
-	size_t n;
+/* the default size cap: CAPTIMES times the tarball's size, at least CAPFLOOR. A ROCm SDK
+   expands 3 to 10 times; a tarball that declares more than 32 times its size is a bomb */
+#define CAPTIMES 32
+#define CAPFLOOR ((uint64_t)2 << 30)
 
-	if (t[0] == '/' || !*t)
-		return 0;
-	for (p = name; *p; p += n + (p[n] == '/')) {
-		n = strcspn(p, "/");
-		if (!p[n])
-			break;   /* the last part is the link itself */
-		if (n && !(n == 1 && *p == '.'))
-			depth++;
+/* one unpack: the archive, its stream, the size counted so far and the tree it declares */
+struct unpack {
+	struct archive *a;
+	struct src s;
+	uint64_t cap, total;
+	int capset;          /* --max-size given */
+	struct tartree tree;
+};
+
+static void __attribute__((noreturn))
+overcap(const struct unpack *u, const char *name)
+{
+	bad("member '%s' would pass the size cap of %llu bytes (%s)", name,
+	    (unsigned long long)u->cap, u->capset ? "--max-size" :
+	    "32 times the tarball's size, at least 2 GiB; --max-size=BYTES sets another");
+}
+
+/* count n more bytes of the unpacked tree toward the cap */
+static void
+count(struct unpack *u, const char *name, uint64_t n)
+{
+	if (n > u->cap - u->total)
+		overcap(u, name);
+	u->total += n;
+}
+
+/* a regular member: its declared (expanded) size counts before a byte is written, and a
+   block past it (a sparse map that lies) counts too */
+static void
+unpackfile(struct unpack *u, struct archive_entry *e, const char *name, const char *path)
+{
+	uint64_t counted = archive_entry_size_is_set(e) ? (uint64_t)archive_entry_size(e) : 0;
+	const void *blk;
+	size_t blen;
+	la_int64_t off;
+	int fd, r;
+
+	count(u, name, counted);
+	if (os_mkparents(path, 0755) < 0)
+		bad("cannot create the folder of %s: %s", path, strerror(errno));
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+	          (archive_entry_perm(e) & 0755) | 0600);
+	if (fd < 0)
+		bad("cannot create %s: %s", path, strerror(errno));
+	for (;;) {
+		r = archive_read_data_block(u->a, &blk, &blen, &off);
+		if (r == ARCHIVE_EOF)
+			break;
+		if (r < ARCHIVE_WARN || off < 0)
+			bad("member '%s': %s (a truncated or corrupt tarball)", name,
+			    archive_error_string(u->a));
+		if ((uint64_t)off + blen > counted) {
+			count(u, name, (uint64_t)off + blen - counted);
+			counted = (uint64_t)off + blen;
+		}
+		if (pwrite(fd, blk, blen, (off_t)off) != (ssize_t)blen)
+			bad("cannot write %s: %s", path, strerror(errno));
 	}
-	for (p = t; *p; p += n + (p[n] == '/')) {
-		n = strcspn(p, "/");
-		if (n == 2 && p[0] == '.' && p[1] == '.') {
-			if (--depth < 0)
-				return 0;
-		} else if (n && !(n == 1 && *p == '.')) {
-			depth++;
+	if (ftruncate(fd, (off_t)counted) < 0 || close(fd) < 0)
+		bad("cannot write %s: %s", path, strerror(errno));
+}
+
+/* a hard link: to a regular file extracted before it */
+static void
+unpackhard(const char *tmp, const char *name, const char *path, const char *t)
+{
+	const char *tn = membername(t);
+	struct stat st;
+	char *tpath;
+
+	if (!tn)
+		bad("member '%s' is a hard link to the top folder (refused)", name);
+	tpath = xasprintf("%s/%s", tmp, tn);
+	if (lstat(tpath, &st) < 0 || !S_ISREG(st.st_mode))
+		bad("member '%s' links to '%s', not a file before it (refused)", name, tn);
+	if (os_mkparents(path, 0755) < 0 || link(tpath, path) < 0)
+		bad("cannot link %s: %s", path, strerror(errno));
+	free(tpath);
+}
+
+/* add a member to the tree; a refusal is the tarball's fault */
+static void
+declare(struct unpack *u, const char *name, int kind, const char *target)
+{
+	char *why = NULL;
+
+	if (tt_add(&u->tree, name, kind, target, &why) < 0)
+		bad("%s", why);
+}
+
+/* one member: folders and files made now, links recorded (made last, by makelinks) */
+static void
+unpackmember(struct unpack *u, struct archive_entry *e, const char *name)
+{
+	char *path = xasprintf("%s/%s", tmpdir, name);
+	const char *t;
+
+	while (path[strlen(path) - 1] == '/')
+		path[strlen(path) - 1] = 0;
+	if ((t = archive_entry_hardlink(e))) {
+		declare(u, name, TT_FILE, NULL);
+		unpackhard(tmpdir, name, path, t);
+	} else {
+		switch (archive_entry_filetype(e)) {
+		case AE_IFDIR:
+			declare(u, name, TT_DIR, NULL);
+			if (os_mkdirs(path, 0755) < 0)
+				bad("cannot create %s: %s", path, strerror(errno));
+			break;
+		case AE_IFLNK:
+			t = archive_entry_symlink(e);
+			declare(u, name, TT_LINK, t ? t : "");
+			count(u, name, strlen(t));
+			break;
+		case AE_IFREG:
+			declare(u, name, TT_FILE, NULL);
+			unpackfile(u, e, name, path);
+			break;
+		default:
+			bad("member '%s' is a device, FIFO or socket (refused)", name);
 		}
 	}
-	return 1;
+	free(path);
+}
+
+/* every link, once the whole tree is known: each resolved through the others as the
+   kernel will (tartree.c) must stay inside and end at a file, a folder or nothing; then
+   they are made, after every file, so nothing is ever written through one */
+static void
+makelinks(struct unpack *u)
+{
+	char *why = NULL, *p;
+	size_t i;
+
+	if (tt_check(&u->tree, &why) < 0)
+		bad("%s", why);
+	for (i = 0; i < u->tree.n; i++) {
+		if (u->tree.v[i].kind != TT_LINK)
+			continue;
+		p = xasprintf("%s/%s", tmpdir, u->tree.v[i].name);
+		if (os_mkparents(p, 0755) < 0 || symlink(u->tree.v[i].target, p) < 0)
+			bad("cannot make the link %s: %s", p, strerror(errno));
+		free(p);
+	}
+}
+
+/* read every member, then the rest of the stream for its sha256 */
+static void
+unpackall(struct unpack *u)
+{
+	struct archive_entry *e;
+	const char *name;
+	size_t nentries = 0;
+	const void *p;
+	int r;
+
+	u->a = archive_read_new();
+	archive_read_support_filter_all(u->a);
+	archive_read_support_format_tar(u->a);
+	archive_read_support_format_gnutar(u->a);
+	if (archive_read_open(u->a, &u->s, NULL, srcread, NULL) != ARCHIVE_OK)
+		bad("not a tar archive (%s)", archive_error_string(u->a));
+	for (;;) {
+		r = archive_read_next_header(u->a, &e);
+		if (r == ARCHIVE_EOF)
+			break;
+		if (r < ARCHIVE_WARN)
+			bad("%s (a truncated or corrupt tarball)", archive_error_string(u->a));
+		if (++nentries > (1u << 22))
+			bad("more than %u members (refused)", 1u << 22);
+		if ((name = membername(archive_entry_pathname(e))))
+			unpackmember(u, e, name);
+	}
+	/* the rest of the file (tar padding) counts toward its sha256 too */
+	while (srcread(u->a, &u->s, &p) > 0)
+		;
+	archive_read_free(u->a);
+}
+
+/* the SDK layout at the top of the folder being filled */
+static void
+checklayout(void)
+{
+	static const char *const need[] = {".info/version", "bin", "lib", "include"};
+	struct stat st;
+	size_t i;
+	char *path;
+
+	for (i = 0; i < sizeof need / sizeof need[0]; i++) {
+		path = xasprintf("%s/%s", tmpdir, need[i]);
+		if (lstat(path, &st) < 0)
+			bad("not a ROCm SDK tarball: no %s at its top (TheRock's dist layout: bin/ "
+			    "lib/ include/ llvm/ share/ .info/version)", need[i]);
+		free(path);
+	}
+}
+
+/* --max-size=BYTES */
+static uint64_t
+parsecap(const char *v)
+{
+	char *end;
+	uint64_t cap;
+
+	errno = 0;
+	cap = strtoull(v, &end, 10);
+	if (errno || end == v || *end || cap == 0 || *v == '-')
+		sdkusage(xasprintf("unpack: --max-size=%s is not a byte count", v));
+	return cap;
+}
+
+/* is into already there: 1 a folder (done), else it must be absent */
+static int
+intodone(const char *into)
+{
+	struct stat st;
+
+	if (lstat(into, &st) < 0)
+		return 0;
+	if (S_ISDIR(st.st_mode))
+		return 1;
+	dien(EXIT_PROBLEM, "%s: exists and is %s, not a folder", into, os_ftype(st.st_mode));
+}
+
+/* open the tarball: a regular file or one line naming what it is */
+static int
+opentar(struct stat *st)
+{
+	char err[512];
+	int fd = os_openreg(tarname, 0, st, err, sizeof err);
+
+	if (fd < 0)
+		dien(EXIT_USAGE, "%s", err);
+	return fd;
+}
+
+/* rename the filled folder into place (another run that finished first wins) */
+static void
+finish(const char *into)
+{
+	struct stat st;
+	char *t;
+
+	if (rename(tmpdir, into) < 0) {
+		if ((errno == EEXIST || errno == ENOTEMPTY) && stat(into, &st) == 0 &&
+		    S_ISDIR(st.st_mode))
+			os_rmtree(tmpdir);
+		else
+			bad("cannot rename %s to %s: %s", tmpdir, into, strerror(errno));
+	}
+	t = tmpdir;
+	tmpdir = NULL;
+	free(t);
 }
 
 int
 unpack_main(int argc, char **argv)
 {
-	const char *into = NULL, *sha = NULL, *layout = NULL, *v, *name, *t;
-	struct archive *a;
-	struct archive_entry *e;
-	struct src s;
+	const char *into = NULL, *sha = NULL, *layout = NULL, *v;
+	struct unpack u = {0};
 	struct stat st;
-	char *path, *tpath, *parent, **lk = NULL, **ln = NULL, *got;
-	size_t nlk = 0, caplk = 0, capln = 0, i, nentries = 0;
-	uint64_t cap = (uint64_t)64 << 30, total = 0;
 	unsigned char dg[32];
-	int r, fd, i2, lockfd;
-	const void *blk;
-	size_t blen;
-	la_int64_t off;
+	char *got;
+	int i, lockfd;
 
-	for (i2 = 1; i2 < argc; i2++) {
-		if (!strcmp(argv[i2], "-h") || !strcmp(argv[i2], "--help"))
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
 			sdkusage(NULL);
-		else if ((v = opt_val(argc, argv, &i2, "--into", sdkusage)))
+		else if ((v = opt_val(argc, argv, &i, "--into", sdkusage)))
 			into = v;
-		else if ((v = opt_val(argc, argv, &i2, "--sha256", sdkusage)))
+		else if ((v = opt_val(argc, argv, &i, "--sha256", sdkusage)))
 			sha = v;
-		else if ((v = opt_val(argc, argv, &i2, "--layout", sdkusage)))
+		else if ((v = opt_val(argc, argv, &i, "--layout", sdkusage)))
 			layout = v;
-		else if ((v = opt_val(argc, argv, &i2, "--max-size", sdkusage))) {
-			char *end;
-			errno = 0;
-			cap = strtoull(v, &end, 10);
-			if (errno || end == v || *end || cap == 0)
-				sdkusage(xasprintf("unpack: --max-size=%s is not a byte count", v));
-		} else if (argv[i2][0] == '-' && argv[i2][1])
-			sdkusage(xasprintf("unpack: unknown option '%s'", argv[i2]));
+		else if ((v = opt_val(argc, argv, &i, "--max-size", sdkusage))) {
+			u.cap = parsecap(v);
+			u.capset = 1;
+		} else if (argv[i][0] == '-' && argv[i][1])
+			sdkusage(xasprintf("unpack: unknown option '%s'", argv[i]));
 		else if (!tarname)
-			tarname = argv[i2];
+			tarname = argv[i];
 		else
-			sdkusage(xasprintf("unpack: unexpected argument '%s'", argv[i2]));
+			sdkusage(xasprintf("unpack: unexpected argument '%s'", argv[i]));
 	}
 	if (!tarname || !into)
 		sdkusage("unpack: give TARBALL and --into=DIR");
@@ -441,159 +663,39 @@ unpack_main(int argc, char **argv)
 	if (layout && strcmp(layout, "rocm"))
 		sdkusage(xasprintf("unpack: unknown --layout '%s' (rocm)", layout));
 	/* the folder appears whole or not at all: if it is there, it is done */
-	if (lstat(into, &st) == 0) {
-		if (S_ISDIR(st.st_mode))
-			return EXIT_OK;
-		dien(EXIT_PROBLEM, "%s: exists and is not a folder", into);
-	}
-	if ((s.fd = open(tarname, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0)
-		dien(EXIT_PROBLEM, "%s:", tarname);
-	if (fstat(s.fd, &st) < 0 || !S_ISREG(st.st_mode))
-		dien(EXIT_PROBLEM, "%s: not a regular file", tarname);
-	fcntl(s.fd, F_SETFL, 0);
+	if (intodone(into))
+		return EXIT_OK;
+	u.s.fd = opentar(&st);
+	if (!u.capset)
+		u.cap = (uint64_t)st.st_size > CAPFLOOR / CAPTIMES ? (uint64_t)st.st_size * CAPTIMES
+		                                                     : CAPFLOOR;
 	if (os_mkparents(into, 0755) < 0)
 		dien(EXIT_PROBLEM, "%s: cannot create its folder:", into);
 	/* one unpack into the parent folder at a time; under the lock, a DIR.tmp-* folder
 	   is what a killed unpack left, and goes */
 	if ((lockfd = lockparent(into)) < 0)
 		dien(EXIT_PROBLEM, "%s: cannot lock its folder:", into);
-	if (lstat(into, &st) == 0) {
-		if (S_ISDIR(st.st_mode))
-			return EXIT_OK;  /* another run finished it meanwhile */
-		dien(EXIT_PROBLEM, "%s: exists and is not a folder", into);
-	}
+	if (intodone(into))
+		return EXIT_OK;  /* another run finished it meanwhile */
 	dropstale(into);
-	sha256_init(&s.h);
-	s.read = 0;
+	sha256_init(&u.s.h);
+	u.s.read = 0;
 	tmpdir = xasprintf("%s.tmp-XXXXXX", into);
 	if (!mkdtemp(tmpdir))
 		dien(EXIT_PROBLEM, "%s:", tmpdir);
 	chmod(tmpdir, 0755);
-
-	a = archive_read_new();
-	archive_read_support_filter_all(a);
-	archive_read_support_format_tar(a);
-	archive_read_support_format_gnutar(a);
-	if (archive_read_open(a, &s, NULL, srcread, NULL) != ARCHIVE_OK)
-		bad("not a tar archive (%s)", archive_error_string(a));
-	for (;;) {
-		r = archive_read_next_header(a, &e);
-		if (r == ARCHIVE_EOF)
-			break;
-		if (r < ARCHIVE_WARN)
-			bad("%s (a truncated or corrupt tarball)", archive_error_string(a));
-		if (++nentries > (1u << 22))
-			bad("more than %u members (refused)", 1u << 22);
-		if (!(name = membername(archive_entry_pathname(e))))
-			continue;
-		path = xasprintf("%s/%s", tmpdir, name);
-		while (path[strlen(path) - 1] == '/')
-			path[strlen(path) - 1] = 0;
-		if ((t = archive_entry_hardlink(e))) {
-			const char *tn = membername(t);
-			if (!tn)
-				bad("member '%s' is a hard link to the top folder (refused)", name);
-			tpath = xasprintf("%s/%s", tmpdir, tn);
-			if (lstat(tpath, &st) < 0 || !S_ISREG(st.st_mode))
-				bad("member '%s' links to '%s', not a file before it (refused)", name, tn);
-			if (os_mkparents(path, 0755) < 0 || link(tpath, path) < 0)
-				bad("cannot link %s:", path);
-			free(tpath);
-			free(path);
-			continue;
-		}
-		switch (archive_entry_filetype(e)) {
-		case AE_IFDIR:
-			if (os_mkdirs(path, 0755) < 0)
-				bad("cannot create %s: %s", path, strerror(errno));
-			break;
-		case AE_IFLNK:
-			t = archive_entry_symlink(e);
-			if (!t || !staysin(name, t))
-				bad("member '%s' is a link to '%s', outside the folder (refused)", name,
-				    t ? t : "");
-			/* links are made last: no member is ever written through one */
-			lk = xgrow(lk, &caplk, nlk + 1, sizeof *lk);
-			ln = xgrow(ln, &capln, nlk + 1, sizeof *ln);
-			lk[nlk] = xstrdup(t);
-			ln[nlk++] = xstrdup(path);
-			break;
-		case AE_IFREG:
-			if (archive_entry_size_is_set(e) &&
-			    (uint64_t)archive_entry_size(e) > cap - total)
-				bad("member '%s' would pass the size cap of %llu bytes (--max-size)", name,
-				    (unsigned long long)cap);
-			if (os_mkparents(path, 0755) < 0)
-				bad("cannot create the folder of %s: %s", path, strerror(errno));
-			fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-			          (archive_entry_perm(e) & 0755) | 0600);
-			if (fd < 0)
-				bad("cannot create %s: %s", path, strerror(errno));
-			for (;;) {
-				r = archive_read_data_block(a, &blk, &blen, &off);
-				if (r == ARCHIVE_EOF)
-					break;
-				if (r < ARCHIVE_WARN)
-					bad("member '%s': %s (a truncated or corrupt tarball)", name,
-					    archive_error_string(a));
-				if ((uint64_t)blen > cap - total)
-					bad("member '%s' passes the size cap of %llu bytes (--max-size)", name,
-					    (unsigned long long)cap);
-				total += blen;
-				if (pwrite(fd, blk, blen, (off_t)off) != (ssize_t)blen)
-					bad("cannot write %s: %s", path, strerror(errno));
-			}
-			if (ftruncate(fd, archive_entry_size(e)) < 0 || close(fd) < 0)
-				bad("cannot write %s: %s", path, strerror(errno));
-			break;
-		default:
-			bad("member '%s' is a device, FIFO or socket (refused)", name);
-		}
-		free(path);
-	}
-	/* the rest of the file (tar padding) counts toward its sha256 too */
-	{
-		const void *p;
-		while (srcread(a, &s, &p) > 0)
-			;
-	}
-	archive_read_free(a);
-	close(s.fd);
-	sha256_final(&s.h, dg);
+	unpackall(&u);
+	close(u.s.fd);
+	sha256_final(&u.s.h, dg);
 	got = hexof(dg);
 	if (sha && strcmp(got, sha))
 		bad("sha256 is %s, but the pin says %s", got, sha);
 	free(got);
-	for (i = 0; i < nlk; i++) {
-		if (os_mkparents(ln[i], 0755) < 0 || symlink(lk[i], ln[i]) < 0)
-			bad("cannot make the link %s: %s", ln[i], strerror(errno));
-		free(lk[i]);
-		free(ln[i]);
-	}
-	free(lk);
-	free(ln);
-	if (layout) {
-		static const char *const need[] = {".info/version", "bin", "lib", "include"};
-		for (i = 0; i < sizeof need / sizeof need[0]; i++) {
-			path = xasprintf("%s/%s", tmpdir, need[i]);
-			if (lstat(path, &st) < 0)
-				bad("not a ROCm SDK tarball: no %s at its top (TheRock's dist layout: bin/ "
-				    "lib/ include/ llvm/ share/ .info/version)", need[i]);
-			free(path);
-		}
-	}
-	if (rename(tmpdir, into) < 0) {
-		if ((errno == EEXIST || errno == ENOTEMPTY) && stat(into, &st) == 0 &&
-		    S_ISDIR(st.st_mode)) {
-			/* another run finished first: its folder is as good as this one */
-			os_rmtree(tmpdir);
-		} else {
-			bad("cannot rename %s to %s: %s", tmpdir, into, strerror(errno));
-		}
-	}
-	parent = tmpdir;
-	tmpdir = NULL;
-	free(parent);
+	makelinks(&u);
+	tt_free(&u.tree);
+	if (layout)
+		checklayout();
+	finish(into);
 	close(lockfd);
 	return EXIT_OK;
 }
