@@ -42,7 +42,7 @@ usage(const char *error)
 	          "       kiln-stage labels [--format=args|file|containerfile] DIR\n"
 	          "       kiln-stage --version\n"
 	          "       kiln-stage graph --srcdir=DIR --builddir=DIR [OPTION]... -- CONFIGURE [ARG]...\n"
-	          "       kiln-stage fetch URL --sha256=HEX -o FILE\n"
+	          "       kiln-stage fetch URL --sha256=HEX -o FILE [--max-size=N] [--max-time=SECONDS]\n"
 	          "       kiln-stage unpack TARBALL --into=DIR [--sha256=HEX] [--layout=rocm] [--max-size=N]\n");
 }
 

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -31,7 +32,7 @@ static void
 sdkusage(const char *error)
 {
 	opt_usage(error,
-	          "usage: kiln-stage fetch URL --sha256=HEX -o FILE\n"
+	          "usage: kiln-stage fetch URL --sha256=HEX -o FILE [--max-size=BYTES] [--max-time=SECONDS]\n"
 	          "       kiln-stage unpack TARBALL --into=DIR [--sha256=HEX] [--layout=rocm]\n"
 	          "                         [--max-size=BYTES]\n");
 }
@@ -54,13 +55,22 @@ hexof(const unsigned char d[32])
 
 /* --- fetch ------------------------------------------------------------------------- */
 
+/* defaults: a ROCm SDK tarball is 1 to 4 GB; a fetch that needs more than 4 hours or
+   32 GiB is a server that misbehaves */
+#define FETCH_MAXTIME 14400L
+#define FETCH_MAXSIZE ((uint64_t)32 << 30)
+
 struct dl {
 	CURL *curl;
 	int fd;
 	uint64_t start;   /* bytes in FILE.part when this attempt began */
 	uint64_t have;    /* bytes in FILE.part now */
-	int checked;      /* the response code was looked at */
-	int restarted;    /* the server ignored the Range: the part was thrown away */
+	uint64_t max;     /* --max-size */
+	int maxset;
+	int over;         /* the body passed max */
+	long long said;   /* the Content-Length of the last response, -1 none */
+	long maxtime;     /* --max-time, seconds */
+	time_t deadline;
 	int term;         /* stderr is a terminal: a progress line */
 	time_t shown;
 	const char *url;
@@ -70,23 +80,33 @@ static size_t
 onwrite(char *p, size_t sz, size_t n, void *u)
 {
 	struct dl *d = u;
-	long code = 0;
 
-	if (!d->checked) {
-		d->checked = 1;
-		curl_easy_getinfo(d->curl, CURLINFO_RESPONSE_CODE, &code);
-		/* asked for a range, got the whole file (200): start over */
-		if (d->start > 0 && code == 200) {
-			if (ftruncate(d->fd, 0) < 0 || lseek(d->fd, 0, SEEK_SET) < 0)
-				return 0;
-			d->have = d->start = 0;
-			d->restarted = 1;
-		}
+	if ((uint64_t)(sz * n) > d->max - d->have) {
+		d->over = 1;
+		return 0;
 	}
 	if (writeall(d->fd, p, sz * n) < 0)
 		return 0;
 	d->have += sz * n;
 	return sz * n;
+}
+
+/* the Content-Length a response announces (a new status line forgets the last one) */
+static size_t
+onheader(char *p, size_t sz, size_t n, void *u)
+{
+	struct dl *d = u;
+	size_t len = sz * n;
+	char num[32];
+
+	if (len > 5 && !strncmp(p, "HTTP/", 5))
+		d->said = -1;
+	else if (len > 15 && len < 15 + sizeof num && !strncasecmp(p, "content-length:", 15)) {
+		memcpy(num, p + 15, len - 15);
+		num[len - 15] = 0;
+		d->said = strtoll(num, NULL, 10);
+	}
+	return len;
 }
 
 static int
@@ -110,33 +130,59 @@ onprogress(void *u, curl_off_t total, curl_off_t now, curl_off_t ut, curl_off_t 
 	return 0;
 }
 
+/* the options of one attempt: only http, https, ftp and file (redirects: not file),
+   the deadline's rest, the size cap, credentials from ~/.netrc ($NETRC) and
+   KILN_FETCH_TOKEN (a bearer token; libcurl sends neither to another host) */
+static void
+setopts(struct dl *d, const char *url, long left)
+{
+	const char *tok = getenv("KILN_FETCH_TOKEN"), *netrc = getenv("NETRC");
+
+	curl_easy_reset(d->curl);
+	curl_easy_setopt(d->curl, CURLOPT_URL, url);
+	curl_easy_setopt(d->curl, CURLOPT_PROTOCOLS_STR, "http,https,ftp,file");
+	curl_easy_setopt(d->curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https,ftp");
+	curl_easy_setopt(d->curl, CURLOPT_FOLLOWLOCATION, 1L);
+	curl_easy_setopt(d->curl, CURLOPT_MAXREDIRS, 10L);
+	curl_easy_setopt(d->curl, CURLOPT_FAILONERROR, 1L);
+	curl_easy_setopt(d->curl, CURLOPT_WRITEFUNCTION, onwrite);
+	curl_easy_setopt(d->curl, CURLOPT_WRITEDATA, d);
+	curl_easy_setopt(d->curl, CURLOPT_HEADERFUNCTION, onheader);
+	curl_easy_setopt(d->curl, CURLOPT_HEADERDATA, d);
+	curl_easy_setopt(d->curl, CURLOPT_NOPROGRESS, 0L);
+	curl_easy_setopt(d->curl, CURLOPT_XFERINFOFUNCTION, onprogress);
+	curl_easy_setopt(d->curl, CURLOPT_XFERINFODATA, d);
+	curl_easy_setopt(d->curl, CURLOPT_RESUME_FROM_LARGE, (curl_off_t)d->start);
+	curl_easy_setopt(d->curl, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)(d->max - d->start));
+	curl_easy_setopt(d->curl, CURLOPT_CONNECTTIMEOUT, left < 30 ? left : 30L);
+	curl_easy_setopt(d->curl, CURLOPT_TIMEOUT, left);
+	/* a stalled server: under 1 KiB/s for 60 s ends the attempt (it is resumed) */
+	curl_easy_setopt(d->curl, CURLOPT_LOW_SPEED_LIMIT, 1024L);
+	curl_easy_setopt(d->curl, CURLOPT_LOW_SPEED_TIME, 60L);
+	curl_easy_setopt(d->curl, CURLOPT_USERAGENT, "kiln-stage");
+	curl_easy_setopt(d->curl, CURLOPT_NETRC, (long)CURL_NETRC_OPTIONAL);
+	if (netrc && *netrc)
+		curl_easy_setopt(d->curl, CURLOPT_NETRC_FILE, netrc);
+	if (tok && *tok) {
+		curl_easy_setopt(d->curl, CURLOPT_HTTPAUTH, (long)CURLAUTH_BEARER);
+		curl_easy_setopt(d->curl, CURLOPT_XOAUTH2_BEARER, tok);
+	}
+}
+
 /* one attempt: append to FILE.part from where it stops. Returns the curl code */
 static CURLcode
 attempt(struct dl *d, const char *url, long *code)
 {
 	CURLcode rc;
 	struct stat st;
+	long left = (long)(d->deadline - time(NULL));
 
+	if (left <= 0)
+		return CURLE_OPERATION_TIMEDOUT;
 	if (fstat(d->fd, &st) < 0 || lseek(d->fd, 0, SEEK_END) < 0)
 		return CURLE_WRITE_ERROR;
 	d->start = d->have = (uint64_t)st.st_size;
-	d->checked = 0;
-	curl_easy_reset(d->curl);
-	curl_easy_setopt(d->curl, CURLOPT_URL, url);
-	curl_easy_setopt(d->curl, CURLOPT_FOLLOWLOCATION, 1L);
-	curl_easy_setopt(d->curl, CURLOPT_MAXREDIRS, 10L);
-	curl_easy_setopt(d->curl, CURLOPT_FAILONERROR, 1L);
-	curl_easy_setopt(d->curl, CURLOPT_WRITEFUNCTION, onwrite);
-	curl_easy_setopt(d->curl, CURLOPT_WRITEDATA, d);
-	curl_easy_setopt(d->curl, CURLOPT_NOPROGRESS, 0L);
-	curl_easy_setopt(d->curl, CURLOPT_XFERINFOFUNCTION, onprogress);
-	curl_easy_setopt(d->curl, CURLOPT_XFERINFODATA, d);
-	curl_easy_setopt(d->curl, CURLOPT_RESUME_FROM_LARGE, (curl_off_t)d->start);
-	curl_easy_setopt(d->curl, CURLOPT_CONNECTTIMEOUT, 30L);
-	/* a stalled server: under 1 KiB/s for 60 s ends the attempt (it is resumed) */
-	curl_easy_setopt(d->curl, CURLOPT_LOW_SPEED_LIMIT, 1024L);
-	curl_easy_setopt(d->curl, CURLOPT_LOW_SPEED_TIME, 60L);
-	curl_easy_setopt(d->curl, CURLOPT_USERAGENT, "kiln-stage");
+	setopts(d, url, left);
 	rc = curl_easy_perform(d->curl);
 	*code = 0;
 	curl_easy_getinfo(d->curl, CURLINFO_RESPONSE_CODE, code);
@@ -146,80 +192,203 @@ attempt(struct dl *d, const char *url, long *code)
 	return rc;
 }
 
-int
-fetch_main(int argc, char **argv)
+/* the part thrown away: the next attempt starts from zero */
+static void
+restart(struct dl *d, const char *part)
 {
-	const char *url = NULL, *sha = NULL, *out = NULL, *v;
-	char *part, *got, *tries_env;
-	unsigned char dg[32];
-	struct dl d = {0};
+	if (ftruncate(d->fd, 0) < 0 || lseek(d->fd, 0, SEEK_SET) < 0)
+		dien(EXIT_PROBLEM, "%s:", part);
+	d->have = d->start = 0;
+}
+
+/* a fetch that passed --max-size: the part goes, one line says by how much */
+static void __attribute__((noreturn))
+toobig(struct dl *d, const char *part)
+{
+	char *said = NULL;
+
+	if (d->said > 0)
+		said = xasprintf("; the server announces %lld bytes", d->said);
+	unlink(part);
+	dien(EXIT_PROBLEM, "%s: more than --max-size=%llu bytes%s%s; the part is removed", d->url,
+	     (unsigned long long)d->max, d->maxset ? "" : " (the default, 32 GiB)", said ? said : "");
+}
+
+/* the attempts of one run, resumed while each one got further; dies with one line */
+static void
+download(struct dl *d, const char *part)
+{
 	CURLcode rc = CURLE_OK;
 	long code = 0;
-	int i, tries, n;
+	int tries, n;
+	const char *te = getenv("KILN_FETCH_TRIES");
 
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
-			sdkusage(NULL);
-		else if ((v = opt_val(argc, argv, &i, "--sha256", sdkusage)))
-			sha = v;
-		else if ((v = opt_val(argc, argv, &i, "-o", sdkusage)) ||
-		         (v = opt_val(argc, argv, &i, "--out", sdkusage)))
-			out = v;
-		else if (argv[i][0] == '-')
-			sdkusage(xasprintf("fetch: unknown option '%s'", argv[i]));
-		else if (!url)
-			url = argv[i];
-		else
-			sdkusage(xasprintf("fetch: unexpected argument '%s'", argv[i]));
-	}
-	if (!url || !sha || !out)
-		sdkusage("fetch: give URL, --sha256=HEX and -o FILE");
-	if (!ishex64(sha))
-		dien(EXIT_USAGE, "%s: --sha256=%s is not a sha256 (64 lowercase hex digits)", url, sha);
-	/* already here and whole: nothing to do */
-	if (sha256_file(out, dg, NULL) == 0) {
-		got = hexof(dg);
-		n = strcmp(got, sha);
-		free(got);
-		if (n == 0)
-			return EXIT_OK;
-	}
-	if (os_mkparents(out, 0755) < 0)
-		dien(EXIT_PROBLEM, "%s: cannot create its folder:", out);
-	part = xasprintf("%s.part", out);
-	if ((d.fd = open(part, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644)) < 0)
-		dien(EXIT_PROBLEM, "%s:", part);
-	if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0 || !(d.curl = curl_easy_init()))
-		dien(EXIT_PROBLEM, "%s: cannot start libcurl", url);
-	d.term = isatty(2);
-	d.url = url;
-	tries_env = getenv("KILN_FETCH_TRIES");
-	tries = tries_env && atoi(tries_env) > 0 ? atoi(tries_env) : 5;
+	tries = te && atoi(te) > 0 ? atoi(te) : 5;
 	for (n = 1; n <= tries; n++) {
-		rc = attempt(&d, url, &code);
+		d->over = 0;
+		d->said = -1;
+		rc = attempt(d, d->url, &code);
 		if (rc == CURLE_OK)
 			break;
 		/* a part that is already whole: the server answers 416 to its Range */
-		if (rc == CURLE_HTTP_RETURNED_ERROR && code == 416 && d.start > 0) {
+		if (rc == CURLE_HTTP_RETURNED_ERROR && code == 416 && d->start > 0) {
 			rc = CURLE_OK;
 			break;
 		}
-		if (d.have == d.start || n == tries)
+		if (d->over || rc == CURLE_FILESIZE_EXCEEDED)
+			toobig(d, part);
+		if (time(NULL) >= d->deadline)
+			dien(EXIT_PROBLEM, "%s: not done after --max-time=%ld seconds (%llu bytes kept in "
+			     "%s: run again to resume)", d->url, d->maxtime, (unsigned long long)d->have, part);
+		/* asked for a range, got the whole file or another range: from zero */
+		if (rc == CURLE_RANGE_ERROR && d->start > 0) {
+			warn("%s: the server ignores Range; starting over from zero", d->url);
+			restart(d, part);
+			continue;
+		}
+		if (d->have == d->start || n == tries)
 			break;
-		warn("%s: stopped at %llu bytes (%s); resuming", url, (unsigned long long)d.have,
+		warn("%s: stopped at %llu bytes (%s); resuming", d->url, (unsigned long long)d->have,
 		     curl_easy_strerror(rc));
 		sleep(1);
 	}
-	curl_easy_cleanup(d.curl);
-	curl_global_cleanup();
-	if (close(d.fd) < 0)
-		dien(EXIT_PROBLEM, "%s:", part);
-	if (rc != CURLE_OK) {
-		if (code >= 400)
-			dien(EXIT_PROBLEM, "%s: HTTP %ld (%s)", url, code, curl_easy_strerror(rc));
-		dien(EXIT_PROBLEM, "%s: %s after %llu bytes (kept in %s: run again to resume)", url,
-		     curl_easy_strerror(rc), (unsigned long long)d.have, part);
+	if (rc == CURLE_OK)
+		return;
+	if (code >= 400)
+		dien(EXIT_PROBLEM, "%s: HTTP %ld (%s)", d->url, code, curl_easy_strerror(rc));
+	dien(EXIT_PROBLEM, "%s: %s after %llu bytes (kept in %s: run again to resume)", d->url,
+	     curl_easy_strerror(rc), (unsigned long long)d->have, part);
+}
+
+/* the URL before anything is contacted: a scheme of http, https, ftp or file (exit 2
+   otherwise), no credentials (they would land in the stage's command line, build.ninja
+   and the logs) */
+static void
+checkfetchurl(const char *url)
+{
+	static const char *const ok[] = {"http", "https", "ftp", "file"};
+	const char *sep = strstr(url, "://"), *h, *end;
+	size_t i, n = sep ? (size_t)(sep - url) : 0;
+
+	for (i = 0; sep && i < sizeof ok / sizeof ok[0]; i++)
+		if (n == strlen(ok[i]) && !strncasecmp(url, ok[i], n))
+			break;
+	if (!sep || n == 0 || n > 16 || i == sizeof ok / sizeof ok[0])
+		dien(EXIT_USAGE, "%.200s: the URL scheme '%.*s' is not one of http, https, ftp, file", url,
+		     sep && n <= 16 ? (int)n : 0, url);
+	h = sep + 3;
+	end = h + strcspn(h, "/?#");
+	if (memchr(h, '@', (size_t)(end - h)))
+		dien(EXIT_USAGE, "%.*s...: credentials in the URL would land in build.ninja, the logs and "
+		     "a command line; put them in ~/.netrc (or $NETRC) or KILN_FETCH_TOKEN instead",
+		     (int)(sep - url + 3), url);
+}
+
+/* a file:// URL's path (fresh; host empty or localhost), else NULL */
+static char *
+filepath(CURL *c, const char *url)
+{
+	const char *p;
+	char *s;
+
+	if (strncasecmp(url, "file://", 7))
+		return NULL;
+	p = url + 7;
+	if (!strncasecmp(p, "localhost/", 10))
+		p += 9;
+	if (*p != '/')
+		dien(EXIT_USAGE, "%s: a file:// URL names a host; give file:///PATH", url);
+	if (!(s = curl_easy_unescape(c, p, 0, NULL)) || strlen(s) == 0)
+		die("%s: cannot decode the path", url);
+	p = s;
+	s = xstrdup(p);
+	curl_free((char *)p);
+	return s;
+}
+
+/* file://: copied by kiln itself from a regular file (a FIFO, device or folder is exit 2
+   with one line, never opened for reading), under the same size cap */
+static void
+copylocal(struct dl *d, const char *path, const char *part)
+{
+	char err[512], blk[1 << 16];
+	ssize_t n;
+	int fd = os_openreg(path, 0, NULL, err, sizeof err);
+
+	if (fd < 0)
+		dien(EXIT_USAGE, "%s", err);
+	restart(d, part);
+	while ((n = read(fd, blk, sizeof blk)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			dien(EXIT_PROBLEM, "%s:", path);
+		if (onwrite(blk, 1, (size_t)n, d) != (size_t)n) {
+			if (d->over)
+				toobig(d, part);
+			dien(EXIT_PROBLEM, "%s:", part);
+		}
 	}
+	close(fd);
+}
+
+/* an output path that exists must be a regular file (exit 2 naming what it is) */
+static void
+checkout(const char *path)
+{
+	struct stat st;
+
+	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
+		dien(EXIT_USAGE, "%s: is %s, not a regular file", path, os_ftype(st.st_mode));
+}
+
+/* is the regular file path already the pinned sha */
+static int
+hasdigest(const char *path, const char *sha)
+{
+	char err[512], blk[1 << 16], *got;
+	unsigned char dg[32];
+	struct sha256 h;
+	ssize_t n;
+	int fd = os_openreg(path, O_NOFOLLOW, NULL, err, sizeof err), same;
+
+	if (fd < 0)
+		return 0;
+	sha256_init(&h);
+	while ((n = read(fd, blk, sizeof blk)) > 0 || (n < 0 && errno == EINTR))
+		if (n > 0)
+			sha256_update(&h, blk, (size_t)n);
+	sha256_final(&h, dg);
+	close(fd);
+	if (n < 0)
+		return 0;
+	got = hexof(dg);
+	same = !strcmp(got, sha);
+	free(got);
+	return same;
+}
+
+/* a --max-time or --max-size value: a positive whole number */
+static uint64_t
+posnum(const char *opt, const char *v)
+{
+	char *end;
+	uint64_t n;
+
+	errno = 0;
+	n = strtoull(v, &end, 10);
+	if (errno || end == v || *end || n == 0 || *v == '-')
+		sdkusage(xasprintf("fetch: %s=%s is not a positive whole number", opt, v));
+	return n;
+}
+
+/* the part's sha256 against the pin, then renamed to out */
+static void
+settle(const char *url, const char *part, const char *out, const char *sha)
+{
+	unsigned char dg[32];
+	char *got;
+
 	if (sha256_file(part, dg, NULL) < 0)
 		dien(EXIT_PROBLEM, "%s:", part);
 	got = hexof(dg);
@@ -232,6 +401,67 @@ fetch_main(int argc, char **argv)
 	free(got);
 	if (rename(part, out) < 0)
 		dien(EXIT_PROBLEM, "%s:", out);
+}
+
+int
+fetch_main(int argc, char **argv)
+{
+	const char *sha = NULL, *out = NULL, *v;
+	char *part, *local, err[512];
+	struct dl d = {0};
+	int i;
+
+	d.max = FETCH_MAXSIZE;
+	d.maxtime = FETCH_MAXTIME;
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+			sdkusage(NULL);
+		else if ((v = opt_val(argc, argv, &i, "--sha256", sdkusage)))
+			sha = v;
+		else if ((v = opt_val(argc, argv, &i, "-o", sdkusage)) ||
+		         (v = opt_val(argc, argv, &i, "--out", sdkusage)))
+			out = v;
+		else if ((v = opt_val(argc, argv, &i, "--max-size", sdkusage))) {
+			d.max = posnum("--max-size", v);
+			d.maxset = 1;
+		} else if ((v = opt_val(argc, argv, &i, "--max-time", sdkusage)))
+			d.maxtime = (long)(posnum("--max-time", v) > 31536000 ? 31536000 : posnum("--max-time", v));
+		else if (argv[i][0] == '-')
+			sdkusage(xasprintf("fetch: unknown option '%s'", argv[i]));
+		else if (!d.url)
+			d.url = argv[i];
+		else
+			sdkusage(xasprintf("fetch: unexpected argument '%s'", argv[i]));
+	}
+	if (!d.url || !sha || !out)
+		sdkusage("fetch: give URL, --sha256=HEX and -o FILE");
+	if (!ishex64(sha))
+		dien(EXIT_USAGE, "%s: --sha256=%s is not a sha256 (64 lowercase hex digits)", d.url, sha);
+	checkfetchurl(d.url);
+	part = xasprintf("%s.part", out);
+	checkout(out);
+	checkout(part);
+	/* already here and whole: nothing to do */
+	if (hasdigest(out, sha))
+		return EXIT_OK;
+	if (os_mkparents(out, 0755) < 0)
+		dien(EXIT_PROBLEM, "%s: cannot create its folder:", out);
+	if ((d.fd = os_createreg(part, 0, 0644, err, sizeof err)) < 0)
+		dien(errno == ENXIO || errno == EINVAL || errno == ELOOP ? EXIT_USAGE : EXIT_PROBLEM, "%s", err);
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0 || !(d.curl = curl_easy_init()))
+		dien(EXIT_PROBLEM, "%s: cannot start libcurl", d.url);
+	d.term = isatty(2);
+	d.deadline = time(NULL) + d.maxtime;
+	if ((local = filepath(d.curl, d.url)))
+		copylocal(&d, local, part);
+	else
+		download(&d, part);
+	free(local);
+	curl_easy_cleanup(d.curl);
+	curl_global_cleanup();
+	if (close(d.fd) < 0)
+		dien(EXIT_PROBLEM, "%s:", part);
+	settle(d.url, part, out, sha);
 	free(part);
 	return EXIT_OK;
 }
