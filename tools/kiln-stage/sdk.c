@@ -307,16 +307,26 @@ filepath(CURL *c, const char *url)
 }
 
 /* file://: copied by kiln itself from a regular file (a FIFO, device or folder is exit 2
-   with one line, never opened for reading), under the same size cap */
-static void
-copylocal(struct dl *d, const char *path, const char *part)
+   with one line, never opened for reading, before anything is made), under the same
+   size cap */
+static int
+openlocal(const char *path)
 {
-	char err[512], blk[1 << 16];
-	ssize_t n;
+	char err[512];
 	int fd = os_openreg(path, 0, NULL, err, sizeof err);
 
 	if (fd < 0)
 		dien(EXIT_USAGE, "%s", err);
+	return fd;
+}
+
+/* copy the file:// input (fd, from openlocal) into the part */
+static void
+copylocal(struct dl *d, int fd, const char *path, const char *part)
+{
+	char blk[1 << 16];
+	ssize_t n;
+
 	restart(d, part);
 	while ((n = read(fd, blk, sizeof blk)) != 0) {
 		if (n < 0 && errno == EINTR)
@@ -409,7 +419,7 @@ fetch_main(int argc, char **argv)
 	const char *sha = NULL, *out = NULL, *v;
 	char *part, *local, err[512];
 	struct dl d = {0};
-	int i;
+	int i, lfd = -1;
 
 	d.max = FETCH_MAXSIZE;
 	d.maxtime = FETCH_MAXTIME;
@@ -444,16 +454,18 @@ fetch_main(int argc, char **argv)
 	/* already here and whole: nothing to do */
 	if (hasdigest(out, sha))
 		return EXIT_OK;
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0 || !(d.curl = curl_easy_init()))
+		dien(EXIT_PROBLEM, "%s: cannot start libcurl", d.url);
+	if ((local = filepath(d.curl, d.url)))
+		lfd = openlocal(local);
 	if (os_mkparents(out, 0755) < 0)
 		dien(EXIT_PROBLEM, "%s: cannot create its folder:", out);
 	if ((d.fd = os_createreg(part, 0, 0644, err, sizeof err)) < 0)
 		dien(errno == ENXIO || errno == EINVAL || errno == ELOOP ? EXIT_USAGE : EXIT_PROBLEM, "%s", err);
-	if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0 || !(d.curl = curl_easy_init()))
-		dien(EXIT_PROBLEM, "%s: cannot start libcurl", d.url);
 	d.term = isatty(2);
 	d.deadline = time(NULL) + d.maxtime;
-	if ((local = filepath(d.curl, d.url)))
-		copylocal(&d, local, part);
+	if (local)
+		copylocal(&d, lfd, local, part);
 	else
 		download(&d, part);
 	free(local);
