@@ -159,4 +159,16 @@ same "sigint: no temporary folder left, no stamp" "logs out w.stamp.lock" "$(ls 
 same "sigint: the output folder is empty" "" "$(ls -A i/out)"
 same "sigint: the stage did not run" 7 "$(runs)"
 rm -f srv/.trickle
+
+# --- configure's options reach every stage's run (and stack.env records them)
+python3 -m venv venv >/dev/null 2>&1 || exit 2
+mkdir -p g && cd g || exit 2
+gen () { kiln-stage graph --srcdir="$KILN_SRC" --builddir="$T/g/build" --pins="$KILN_SRC/env/versions.env" \
+	--arch=cpu --python="$T/venv/bin/python" --stage-cache="$URL" -- configure "$@"; }
+check "configure: --cache-trusted-keys and --cache-sign-key" gen --stage-cache="$URL" --cache-trusted-keys="$PUB" --cache-sign-key=../team.sec
+has "configure: the stages verify with the trusted keys" build/stack.ninja "'--cache-trusted-keys=team-1\$:"
+has "configure: and sign with the secret key, by its absolute path" build/stack.ninja "'--cache-sign-key=$T/team.sec'"
+has "configure: stack.env records the trusted keys" build/stack.env "CACHE_TRUSTED_KEYS=\"team-1:"
+exits "configure: a trusted-key list that is not one: 2" 2 gen --cache-trusted-keys="team-1:!!"
+has "configure: said in one line" "$T/.err" "is not a list of NAME:BASE64 public keys"
 exit 0
