@@ -393,25 +393,30 @@ trustmanifest(struct buf *man, char **why)
 	return 0;
 }
 
-/* the declared size of output line i (SIZES="N N ..." of the manifest) capped by
-   objcap; objcap when the manifest declares none; 0 when it is malformed */
-static uint64_t
-objmax(const char *sizes, size_t i)
+/* the most bytes output line i may have: its declared size (SIZES="N N ..." of the
+   manifest) capped by objcap, objcap when the manifest declares none; 0, or -1 when
+   SIZES is malformed */
+static int
+objmax(const char *sizes, size_t i, uint64_t *max)
 {
 	const char *p = sizes;
 	char *end;
 	unsigned long long n;
 
+	*max = objcap();
 	if (!p)
-		return objcap();
+		return 0;
 	for (;; i--) {
 		p += strspn(p, " ");
 		errno = 0;
 		n = strtoull(p, &end, 10);
-		if (end == p || errno)
+		if (end == p || errno || *p == '-')
+			return -1;
+		if (i == 0) {
+			if ((uint64_t)n < *max)
+				*max = (uint64_t)n;
 			return 0;
-		if (i == 0)
-			return (uint64_t)n < objcap() ? (uint64_t)n : objcap();
+		}
 		p = end;
 	}
 }
@@ -419,15 +424,16 @@ objmax(const char *sizes, size_t i)
 /* one output of the manifest: fetched by its digest into ent, at most max bytes, and
    checked right away. 0 fine, 1 corrupt (*bad says why), -1 the server is down (*err) */
 static int
-fetchobj(const char *url, const char *ent, const char *line, size_t len, uint64_t max,
-         char **bad, char **err)
+fetchobj(const char *url, const char *ent, const char *line, size_t len, const char *sizes,
+         size_t i, char **bad, char **err)
 {
 	char *hex = xstrndup(line, 64), *e2 = NULL, *got = NULL;
 	char *fn = xasprintf("%s/%.*s", ent, (int)(len - 66), line + 66);
 	char *burl = objurl(url, "cas", hex);
-	int r = max ? getfile(burl, fn, max, &e2) : -1;
+	uint64_t max;
+	int ok = objmax(sizes, i, &max) == 0, r = ok ? getfile(burl, fn, max, &e2) : -1;
 
-	if (!max)
+	if (!ok)
 		*bad = xstrdup("declares an output size that is not a number");
 	else if (r == 1 && (!(got = filehex(fn)) || strcmp(got, hex) != 0)) {
 		*bad = xasprintf("%s does not match its digest (corrupt or truncated)", burl);
@@ -469,7 +475,7 @@ fetchobjs(const char *url, const char *ent, const struct stamp *st, const char *
 			*bad = xasprintf("has a malformed output line '%.80s'", line);
 			return 1;
 		}
-		if ((r = fetchobj(url, ent, line, (size_t)(nl - line), objmax(sizes, i), bad, err)) != 0)
+		if ((r = fetchobj(url, ent, line, (size_t)(nl - line), sizes, i, bad, err)) != 0)
 			return r;
 		if (!*nl)
 			break;
