@@ -310,8 +310,11 @@ cmdrun(int argc, char **argv)
 				usage(xasprintf("run: --stage-cache=%s: not a folder, file://, http:// or "
 				                "https:// URL", cache));
 		} else if (startswith(a, "--cache-trusted-keys=")) {
-			if ((why = sign_checklist(a + 21)))
-				usage(xasprintf("run: --cache-trusted-keys: %s", why));
+			if ((why = sign_checklist(a + 21))) {
+				char *m = xasprintf("run: --cache-trusted-keys: %s", why);
+				free(why);
+				usage(m);
+			}
 			trustedarg = a + 21;
 		} else if (startswith(a, "--cache-sign-key="))
 			signkeyf = a + 17;

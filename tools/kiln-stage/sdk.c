@@ -452,8 +452,10 @@ fetch_main(int argc, char **argv)
 	checkout(out);
 	checkout(part);
 	/* already here and whole: nothing to do */
-	if (hasdigest(out, sha))
+	if (hasdigest(out, sha)) {
+		free(part);
 		return EXIT_OK;
+	}
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0 || !(d.curl = curl_easy_init()))
 		dien(EXIT_PROBLEM, "%s: cannot start libcurl", d.url);
 	if ((local = filepath(d.curl, d.url)))
