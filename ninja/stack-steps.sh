@@ -853,7 +853,7 @@ for f in sorted(os.listdir(info)):
     if not f.endswith(".info"):
         continue
     kv = {}
-    for l in open(os.path.join(info, f), encoding="utf-8"):
+    for l in open(os.path.join(info, f), encoding="utf-8", errors="surrogateescape"):
         k, _, v = l.rstrip("\n").partition("=")
         kv[k] = v.strip("\x27\"")
     if kv.get("WHEEL") and kv.get("WHEEL_SHA256"):

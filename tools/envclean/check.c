@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "checkint.h"
@@ -148,8 +149,15 @@ check_run(const struct checkopt *o0)
 	rc = proc_capture(argv, NULL, &out, &err, 16 << 20, 60000, &res);
 	free(argv);
 	if (rc < 0 || res.notfound) {
-		fprintf(stderr, "envclean: --python=%s: %s\n", o.python ? o.python : python,
-		        strerror(rc < 0 ? errno : res.err));
+		struct stat sb;
+		int e = rc < 0 ? errno : res.err;
+		/* a FIFO, a device or a folder is named as such */
+		if (stat(python, &sb) == 0 && !S_ISREG(sb.st_mode))
+			fprintf(stderr, "envclean: --python=%s: is %s, not a Python interpreter\n",
+			        o.python ? o.python : python, os_ftype(sb.st_mode));
+		else
+			fprintf(stderr, "envclean: --python=%s: %s\n", o.python ? o.python : python,
+			        strerror(e));
 		free(python);
 		free(cwdabs);
 		buffree(&out);

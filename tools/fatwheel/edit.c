@@ -3,6 +3,7 @@
 #include "fw.h"
 #include "atomic.h"
 #include "elfedit.h"
+#include "os.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -100,8 +101,9 @@ editelf_main(int argc, char **argv)
 	}
 	if (!in || !outp)
 		editusage("IN and OUT are needed");
-	if (readfile(in, &data, 0) < 0)
-		dien(EXIT_USAGE, "%s:", in);
+	/* a FIFO, device or folder is named as such, never read (os_readreg) */
+	if (os_readreg(in, 0, &data, 0, err, sizeof err) < 0)
+		dien(EXIT_USAGE, "%s", err);
 	if ((r = elfedit(&data, &ed, err, sizeof err)) < 0)
 		dien(EXIT_USAGE, "%s: %s", in, err);
 	if (stat(in, &st) < 0)

@@ -326,8 +326,10 @@ execute(void)
 			while (!o->done)
 				pthread_cond_wait(&workcv, &workmu);
 			pthread_mutex_unlock(&workmu);
+			/* a library the editor refuses is malformed input, as one the reader
+			   refuses is (closure.c's parselib): exit 2 both */
 			if (o->edit && o->edit->bad)
-				dien(EXIT_PROBLEM, "%s: %s", opt.in, o->edit->err);
+				dien(EXIT_USAGE, "%s: %s", opt.in, o->edit->err);
 			if (o->m)
 				o->m->changed = 1;
 		}

@@ -18,6 +18,7 @@
 #include "strv.h"
 #include "kv.h"
 #include "os.h"
+#include "sign.h"
 
 struct config cf;
 
@@ -131,6 +132,22 @@ parseopts(int argc, char **argv)
 		argv0 = cf.prog;
 	/* the pins are configure's own arguments: --pin=NAME=REF or --pin NAME=REF */
 	for (k = 1; k < cf.nreplay; k++) {
+		/* and so are the keys of signed stage-cache manifests */
+		if ((v = optval(cf.replay[k], "--cache-trusted-keys"))) {
+			char *why = sign_checklist(v);
+			if (why)
+				dien(EXIT_USAGE, "--cache-trusted-keys: %s", why);
+			cf.trustedkeys = v;
+			continue;
+		}
+		if ((v = optval(cf.replay[k], "--cache-sign-key"))) {
+			char wd[4096];
+			if (!*v || !getcwd(wd, sizeof wd) || access(v, R_OK) < 0)
+				dien(EXIT_USAGE, "--cache-sign-key=%s: no secret key file there (kiln-stage keygen "
+				     "makes one)", v);
+			cf.signkey = os_abspath(v, wd);
+			continue;
+		}
 		if ((v = optval(cf.replay[k], "--pin")))
 			;
 		else if (!strcmp(cf.replay[k], "--pin") && k + 1 < cf.nreplay)

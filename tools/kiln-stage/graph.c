@@ -761,6 +761,26 @@ needsrocm(const char *step)
 	return 0;
 }
 
+/* the run options of signed stage-cache manifests (stack.env records them too) */
+static void
+stagekeys(struct buf *b)
+{
+	char *p;
+
+	if (cf.trustedkeys && *cf.trustedkeys) {
+		bufputc(b, ' ');
+		p = xasprintf("--cache-trusted-keys=%s", cf.trustedkeys);
+		ninja_shq(b, p);
+		free(p);
+	}
+	if (cf.signkey && *cf.signkey) {
+		bufputc(b, ' ');
+		p = xasprintf("--cache-sign-key=%s", cf.signkey);
+		ninja_shq(b, p);
+		free(p);
+	}
+}
+
 /* the line "NAME = DIR/FILE", the path quoted for the shell and escaped for ninja */
 static void
 qvar(struct buf *b, const char *name, const char *dir, const char *file)
@@ -801,6 +821,8 @@ writestack(char *const *tools, size_t ntools, const char *profs)
 	/* where the wheel stages build: a fixed folder gives nvcc the same source paths */
 	kv_put(&env, "WORK_DIR", cf.workdir);
 	kv_put(&env, "CACHE_REMOTE", cf.cacheremote);
+	kv_put(&env, "CACHE_TRUSTED_KEYS", cf.trustedkeys ? cf.trustedkeys : "");
+	kv_put(&env, "CACHE_SIGN_KEY", cf.signkey ? cf.signkey : "");
 	kv_put(&env, "DISTRIBUTE", cf.distribute);
 	kv_put(&env, "DISTRIBUTE_HOSTS", cf.disthosts);
 	kv_put(&env, "ROCM_PATH", cf.rocm);
@@ -825,6 +847,7 @@ writestack(char *const *tools, size_t ntools, const char *profs)
 		p = xasprintf("--stage-cache=%s", cf.stagecache);
 		ninja_shq(&b, p);
 		free(p);
+		stagekeys(&b);
 	}
 	bufputs(&b, "\ninclude $srcdir/ninja/stack.ninja\n\n");
 	if (cf.backend == BACKEND_GFX && !rocmsdk) {

@@ -21,6 +21,8 @@ struct config {
 	const char *cc, *cflags, *ldflags, *pkgconfig, *fuzzcc, *ninja;
 	const char *jobs, *with, *without, *archarg;
 	const char *image, *imagebase; /* --image=NAME[:TAG] (NULL: no stack.image), --image-base=REF */
+	const char *trustedkeys; /* --cache-trusted-keys: NAME:BASE64 ... (signed manifests) */
+	const char *signkey;     /* --cache-sign-key: the team's secret key file */
 	char **pinover;          /* --pin NAME=REF, in order */
 	size_t npinover;
 	char **replay;           /* configure and its arguments as typed (--pin read from them) */

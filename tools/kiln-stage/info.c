@@ -6,10 +6,12 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "hash.h"
 #include "json.h"
 #include "kv.h"
+#include "os.h"
 
 struct rec {
 	char *name;
@@ -46,7 +48,13 @@ loadrecs(const char *dir, struct rec **out, char **err)
 
 	*out = NULL;
 	if (!(d = opendir(dir))) {
-		*err = xasprintf("%s: %s", dir, strerror(errno));
+		struct stat st;
+		int en = errno;
+		/* a FIFO or a file given as the record folder is named as such */
+		if (en == ENOTDIR && stat(dir, &st) == 0)
+			*err = xasprintf("%s: is %s, not a folder of records", dir, os_ftype(st.st_mode));
+		else
+			*err = xasprintf("%s: %s", dir, strerror(en));
 		return -1;
 	}
 	while ((e = readdir(d))) {

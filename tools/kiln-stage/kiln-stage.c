@@ -26,6 +26,7 @@
 #include "sdk.h"
 #include "stage.h"
 #include "util.h"
+#include "sign.h"
 #include "verify.h"
 
 
@@ -35,6 +36,7 @@ usage(const char *error)
 	opt_usage(error,
 	          "usage: kiln-stage run --key=FILE --stamp=FILE [--parent=STAMP]... [--logdir=DIR]\n"
 	          "                      [--out=DIR] [--stage-cache=DIR|URL] [--id-file=FILE] [--id-keys=LIST]\n"
+	          "                      [--cache-trusted-keys=LIST] [--cache-sign-key=FILE]\n"
 	          "                      [-n] STAGE [PARENT-STAMP...] -- CMD [ARG...]\n"
 	          "       kiln-stage verify --key=FILE --stamp=FILE [--parent=STAMP]... --out=DIR\n"
 	          "                      [--logdir=DIR] STAGE -- CMD [ARG...]\n"
@@ -45,9 +47,10 @@ usage(const char *error)
 	          "       kiln-stage report [--json] [BUILDDIR]\n"
 	          "       kiln-stage info [-o FILE] DIR\n"
 	          "       kiln-stage labels [--format=args|file|containerfile] DIR\n"
+	          "       kiln-stage keygen NAME SECRET-FILE PUBLIC-FILE\n"
 	          "       kiln-stage --version\n"
 	          "       kiln-stage graph --srcdir=DIR --builddir=DIR [OPTION]... -- CONFIGURE [ARG]...\n"
-	          "       kiln-stage fetch URL --sha256=HEX -o FILE\n"
+	          "       kiln-stage fetch URL --sha256=HEX -o FILE [--max-size=N] [--max-time=SECONDS]\n"
 	          "       kiln-stage unpack TARBALL --into=DIR [--sha256=HEX] [--layout=rocm] [--max-size=N]\n"
 	          "       kiln-stage reqs [--flavour=rocm|cuda|cpu] [--runtime] [--exclude=LIST] [--frontend] TREE\n"
 	          "       kiln-stage backend TREE\n"
@@ -262,6 +265,7 @@ cmdrun(int argc, char **argv)
 {
 	const char *key = NULL, *stampf = NULL, *logdir = "build/logs", *out = NULL;
 	const char *cache = NULL, *idfile = NULL, *idkeys = NULL, *name;
+	const char *trustedarg = NULL, *signkeyf = NULL;
 	char **parents = NULL, *err = NULL, *why, *id = NULL, *logpath, *dur, *abs = NULL;
 	char *cachewhy = NULL, *uplog = NULL, *note, *extwhy = NULL;
 	const char *remote = NULL;
@@ -304,7 +308,16 @@ cmdrun(int argc, char **argv)
 			} else if (cache && strstr(cache, "://"))
 				usage(xasprintf("run: --stage-cache=%s: not a folder, file://, http:// or "
 				                "https:// URL", cache));
-		} else if (startswith(a, "--id-file="))
+		} else if (startswith(a, "--cache-trusted-keys=")) {
+			if ((why = sign_checklist(a + 21))) {
+				char *m = xasprintf("run: --cache-trusted-keys: %s", why);
+				free(why);
+				usage(m);
+			}
+			trustedarg = a + 21;
+		} else if (startswith(a, "--cache-sign-key="))
+			signkeyf = a + 17;
+		else if (startswith(a, "--id-file="))
 			idfile = a + 10;
 		else if (startswith(a, "--id-keys="))
 			idkeys = a + 10;
@@ -336,6 +349,7 @@ cmdrun(int argc, char **argv)
 	/* the stage's parent died (ninja killed): stop too, leaving no stamp */
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
 	proc_forward();
+	remote_setkeys(trustedarg, signkeyf);
 
 	/* one run of a stage at a time (a build started while an older one still runs) */
 	lock = xasprintf("%s.lock", stampf);
@@ -424,6 +438,13 @@ cmdrun(int argc, char **argv)
 			free(why);
 		}
 		r = remote_restore(remote, s.key, name, out, logdir, &id, &err);
+		if (r < 0 && proc_gotsig) {
+			/* the restore removed what it had fetched; nothing is built either */
+			warn("%s: interrupted during the remote restore; no stamp written", name);
+			free(err);
+			stage_free(&s);
+			return 128 + proc_gotsig;
+		}
 		if (r < 0) {
 			warn("%s: %s (building instead)", name, err);
 			cachewhy = err;
@@ -707,6 +728,21 @@ cmdenv(int argc, char **argv)
 	dien(errno == ENOENT ? 127 : 126, "%s:", argv[i + 1]);
 }
 
+/* kiln-stage keygen NAME SECRET PUBLIC: an Ed25519 key pair for signed manifests */
+static int
+cmdkeygen(int argc, char **argv)
+{
+	char *err = NULL;
+
+	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")))
+		usage(NULL);
+	if (argc != 4 || argv[1][0] == '-')
+		usage("keygen: give NAME SECRET-FILE PUBLIC-FILE");
+	if (sign_keygen(argv[1], argv[2], argv[3], &err) < 0)
+		dien(EXIT_USAGE, "%s", err);
+	return EXIT_OK;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -745,6 +781,8 @@ main(int argc, char **argv)
 		return backend_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "lock") == 0)
 		return lock_main(argc - 1, argv + 1);
+	if (strcmp(argv[1], "keygen") == 0)
+		return cmdkeygen(argc - 1, argv + 1);
 	usage(xasprintf("unknown verb '%s' (run, env, info, labels or graph)", argv[1]));
 	return EXIT_USAGE;
 }

@@ -115,7 +115,9 @@ pins_load(struct pins *p, const char *path, char **err)
 			return -1;
 		}
 		if ((why = pinkey_check(k->type, f.v[i].value))) {
-			*err = xasprintf("%s:%d: %s=%s: %s", path, f.v[i].line, f.v[i].key, f.v[i].value, why);
+			/* a value with credentials is not repeated */
+			*err = xasprintf("%s:%d: %s%s%s: %s", path, f.v[i].line, f.v[i].key,
+			                 k->type == KT_URL ? "" : "=", k->type == KT_URL ? "" : f.v[i].value, why);
 			kv_free(&f);
 			return -1;
 		}
@@ -169,12 +171,21 @@ pins_override(struct pins *p, const char *arg, char **err)
 			free(u);
 			return -1;
 		}
+		if ((s = pinkey_check(KT_URL, u))) {
+			*err = xasprintf("--pin %s=...: the URL %s", c->name, s);
+			free(u);
+			return -1;
+		}
 		setv(p, c, "URL", u);
 		setv(p, c, "KIND", "sdk");
 		if (h)
 			setv(p, c, "SHA256", h + 8);
 		free(u);
 	} else {
+		if ((s = pinkey_check(KT_TEXT, r))) {
+			*err = xasprintf("--pin %s: the ref %s", arg, s);
+			return -1;
+		}
 		setv(p, c, "REF", r);
 		setv(p, c, "SHA", "");
 		setv(p, c, "COMMIT", "");

@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +26,12 @@
 #include "hash.h"
 #include "os.h"
 #include "kv.h"
+#include "proc.h"
+#include "sign.h"
 #include "strv.h"
+
+/* the largest object a restore downloads unless KILN_CACHE_MAX_OBJECT says otherwise */
+#define MAXOBJECT ((uint64_t)16 << 30)
 
 /* set once a connection failed or timed out: the rest of this run does not wait again */
 static char *down;
@@ -75,9 +81,10 @@ objurl(const char *base, const char *kind, const char *name)
 
 struct sink {
 	int fd;           /* write here when >= 0 */
-	struct buf *b;    /* else append here, up to max bytes */
-	size_t max;
+	struct buf *b;    /* else append here */
+	uint64_t max;     /* at most this many bytes either way */
 	int over;
+	uint64_t got;
 };
 
 static size_t
@@ -86,14 +93,28 @@ onbody(char *p, size_t size, size_t n, void *arg)
 	struct sink *k = arg;
 
 	n *= size;
-	if (k->fd >= 0)
-		return writeall(k->fd, p, n) < 0 ? 0 : n;
-	if (k->b->len + n > k->max) {
+	if (n > k->max - k->got) {
 		k->over = 1;
 		return 0;
 	}
+	k->got += n;
+	if (k->fd >= 0)
+		return writeall(k->fd, p, n) < 0 ? 0 : n;
 	bufadd(k->b, p, n);
 	return n;
+}
+
+/* a SIGINT, SIGTERM or SIGHUP (proc_forward's handler, kiln-stage run) ends a transfer
+   within a second, slow server or not: the caller cleans up and stops */
+static int
+onprogress(void *u, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
+{
+	(void)u;
+	(void)dt;
+	(void)dn;
+	(void)ut;
+	(void)un;
+	return proc_gotsig != 0;
 }
 
 /* One request: GET (body to sink), HEAD (sink NULL, up NULL) or PUT (up: the body of
@@ -153,11 +174,18 @@ request(const char *url, const char *method, struct sink *sink, FILE *up, long l
 	} else {
 		curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, onbody);
 		curl_easy_setopt(c, CURLOPT_WRITEDATA, sink);
+		curl_easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)sink->max);
 	}
-	rc = curl_easy_perform(c);
+	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, onprogress);
+	rc = proc_gotsig ? CURLE_ABORTED_BY_CALLBACK : curl_easy_perform(c);
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
-	if (rc == CURLE_WRITE_ERROR && sink && sink->over) {
-		*err = xasprintf("%s: larger than a manifest can be", url);
+	if (rc == CURLE_ABORTED_BY_CALLBACK) {
+		*err = xasprintf("%s: interrupted by signal %d", url, (int)proc_gotsig);
+		code = -1;
+	} else if ((rc == CURLE_WRITE_ERROR && sink && sink->over) || rc == CURLE_FILESIZE_EXCEEDED) {
+		*err = xasprintf("%s: larger than the %llu bytes it may have", url,
+		                 (unsigned long long)(sink ? sink->max : 0));
 		code = -2;
 	} else if (rc != CURLE_OK && code >= 200 && code < 300) {
 		/* an answer that broke off: a truncated object */
@@ -180,13 +208,15 @@ request(const char *url, const char *method, struct sink *sink, FILE *up, long l
 	return code;
 }
 
-/* GET url into the new file path; 1 got, 0 not there (404/410), -1 with *err */
+/* GET url into the new file path, at most max bytes; 1 got, 0 not there (404/410), -1
+   with *err */
 static int
-getfile(const char *url, const char *path, char **err)
+getfile(const char *url, const char *path, uint64_t max, char **err)
 {
 	struct sink k = {0};
 	long code;
 
+	k.max = max;
 	if ((k.fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644)) < 0) {
 		*err = xasprintf("%s: %s", path, strerror(errno));
 		return -1;
@@ -304,179 +334,338 @@ rmtmp(const char *tmp, const char *ent)
 	rmdir(tmp);
 }
 
-int
-remote_restore(const char *url, const char *key, const char *name, const char *outdir,
-               const char *logdir, char **id, char **err)
+/* the keys of signed manifests: set by kiln-stage run's options, else the environment */
+static const char *trustedkeys, *signkey;
+
+void
+remote_setkeys(const char *trusted, const char *secf)
 {
-	char *tmp, *ent, *acurl, *f = NULL, *bad = NULL, *e2 = NULL, *o, *hex;
-	struct buf man = {0}, t = {0};
-	struct sink k = {-1, &man, 4 << 20, 0};
-	struct stamp st = {0};
-	struct kvfile kv = {0};
-	const char *line, *nl, *log;
-	long code;
-	int r = -1;
+	trustedkeys = trusted;
+	signkey = secf;
+}
 
-	*id = NULL;
-	acurl = objurl(url, "ac", key);
-	code = request(acurl, "GET", &k, NULL, 0, err);
-	if (code == 404 || code == 410) {
-		free(acurl);
-		buffree(&man);
+static const char *
+trusted(void)
+{
+	const char *t = trustedkeys ? trustedkeys : getenv("KILN_CACHE_TRUSTED_KEYS");
+
+	return t && *t ? t : NULL;
+}
+
+static const char *
+secretkey(void)
+{
+	const char *k = signkey ? signkey : getenv("KILN_CACHE_SIGN_KEY");
+
+	return k && *k ? k : NULL;
+}
+
+/* the most bytes any object may have: KILN_CACHE_MAX_OBJECT, else MAXOBJECT */
+static uint64_t
+objcap(void)
+{
+	const char *v = getenv("KILN_CACHE_MAX_OBJECT");
+	char *end;
+	unsigned long long n;
+
+	if (!v || !*v)
+		return MAXOBJECT;
+	n = strtoull(v, &end, 10);
+	return *end || !n ? MAXOBJECT : (uint64_t)n;
+}
+
+/* with trusted keys, a manifest must carry a signature by one of them over its bytes
+   before the SIG= lines, which are then dropped; 0, or -1 with a fresh *why */
+static int
+trustmanifest(struct buf *man, char **why)
+{
+	size_t body;
+	int r;
+
+	if (!trusted())
 		return 0;
-	}
-	if (code < 0 || code >= 300) {
-		if (code >= 0)
-			*err = xasprintf("%s: HTTP %ld", acurl, code);
-		if (code == -2)
-			strv_add(&suspect, acurl, 0);
-		free(acurl);
-		buffree(&man);
+	r = sign_check(man->s ? man->s : "", man->len, trusted(), &body, why);
+	if (r != 1)
 		return -1;
-	}
-	o = xstrdup(outdir);
-	while (strlen(o) > 1 && o[strlen(o) - 1] == '/')
-		o[strlen(o) - 1] = 0;
-	tmp = xasprintf("%s.remote.%ld", o, (long)getpid());
-	free(o);
-	ent = cache_entry(tmp, key);
-	rmtmp(tmp, ent);
-	if (os_mkdirs(ent, 0777) < 0) {
-		*err = xasprintf("%s: cannot create: %s", ent, strerror(errno));
-		goto out;
-	}
-	f = xasprintf("%s/.kiln-inputs", ent);
-	if (writefile_atomic(f, man.s ? man.s : "", man.len, 0644) < 0) {
-		*err = xasprintf("%s: %s", f, strerror(errno));
-		goto out;
-	}
-	/* the manifest must be kiln's, for this very key and stage */
-	if (stamp_read(&st, f, &e2) != 1 || strcmp(st.key, key) != 0 || strcmp(st.stage, name) != 0 ||
-	    !st.sums) {
-		bad = xasprintf("is not a kiln-stage manifest for %s (key %.16s)", name, key);
-		goto corrupt;
-	}
-	/* each output: fetched by its digest, checked right away */
-	for (line = st.sums; *line; line = nl + 1) {
-		char *fn, *got, *burl;
+	man->len = body;
+	if (man->s)
+		man->s[body] = 0;
+	return 0;
+}
 
+/* the most bytes output line i may have: its declared size (SIZES="N N ..." of the
+   manifest) capped by objcap, objcap when the manifest declares none; 0, or -1 when
+   SIZES is malformed */
+static int
+objmax(const char *sizes, size_t i, uint64_t *max)
+{
+	const char *p = sizes;
+	char *end;
+	unsigned long long n;
+
+	*max = objcap();
+	if (!p)
+		return 0;
+	for (;; i--) {
+		p += strspn(p, " ");
+		errno = 0;
+		n = strtoull(p, &end, 10);
+		if (end == p || errno || *p == '-')
+			return -1;
+		if (i == 0) {
+			if ((uint64_t)n < *max)
+				*max = (uint64_t)n;
+			return 0;
+		}
+		p = end;
+	}
+}
+
+/* one output of the manifest: fetched by its digest into ent, at most max bytes, and
+   checked right away. 0 fine, 1 corrupt (*bad says why), -1 the server is down (*err) */
+static int
+fetchobj(const char *url, const char *ent, const char *line, size_t len, const char *sizes,
+         size_t i, char **bad, char **err)
+{
+	char *hex = xstrndup(line, 64), *e2 = NULL, *got = NULL;
+	char *fn = xasprintf("%s/%.*s", ent, (int)(len - 66), line + 66);
+	char *burl = objurl(url, "cas", hex);
+	uint64_t max;
+	int ok = objmax(sizes, i, &max) == 0, r = ok ? getfile(burl, fn, max, &e2) : -1;
+
+	if (!ok)
+		*bad = xstrdup("declares an output size that is not a number");
+	else if (r == 1 && (!(got = filehex(fn)) || strcmp(got, hex) != 0)) {
+		*bad = xasprintf("%s does not match its digest (corrupt or truncated)", burl);
+		strv_add(&suspect, burl, 0);
+	} else if (r == 0)
+		*bad = xasprintf("names %s, which the server does not hold", burl);
+	else if (r < 0 && (down || proc_gotsig)) {
+		*err = e2;
+		e2 = NULL;
+		r = -2;
+	} else if (r < 0) {
+		*bad = e2;
+		e2 = NULL;
+		strv_add(&suspect, burl, 0);
+	}
+	free(e2);
+	free(got);
+	free(hex);
+	free(fn);
+	free(burl);
+	return r == -2 ? -1 : *bad ? 1 : 0;
+}
+
+/* every output line of st.sums; 0, 1 corrupt (*bad), -1 down (*err) */
+static int
+fetchobjs(const char *url, const char *ent, const struct stamp *st, const char *sizes,
+          char **bad, char **err)
+{
+	const char *line, *nl;
+	size_t i = 0;
+	int r;
+
+	for (line = st->sums; *line; line = nl + 1, i++) {
 		nl = strchr(line, '\n');
 		if (!nl)
 			nl = line + strlen(line) - 1;
 		if (nl - line < 67 || line[64] != ' ' || line[65] != ' ' || !ishex(line, 64) ||
 		    memchr(line + 66, '/', (size_t)(nl - line - 66)) || line[66] == '.') {
-			bad = xasprintf("has a malformed output line '%.80s'", line);
-			goto corrupt;
+			*bad = xasprintf("has a malformed output line '%.80s'", line);
+			return 1;
 		}
-		hex = xstrndup(line, 64);
-		fn = xasprintf("%s/%.*s", ent, (int)(nl - line - 66), line + 66);
-		burl = objurl(url, "cas", hex);
-		r = getfile(burl, fn, &e2);
-		got = r == 1 ? filehex(fn) : NULL;
-		if (r == 0)
-			bad = xasprintf("names %s, which the server does not hold", burl);
-		else if (r == 1 && (!got || strcmp(got, hex) != 0)) {
-			bad = xasprintf("%s does not match its digest (corrupt or truncated)", burl);
-			strv_add(&suspect, burl, 0);
-		} else if (r < 0 && !down) {
-			bad = xasprintf("%s", e2);
-			strv_add(&suspect, burl, 0);
-		}
-		r = r < 0 && down ? -2 : 0;
-		free(got);
-		free(hex);
-		free(fn);
-		free(burl);
-		if (r == -2) {
-			*err = e2;
-			e2 = NULL;
-			r = -1;
-			goto out;
-		}
-		if (bad)
-			goto corrupt;
+		if ((r = fetchobj(url, ent, line, (size_t)(nl - line), sizes, i, bad, err)) != 0)
+			return r;
 		if (!*nl)
 			break;
 	}
-	r = -1;
-	bufprintf(&t, "%s\n", st.id);
-	free(f);
-	f = xasprintf("%s/.kiln-id", ent);
-	if (writefile_atomic(f, t.s, t.len, 0644) < 0) {
-		*err = xasprintf("%s: %s", f, strerror(errno));
-		goto out;
-	}
-	free(f);
-	f = xasprintf("%s/.kiln-sums", ent);
-	if (writefile_atomic(f, st.sums, strlen(st.sums), 0644) < 0) {
-		*err = xasprintf("%s: %s", f, strerror(errno));
-		goto out;
-	}
-	/* the log of the run that built it, if it is there and whole */
-	free(f);
-	f = xasprintf("%s/.kiln-inputs", ent);
-	if (kv_load(&kv, f, &e2) == 0 && (log = kv_get(&kv, "LOG")) && strlen(log) == 64 &&
-	    ishex(log, 64)) {
-		char *lurl = objurl(url, "cas", log), *lf = xasprintf("%s/.kiln-log", ent), *got = NULL;
+	return 0;
+}
 
-		free(e2);
-		e2 = NULL;
-		if (getfile(lurl, lf, &e2) == 1)
-			got = filehex(lf);
-		if (!got || strcmp(got, log) != 0)
-			unlink(lf);
-		free(got);
-		free(lurl);
-		free(lf);
-	}
+/* the log of the run that built it, if it is there and whole */
+static void
+fetchlog(const char *url, const char *ent, const struct kvfile *kv)
+{
+	const char *log = kv_get(kv, "LOG");
+	char *lurl, *lf, *got = NULL, *e2 = NULL;
+
+	if (!log || strlen(log) != 64 || !ishex(log, 64))
+		return;
+	lurl = objurl(url, "cas", log);
+	lf = xasprintf("%s/.kiln-log", ent);
+	if (getfile(lurl, lf, objcap(), &e2) == 1)
+		got = filehex(lf);
+	if (!got || strcmp(got, log) != 0)
+		unlink(lf);
 	free(e2);
-	e2 = NULL;
+	free(got);
+	free(lurl);
+	free(lf);
+}
+
+/* write the entry's .kiln-id and .kiln-sums from the manifest; 0 or -1 with *err */
+static int
+writeentry(const char *ent, const struct stamp *st, char **err)
+{
+	char *f = xasprintf("%s/.kiln-id", ent), *t = xasprintf("%s\n", st->id);
+	int r = writefile_atomic(f, t, strlen(t), 0644);
+
+	if (r == 0) {
+		free(f);
+		f = xasprintf("%s/.kiln-sums", ent);
+		r = writefile_atomic(f, st->sums, strlen(st->sums), 0644);
+	}
+	if (r < 0)
+		*err = xasprintf("%s: %s", f, strerror(errno));
+	free(f);
+	free(t);
+	return r;
+}
+
+/* GET ac/KEY into man (at most 4 MiB): the HTTP code, or -1/-2 with *err */
+static long
+getmanifest(const char *acurl, struct buf *man, char **err)
+{
+	struct sink k = {-1, man, 4 << 20, 0, 0};
+	long code = request(acurl, "GET", &k, NULL, 0, err);
+
+	if (code >= 300 && code != 404 && code != 410)
+		*err = xasprintf("%s: HTTP %ld", acurl, code);
+	if (code == -2)
+		strv_add(&suspect, acurl, 0);
+	return code;
+}
+
+/* the private entry TMP/ab/KEY beside outdir (fresh; *tmp too), emptied */
+static char *
+privateentry(const char *outdir, const char *key, char **tmp)
+{
+	char *o = xstrdup(outdir), *ent;
+
+	while (strlen(o) > 1 && o[strlen(o) - 1] == '/')
+		o[strlen(o) - 1] = 0;
+	*tmp = xasprintf("%s.remote.%ld", o, (long)getpid());
+	free(o);
+	ent = cache_entry(*tmp, key);
+	rmtmp(*tmp, ent);
+	return ent;
+}
+
+/* fill the private entry from the manifest (man: its bytes, signature checked) and
+   restore it: 1 restored, 0 corrupt (*bad), -1 with *err */
+static int
+restoreentry(const char *url, const char *key, const char *name, const char *tmp,
+             const char *ent, const struct buf *man, const char *outdir, const char *logdir,
+             char **id, char **bad, char **err)
+{
+	struct stamp st = {0};
+	struct kvfile kv = {0};
+	char *f = xasprintf("%s/.kiln-inputs", ent), *e2 = NULL;
+	int r = -1;
+
+	if (os_mkdirs(ent, 0777) < 0 || writefile_atomic(f, man->s ? man->s : "", man->len, 0644) < 0) {
+		*err = xasprintf("%s: %s", f, strerror(errno));
+		goto out;
+	}
+	/* the manifest must be kiln's, for this very key and stage */
+	if (stamp_read(&st, f, &e2) != 1 || strcmp(st.key, key) != 0 || strcmp(st.stage, name) != 0 ||
+	    !st.sums || kv_load(&kv, f, &e2) < 0) {
+		*bad = xasprintf("is not a kiln-stage manifest for %s (key %.16s)", name, key);
+		r = 0;
+		goto out;
+	}
+	if ((r = fetchobjs(url, ent, &st, kv_get(&kv, "SIZES"), bad, err)) != 0) {
+		r = r > 0 ? 0 : -1;
+		goto out;
+	}
+	if (writeentry(ent, &st, err) < 0)
+		goto out;
+	fetchlog(url, ent, &kv);
 	os_mkdirs(logdir, 0777);
 	/* installs only what matches the digests, once more on the copies it makes */
-	r = cache_restore(tmp, key, outdir, logdir, name, id, &e2);
-	if (r == 1)
-		goto out;
-	bad = e2 ? e2 : xstrdup("vanished while it was restored");
-	e2 = NULL;
-corrupt:
-	strv_add(&suspect, acurl, 0);
-	*err = xasprintf("%s: remote stage-cache object %s; ignored", acurl, bad);
-	free(bad);
-	r = -1;
-	bad = NULL;
-	if (dir_empty(outdir, &bad) < 0)
-		free(bad);
+	if ((r = cache_restore(tmp, key, outdir, logdir, name, id, &e2)) != 1) {
+		*bad = e2 ? e2 : xstrdup("vanished while it was restored");
+		e2 = NULL;
+		r = 0;
+	}
 out:
-	rmtmp(tmp, ent);
 	kv_free(&kv);
 	stamp_free(&st);
 	free(e2);
 	free(f);
-	free(tmp);
-	free(ent);
-	free(acurl);
-	buffree(&man);
-	buffree(&t);
 	return r;
 }
 
 int
-remote_store(const char *url, const struct stage *s, const char *outdir, const char *id,
-             const char *logpath, char **err)
+remote_restore(const char *url, const char *key, const char *name, const char *outdir,
+               const char *logdir, char **id, char **err)
 {
-	struct buf sums = {0}, man = {0};
-	char *acurl = objurl(url, "ac", s->key), *loghex = NULL, *u, *p;
-	const char *line, *nl;
-	int r = -1, h;
+	char *tmp = NULL, *ent = NULL, *acurl = objurl(url, "ac", key), *bad = NULL, *e2 = NULL;
+	struct buf man = {0};
+	long code;
+	int r = -1;
 
-	if ((h = has(acurl, err)) != 0) {
-		free(acurl);
-		return h;
-	}
-	if (dir_sums(outdir, &sums, err) < 0)
+	*id = NULL;
+	code = getmanifest(acurl, &man, err);
+	if (code == 404 || code == 410)
+		r = 0;
+	if (code < 200 || code >= 300)
 		goto out;
-	/* the files first, by digest; the manifest that names them last */
-	for (line = sums.s; line && *line; line = nl + 1) {
+	if (trustmanifest(&man, &bad) < 0) {
+		/* a miss, said in one line, not a suspect object: the server is fine */
+		*err = xasprintf("%s: remote stage-cache manifest %s; ignored", acurl, bad);
+		goto out;
+	}
+	ent = privateentry(outdir, key, &tmp);
+	r = restoreentry(url, key, name, tmp, ent, &man, outdir, logdir, id, &bad, err);
+	if (r == 0) {
+		strv_add(&suspect, acurl, 0);
+		*err = xasprintf("%s: remote stage-cache object %s; ignored", acurl, bad);
+		r = -1;
+	}
+	if (r < 0 && dir_empty(outdir, &e2) < 0)
+		free(e2);
+	rmtmp(tmp, ent);
+out:
+	free(bad);
+	free(tmp);
+	free(ent);
+	free(acurl);
+	buffree(&man);
+	return r;
+}
+
+/* SIZES="N N ...": each output's size, in the order of sums */
+static void
+putsizes(struct buf *man, const char *outdir, const char *sums)
+{
+	struct buf v = {0};
+	const char *line, *nl;
+	struct stat sb;
+	char *p;
+
+	for (line = sums; line && *line; line = nl + 1) {
+		nl = strchr(line, '\n');
+		p = xasprintf("%s/%.*s", outdir, (int)(nl - line - 66), line + 66);
+		bufprintf(&v, "%s%llu", v.len ? " " : "", stat(p, &sb) == 0 ? (unsigned long long)sb.st_size : 0ULL);
+		free(p);
+	}
+	kv_put(man, "SIZES", v.s ? v.s : "");
+	buffree(&v);
+}
+
+/* the files first, by digest: every output not yet on the server, then the log (a
+   courtesy: without it the manifest is still whole); *loghex its digest or NULL */
+static int
+storefiles(const char *url, const char *outdir, const char *sums, const char *logpath,
+           char **loghex, char **err)
+{
+	const char *line, *nl;
+	char *u, *p;
+	int h;
+
+	for (line = sums; line && *line; line = nl + 1) {
 		nl = strchr(line, '\n');
 		p = xasprintf("%.64s", line);
 		u = objurl(url, "cas", p);
@@ -488,23 +677,43 @@ remote_store(const char *url, const struct stage *s, const char *outdir, const c
 		free(u);
 		free(p);
 		if (h < 0)
-			goto out;
+			return -1;
 	}
-	if (logpath && (loghex = filehex(logpath))) {
-		u = objurl(url, "cas", loghex);
+	if (logpath && (*loghex = filehex(logpath))) {
+		u = objurl(url, "cas", *loghex);
 		if (has(u, err) == 0 && putobj(u, logpath, NULL, 0, err) < 0) {
-			/* the log is a courtesy: a manifest without one is still whole */
 			free(*err);
-			free(loghex);
-			loghex = NULL;
+			free(*loghex);
+			*loghex = NULL;
 		}
 		free(u);
 		if (down)
-			goto out;
+			return -1;
 	}
+	return 0;
+}
+
+int
+remote_store(const char *url, const struct stage *s, const char *outdir, const char *id,
+             const char *logpath, char **err)
+{
+	struct buf sums = {0}, man = {0};
+	char *acurl = objurl(url, "ac", s->key), *loghex = NULL;
+	int r = -1, h;
+
+	if ((h = has(acurl, err)) != 0) {
+		free(acurl);
+		return h;
+	}
+	if (dir_sums(outdir, &sums, err) < 0 || storefiles(url, outdir, sums.s, logpath, &loghex, err) < 0)
+		goto out;
+	/* the manifest that names them last, signed with the team's key when there is one */
 	stamp_format(&man, s, id, sums.s);
 	if (loghex)
 		bufprintf(&man, "LOG=\"%s\"\n", loghex);
+	putsizes(&man, outdir, sums.s);
+	if (secretkey() && sign_append(&man, secretkey(), err) < 0)
+		goto out;
 	if (putobj(acurl, NULL, man.s, man.len, err) < 0)
 		goto out;
 	r = 0;

@@ -18,6 +18,11 @@ int remote_restore(const char *url, const char *key, const char *name, const cha
    (ac/KEY) for s. Never fails the build: returns 0 stored, 1 already there, -1 with *err. */
 int remote_store(const char *url, const struct stage *s, const char *outdir, const char *id,
                  const char *logpath, char **err);
+/* the keys of signed manifests (NULL: KILN_CACHE_TRUSTED_KEYS and KILN_CACHE_SIGN_KEY
+   from the environment): with trusted keys ("NAME:BASE64 ..."), remote_restore takes
+   only a manifest one of them signed, any other is a miss with one line saying why;
+   with a secret key file, remote_store signs each manifest it stores */
+void remote_setkeys(const char *trusted, const char *secf);
 /* 1 if the server holds the manifest for key, 0 if not, -1 with *err */
 int remote_has(const char *url, const char *key, char **err);
 /* One line on the remote lookup for key: whether the server holds its manifest (HEAD),

@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include "json.h"
+
 /* the stack's components. deps: what a component builds against (their install, or
    their patched source for a source-only component); against: whose release its own
    releases are made for (the pin-fit check of configure) */
@@ -23,7 +25,7 @@ const size_t comp_count = sizeof comp_table / sizeof comp_table[0];
 
 /* the keys of a pin file. A new key: add its row here, read it in graph.c */
 const struct pinkey pinkey_table[] = {
-	{"URL", 0, KT_TEXT, "git URL (with --mirror=DIR, srcpin fetches DIR/<name>.git)"},
+	{"URL", 0, KT_URL, "git URL (with --mirror=DIR, srcpin fetches DIR/<name>.git)"},
 	{"REF", 0, KT_TEXT, "tag, branch or commit"},
 	{"SHA", 0, KT_COMMIT, "the commit REF must resolve to"},
 	{"COMMIT", 0, KT_COMMIT, "the same, as srcpin lock writes it"},
@@ -39,7 +41,7 @@ const struct pinkey pinkey_table[] = {
 	{"ENV", 0, KT_ENV, "\"K=V K=V\": the build's environment"},
 	{"PATCHES", 0, KT_PATH, "patch folder (relative to the pin file); default patches/C"},
 	{"SHA256", 0, KT_SHA256, "the sha256 of an SDK tarball (rocm_SHA256)"},
-	{"INDEX", 0, KT_TEXT, "rocm_KIND=wheels: TheRock's package index (a URL or a folder of wheels)"},
+	{"INDEX", 0, KT_URL, "rocm_KIND=wheels: TheRock's package index (a URL or a folder of wheels)"},
 	{"WITH", 1, KT_COMPS, "components a track adds (stack_WITH=triton,vllm)"},
 	{"WITHOUT", 1, KT_COMPS, "components a track drops (stack_WITHOUT=audio)"},
 	{"FAT", 1, KT_YESNO, "yes: fatwheel bundles torch's library closure (stack.fat)"},
@@ -111,6 +113,18 @@ isdistname(const char *s)
 	return isalnumc((unsigned char)p[-1]);
 }
 
+int
+urlcreds(const char *v)
+{
+	const char *h = strstr(v, "://"), *end;
+
+	if (!h || h != v + strcspn(v, ":/?#"))
+		return 0;   /* a path, or a scheme-less name */
+	h += 3;
+	end = h + strcspn(h, "/?#");
+	return memchr(h, '@', (size_t)(end - h)) != NULL;
+}
+
 const char *
 pinkey_check(enum keytype type, const char *v)
 {
@@ -120,6 +134,14 @@ pinkey_check(enum keytype type, const char *v)
 
 	switch (type) {
 	case KT_TEXT:
+		return utf8_badat(v, strlen(v)) == strlen(v) ? NULL :
+		       "is not UTF-8 text (build-info.json and the logs are UTF-8)";
+	case KT_URL:
+		if (utf8_badat(v, strlen(v)) != strlen(v))
+			return "is not UTF-8 text (build-info.json and the logs are UTF-8)";
+		return urlcreds(v) ? "has credentials in the URL, which would land in build.ninja, "
+		       "the key files, the logs and a command line; put them in ~/.netrc (or $NETRC) "
+		       "or KILN_FETCH_TOKEN instead" : NULL;
 	case KT_PATH:
 		return NULL;
 	case KT_NAME:

@@ -29,7 +29,8 @@ const struct component *comp_find(const char *name);
 
 /* how a pin key's value is checked */
 enum keytype {
-	KT_TEXT,    /* any text (one line) */
+	KT_TEXT,    /* any UTF-8 text (one line) */
+	KT_URL,     /* a URL or a path, UTF-8, with no credentials (user:secret@) in it */
 	KT_PATH,    /* a file or folder; any byte but NUL and newline */
 	KT_NAME,    /* a distribution name: [A-Za-z0-9._-], starting with a letter or digit */
 	KT_IMPORT,  /* a dotted Python identifier */
@@ -57,6 +58,8 @@ extern const size_t pinkey_count;
 const struct pinkey *pinkey_find(const char *key, int stack);
 /* NULL if value fits type, else why not (a static string) */
 const char *pinkey_check(enum keytype type, const char *value);
+/* does the URL v carry credentials (an '@' in its authority: user:secret@host) */
+int urlcreds(const char *v);
 
 /* is s a dotted Python identifier / a distribution or component name */
 int isimport(const char *s);

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -24,13 +25,14 @@
 #include "opt.h"
 #include "os.h"
 #include "strv.h"
+#include "tartree.h"
 #include "util.h"
 
 static void
 sdkusage(const char *error)
 {
 	opt_usage(error,
-	          "usage: kiln-stage fetch URL --sha256=HEX -o FILE\n"
+	          "usage: kiln-stage fetch URL --sha256=HEX -o FILE [--max-size=BYTES] [--max-time=SECONDS]\n"
 	          "       kiln-stage unpack TARBALL --into=DIR [--sha256=HEX] [--layout=rocm]\n"
 	          "                         [--max-size=BYTES]\n");
 }
@@ -53,13 +55,22 @@ hexof(const unsigned char d[32])
 
 /* --- fetch ------------------------------------------------------------------------- */
 
+/* defaults: a ROCm SDK tarball is 1 to 4 GB; a fetch that needs more than 4 hours or
+   32 GiB is a server that misbehaves */
+#define FETCH_MAXTIME 14400L
+#define FETCH_MAXSIZE ((uint64_t)32 << 30)
+
 struct dl {
 	CURL *curl;
 	int fd;
 	uint64_t start;   /* bytes in FILE.part when this attempt began */
 	uint64_t have;    /* bytes in FILE.part now */
-	int checked;      /* the response code was looked at */
-	int restarted;    /* the server ignored the Range: the part was thrown away */
+	uint64_t max;     /* --max-size */
+	int maxset;
+	int over;         /* the body passed max */
+	long long said;   /* the Content-Length of the last response, -1 none */
+	long maxtime;     /* --max-time, seconds */
+	time_t deadline;
 	int term;         /* stderr is a terminal: a progress line */
 	time_t shown;
 	const char *url;
@@ -69,23 +80,33 @@ static size_t
 onwrite(char *p, size_t sz, size_t n, void *u)
 {
 	struct dl *d = u;
-	long code = 0;
 
-	if (!d->checked) {
-		d->checked = 1;
-		curl_easy_getinfo(d->curl, CURLINFO_RESPONSE_CODE, &code);
-		/* asked for a range, got the whole file (200): start over */
-		if (d->start > 0 && code == 200) {
-			if (ftruncate(d->fd, 0) < 0 || lseek(d->fd, 0, SEEK_SET) < 0)
-				return 0;
-			d->have = d->start = 0;
-			d->restarted = 1;
-		}
+	if ((uint64_t)(sz * n) > d->max - d->have) {
+		d->over = 1;
+		return 0;
 	}
 	if (writeall(d->fd, p, sz * n) < 0)
 		return 0;
 	d->have += sz * n;
 	return sz * n;
+}
+
+/* the Content-Length a response announces (a new status line forgets the last one) */
+static size_t
+onheader(char *p, size_t sz, size_t n, void *u)
+{
+	struct dl *d = u;
+	size_t len = sz * n;
+	char num[32];
+
+	if (len > 5 && !strncmp(p, "HTTP/", 5))
+		d->said = -1;
+	else if (len > 15 && len < 15 + sizeof num && !strncasecmp(p, "content-length:", 15)) {
+		memcpy(num, p + 15, len - 15);
+		num[len - 15] = 0;
+		d->said = strtoll(num, NULL, 10);
+	}
+	return len;
 }
 
 static int
@@ -109,33 +130,59 @@ onprogress(void *u, curl_off_t total, curl_off_t now, curl_off_t ut, curl_off_t 
 	return 0;
 }
 
+/* the options of one attempt: only http, https, ftp and file (redirects: not file),
+   the deadline's rest, the size cap, credentials from ~/.netrc ($NETRC) and
+   KILN_FETCH_TOKEN (a bearer token; libcurl sends neither to another host) */
+static void
+setopts(struct dl *d, const char *url, long left)
+{
+	const char *tok = getenv("KILN_FETCH_TOKEN"), *netrc = getenv("NETRC");
+
+	curl_easy_reset(d->curl);
+	curl_easy_setopt(d->curl, CURLOPT_URL, url);
+	curl_easy_setopt(d->curl, CURLOPT_PROTOCOLS_STR, "http,https,ftp,file");
+	curl_easy_setopt(d->curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https,ftp");
+	curl_easy_setopt(d->curl, CURLOPT_FOLLOWLOCATION, 1L);
+	curl_easy_setopt(d->curl, CURLOPT_MAXREDIRS, 10L);
+	curl_easy_setopt(d->curl, CURLOPT_FAILONERROR, 1L);
+	curl_easy_setopt(d->curl, CURLOPT_WRITEFUNCTION, onwrite);
+	curl_easy_setopt(d->curl, CURLOPT_WRITEDATA, d);
+	curl_easy_setopt(d->curl, CURLOPT_HEADERFUNCTION, onheader);
+	curl_easy_setopt(d->curl, CURLOPT_HEADERDATA, d);
+	curl_easy_setopt(d->curl, CURLOPT_NOPROGRESS, 0L);
+	curl_easy_setopt(d->curl, CURLOPT_XFERINFOFUNCTION, onprogress);
+	curl_easy_setopt(d->curl, CURLOPT_XFERINFODATA, d);
+	curl_easy_setopt(d->curl, CURLOPT_RESUME_FROM_LARGE, (curl_off_t)d->start);
+	curl_easy_setopt(d->curl, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)(d->max - d->start));
+	curl_easy_setopt(d->curl, CURLOPT_CONNECTTIMEOUT, left < 30 ? left : 30L);
+	curl_easy_setopt(d->curl, CURLOPT_TIMEOUT, left);
+	/* a stalled server: under 1 KiB/s for 60 s ends the attempt (it is resumed) */
+	curl_easy_setopt(d->curl, CURLOPT_LOW_SPEED_LIMIT, 1024L);
+	curl_easy_setopt(d->curl, CURLOPT_LOW_SPEED_TIME, 60L);
+	curl_easy_setopt(d->curl, CURLOPT_USERAGENT, "kiln-stage");
+	curl_easy_setopt(d->curl, CURLOPT_NETRC, (long)CURL_NETRC_OPTIONAL);
+	if (netrc && *netrc)
+		curl_easy_setopt(d->curl, CURLOPT_NETRC_FILE, netrc);
+	if (tok && *tok) {
+		curl_easy_setopt(d->curl, CURLOPT_HTTPAUTH, (long)CURLAUTH_BEARER);
+		curl_easy_setopt(d->curl, CURLOPT_XOAUTH2_BEARER, tok);
+	}
+}
+
 /* one attempt: append to FILE.part from where it stops. Returns the curl code */
 static CURLcode
 attempt(struct dl *d, const char *url, long *code)
 {
 	CURLcode rc;
 	struct stat st;
+	long left = (long)(d->deadline - time(NULL));
 
+	if (left <= 0)
+		return CURLE_OPERATION_TIMEDOUT;
 	if (fstat(d->fd, &st) < 0 || lseek(d->fd, 0, SEEK_END) < 0)
 		return CURLE_WRITE_ERROR;
 	d->start = d->have = (uint64_t)st.st_size;
-	d->checked = 0;
-	curl_easy_reset(d->curl);
-	curl_easy_setopt(d->curl, CURLOPT_URL, url);
-	curl_easy_setopt(d->curl, CURLOPT_FOLLOWLOCATION, 1L);
-	curl_easy_setopt(d->curl, CURLOPT_MAXREDIRS, 10L);
-	curl_easy_setopt(d->curl, CURLOPT_FAILONERROR, 1L);
-	curl_easy_setopt(d->curl, CURLOPT_WRITEFUNCTION, onwrite);
-	curl_easy_setopt(d->curl, CURLOPT_WRITEDATA, d);
-	curl_easy_setopt(d->curl, CURLOPT_NOPROGRESS, 0L);
-	curl_easy_setopt(d->curl, CURLOPT_XFERINFOFUNCTION, onprogress);
-	curl_easy_setopt(d->curl, CURLOPT_XFERINFODATA, d);
-	curl_easy_setopt(d->curl, CURLOPT_RESUME_FROM_LARGE, (curl_off_t)d->start);
-	curl_easy_setopt(d->curl, CURLOPT_CONNECTTIMEOUT, 30L);
-	/* a stalled server: under 1 KiB/s for 60 s ends the attempt (it is resumed) */
-	curl_easy_setopt(d->curl, CURLOPT_LOW_SPEED_LIMIT, 1024L);
-	curl_easy_setopt(d->curl, CURLOPT_LOW_SPEED_TIME, 60L);
-	curl_easy_setopt(d->curl, CURLOPT_USERAGENT, "kiln-stage");
+	setopts(d, url, left);
 	rc = curl_easy_perform(d->curl);
 	*code = 0;
 	curl_easy_getinfo(d->curl, CURLINFO_RESPONSE_CODE, code);
@@ -145,80 +192,213 @@ attempt(struct dl *d, const char *url, long *code)
 	return rc;
 }
 
-int
-fetch_main(int argc, char **argv)
+/* the part thrown away: the next attempt starts from zero */
+static void
+restart(struct dl *d, const char *part)
 {
-	const char *url = NULL, *sha = NULL, *out = NULL, *v;
-	char *part, *got, *tries_env;
-	unsigned char dg[32];
-	struct dl d = {0};
+	if (ftruncate(d->fd, 0) < 0 || lseek(d->fd, 0, SEEK_SET) < 0)
+		dien(EXIT_PROBLEM, "%s:", part);
+	d->have = d->start = 0;
+}
+
+/* a fetch that passed --max-size: the part goes, one line says by how much */
+static void __attribute__((noreturn))
+toobig(struct dl *d, const char *part)
+{
+	char *said = NULL;
+
+	if (d->said > 0)
+		said = xasprintf("; the server announces %lld bytes", d->said);
+	unlink(part);
+	dien(EXIT_PROBLEM, "%s: more than --max-size=%llu bytes%s%s; the part is removed", d->url,
+	     (unsigned long long)d->max, d->maxset ? "" : " (the default, 32 GiB)", said ? said : "");
+}
+
+/* the attempts of one run, resumed while each one got further; dies with one line */
+static void
+download(struct dl *d, const char *part)
+{
 	CURLcode rc = CURLE_OK;
 	long code = 0;
-	int i, tries, n;
+	int tries, n;
+	const char *te = getenv("KILN_FETCH_TRIES");
 
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
-			sdkusage(NULL);
-		else if ((v = opt_val(argc, argv, &i, "--sha256", sdkusage)))
-			sha = v;
-		else if ((v = opt_val(argc, argv, &i, "-o", sdkusage)) ||
-		         (v = opt_val(argc, argv, &i, "--out", sdkusage)))
-			out = v;
-		else if (argv[i][0] == '-')
-			sdkusage(xasprintf("fetch: unknown option '%s'", argv[i]));
-		else if (!url)
-			url = argv[i];
-		else
-			sdkusage(xasprintf("fetch: unexpected argument '%s'", argv[i]));
-	}
-	if (!url || !sha || !out)
-		sdkusage("fetch: give URL, --sha256=HEX and -o FILE");
-	if (!ishex64(sha))
-		dien(EXIT_USAGE, "%s: --sha256=%s is not a sha256 (64 lowercase hex digits)", url, sha);
-	/* already here and whole: nothing to do */
-	if (sha256_file(out, dg, NULL) == 0) {
-		got = hexof(dg);
-		n = strcmp(got, sha);
-		free(got);
-		if (n == 0)
-			return EXIT_OK;
-	}
-	if (os_mkparents(out, 0755) < 0)
-		dien(EXIT_PROBLEM, "%s: cannot create its folder:", out);
-	part = xasprintf("%s.part", out);
-	if ((d.fd = open(part, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644)) < 0)
-		dien(EXIT_PROBLEM, "%s:", part);
-	if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0 || !(d.curl = curl_easy_init()))
-		dien(EXIT_PROBLEM, "%s: cannot start libcurl", url);
-	d.term = isatty(2);
-	d.url = url;
-	tries_env = getenv("KILN_FETCH_TRIES");
-	tries = tries_env && atoi(tries_env) > 0 ? atoi(tries_env) : 5;
+	tries = te && atoi(te) > 0 ? atoi(te) : 5;
 	for (n = 1; n <= tries; n++) {
-		rc = attempt(&d, url, &code);
+		d->over = 0;
+		d->said = -1;
+		rc = attempt(d, d->url, &code);
 		if (rc == CURLE_OK)
 			break;
 		/* a part that is already whole: the server answers 416 to its Range */
-		if (rc == CURLE_HTTP_RETURNED_ERROR && code == 416 && d.start > 0) {
+		if (rc == CURLE_HTTP_RETURNED_ERROR && code == 416 && d->start > 0) {
 			rc = CURLE_OK;
 			break;
 		}
-		if (d.have == d.start || n == tries)
+		if (d->over || rc == CURLE_FILESIZE_EXCEEDED)
+			toobig(d, part);
+		if (time(NULL) >= d->deadline)
+			dien(EXIT_PROBLEM, "%s: not done after --max-time=%ld seconds (%llu bytes kept in "
+			     "%s: run again to resume)", d->url, d->maxtime, (unsigned long long)d->have, part);
+		/* asked for a range, got the whole file or another range: from zero */
+		if (rc == CURLE_RANGE_ERROR && d->start > 0) {
+			warn("%s: the server ignores Range; starting over from zero", d->url);
+			restart(d, part);
+			continue;
+		}
+		if (d->have == d->start || n == tries)
 			break;
-		warn("%s: stopped at %llu bytes (%s); resuming", url, (unsigned long long)d.have,
+		warn("%s: stopped at %llu bytes (%s); resuming", d->url, (unsigned long long)d->have,
 		     curl_easy_strerror(rc));
 		sleep(1);
 	}
-	curl_easy_cleanup(d.curl);
-	curl_global_cleanup();
-	if (close(d.fd) < 0)
-		dien(EXIT_PROBLEM, "%s:", part);
-	if (rc != CURLE_OK) {
-		if (code >= 400)
-			dien(EXIT_PROBLEM, "%s: HTTP %ld (%s)", url, code, curl_easy_strerror(rc));
-		dien(EXIT_PROBLEM, "%s: %s after %llu bytes (kept in %s: run again to resume)", url,
-		     curl_easy_strerror(rc), (unsigned long long)d.have, part);
+	if (rc == CURLE_OK)
+		return;
+	if (code >= 400)
+		dien(EXIT_PROBLEM, "%s: HTTP %ld (%s)", d->url, code, curl_easy_strerror(rc));
+	dien(EXIT_PROBLEM, "%s: %s after %llu bytes (kept in %s: run again to resume)", d->url,
+	     curl_easy_strerror(rc), (unsigned long long)d->have, part);
+}
+
+/* the URL before anything is contacted: a scheme of http, https, ftp or file (exit 2
+   otherwise), no credentials (they would land in the stage's command line, build.ninja
+   and the logs) */
+static void
+checkfetchurl(const char *url)
+{
+	static const char *const ok[] = {"http", "https", "ftp", "file"};
+	const char *sep = strstr(url, "://"), *h, *end;
+	size_t i, n = sep ? (size_t)(sep - url) : 0;
+
+	for (i = 0; sep && i < sizeof ok / sizeof ok[0]; i++)
+		if (n == strlen(ok[i]) && !strncasecmp(url, ok[i], n))
+			break;
+	if (!sep || n == 0 || n > 16 || i == sizeof ok / sizeof ok[0])
+		dien(EXIT_USAGE, "%.200s: the URL scheme '%.*s' is not one of http, https, ftp, file", url,
+		     sep && n <= 16 ? (int)n : 0, url);
+	h = sep + 3;
+	end = h + strcspn(h, "/?#");
+	if (memchr(h, '@', (size_t)(end - h)))
+		dien(EXIT_USAGE, "%.*s...: credentials in the URL would land in build.ninja, the logs and "
+		     "a command line; put them in ~/.netrc (or $NETRC) or KILN_FETCH_TOKEN instead",
+		     (int)(sep - url + 3), url);
+}
+
+/* a file:// URL's path (fresh; host empty or localhost), else NULL */
+static char *
+filepath(CURL *c, const char *url)
+{
+	const char *p;
+	char *s;
+
+	if (strncasecmp(url, "file://", 7))
+		return NULL;
+	p = url + 7;
+	if (!strncasecmp(p, "localhost/", 10))
+		p += 9;
+	if (*p != '/')
+		dien(EXIT_USAGE, "%s: a file:// URL names a host; give file:///PATH", url);
+	if (!(s = curl_easy_unescape(c, p, 0, NULL)) || strlen(s) == 0)
+		die("%s: cannot decode the path", url);
+	p = s;
+	s = xstrdup(p);
+	curl_free((char *)p);
+	return s;
+}
+
+/* file://: copied by kiln itself from a regular file (a FIFO, device or folder is exit 2
+   with one line, never opened for reading, before anything is made), under the same
+   size cap */
+static int
+openlocal(const char *path)
+{
+	char err[512];
+	int fd = os_openreg(path, 0, NULL, err, sizeof err);
+
+	if (fd < 0)
+		dien(EXIT_USAGE, "%s", err);
+	return fd;
+}
+
+/* copy the file:// input (fd, from openlocal) into the part */
+static void
+copylocal(struct dl *d, int fd, const char *path, const char *part)
+{
+	char blk[1 << 16];
+	ssize_t n;
+
+	restart(d, part);
+	while ((n = read(fd, blk, sizeof blk)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			dien(EXIT_PROBLEM, "%s:", path);
+		if (onwrite(blk, 1, (size_t)n, d) != (size_t)n) {
+			if (d->over)
+				toobig(d, part);
+			dien(EXIT_PROBLEM, "%s:", part);
+		}
 	}
+	close(fd);
+}
+
+/* an output path that exists must be a regular file (exit 2 naming what it is) */
+static void
+checkout(const char *path)
+{
+	struct stat st;
+
+	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
+		dien(EXIT_USAGE, "%s: is %s, not a regular file", path, os_ftype(st.st_mode));
+}
+
+/* is the regular file path already the pinned sha */
+static int
+hasdigest(const char *path, const char *sha)
+{
+	char err[512], blk[1 << 16], *got;
+	unsigned char dg[32];
+	struct sha256 h;
+	ssize_t n;
+	int fd = os_openreg(path, O_NOFOLLOW, NULL, err, sizeof err), same;
+
+	if (fd < 0)
+		return 0;
+	sha256_init(&h);
+	while ((n = read(fd, blk, sizeof blk)) > 0 || (n < 0 && errno == EINTR))
+		if (n > 0)
+			sha256_update(&h, blk, (size_t)n);
+	sha256_final(&h, dg);
+	close(fd);
+	if (n < 0)
+		return 0;
+	got = hexof(dg);
+	same = !strcmp(got, sha);
+	free(got);
+	return same;
+}
+
+/* a --max-time or --max-size value: a positive whole number */
+static uint64_t
+posnum(const char *opt, const char *v)
+{
+	char *end;
+	uint64_t n;
+
+	errno = 0;
+	n = strtoull(v, &end, 10);
+	if (errno || end == v || *end || n == 0 || *v == '-')
+		sdkusage(xasprintf("fetch: %s=%s is not a positive whole number", opt, v));
+	return n;
+}
+
+/* the part's sha256 against the pin, then renamed to out */
+static void
+settle(const char *url, const char *part, const char *out, const char *sha)
+{
+	unsigned char dg[32];
+	char *got;
+
 	if (sha256_file(part, dg, NULL) < 0)
 		dien(EXIT_PROBLEM, "%s:", part);
 	got = hexof(dg);
@@ -231,6 +411,71 @@ fetch_main(int argc, char **argv)
 	free(got);
 	if (rename(part, out) < 0)
 		dien(EXIT_PROBLEM, "%s:", out);
+}
+
+int
+fetch_main(int argc, char **argv)
+{
+	const char *sha = NULL, *out = NULL, *v;
+	char *part, *local, err[512];
+	struct dl d = {0};
+	int i, lfd = -1;
+
+	d.max = FETCH_MAXSIZE;
+	d.maxtime = FETCH_MAXTIME;
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+			sdkusage(NULL);
+		else if ((v = opt_val(argc, argv, &i, "--sha256", sdkusage)))
+			sha = v;
+		else if ((v = opt_val(argc, argv, &i, "-o", sdkusage)) ||
+		         (v = opt_val(argc, argv, &i, "--out", sdkusage)))
+			out = v;
+		else if ((v = opt_val(argc, argv, &i, "--max-size", sdkusage))) {
+			d.max = posnum("--max-size", v);
+			d.maxset = 1;
+		} else if ((v = opt_val(argc, argv, &i, "--max-time", sdkusage)))
+			d.maxtime = (long)(posnum("--max-time", v) > 31536000 ? 31536000 : posnum("--max-time", v));
+		else if (argv[i][0] == '-')
+			sdkusage(xasprintf("fetch: unknown option '%s'", argv[i]));
+		else if (!d.url)
+			d.url = argv[i];
+		else
+			sdkusage(xasprintf("fetch: unexpected argument '%s'", argv[i]));
+	}
+	if (!d.url || !sha || !out)
+		sdkusage("fetch: give URL, --sha256=HEX and -o FILE");
+	if (!ishex64(sha))
+		dien(EXIT_USAGE, "%s: --sha256=%s is not a sha256 (64 lowercase hex digits)", d.url, sha);
+	checkfetchurl(d.url);
+	part = xasprintf("%s.part", out);
+	checkout(out);
+	checkout(part);
+	/* already here and whole: nothing to do */
+	if (hasdigest(out, sha)) {
+		free(part);
+		return EXIT_OK;
+	}
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0 || !(d.curl = curl_easy_init()))
+		dien(EXIT_PROBLEM, "%s: cannot start libcurl", d.url);
+	if ((local = filepath(d.curl, d.url)))
+		lfd = openlocal(local);
+	if (os_mkparents(out, 0755) < 0)
+		dien(EXIT_PROBLEM, "%s: cannot create its folder:", out);
+	if ((d.fd = os_createreg(part, 0, 0644, err, sizeof err)) < 0)
+		dien(errno == ENXIO || errno == EINVAL || errno == ELOOP ? EXIT_USAGE : EXIT_PROBLEM, "%s", err);
+	d.term = isatty(2);
+	d.deadline = time(NULL) + d.maxtime;
+	if (local)
+		copylocal(&d, lfd, local, part);
+	else
+		download(&d, part);
+	free(local);
+	curl_easy_cleanup(d.curl);
+	curl_global_cleanup();
+	if (close(d.fd) < 0)
+		dien(EXIT_PROBLEM, "%s:", part);
+	settle(d.url, part, out, sha);
 	free(part);
 	return EXIT_OK;
 }
@@ -366,73 +611,294 @@ membername(const char *name)
 	return name;
 }
 
-/* does link target t, placed at member name, stay inside the tree (lexically) */
-static int
-staysin(const char *name, const char *t)
-{
-	long depth = 0;
-	const char *p;
-	size_t n;
+/* the default size cap: CAPTIMES times the tarball's size, at least CAPFLOOR. A ROCm SDK
+   expands 3 to 10 times; a tarball that declares more than 32 times its size is a bomb */
+#define CAPTIMES 32
+#define CAPFLOOR ((uint64_t)2 << 30)
 
-	if (t[0] == '/' || !*t)
-		return 0;
-	for (p = name; *p; p += n + (p[n] == '/')) {
-		n = strcspn(p, "/");
-		if (!p[n])
-			break;   /* the last part is the link itself */
-		if (n && !(n == 1 && *p == '.'))
-			depth++;
+/* one unpack: the archive, its stream, the size counted so far and the tree it declares */
+struct unpack {
+	struct archive *a;
+	struct src s;
+	uint64_t cap, total;
+	int capset;          /* --max-size given */
+	struct tartree tree;
+};
+
+static void __attribute__((noreturn))
+overcap(const struct unpack *u, const char *name)
+{
+	bad("member '%s' would pass the size cap of %llu bytes (%s)", name,
+	    (unsigned long long)u->cap, u->capset ? "--max-size" :
+	    "32 times the tarball's size, at least 2 GiB; --max-size=BYTES sets another");
+}
+
+/* count n more bytes of the unpacked tree toward the cap */
+static void
+count(struct unpack *u, const char *name, uint64_t n)
+{
+	if (n > u->cap - u->total)
+		overcap(u, name);
+	u->total += n;
+}
+
+/* a regular member: its declared (expanded) size counts before a byte is written, and a
+   block past it (a sparse map that lies) counts too */
+static void
+unpackfile(struct unpack *u, struct archive_entry *e, const char *name, const char *path)
+{
+	uint64_t counted = archive_entry_size_is_set(e) ? (uint64_t)archive_entry_size(e) : 0;
+	const void *blk;
+	size_t blen;
+	la_int64_t off;
+	int fd, r;
+
+	count(u, name, counted);
+	if (os_mkparents(path, 0755) < 0)
+		bad("cannot create the folder of %s: %s", path, strerror(errno));
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+	          (archive_entry_perm(e) & 0755) | 0600);
+	if (fd < 0)
+		bad("cannot create %s: %s", path, strerror(errno));
+	for (;;) {
+		r = archive_read_data_block(u->a, &blk, &blen, &off);
+		if (r == ARCHIVE_EOF)
+			break;
+		if (r < ARCHIVE_WARN || off < 0)
+			bad("member '%s': %s (a truncated or corrupt tarball)", name,
+			    archive_error_string(u->a));
+		if ((uint64_t)off + blen > counted) {
+			count(u, name, (uint64_t)off + blen - counted);
+			counted = (uint64_t)off + blen;
+		}
+		if (pwrite(fd, blk, blen, (off_t)off) != (ssize_t)blen)
+			bad("cannot write %s: %s", path, strerror(errno));
 	}
-	for (p = t; *p; p += n + (p[n] == '/')) {
-		n = strcspn(p, "/");
-		if (n == 2 && p[0] == '.' && p[1] == '.') {
-			if (--depth < 0)
-				return 0;
-		} else if (n && !(n == 1 && *p == '.')) {
-			depth++;
+	if (ftruncate(fd, (off_t)counted) < 0 || close(fd) < 0)
+		bad("cannot write %s: %s", path, strerror(errno));
+}
+
+/* a hard link: to a regular file extracted before it */
+static void
+unpackhard(const char *tmp, const char *name, const char *path, const char *t)
+{
+	const char *tn = membername(t);
+	struct stat st;
+	char *tpath;
+
+	if (!tn)
+		bad("member '%s' is a hard link to the top folder (refused)", name);
+	tpath = xasprintf("%s/%s", tmp, tn);
+	if (lstat(tpath, &st) < 0 || !S_ISREG(st.st_mode))
+		bad("member '%s' links to '%s', not a file before it (refused)", name, tn);
+	if (os_mkparents(path, 0755) < 0 || link(tpath, path) < 0)
+		bad("cannot link %s: %s", path, strerror(errno));
+	free(tpath);
+}
+
+/* add a member to the tree; a refusal is the tarball's fault */
+static void
+declare(struct unpack *u, const char *name, int kind, const char *target)
+{
+	char *why = NULL;
+
+	if (tt_add(&u->tree, name, kind, target, &why) < 0)
+		bad("%s", why);
+}
+
+/* one member: folders and files made now, links recorded (made last, by makelinks) */
+static void
+unpackmember(struct unpack *u, struct archive_entry *e, const char *name)
+{
+	char *path = xasprintf("%s/%s", tmpdir, name);
+	const char *t;
+
+	while (path[strlen(path) - 1] == '/')
+		path[strlen(path) - 1] = 0;
+	if ((t = archive_entry_hardlink(e))) {
+		declare(u, name, TT_FILE, NULL);
+		unpackhard(tmpdir, name, path, t);
+	} else {
+		switch (archive_entry_filetype(e)) {
+		case AE_IFDIR:
+			declare(u, name, TT_DIR, NULL);
+			if (os_mkdirs(path, 0755) < 0)
+				bad("cannot create %s: %s", path, strerror(errno));
+			break;
+		case AE_IFLNK:
+			t = archive_entry_symlink(e);
+			declare(u, name, TT_LINK, t ? t : "");
+			count(u, name, strlen(t));
+			break;
+		case AE_IFREG:
+			declare(u, name, TT_FILE, NULL);
+			unpackfile(u, e, name, path);
+			break;
+		default:
+			bad("member '%s' is a device, FIFO or socket (refused)", name);
 		}
 	}
-	return 1;
+	free(path);
+}
+
+/* every link, once the whole tree is known: each resolved through the others as the
+   kernel will (tartree.c) must stay inside and end at a file, a folder or nothing; then
+   they are made, after every file, so nothing is ever written through one */
+static void
+makelinks(struct unpack *u)
+{
+	char *why = NULL, *p;
+	size_t i;
+
+	if (tt_check(&u->tree, &why) < 0)
+		bad("%s", why);
+	for (i = 0; i < u->tree.n; i++) {
+		if (u->tree.v[i].kind != TT_LINK)
+			continue;
+		p = xasprintf("%s/%s", tmpdir, u->tree.v[i].name);
+		if (os_mkparents(p, 0755) < 0 || symlink(u->tree.v[i].target, p) < 0)
+			bad("cannot make the link %s: %s", p, strerror(errno));
+		free(p);
+	}
+}
+
+/* read every member, then the rest of the stream for its sha256 */
+static void
+unpackall(struct unpack *u)
+{
+	struct archive_entry *e;
+	const char *name;
+	size_t nentries = 0;
+	const void *p;
+	int r;
+
+	u->a = archive_read_new();
+	archive_read_support_filter_all(u->a);
+	archive_read_support_format_tar(u->a);
+	archive_read_support_format_gnutar(u->a);
+	if (archive_read_open(u->a, &u->s, NULL, srcread, NULL) != ARCHIVE_OK)
+		bad("not a tar archive (%s)", archive_error_string(u->a));
+	for (;;) {
+		r = archive_read_next_header(u->a, &e);
+		if (r == ARCHIVE_EOF)
+			break;
+		if (r < ARCHIVE_WARN)
+			bad("%s (a truncated or corrupt tarball)", archive_error_string(u->a));
+		if (++nentries > (1u << 22))
+			bad("more than %u members (refused)", 1u << 22);
+		if ((name = membername(archive_entry_pathname(e))))
+			unpackmember(u, e, name);
+	}
+	/* the rest of the file (tar padding) counts toward its sha256 too */
+	while (srcread(u->a, &u->s, &p) > 0)
+		;
+	archive_read_free(u->a);
+}
+
+/* the SDK layout at the top of the folder being filled */
+static void
+checklayout(void)
+{
+	static const char *const need[] = {".info/version", "bin", "lib", "include"};
+	struct stat st;
+	size_t i;
+	char *path;
+
+	for (i = 0; i < sizeof need / sizeof need[0]; i++) {
+		path = xasprintf("%s/%s", tmpdir, need[i]);
+		if (lstat(path, &st) < 0)
+			bad("not a ROCm SDK tarball: no %s at its top (TheRock's dist layout: bin/ "
+			    "lib/ include/ llvm/ share/ .info/version)", need[i]);
+		free(path);
+	}
+}
+
+/* --max-size=BYTES */
+static uint64_t
+parsecap(const char *v)
+{
+	char *end;
+	uint64_t cap;
+
+	errno = 0;
+	cap = strtoull(v, &end, 10);
+	if (errno || end == v || *end || cap == 0 || *v == '-')
+		sdkusage(xasprintf("unpack: --max-size=%s is not a byte count", v));
+	return cap;
+}
+
+/* is into already there: 1 a folder (done), else it must be absent */
+static int
+intodone(const char *into)
+{
+	struct stat st;
+
+	if (lstat(into, &st) < 0)
+		return 0;
+	if (S_ISDIR(st.st_mode))
+		return 1;
+	dien(EXIT_PROBLEM, "%s: exists and is %s, not a folder", into, os_ftype(st.st_mode));
+}
+
+/* open the tarball: a regular file or one line naming what it is */
+static int
+opentar(struct stat *st)
+{
+	char err[512];
+	int fd = os_openreg(tarname, 0, st, err, sizeof err);
+
+	if (fd < 0)
+		dien(EXIT_USAGE, "%s", err);
+	return fd;
+}
+
+/* rename the filled folder into place (another run that finished first wins) */
+static void
+finish(const char *into)
+{
+	struct stat st;
+	char *t;
+
+	if (rename(tmpdir, into) < 0) {
+		if ((errno == EEXIST || errno == ENOTEMPTY) && stat(into, &st) == 0 &&
+		    S_ISDIR(st.st_mode))
+			os_rmtree(tmpdir);
+		else
+			bad("cannot rename %s to %s: %s", tmpdir, into, strerror(errno));
+	}
+	t = tmpdir;
+	tmpdir = NULL;
+	free(t);
 }
 
 int
 unpack_main(int argc, char **argv)
 {
-	const char *into = NULL, *sha = NULL, *layout = NULL, *v, *name, *t;
-	struct archive *a;
-	struct archive_entry *e;
-	struct src s;
+	const char *into = NULL, *sha = NULL, *layout = NULL, *v;
+	struct unpack u = {0};
 	struct stat st;
-	char *path, *tpath, *parent, **lk = NULL, **ln = NULL, *got;
-	size_t nlk = 0, caplk = 0, capln = 0, i, nentries = 0;
-	uint64_t cap = (uint64_t)64 << 30, total = 0;
 	unsigned char dg[32];
-	int r, fd, i2, lockfd;
-	const void *blk;
-	size_t blen;
-	la_int64_t off;
+	char *got;
+	int i, lockfd;
 
-	for (i2 = 1; i2 < argc; i2++) {
-		if (!strcmp(argv[i2], "-h") || !strcmp(argv[i2], "--help"))
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
 			sdkusage(NULL);
-		else if ((v = opt_val(argc, argv, &i2, "--into", sdkusage)))
+		else if ((v = opt_val(argc, argv, &i, "--into", sdkusage)))
 			into = v;
-		else if ((v = opt_val(argc, argv, &i2, "--sha256", sdkusage)))
+		else if ((v = opt_val(argc, argv, &i, "--sha256", sdkusage)))
 			sha = v;
-		else if ((v = opt_val(argc, argv, &i2, "--layout", sdkusage)))
+		else if ((v = opt_val(argc, argv, &i, "--layout", sdkusage)))
 			layout = v;
-		else if ((v = opt_val(argc, argv, &i2, "--max-size", sdkusage))) {
-			char *end;
-			errno = 0;
-			cap = strtoull(v, &end, 10);
-			if (errno || end == v || *end || cap == 0)
-				sdkusage(xasprintf("unpack: --max-size=%s is not a byte count", v));
-		} else if (argv[i2][0] == '-' && argv[i2][1])
-			sdkusage(xasprintf("unpack: unknown option '%s'", argv[i2]));
+		else if ((v = opt_val(argc, argv, &i, "--max-size", sdkusage))) {
+			u.cap = parsecap(v);
+			u.capset = 1;
+		} else if (argv[i][0] == '-' && argv[i][1])
+			sdkusage(xasprintf("unpack: unknown option '%s'", argv[i]));
 		else if (!tarname)
-			tarname = argv[i2];
+			tarname = argv[i];
 		else
-			sdkusage(xasprintf("unpack: unexpected argument '%s'", argv[i2]));
+			sdkusage(xasprintf("unpack: unexpected argument '%s'", argv[i]));
 	}
 	if (!tarname || !into)
 		sdkusage("unpack: give TARBALL and --into=DIR");
@@ -441,159 +907,39 @@ unpack_main(int argc, char **argv)
 	if (layout && strcmp(layout, "rocm"))
 		sdkusage(xasprintf("unpack: unknown --layout '%s' (rocm)", layout));
 	/* the folder appears whole or not at all: if it is there, it is done */
-	if (lstat(into, &st) == 0) {
-		if (S_ISDIR(st.st_mode))
-			return EXIT_OK;
-		dien(EXIT_PROBLEM, "%s: exists and is not a folder", into);
-	}
-	if ((s.fd = open(tarname, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0)
-		dien(EXIT_PROBLEM, "%s:", tarname);
-	if (fstat(s.fd, &st) < 0 || !S_ISREG(st.st_mode))
-		dien(EXIT_PROBLEM, "%s: not a regular file", tarname);
-	fcntl(s.fd, F_SETFL, 0);
+	if (intodone(into))
+		return EXIT_OK;
+	u.s.fd = opentar(&st);
+	if (!u.capset)
+		u.cap = (uint64_t)st.st_size > CAPFLOOR / CAPTIMES ? (uint64_t)st.st_size * CAPTIMES
+		                                                     : CAPFLOOR;
 	if (os_mkparents(into, 0755) < 0)
 		dien(EXIT_PROBLEM, "%s: cannot create its folder:", into);
 	/* one unpack into the parent folder at a time; under the lock, a DIR.tmp-* folder
 	   is what a killed unpack left, and goes */
 	if ((lockfd = lockparent(into)) < 0)
 		dien(EXIT_PROBLEM, "%s: cannot lock its folder:", into);
-	if (lstat(into, &st) == 0) {
-		if (S_ISDIR(st.st_mode))
-			return EXIT_OK;  /* another run finished it meanwhile */
-		dien(EXIT_PROBLEM, "%s: exists and is not a folder", into);
-	}
+	if (intodone(into))
+		return EXIT_OK;  /* another run finished it meanwhile */
 	dropstale(into);
-	sha256_init(&s.h);
-	s.read = 0;
+	sha256_init(&u.s.h);
+	u.s.read = 0;
 	tmpdir = xasprintf("%s.tmp-XXXXXX", into);
 	if (!mkdtemp(tmpdir))
 		dien(EXIT_PROBLEM, "%s:", tmpdir);
 	chmod(tmpdir, 0755);
-
-	a = archive_read_new();
-	archive_read_support_filter_all(a);
-	archive_read_support_format_tar(a);
-	archive_read_support_format_gnutar(a);
-	if (archive_read_open(a, &s, NULL, srcread, NULL) != ARCHIVE_OK)
-		bad("not a tar archive (%s)", archive_error_string(a));
-	for (;;) {
-		r = archive_read_next_header(a, &e);
-		if (r == ARCHIVE_EOF)
-			break;
-		if (r < ARCHIVE_WARN)
-			bad("%s (a truncated or corrupt tarball)", archive_error_string(a));
-		if (++nentries > (1u << 22))
-			bad("more than %u members (refused)", 1u << 22);
-		if (!(name = membername(archive_entry_pathname(e))))
-			continue;
-		path = xasprintf("%s/%s", tmpdir, name);
-		while (path[strlen(path) - 1] == '/')
-			path[strlen(path) - 1] = 0;
-		if ((t = archive_entry_hardlink(e))) {
-			const char *tn = membername(t);
-			if (!tn)
-				bad("member '%s' is a hard link to the top folder (refused)", name);
-			tpath = xasprintf("%s/%s", tmpdir, tn);
-			if (lstat(tpath, &st) < 0 || !S_ISREG(st.st_mode))
-				bad("member '%s' links to '%s', not a file before it (refused)", name, tn);
-			if (os_mkparents(path, 0755) < 0 || link(tpath, path) < 0)
-				bad("cannot link %s:", path);
-			free(tpath);
-			free(path);
-			continue;
-		}
-		switch (archive_entry_filetype(e)) {
-		case AE_IFDIR:
-			if (os_mkdirs(path, 0755) < 0)
-				bad("cannot create %s: %s", path, strerror(errno));
-			break;
-		case AE_IFLNK:
-			t = archive_entry_symlink(e);
-			if (!t || !staysin(name, t))
-				bad("member '%s' is a link to '%s', outside the folder (refused)", name,
-				    t ? t : "");
-			/* links are made last: no member is ever written through one */
-			lk = xgrow(lk, &caplk, nlk + 1, sizeof *lk);
-			ln = xgrow(ln, &capln, nlk + 1, sizeof *ln);
-			lk[nlk] = xstrdup(t);
-			ln[nlk++] = xstrdup(path);
-			break;
-		case AE_IFREG:
-			if (archive_entry_size_is_set(e) &&
-			    (uint64_t)archive_entry_size(e) > cap - total)
-				bad("member '%s' would pass the size cap of %llu bytes (--max-size)", name,
-				    (unsigned long long)cap);
-			if (os_mkparents(path, 0755) < 0)
-				bad("cannot create the folder of %s: %s", path, strerror(errno));
-			fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-			          (archive_entry_perm(e) & 0755) | 0600);
-			if (fd < 0)
-				bad("cannot create %s: %s", path, strerror(errno));
-			for (;;) {
-				r = archive_read_data_block(a, &blk, &blen, &off);
-				if (r == ARCHIVE_EOF)
-					break;
-				if (r < ARCHIVE_WARN)
-					bad("member '%s': %s (a truncated or corrupt tarball)", name,
-					    archive_error_string(a));
-				if ((uint64_t)blen > cap - total)
-					bad("member '%s' passes the size cap of %llu bytes (--max-size)", name,
-					    (unsigned long long)cap);
-				total += blen;
-				if (pwrite(fd, blk, blen, (off_t)off) != (ssize_t)blen)
-					bad("cannot write %s: %s", path, strerror(errno));
-			}
-			if (ftruncate(fd, archive_entry_size(e)) < 0 || close(fd) < 0)
-				bad("cannot write %s: %s", path, strerror(errno));
-			break;
-		default:
-			bad("member '%s' is a device, FIFO or socket (refused)", name);
-		}
-		free(path);
-	}
-	/* the rest of the file (tar padding) counts toward its sha256 too */
-	{
-		const void *p;
-		while (srcread(a, &s, &p) > 0)
-			;
-	}
-	archive_read_free(a);
-	close(s.fd);
-	sha256_final(&s.h, dg);
+	unpackall(&u);
+	close(u.s.fd);
+	sha256_final(&u.s.h, dg);
 	got = hexof(dg);
 	if (sha && strcmp(got, sha))
 		bad("sha256 is %s, but the pin says %s", got, sha);
 	free(got);
-	for (i = 0; i < nlk; i++) {
-		if (os_mkparents(ln[i], 0755) < 0 || symlink(lk[i], ln[i]) < 0)
-			bad("cannot make the link %s: %s", ln[i], strerror(errno));
-		free(lk[i]);
-		free(ln[i]);
-	}
-	free(lk);
-	free(ln);
-	if (layout) {
-		static const char *const need[] = {".info/version", "bin", "lib", "include"};
-		for (i = 0; i < sizeof need / sizeof need[0]; i++) {
-			path = xasprintf("%s/%s", tmpdir, need[i]);
-			if (lstat(path, &st) < 0)
-				bad("not a ROCm SDK tarball: no %s at its top (TheRock's dist layout: bin/ "
-				    "lib/ include/ llvm/ share/ .info/version)", need[i]);
-			free(path);
-		}
-	}
-	if (rename(tmpdir, into) < 0) {
-		if ((errno == EEXIST || errno == ENOTEMPTY) && stat(into, &st) == 0 &&
-		    S_ISDIR(st.st_mode)) {
-			/* another run finished first: its folder is as good as this one */
-			os_rmtree(tmpdir);
-		} else {
-			bad("cannot rename %s to %s: %s", tmpdir, into, strerror(errno));
-		}
-	}
-	parent = tmpdir;
-	tmpdir = NULL;
-	free(parent);
+	makelinks(&u);
+	tt_free(&u.tree);
+	if (layout)
+		checklayout();
+	finish(into);
 	close(lockfd);
 	return EXIT_OK;
 }

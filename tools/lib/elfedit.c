@@ -1,6 +1,7 @@
 /* ELF dynamic-name editor: DT_NEEDED, DT_SONAME, DT_RPATH/DT_RUNPATH, in memory */
 #include "elfedit.h"
 #include "elffile.h"
+#include "elfload.h"
 
 #include <elf.h>
 #include <stdint.h>
@@ -403,7 +404,7 @@ load(struct ed *x)
 	for (i = 0; i < x->e.nsec; i++) {
 		const struct elfsec *s = &x->e.sec[i];
 		if (i != x->dynidx && i != x->stridx &&
-		    !((s->type == SHT_GNU_verneed) && s->link == x->stridx))
+		    s->type != SHT_GNU_verneed)
 			continue;
 		if (overlaps(s->off, s->size, 0, x->is64 ? 64 : 52) ||
 		    overlaps(s->off, s->size, x->phoff, (uint64_t)x->nph * x->phent) ||
@@ -522,13 +523,20 @@ canreplace(const struct ed *x, uint64_t off, const char *old, const char *s, int
 		return 0;
 	for (i = 0; i < x->nrefs; i++) {
 		const struct sref *r = &x->refs[i];
+		const char *rs;
 		if (r->off > off && r->off < off + len)
 			return 0;
 		if (r->off == off && !(r->to && strcmp(r->to, s) == 0))
 			return 0;
+		/* a longer string whose tail this one is (GNU ld tail-merges .dynstr:
+		   "x_libfoo.so" holds "libfoo.so"): its bytes must stay */
+		if (r->off < off && (rs = strat(x, r->off)) && r->off + strlen(rs) >= off)
+			return 0;
 	}
 	return 1;
 }
+
+static int secin(const struct elfsec *s, uint64_t lo, uint64_t hi);
 
 /* place the new strings: over the old ones where they fit, else appended */
 static int
@@ -544,8 +552,17 @@ placestrings(struct ed *x, const struct elfedits *ed)
 			addref(x, x->d[i].val, x->d[i].s);
 	for (i = 0; i < x->e.nsec; i++) {
 		const struct elfsec *s = &x->e.sec[i];
-		if (s->link != x->stridx || i == x->dynidx || s->type == SHT_NOBITS)
+		/* the loader reads symbols and versions through DT_STRTAB whatever table their
+		   section header names: they are references whatever their sh_link; another
+		   section that names this table, or shares its bytes, reads strings we cannot
+		   see: nothing is written over */
+		if (i == x->dynidx || i == x->stridx || s->type == SHT_NOBITS)
 			continue;
+		if (s->type != SHT_DYNSYM && s->type != SHT_GNU_verneed && s->type != SHT_GNU_verdef) {
+			if (s->link == x->stridx || secin(s, x->str->off, x->str->off + x->str->size))
+				ok = 0;
+			continue;
+		}
 		if (s->type == SHT_DYNSYM) {
 			uint64_t k, ent = x->is64 ? 24 : 16;
 			if (!inside(s->off, s->size, x->n))
@@ -558,8 +575,6 @@ placestrings(struct ed *x, const struct elfedits *ed)
 		} else if (s->type == SHT_GNU_verdef) {
 			if (walkverdef(x, s) < 0)
 				return -1;
-		} else {
-			ok = 0;             /* someone else reads these strings: never overwrite */
 		}
 	}
 	for (i = 0; i < x->nd; i++) {
@@ -858,7 +873,7 @@ relocate(struct ed *x, struct buf *b, const struct elfedits *ed)
 		writedyn(x, x->dyn->off, x->slots);
 	/* version-need file names follow their DT_NEEDED */
 	for (i = 0; i < x->e.nsec; i++)
-		if (x->e.sec[i].type == SHT_GNU_verneed && x->e.sec[i].link == x->stridx)
+		if (x->e.sec[i].type == SHT_GNU_verneed)
 			vn = &x->e.sec[i];
 	if (vn) {
 		vf.ed = ed;
@@ -933,7 +948,7 @@ inplace(struct ed *x, const struct elfedits *ed)
 
 	for (i = 0; i < x->e.nsec; i++) {
 		const struct elfsec *s = &x->e.sec[i];
-		if (s->type != SHT_GNU_verneed || s->link != x->stridx)
+		if (s->type != SHT_GNU_verneed)
 			continue;
 		vf.ed = ed;
 		vf.err = 0;
@@ -1034,10 +1049,69 @@ verify(struct ed *x, const struct elfedits *ed, const char **wantneeded, size_t 
 	return 0;
 }
 
+/* the name a loader-view line should have after the edit: symbols and version names
+   as they were, a version need's file renamed with its DT_NEEDED; NULL for the .dynamic
+   entries (verify checks those) */
+static char *
+wantview(const struct elfedits *ed, const char *line)
+{
+	const char *to;
+
+	if (startswith(line, "vnfile "))
+		return (to = renamed(ed, line + 7)) ? xasprintf("vnfile %s", to) : xstrdup(line);
+	if (startswith(line, "sym ") || startswith(line, "vna ") || startswith(line, "vda "))
+		return xstrdup(line);
+	return NULL;
+}
+
+/* read the edited image the way ld.so does (elfload.c) and compare every symbol and
+   version name with what the input had: an edit that overwrote bytes some name still
+   used, or a table the loader finds elsewhere than the sections say, is refused */
+static int
+verifyloader(struct ed *x, const struct elfedits *ed, const struct strv *before)
+{
+	struct strv after = {0}, want = {0};
+	struct elf e;
+	char e2[256] = "", *w;
+	size_t i, j;
+
+	if (elf_open(&e, x->p, x->n, e2, sizeof e2) < 0)
+		FAIL("the edited file does not read back: %s", e2);
+	if (elf_loaderview(&e, &after, e2, sizeof e2) < 0) {
+		elf_close(&e);
+		strv_free(&after);
+		FAIL("the edited file would not load: %s", e2);
+	}
+	elf_close(&e);
+	for (i = 0; i < before->n; i++)
+		if ((w = wantview(ed, before->v[i]))) {
+			strv_add(&want, w, 0);
+			free(w);
+		}
+	for (i = j = 0; !e2[0] && i < after.n; i++) {
+		if (!(w = wantview(ed, after.v[i])))
+			continue;
+		free(w);
+		if (j >= want.n || strcmp(after.v[i], want.v[j]) != 0)
+			snprintf(e2, sizeof e2, "the loader would read '%.100s' where the input has '%.100s'",
+			         after.v[i], j < want.n ? want.v[j] : "(nothing)");
+		j++;
+	}
+	if (!e2[0] && j != want.n)
+		snprintf(e2, sizeof e2, "the loader would read %zu symbol and version names, the input has %zu",
+		         j, want.n);
+	strv_free(&after);
+	strv_free(&want);
+	if (e2[0])
+		FAIL("the edit would break the library: %s", e2);
+	return 0;
+}
+
 int
 elfedit(struct buf *b, const struct elfedits *ed, char *err, size_t errlen)
 {
 	struct ed x;
+	struct strv view = {0};
 	const char **wneeded = NULL, *wsoname = NULL, *wrpath = NULL, *wrunpath = NULL;
 	size_t i, nw = 0;
 	int r = -1, changed, reloc;
@@ -1068,6 +1142,8 @@ elfedit(struct buf *b, const struct elfedits *ed, char *err, size_t errlen)
 	}
 	if (load(&x) < 0)
 		goto out;
+	if (elf_loaderview(&x.e, &view, err, errlen) < 0)
+		goto out;
 	changed = planentries(&x, ed);
 	if (!changed) {
 		r = 0;
@@ -1095,13 +1171,15 @@ elfedit(struct buf *b, const struct elfedits *ed, char *err, size_t errlen)
 		case DT_RUNPATH: wrunpath = s; break;
 		}
 	}
-	if (verify(&x, ed, wneeded, nw, wsoname, wrpath, wrunpath) < 0)
+	if (verify(&x, ed, wneeded, nw, wsoname, wrpath, wrunpath) < 0 ||
+	    verifyloader(&x, ed, &view) < 0)
 		goto outfree;
 	r = 1;
 outfree:
 	for (i = 0; i < x.nd; i++)
 		free((char *)x.d[i].old);
 out:
+	strv_free(&view);
 	free(wneeded);
 	free(x.d);
 	free(x.ph);

@@ -66,7 +66,7 @@ json_key(struct json *j, const char *k)
 void
 json_quote(struct buf *b, const char *s, size_t n)
 {
-	size_t i;
+	size_t i, k;
 	unsigned char c;
 
 	bufputc(b, '"');
@@ -79,13 +79,62 @@ json_quote(struct buf *b, const char *s, size_t n)
 		case '\r': bufputs(b, "\\r"); break;
 		case '\t': bufputs(b, "\\t"); break;
 		default:
-			if (c < 0x20 || c == 0x7f)
+			if (c < 0x20 || c == 0x7f) {
 				bufprintf(b, "\\u%04x", c);
-			else
+			} else if (c < 0x80) {
 				bufputc(b, c);
+			} else if ((k = utf8_seq((const unsigned char *)s + i, n - i)) > 0) {
+				bufadd(b, s + i, k);
+				i += k - 1;
+			} else {
+				bufprintf(b, "\\udc%02x", c);
+			}
 		}
 	}
 	bufputc(b, '"');
+}
+
+size_t
+utf8_seq(const unsigned char *s, size_t n)
+{
+	size_t k, i;
+	unsigned lo = 0x80, hi = 0xbf;
+
+	if (n == 0)
+		return 0;
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] < 0xc2 || s[0] > 0xf4)
+		return 0;
+	k = s[0] < 0xe0 ? 2 : s[0] < 0xf0 ? 3 : 4;
+	/* the second byte's range rules out overlong forms, surrogates, > U+10FFFF */
+	if (s[0] == 0xe0)
+		lo = 0xa0;
+	else if (s[0] == 0xed)
+		hi = 0x9f;
+	else if (s[0] == 0xf0)
+		lo = 0x90;
+	else if (s[0] == 0xf4)
+		hi = 0x8f;
+	if (n < k || s[1] < lo || s[1] > hi)
+		return 0;
+	for (i = 2; i < k; i++)
+		if (s[i] < 0x80 || s[i] > 0xbf)
+			return 0;
+	return k;
+}
+
+size_t
+utf8_badat(const char *s, size_t n)
+{
+	size_t i = 0, k;
+
+	while (i < n) {
+		if (!(k = utf8_seq((const unsigned char *)s + i, n - i)))
+			return i;
+		i += k;
+	}
+	return n;
 }
 
 void

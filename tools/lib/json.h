@@ -40,7 +40,16 @@ void json_kbool(struct json *j, const char *k, int v);
 /* key k and an array of the n strings of v */
 void json_kstrs(struct json *j, const char *k, char *const *v, size_t n);
 
-/* append s as a quoted JSON string (UTF-8 passed through, controls escaped) */
+/* append s as a quoted JSON string: UTF-8 passed through, controls escaped, and a byte
+   that is not part of valid UTF-8 written as \udcXX (Python's surrogateescape: json.loads
+   and os.fsencode give the byte back), so the output is always valid JSON */
 void json_quote(struct buf *b, const char *s, size_t n);
+
+/* the length of the valid UTF-8 sequence at s (at most n bytes): 1 for ASCII, 2 to 4,
+   or 0 when the byte there does not start one (overlong, surrogate, past U+10FFFF,
+   cut short) */
+size_t utf8_seq(const unsigned char *s, size_t n);
+/* the offset of the first byte of s (n bytes) that is not valid UTF-8, or n */
+size_t utf8_badat(const char *s, size_t n);
 
 #endif

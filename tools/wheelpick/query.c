@@ -214,6 +214,12 @@ target_query(struct target *t, const char *python, int nocache, char **err)
 		free(abs);
 		abs = p;
 	}
+	/* a FIFO or device is named, never opened (its open would wait for a writer) */
+	if (stat(abs, &st) == 0 && !S_ISREG(st.st_mode)) {
+		*err = xasprintf("%s: is %s, not a Python interpreter", abs, os_ftype(st.st_mode));
+		free(abs);
+		return -1;
+	}
 	t->python = abs;
 	if (!nocache && (cf = cachefile(abs)) && readfile(cf, &out, 1 << 16) == 0 && out.s &&
 	    getval(out.s, "executable", v, sizeof v)) {

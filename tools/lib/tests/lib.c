@@ -143,6 +143,14 @@ test_json(void)
 	CHECK_STR(b.s, "{\"name\":\"a\\\"b\\\\c\\n\\u0001\",\"list\":[-1,true,null,{}],\"n\":42}",
 	          "JSON escapes strings and places commas");
 	bufreset(&b);
+	/* UTF-8 passes; a byte outside it (a Latin-1 tag, a cut sequence, an overlong '/',
+	   a surrogate, past U+10FFFF) is \udcXX, so the output stays valid JSON */
+	json_quote(&b, "v1\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80-\xe9-\xc3-\xc0\xaf-\xed\xa0\x80-\xf4\x90\x80\x80", 27);
+	CHECK_STR(b.s, "\"v1\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80-\\udce9-\\udcc3-\\udcc0\\udcaf-"
+	          "\\udced\\udca0\\udc80-\\udcf4\\udc90\\udc80\\udc80\"", "JSON escapes bytes that are not UTF-8");
+	CHECK(utf8_badat("ok\xc3\xa9", 4) == 4 && utf8_badat("ok\xff", 3) == 2 &&
+	      utf8_badat("\xe2\x82", 2) == 0, "utf8_badat");
+	bufreset(&b);
 	{
 		struct strv l = {0};
 
