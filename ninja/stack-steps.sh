@@ -1040,7 +1040,10 @@ step_cmakesmoke () {
 		[ -x "$pfx/bin/$1" ] || die "${c}_CHECK=$CHECK: $pfx/bin/$1 is not there"
 		prog=$pfx/bin/$1
 		shift
-		clean --set LD_LIBRARY_PATH="$pfx/lib" --prepend-path "$pfx/bin" -- "$prog" "$@" ||
+		set -- -- "$prog" "$@"
+		# C_ENV reaches the check too (GGML_VK_VISIBLE_DEVICES=0 lets ggml use lavapipe)
+		for e in $ENV; do set -- --set "$e" "$@"; done
+		clean --set LD_LIBRARY_PATH="$pfx/lib" --prepend-path "$pfx/bin" "$@" ||
 			die "${c}_CHECK failed: $CHECK (above)"
 	fi
 	[ "$BACKEND" = gfx ] && [ "$COVER" != no ] || return 0

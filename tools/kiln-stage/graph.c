@@ -458,6 +458,7 @@ cmakestages(const struct component *c, const char *last, const char *ccv, const 
 
 	s = stagerun(c->name, "smoke", "cmakesmoke", NULL);
 	key(s, "CHECK", pin(c, "CHECK"));
+	key(s, "ENV", pin(c, "ENV"));
 	key(s, "BACKEND", backend_name(cf.backend));
 	key(s, "ARCH", archs);
 	key(s, "COVER", pins_stack(&pins, "COVER"));
