@@ -295,6 +295,11 @@ for i in 1 2 3 4 5; do
 done
 fig "hipify-wrap no-op on torch 1.13.1, best of 5 (s; goal < 0.05)" "$best (user $bu, sys $bs)"
 
+# --- 4. ggml built by CMake with GGML_VULKAN=ON, test-backend-ops on lavapipe -----------------
+# (tests/real/ggml-vulkan.sh: its own checks, figures and work folder, $W/ggml-vulkan)
+KILN_SRC=$KILN_SRC KILN_BUILD=$KILN_BUILD KILN_BIN=$KB KILN_REAL_DIR=$W sh "$KILN_SRC/tests/real/ggml-vulkan.sh" ||
+	fails=$((fails + 1))
+
 echo "# figures (also in $W/figures):"
 sed 's/^/#   /' "$W/figures"
 [ "$fails" = 0 ] && echo "# real: all checks passed" || echo "# real: $fails checks failed"

@@ -9,7 +9,7 @@
 # prefix, and the bad inputs (a configure error, an arch the HIP compiler does not know,
 # Vulkan without glslc), one line each.
 . "$KILN_SRC/tests/lib.sh"
-need ninja git cc cmake clang-19 srcpin envclean kiln-stage gpucheck
+need ninja git cc cmake clang-19 pkg-config srcpin envclean kiln-stage gpucheck
 PY3=/usr/bin/python3
 
 KSRC=$T/src
