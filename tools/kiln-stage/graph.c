@@ -406,18 +406,16 @@ profkeys(struct srec *s, char **proflist, size_t nprof)
 	}
 }
 
-/* the stages of a CMake component after C.patch (or C.hipify, last): C.build (configure,
-   build and install into a staging prefix, packed as one reproducible tarball in
-   $B/cmake/C, the stage's output: stage cache, verify), C.install (the tarball unpacked
-   into $B/prefix/C, the prefix other stages consume) and C.smoke (C_CHECK, the project's
-   own check, and gpucheck cover of its libraries for each AMD --arch). deps: the stages
-   it builds against (their installs), space-separated */
+/* C.build of a CMake component: configure, build and install into a staging prefix,
+   packed as one reproducible tarball in $B/cmake/C (the stage's output: stage cache,
+   verify); after C.LAST and deps (their installs, space-separated) */
 static void
-cmakestages(const struct component *c, const char *last, const char *ccv, const char *rocmv,
-            char **proflist, size_t nprof, const char *deps)
+cmakebuild(const struct component *c, const char *last, const char *ccv, const char *rocmv,
+           char **proflist, size_t nprof, const char *deps)
 {
 	struct srec *s;
 	char *archs = archlist(";"), *aa = cmakearch(), *n, *tok, *sp, *d;
+	const char *chk = pin(c, "CHECK") + strspn(pin(c, "CHECK"), " \t");
 
 	s = stagerun(c->name, "build", "cmake", "cmakeparts");
 	key(s, "COMPONENT", c->name);
@@ -427,8 +425,7 @@ cmakestages(const struct component *c, const char *last, const char *ccv, const 
 	key(s, "CMAKE_ARGS", pin(c, "CMAKE_ARGS"));
 	key(s, "ARCH_ARGS", aa);
 	/* the program C_CHECK runs is carried into the prefix; its arguments are C.smoke's */
-	n = xstrndup(pin(c, "CHECK") + strspn(pin(c, "CHECK"), " \t"),
-	             strcspn(pin(c, "CHECK") + strspn(pin(c, "CHECK"), " \t"), " \t"));
+	n = xstrndup(chk, strcspn(chk, " \t"));
 	key(s, "CHECK_PROG", n);
 	free(n);
 	key(s, "BACKEND", backend_name(cf.backend));
@@ -448,7 +445,22 @@ cmakestages(const struct component *c, const char *last, const char *ccv, const 
 		parent(s, tok);
 	free(d);
 	s->out = xasprintf("%s/cmake/%s", absb, c->name);
+	free(archs);
+	free(aa);
+}
 
+/* the stages of a CMake component after C.patch (or C.hipify, last): C.build
+   (cmakebuild), C.install (the tarball unpacked into $B/prefix/C, the prefix other
+   stages consume) and C.smoke (C_CHECK, the project's own check, and gpucheck cover of
+   its libraries for each AMD --arch) */
+static void
+cmakestages(const struct component *c, const char *last, const char *ccv, const char *rocmv,
+            char **proflist, size_t nprof, const char *deps)
+{
+	struct srec *s;
+	char *archs = archlist(";"), *n;
+
+	cmakebuild(c, last, ccv, rocmv, proflist, nprof, deps);
 	s = stagerun(c->name, "install", "cmakeinstall", NULL);
 	key(s, "COMPONENT", c->name);
 	s->idkeys = "COMPONENT";
@@ -466,7 +478,6 @@ cmakestages(const struct component *c, const char *last, const char *ccv, const 
 	parent(s, n);
 	free(n);
 	free(archs);
-	free(aa);
 }
 
 /* the records of every stage */
