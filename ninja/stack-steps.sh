@@ -1070,7 +1070,8 @@ step_smoke () {
 		clean -- "$PY" -c "import $m; print('$m', getattr($m, '__version__', ''), $m.__file__)" ||
 			die "$PY cannot import $m"
 	done
-	if [ "$BACKEND" != cpu ] && [ "$COVER" != no ]; then
+	# (a stack of CMake components alone imports nothing: their C.smoke covers them)
+	if [ "$BACKEND" != cpu ] && [ "$COVER" != no ] && [ -n "$IMPORTS" ]; then
 		site=$(clean -- "$PY" -c 'import torch, os; print(os.path.dirname(torch.__file__))')
 		for a in $(echo "$ARCH" | tr ';' ' '); do
 			clean -- gpucheck cover --target="$a" "$site" || die "torch's GPU code does not cover $a (above)"
@@ -1195,6 +1196,215 @@ step_check () {
 		done
 	done
 	[ "$bad" = 0 ] || die "the ROCm SDK $ROCM_PATH lacks code for --arch=$(printf '%s' "$ARCH" | tr ';' ,)"
+}
+
+# --- C_BUILD=cmake: C.build (step_cmake), C.install (step_cmakeinstall), C.smoke
+# (step_cmakesmoke). The pieces of step_cmake are defined by step_cmakeparts, so that
+# their text is part of C.build's RULE (graph.c names both steps) and of no other stage's.
+
+step_cmake () {
+	# configure, build and install a CMake project into a staging prefix, packed as one
+	# tarball in $KILN_STAGE_OUT (the stage's output: the stage cache stores it, verify
+	# compares it). As for a wheel: a fresh copy of the prepared tree ($B/work/C, or
+	# WORK_DIR/C), SOURCE_DATE_EPOCH (the pinned commit's time), the prefix maps in
+	# CFLAGS/CXXFLAGS/HIPFLAGS, the compiler cache (CMake's compiler launchers), a
+	# relocatable prefix (/kiln/prefix/C inside the files, $ORIGIN RPATHs)
+	step_cmakeparts
+	out=$KILN_STAGE_OUT
+	cmk_work
+	cmk_precheck
+	set -- --set HOME="$work.home" --set SOURCE_DATE_EPOCH="$sde" \
+		--set CMAKE_POLICY_VERSION_MINIMUM=3.5 --set GIT_CEILING_DIRECTORIES="$wroot" \
+		--set CFLAGS="$maps" --set CXXFLAGS="$maps" --set HIPFLAGS="$maps" \
+		--set CUDAFLAGS="$cuda" --set CMAKE_BUILD_PARALLEL_LEVEL="$JOBS"
+	case "$BACKEND" in
+	gfx) set -- "$@" --set ROCM_PATH="$ROCM_PATH" --set HIP_PATH="$ROCM_PATH" ;;
+	cuda) set -- "$@" --keep CUDA_HOME --keep CUDA_PATH --keep CUDACXX ;;
+	esac
+	[ -n "${CC_CMD:-}" ] && set -- "$@" --set CC="$CC_CMD"
+	case "$CACHE" in
+	ccache|sccache)
+		command -v "$CACHE" >/dev/null 2>&1 || die "--cache=$CACHE, but there is no $CACHE here (install $CACHE)"
+		for v in $(passenv CCACHE_ SCCACHE_); do eval "set -- \"\$@\" --set \"$v=\${$v-}\""; done
+		set -- "$@" --set CCACHE_BASEDIR="$work" --set SCCACHE_BASEDIRS="$work"
+		[ -n "${CCACHE_DIR:-}" ] || set -- "$@" --set CCACHE_DIR="${XDG_CACHE_HOME:-$HOME/.cache}/ccache"
+		[ -n "${SCCACHE_DIR:-}" ] || set -- "$@" --set SCCACHE_DIR="${XDG_CACHE_HOME:-$HOME/.cache}/sccache" ;;
+	esac
+	for e in $ENV; do set -- "$@" --set "$e"; done
+	[ "$CACHE" = ccache ] && ccstats "$@" >"$work.home/ccache.before"
+	cmk_configure "$@"
+	cmk_build "$@"
+	if [ "$CACHE" = ccache ]; then
+		ccstats "$@" >"$work.home/ccache.after"
+		hitrate "$work.home/ccache.before" "$work.home/ccache.after"
+	fi
+	cmk_pack
+	cd "$B" && rm -rf "$work" "$work.home"
+	ls "$out"
+}
+
+step_cmakeparts () {
+	# cmk_work: the fresh copy of the prepared tree (work, wroot, dir), the commit, its
+	# time (sde) and the prefix maps (maps, cuda); the build folder is $work/_kiln_build
+	cmk_work () {
+		if [ -n "${WORK_DIR:-}" ]; then
+			wroot=$WORK_DIR work=$WORK_DIR/$c
+			mkdir -p "$wroot" || die "cannot create --work-dir $wroot"
+			[ -d "$wroot" ] && [ ! -L "$wroot" ] && [ -O "$wroot" ] || die "--work-dir $wroot is not a folder of yours"
+			exec 9>>"$wroot/.$c.lock" || die "cannot open the lock $wroot/.$c.lock"
+			flock 9 || die "cannot lock $wroot/.$c.lock"
+		else
+			wroot=$B/work work=$B/work/$c
+			[ -n "${KILN_STAGE_VERIFY:-}" ] && work=$B/work/$c.verify
+		fi
+		rm -rf "$work" "$work.home" || die "cannot remove the old build tree $work"
+		mkdir -p "$work" "$work.home/prefix" || die "cannot create $work"
+		cp -a --reflink=auto "$src/." "$work/" || die "cannot copy $src to $work"
+		dir=$work${SUBDIR:+/$SUBDIR} bd=$work/_kiln_build
+		commit=$(clean -- srcpin state "$src" | sed -n 's/^COMMIT=//p')
+		sde=$(git --git-dir="$src/.git" show -s --format=%ct "$commit" 2>/dev/null) || sde=
+		case "$sde" in ''|*[!0-9]*) sde=315532800 ;; esac
+		maps= cuda=
+		for m in "$B=/kiln/build" "$work=/kiln/src/$c"; do
+			case "$m" in
+			*[!A-Za-z0-9_./:=+,@%-]*) say "cannot map ${m%=*} in CFLAGS (its name has spaces, quotes or shell characters)"; continue ;;
+			esac
+			maps="$maps -ffile-prefix-map=$m -fdebug-prefix-map=$m"
+			cuda="$cuda -Xcompiler=-ffile-prefix-map=$m"
+		done
+		maps=${maps# } cuda=${cuda# }
+	}
+	# cmk_precheck: what is knowable before compiling, one line each: an AMD --arch the
+	# HIP compiler does not know (clang -print-supported-cpus), and Vulkan turned on
+	# without glslc (ggml's src/ggml-vulkan/CMakeLists.txt: find_package(Vulkan
+	# COMPONENTS glslc REQUIRED))
+	cmk_precheck () {
+		hc= glslc= vk=
+		for a in $CMAKE_ARGS $ARCH_ARGS; do
+			case "$a" in
+			-DCMAKE_HIP_COMPILER=*|-DCMAKE_HIP_COMPILER:*=*) hc=${a#*=} ;;
+			-DVulkan_GLSLC_EXECUTABLE=*|-DVulkan_GLSLC_EXECUTABLE:*=*) glslc=${a#*=} ;;
+			-D*VULKAN=ON|-D*VULKAN:BOOL=ON) vk=${a#-D} ;;
+			esac
+		done
+		if [ -n "$vk" ]; then
+			[ -n "$glslc" ] || glslc=$(clean -- sh -c 'command -v glslc') ||
+				die "$vk needs glslc, the Vulkan shader compiler, which is not on PATH (Debian: apt-get install glslc; or -DVulkan_GLSLC_EXECUTABLE=PATH in ${c}_CMAKE_ARGS)"
+			[ -x "$glslc" ] || die "$vk: -DVulkan_GLSLC_EXECUTABLE=$glslc is not a program"
+		fi
+		[ "$BACKEND" = gfx ] || return 0
+		if [ -z "$hc" ]; then
+			for x in "$ROCM_PATH/llvm/bin/clang" "$ROCM_PATH/lib/llvm/bin/clang"; do
+				[ -x "$x" ] && { hc=$x; break; }
+			done
+		fi
+		[ -n "$hc" ] || die "no HIP compiler in $ROCM_PATH (llvm/bin/clang); name it with -DCMAKE_HIP_COMPILER=PATH in ${c}_CMAKE_ARGS"
+		known=$(clean -- "$hc" --target=amdgcn-amd-amdhsa -nogpulib -print-supported-cpus 2>&1 | sed -n 's/^[[:space:]]*\(gfx[0-9a-z]*\)$/\1/p' | tr '\n' ' ')
+		[ -n "$known" ] || die "the HIP compiler $hc lists no AMD GPU targets (clang --target=amdgcn-amd-amdhsa -print-supported-cpus)"
+		for a in $(printf '%s' "$ARCH" | tr ';' ' '); do
+			case " $known" in
+			*" $a "*) ;;
+			*) die "--arch=$a: the HIP compiler $hc does not know it (it knows $(printf '%s' "$known" | tr ' ' '\n' | grep -c .) gfx targets, e.g. $(printf '%s' "$known" | tr ' ' '\n' | tail -n 3 | tr '\n' ' ')); use a newer ROCm or another --arch" ;;
+			esac
+		done
+	}
+	# cmk_configure ENVCLEAN-OPTION...: cmake's configure; a failure is the first "CMake
+	# Error" line and the message under it, in one line
+	cmk_configure () {
+		set -- "$@" -- cmake -S "$dir" -B "$bd" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+			-DCMAKE_INSTALL_PREFIX="/kiln/prefix/$c" -DCMAKE_INSTALL_LIBDIR=lib \
+			-DCMAKE_INSTALL_RPATH='$ORIGIN/../lib' -DCMAKE_BUILD_RPATH_USE_ORIGIN=ON
+		case "$CACHE" in
+		ccache|sccache) for l in C CXX HIP CUDA; do set -- "$@" "-DCMAKE_${l}_COMPILER_LAUNCHER=$CACHE"; done ;;
+		esac
+		pp=
+		for d in $DEPS; do pp="$pp${pp:+;}$B/prefix/${d%.*}"; done
+		[ -z "$pp" ] || set -- "$@" "-DCMAKE_PREFIX_PATH=$pp"
+		set -- "$@" $ARCH_ARGS $CMAKE_ARGS
+		if ! clean "$@" >"$work.home/configure.log" 2>&1; then
+			cat "$work.home/configure.log"
+			e=$(sed -n '/^CMake Error/{N;s/\n[[:space:]]*/ /;p;q;}' "$work.home/configure.log" | sed "s|$work/||g")
+			die "cmake could not configure $c: ${e:-$(tail -n 1 "$work.home/configure.log")}"
+		fi
+		cat "$work.home/configure.log"
+	}
+	# cmk_build ENVCLEAN-OPTION...: build, then install into the staging prefix; the
+	# program C_CHECK names is copied into its bin/ when the project does not install it
+	cmk_build () {
+		clean "$@" -- cmake --build "$bd" -j "$JOBS" || die "the build failed (its tree is kept in $work)"
+		stage=$work.home/prefix
+		clean "$@" -- cmake --install "$bd" --prefix "$stage" || die "cmake --install failed (its tree is kept in $work)"
+		[ -n "$CHECK_PROG" ] || return 0
+		[ -e "$stage/bin/$CHECK_PROG" ] && return 0
+		cp_=$(find "$bd" -name "$CHECK_PROG" -type f -perm -u+x | sort | head -n 1)
+		[ -n "$cp_" ] || die "${c}_CHECK: the build made no program $CHECK_PROG"
+		mkdir -p "$stage/bin" && cp "$cp_" "$stage/bin/$CHECK_PROG" || die "cannot copy $cp_"
+	}
+	# cmk_pack: the staging prefix as one tarball, the same bytes for the same key:
+	# names sorted, times SOURCE_DATE_EPOCH, owner 0, gzip without a name or time
+	cmk_pack () {
+		rel=
+		for t in $REF; do
+			v=${t#v}
+			case "$v" in [0-9]*) case "$v" in *[!0-9.]*|*.|*..*) ;; *) rel=$v ;; esac ;; esac
+		done
+		label=kiln.$(printf '%s' "$ARCH" | tr 'A-Z' 'a-z' | tr -c 'a-z0-9\n' '.').g$(printf '%.10s' "$KILN_STAGE_KEY")
+		tb=$c-${rel:-$(printf '%.12s' "$commit")}+$label.tar.gz
+		tar --format=gnu --sort=name --mtime="@$sde" --owner=0 --group=0 --numeric-owner \
+			-C "$stage" -cf - . | gzip -9n >"$out/$tb.tmp" && mv -f "$out/$tb.tmp" "$out/$tb" ||
+			die "cannot pack $stage into $out/$tb"
+		echo "packed $tb: $(tar -tzf "$out/$tb" | grep -c -v '/$') files"
+	}
+}
+
+step_cmakeinstall () {
+	# the tarball C.build made, unpacked into $B/prefix/C (the prefix other stages
+	# consume: CMAKE_PREFIX_PATH, pkg-config --define-prefix, $ORIGIN RPATHs), whole:
+	# unpacked beside it and renamed into place; then C's build-info record
+	set +f
+	set -- "$B/cmake/$c"/*.tar.gz
+	set -f
+	[ $# = 1 ] && [ -f "$1" ] || die "$B/cmake/$c holds no tarball (or several); run ninja $c.build"
+	pfx=$B/prefix/$c
+	rm -rf "$pfx.new" "$pfx.old" && mkdir -p "$pfx.new" && tar -xzf "$1" -C "$pfx.new" || die "cannot unpack $1 into $p.new"
+	[ ! -e "$pfx" ] || mv "$pfx" "$pfx.old" || die "cannot move the old $pfx aside"
+	mv "$pfx.new" "$pfx" && rm -rf "$pfx.old" || die "cannot rename $pfx.new to $pfx"
+	mkdir -p "$B/info"
+	{
+		echo "COMPONENT=$c"
+		[ -d "$src" ] && clean -- srcpin state "$src" 2>/dev/null | grep -E '^(URL|COMMIT|SERIES_DIGEST)='
+		[ -f "$B/src/$c.fetched" ] && echo "FETCHED_FROM=$(cat "$B/src/$c.fetched")"
+		n=${1##*/}
+		echo "VERSION=$(printf '%s' "${n#"$c"-}" | sed 's/\.tar\.gz$//')"
+		echo "TARBALL=$n"
+		echo "TARBALL_SHA256=$(sha256sum "$1" | cut -c1-64)"
+		echo "PREFIX=$pfx"
+		echo "ARCH=$(echo "$ARCH_LIST" | tr ';' ,)"
+	} | kiln-stage kv -o "$B/info/$c.info"
+	kiln-stage info -o "$B/build-info.json" "$B/info"
+	echo "installed ${1##*/} into $pfx"
+}
+
+step_cmakesmoke () {
+	# C_CHECK, the project's own check (ggml: test-backend-ops), from the prefix's bin/
+	# with its lib/ on the loader's path; then, for AMD targets, gpucheck cover of the
+	# prefix's libraries for every --arch (stack_COVER=no skips it)
+	pfx=$B/prefix/$c
+	if [ -n "$CHECK" ]; then
+		set -- $CHECK
+		[ -x "$pfx/bin/$1" ] || die "${c}_CHECK=$CHECK: $pfx/bin/$1 is not there"
+		prog=$pfx/bin/$1
+		shift
+		set -- -- "$prog" "$@"
+		# C_ENV reaches the check too (GGML_VK_VISIBLE_DEVICES=0 lets ggml use lavapipe)
+		for e in $ENV; do set -- --set "$e" "$@"; done
+		clean --set LD_LIBRARY_PATH="$pfx/lib" --prepend-path "$pfx/bin" "$@" ||
+			die "${c}_CHECK failed: $CHECK (above)"
+	fi
+	[ "$BACKEND" = gfx ] && [ "$COVER" != no ] || return 0
+	for a in $(printf '%s' "$ARCH" | tr ';' ' '); do
+		clean -- gpucheck cover --target="$a" "$pfx/lib" || die "$c's GPU code in $pfx/lib does not cover $a (above)"
+	done
 }
 
 # one line: sh has read it whole before the step runs, so an edit of this file during a

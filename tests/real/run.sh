@@ -8,17 +8,20 @@
 #           built there, the trixie track (torch 2.6.0, vision 0.21.0, audio 2.6.0, Python
 #           3.13), hipify on torch 2.6.0's tree for gfx803 and gfx1151; needs root; about
 #           10 minutes to make the root once, then 1 to 2 hours on a shared 2-core machine.
-# KILN_REAL_TRACKS (default "debian trixie") picks the parts. Each prints ok / not ok lines
+#   ggml    tests/real/ggml-vulkan.sh: ggml built by the graph's CMake kind with
+#           GGML_VULKAN=ON, test-backend-ops on Mesa's lavapipe.
+# KILN_REAL_TRACKS (default "debian trixie ggml") picks the parts. Each prints ok / not ok lines
 # and its figures (in $KILN_REAL_DIR/figures and $KILN_REAL_DIR/trixie/figures); both are
 # resumable (KILN_REAL_FRESH=1 starts over). Exit 0 when every part passed.
 set -u
 here=$(cd "$(dirname "$0")" && pwd) || exit 2
 rc=0
-for p in ${KILN_REAL_TRACKS:-debian trixie}; do
+for p in ${KILN_REAL_TRACKS:-debian trixie ggml}; do
 	case "$p" in
 	debian) echo "# real: debian (Debian 12, this machine)"; sh "$here/bookworm.sh" || rc=1 ;;
 	trixie) echo "# real: trixie (Debian 13, a root made with mmdebstrap)"; sh "$here/trixie.sh" || rc=1 ;;
-	*) echo "not ok real: KILN_REAL_TRACKS names '$p' (debian, trixie)"; rc=1 ;;
+	ggml) echo "# real: ggml (CMake, GGML_VULKAN=ON, test-backend-ops on lavapipe)"; sh "$here/ggml-vulkan.sh" || rc=1 ;;
+	*) echo "not ok real: KILN_REAL_TRACKS names '$p' (debian, trixie, ggml)"; rc=1 ;;
 	esac
 done
 exit $rc

@@ -297,9 +297,7 @@ complist(const char *list, const char *what, int value)
 			fail("unknown component '%s' in %s%s%s%s", w, what, s ? "; did you mean " : "",
 			     s ? s : "", s ? "?" : "");
 		}
-		if (value < 0 && c == &comp_table[0])
-			fail("%s drops torch, which the stack is built on; pin a prebuilt one "
-			     "with --pin torch=wheel:/path.whl or --pin torch=system", what);
+		/* dropping torch: graph.c's torchless checks that only CMake components remain */
 		/* a pin file's lists (2: WITH, -2: WITHOUT) yield to the command line's */
 		if (value == -2) {
 			if (wanted[c - comp_table] <= 0)

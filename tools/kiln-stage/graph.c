@@ -52,6 +52,10 @@ static const struct {
 	/* build requirements: pip into the target Python; no ROCm */
 	{"deps", T_ENVCLEAN, 0},
 	{"image", 0, 0},
+	/* C_BUILD=cmake: C.build, C.install, C.smoke */
+	{"cmake", T_ENVCLEAN | T_SRCPIN, 1},
+	{"cmakeinstall", T_ENVCLEAN, 0},
+	{"cmakesmoke", T_GPUCHECK | T_ENVCLEAN, 0},
 };
 
 /* one stage: everything its ninja edge and key file are made from */
@@ -436,6 +440,147 @@ patchrelease(struct srec *s, const struct component *c, const char *range)
 	free(rel);
 }
 
+/* --- CMake components (C_BUILD=cmake) ------------------------------------------------ */
+
+/* the --arch list as the project's own CMake variables: GPU_TARGETS and AMDGPU_TARGETS
+   for HIP (ggml's src/ggml-hip/CMakeLists.txt forwards either to CMAKE_HIP_ARCHITECTURES;
+   ROCm's own projects read the same two), CMAKE_CUDA_ARCHITECTURES for CUDA (sm_90 ->
+   90, sm_90a -> 90a); none for cpu. Fresh. */
+static char *
+cmakearch(void)
+{
+	struct buf b = {0};
+	char *l;
+	size_t i;
+
+	switch (cf.backend) {
+	case BACKEND_GFX:
+		l = archlist(";");
+		bufprintf(&b, "-DGPU_TARGETS=%s -DAMDGPU_TARGETS=%s", l, l);
+		free(l);
+		break;
+	case BACKEND_CUDA:
+		bufputs(&b, "-DCMAKE_CUDA_ARCHITECTURES=");
+		for (i = 0; i < cf.narch; i++)
+			bufprintf(&b, "%s%s", i ? ";" : "", startswith(cf.arch[i], "sm_") ? cf.arch[i] + 3 : cf.arch[i]);
+		break;
+	default:
+		bufputs(&b, "");
+		break;
+	}
+	return bufdetach(&b);
+}
+
+/* cmake's version line, once (configure stops when a CMake component has no cmake) */
+static const char *
+cmakeversion(const char *comp)
+{
+	static char *v;
+	char *av[] = {"cmake", "--version", NULL}, *out = NULL;
+
+	if (v)
+		return v;
+	if (capture(av, &out) != 0 || !*out)
+		fail("%s: %s_BUILD=cmake needs cmake on PATH (apt-get install cmake)", pins.file, comp);
+	v = line(out, 0);
+	free(out);
+	return v;
+}
+
+/* the key lines PROFILE_NAME=sha256 of each profile (env/arch/NAME.env) */
+static void
+profkeys(struct srec *s, char **proflist, size_t nprof)
+{
+	size_t j;
+	char *b, *kn, *q, *h;
+
+	for (j = 0; j < nprof; j++) {
+		b = strrchr(proflist[j], '/') + 1;
+		kn = xasprintf("PROFILE_%.*s", (int)(strlen(b) - 4), b);
+		for (q = kn + 8; *q; q++)
+			if (!isalnumc((unsigned char)*q) && *q != '_')
+				*q = '_';
+		h = sha256hex(proflist[j]);
+		key(s, kn, h);
+		free(h);
+		free(kn);
+	}
+}
+
+/* C.build of a CMake component: configure, build and install into a staging prefix,
+   packed as one reproducible tarball in $B/cmake/C (the stage's output: stage cache,
+   verify); after C.LAST and deps (their installs, space-separated) */
+static void
+cmakebuild(const struct component *c, const char *last, const char *ccv, const char *rocmv,
+           char **proflist, size_t nprof, const char *deps)
+{
+	struct srec *s;
+	char *archs = archlist(";"), *aa = cmakearch(), *n, *tok, *sp, *d;
+	const char *chk = pin(c, "CHECK") + strspn(pin(c, "CHECK"), " \t");
+
+	s = stagerun(c->name, "build", "cmake", "cmakeparts");
+	key(s, "COMPONENT", c->name);
+	key(s, "REF", pin(c, "REF"));
+	key(s, "BUILD", "cmake");
+	key(s, "CMAKE", cmakeversion(c->name));
+	key(s, "CMAKE_ARGS", pin(c, "CMAKE_ARGS"));
+	key(s, "ARCH_ARGS", aa);
+	/* the program C_CHECK runs is carried into the prefix; its arguments are C.smoke's */
+	n = xstrndup(chk, strcspn(chk, " \t"));
+	key(s, "CHECK_PROG", n);
+	free(n);
+	key(s, "BACKEND", backend_name(cf.backend));
+	key(s, "ARCH", archs);
+	key(s, "CC_VERSION", ccv);
+	key(s, "CC_CMD", strcmp(cf.cc, "cc") ? cf.cc : "");
+	if (cf.backend == BACKEND_GFX)
+		key(s, "ROCM", rocmv ? rocmv : "");
+	key(s, "ENV", pin(c, "ENV"));
+	key(s, "DEPS", deps);
+	profkeys(s, proflist, nprof);
+	n = xasprintf("%s.%s", c->name, last);
+	parent(s, n);
+	free(n);
+	d = xstrdup(deps);
+	for (tok = strtok_r(d, " ", &sp); tok; tok = strtok_r(NULL, " ", &sp))
+		parent(s, tok);
+	free(d);
+	s->out = xasprintf("%s/cmake/%s", absb, c->name);
+	free(archs);
+	free(aa);
+}
+
+/* the stages of a CMake component after C.patch (or C.hipify, last): C.build
+   (cmakebuild), C.install (the tarball unpacked into $B/prefix/C, the prefix other
+   stages consume) and C.smoke (C_CHECK, the project's own check, and gpucheck cover of
+   its libraries for each AMD --arch) */
+static void
+cmakestages(const struct component *c, const char *last, const char *ccv, const char *rocmv,
+            char **proflist, size_t nprof, const char *deps)
+{
+	struct srec *s;
+	char *archs = archlist(";"), *n;
+
+	cmakebuild(c, last, ccv, rocmv, proflist, nprof, deps);
+	s = stagerun(c->name, "install", "cmakeinstall", NULL);
+	key(s, "COMPONENT", c->name);
+	s->idkeys = "COMPONENT";
+	n = xasprintf("%s.build", c->name);
+	parent(s, n);
+	free(n);
+
+	s = stagerun(c->name, "smoke", "cmakesmoke", NULL);
+	key(s, "CHECK", pin(c, "CHECK"));
+	key(s, "ENV", pin(c, "ENV"));
+	key(s, "BACKEND", backend_name(cf.backend));
+	key(s, "ARCH", archs);
+	key(s, "COVER", pins_stack(&pins, "COVER"));
+	n = xasprintf("%s.install", c->name);
+	parent(s, n);
+	free(n);
+	free(archs);
+}
+
 /* the records of every stage */
 static void
 mkstages(char **proflist, size_t nprof)
@@ -593,6 +738,10 @@ mkstages(char **proflist, size_t nprof)
 			free(pd);
 			if (!strcmp(k, "source"))
 				continue;
+			if (!strcmp(pin(c, "BUILD"), "cmake")) {
+				cmakestages(c, last, ccv, rocmv, proflist, nprof, dep.s ? dep.s : "");
+				continue;
+			}
 			depsstage(c, last);
 			s = stage(c->name, "wheel");
 			key(s, "COMPONENT", c->name);
@@ -692,7 +841,8 @@ mkstages(char **proflist, size_t nprof)
 	key(s, "PY", pyk);
 	key(s, "COVER", pins_stack(&pins, "COVER"));
 	for (i = 0; i < nstages; i++)
-		if (!strcmp(stages[i].step, "install") || !strcmp(stages[i].step, "system"))
+		if (!strcmp(stages[i].step, "install") || !strcmp(stages[i].step, "system") ||
+		    !strcmp(stages[i].step, "cmakesmoke"))
 			parent(&stages[nstages - 1], stages[i].name);
 	if (!strcmp(pins_stack(&pins, "FAT"), "yes") && comps.len) {
 		s = stage("stack", "fat");
@@ -952,6 +1102,23 @@ writestack(char *const *tools, size_t ntools, const char *profs)
 	buffree(&t);
 }
 
+/* a stack without torch (--without=torch) holds only CMake components (the ggml track);
+   any other component is a Python package built on torch */
+static void
+torchless(void)
+{
+	size_t i;
+
+	if (non && on[0] == &comp_table[0])
+		return;
+	for (i = 0; i < non; i++)
+		if (strcmp(on[i]->kind, "sdk") && strcmp(pin(on[i], "BUILD"), "cmake"))
+			fail("%s: the stack drops torch, which the stack is built on (%s is built against "
+			     "it); pin a prebuilt one with --pin torch=wheel:/path.whl or --pin torch=system "
+			     "(only a stack of CMake components, C_BUILD=cmake, builds without torch)",
+			     pins.file, on[i]->name);
+}
+
 /* the stack: pins, components, profiles, facts, then the stage records */
 static char *
 planstack(char ***proflist, size_t *nprof)
@@ -974,6 +1141,7 @@ planstack(char ***proflist, size_t *nprof)
 	for (i = 0; i < comp_count; i++)
 		if (wanted[i] > 0 || (wanted[i] == 0 && comp_table[i].isdefault))
 			on[non++] = &comp_table[i];
+	torchless();
 	for (i = 0; i < non; i++) {
 		const struct component *c = on[i];
 		const char *k = pin(c, "KIND");

@@ -219,6 +219,8 @@ pins_get(const struct pins *p, const struct component *c, const char *key)
 		return c->subdir;
 	if (!strcmp(key, "KIND"))
 		return c->kind;
+	if (!strcmp(key, "BUILD"))
+		return comp_defbuild(c);
 	return "";
 }
 

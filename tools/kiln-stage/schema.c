@@ -20,6 +20,9 @@ const struct component comp_table[] = {
 	/* the ROCm SDK: rocm_URL + rocm_SHA256 make it the stages rocm.sdk and rocm.check
 	   (kind sdk); without a URL, or rocm_KIND=system, configure's --rocm-path is used */
 	{"rocm",       "",            "",                    "",            "",       "",       "sdk",    0,   0,  ""},
+	/* ggml (ggml-org/ggml), the tensor library under llama.cpp: a CMake project
+	   (ggml_BUILD=cmake by default, comp_defbuild); env/tracks/ggml*.env */
+	{"ggml",       "",            "",                    "",            "",       "",       "build",  0,   0,  ""},
 };
 const size_t comp_count = sizeof comp_table / sizeof comp_table[0];
 
@@ -37,11 +40,13 @@ const struct pinkey pinkey_table[] = {
 	{"HIPIFY", 0, KT_NAME, "hipify-wrap project (torch, vision, generic); empty for none"},
 	{"HIPIFY_CMD", 0, KT_TEXT, "the command generic hipify runs in the tree"},
 	{"SUBDIR", 0, KT_PATH, "where setup.py is, inside the tree"},
-	{"BUILD", 0, KT_BUILD, "setup, build or pip"},
+	{"BUILD", 0, KT_BUILD, "setup, build, pip or cmake"},
 	{"ENV", 0, KT_ENV, "\"K=V K=V\": the build's environment"},
 	{"PATCHES", 0, KT_PATH, "patch folder (relative to the pin file); default patches/C"},
 	{"SHA256", 0, KT_SHA256, "the sha256 of an SDK tarball (rocm_SHA256)"},
 	{"INDEX", 0, KT_URL, "rocm_KIND=wheels: TheRock's package index (a URL or a folder of wheels)"},
+	{"CMAKE_ARGS", 0, KT_CMAKEARGS, "C_BUILD=cmake: the configure's own options (\"-DGGML_VULKAN=ON ...\")"},
+	{"CHECK", 0, KT_TEXT, "C_BUILD=cmake: the project's own check, run by C.smoke (\"test-backend-ops -b Vulkan0\")"},
 	{"WITH", 1, KT_COMPS, "components a track adds (stack_WITH=triton,vllm)"},
 	{"WITHOUT", 1, KT_COMPS, "components a track drops (stack_WITHOUT=audio)"},
 	{"FAT", 1, KT_YESNO, "yes: fatwheel bundles torch's library closure (stack.fat)"},
@@ -49,6 +54,42 @@ const struct pinkey pinkey_table[] = {
 	{"BASE", 2, KT_IMAGEID, "image_BASE: the --image-base image's ID or digest (sha256:...)"},
 };
 const size_t pinkey_count = sizeof pinkey_table / sizeof pinkey_table[0];
+
+/* the components built with CMake unless their pins say otherwise */
+static const char *const cmake_comps[] = {"ggml"};
+
+const char *
+comp_defbuild(const struct component *c)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof cmake_comps / sizeof cmake_comps[0]; i++)
+		if (!strcmp(c->name, cmake_comps[i]))
+			return "cmake";
+	return "";
+}
+
+/* C_CMAKE_ARGS: words that are each an option (-DNAME=VALUE, -UNAME, -Wno-dev ...);
+   a build folder, a source folder or a generator of the user's own would fight the
+   cmake step's (-S, -B, -G, --build, --install: the step gives those) */
+static const char *
+cmakeargs_check(const char *v)
+{
+	const char *p, *e;
+
+	for (p = v; *p; p = e) {
+		p += strspn(p, " \t");
+		e = p + strcspn(p, " \t");
+		if (p == e)
+			break;
+		if (*p != '-' || e - p < 2)
+			return "is not a list of -DNAME=VALUE words";
+		if ((p[1] == 'S' || p[1] == 'B' || p[1] == 'G') || startswith(p, "--build") ||
+		    startswith(p, "--install") || startswith(p, "-DCMAKE_INSTALL_PREFIX="))
+			return "names the source, build folder, generator or prefix, which kiln's cmake step sets";
+	}
+	return NULL;
+}
 
 const struct component *
 comp_find(const char *name)
@@ -178,8 +219,10 @@ pinkey_check(enum keytype type, const char *v)
 		return !*v || (strlen(v) == 64 && strspn(v, "0123456789abcdef") == 64) ? NULL :
 		       "is not a sha256 (64 lowercase hex digits)";
 	case KT_BUILD:
-		return !*v || !strcmp(v, "setup") || !strcmp(v, "build") || !strcmp(v, "pip") ? NULL :
-		       "use setup, build or pip";
+		return !*v || !strcmp(v, "setup") || !strcmp(v, "build") || !strcmp(v, "pip") ||
+		       !strcmp(v, "cmake") ? NULL : "use setup, build, pip or cmake";
+	case KT_CMAKEARGS:
+		return cmakeargs_check(v);
 	case KT_ENV:
 		for (p = v; *p; p = e) {
 			p += strspn(p, " \t");

@@ -26,6 +26,9 @@ extern const struct component comp_table[];
 extern const size_t comp_count;
 /* the row of a component, or NULL */
 const struct component *comp_find(const char *name);
+/* the default of C_BUILD: "cmake" for a CMake project (ggml), else "" (setup.py or
+   PEP 517, found in the tree) */
+const char *comp_defbuild(const struct component *c);
 
 /* how a pin key's value is checked */
 enum keytype {
@@ -37,11 +40,12 @@ enum keytype {
 	KT_COMPS,   /* component names, separated by spaces or commas */
 	KT_COMMIT,  /* 7 to 40 hex digits */
 	KT_KIND,    /* build, source, wheel, system; rocm: sdk or wheels */
-	KT_BUILD,   /* setup, build or pip */
+	KT_BUILD,   /* setup, build, pip or cmake */
 	KT_ENV,     /* NAME=VALUE words */
 	KT_YESNO,   /* yes or no */
 	KT_SHA256,  /* 64 lowercase hex digits */
 	KT_IMAGEID, /* an image ID or digest: sha256:HEX (64), or 12 to 64 hex digits */
+	KT_CMAKEARGS, /* -DNAME=VALUE words (no -S, -B, -G: the cmake step's) */
 };
 
 /* one key a pin file may set: COMPONENT_KEY (per component) or stack_KEY */
