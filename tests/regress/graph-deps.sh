@@ -118,7 +118,9 @@ same "the wheelhouse gives the same lock" "$(cat "$T/b/build/deps/torch.lock")" 
 fails () {
 	before=$(pylist "$T/venvf")
 	exits "$1: torch.deps fails" 1 ninja torch.deps
-	n=$(grep -c '^kiln: torch.deps: ' "$T/.out")
+	# the failure summary's own frame (kiln-stage run: "last 30 lines of", "no ... error
+	# recognised") is not the step's line
+	n=$(grep '^kiln: torch.deps: ' "$T/.out" | grep -vc ': last [0-9]* lines of \|error recognised in the log\|: first error (')
 	same "$1: one kiln line" 1 "$n"
 	has "$1: it names the cause" "$T/.out" "$2" || :
 	grep '^kiln: torch.deps: ' "$T/.out" | sed 's/^/#   /'
