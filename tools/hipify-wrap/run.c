@@ -40,9 +40,11 @@ char *
 findprog(const char *name, const char *self)
 {
 	char *dir, *c, *r;
+	const char *slash;
 
-	if (self && (c = strrchr(self, '/'))) {
-		dir = xstrndup(self, (size_t)(c - self));
+	/* const: C23's strrchr keeps its argument's qualifier (gcc 16, glibc 2.43) */
+	if (self && (slash = strrchr(self, '/'))) {
+		dir = xstrndup(self, (size_t)(slash - self));
 		c = xasprintf("%s/%s", dir, name);
 		free(dir);
 		if (access(c, X_OK) == 0) {
