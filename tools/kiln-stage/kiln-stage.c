@@ -20,6 +20,7 @@
 #include "remote.h"
 #include "schema.h"
 #include "sdk.h"
+#include "sdklock.h"
 #include "stage.h"
 #include "util.h"
 #include "verify.h"
@@ -741,6 +742,8 @@ main(int argc, char **argv)
 		return fetch_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "unpack") == 0)
 		return unpack_main(argc - 1, argv + 1);
+	if (strcmp(argv[1], "sdklock") == 0)
+		return sdklock_main(argc - 1, argv + 1);
 	usage(xasprintf("unknown verb '%s' (run, env, info, labels or graph)", argv[1]));
 	return EXIT_USAGE;
 }

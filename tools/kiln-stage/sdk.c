@@ -23,6 +23,7 @@
 #include "hash.h"
 #include "opt.h"
 #include "os.h"
+#include "sdklock.h"
 #include "strv.h"
 #include "util.h"
 
@@ -30,7 +31,7 @@ static void
 sdkusage(const char *error)
 {
 	opt_usage(error,
-	          "usage: kiln-stage fetch URL --sha256=HEX -o FILE\n"
+	          "usage: kiln-stage fetch URL --sha256=HEX|--lock=LOCK -o FILE\n"
 	          "       kiln-stage unpack TARBALL --into=DIR [--sha256=HEX] [--layout=rocm]\n"
 	          "                         [--max-size=BYTES]\n");
 }
@@ -145,11 +146,37 @@ attempt(struct dl *d, const char *url, long *code)
 	return rc;
 }
 
+/* --lock without --sha256: the digest the lock holds for url (in buf), or NULL */
+static const char *
+fetchlocked(const char *lock, const char *url, char buf[65])
+{
+	char *err = NULL;
+	int r = sdklock_get(lock, url, buf, &err);
+
+	if (r < 0)
+		dien(EXIT_USAGE, "%s", err);
+	return r == 1 ? buf : NULL;
+}
+
+/* trust on first use: lock the digest got of url, or refuse it (part removed) when the
+   lock holds another */
+static void
+fetchlock(const char *lock, const char *url, const char *got, const char *part)
+{
+	char *err = NULL;
+	int r = sdklock_check(lock, url, got, &err);
+
+	if (r == 0)
+		return;
+	unlink(part);
+	dien(r < 0 ? EXIT_USAGE : EXIT_PROBLEM, "%s", err);
+}
+
 int
 fetch_main(int argc, char **argv)
 {
-	const char *url = NULL, *sha = NULL, *out = NULL, *v;
-	char *part, *got, *tries_env;
+	const char *url = NULL, *sha = NULL, *out = NULL, *lock = NULL, *v;
+	char *part, *got, *tries_env, locked[65];
 	unsigned char dg[32];
 	struct dl d = {0};
 	CURLcode rc = CURLE_OK;
@@ -161,6 +188,8 @@ fetch_main(int argc, char **argv)
 			sdkusage(NULL);
 		else if ((v = opt_val(argc, argv, &i, "--sha256", sdkusage)))
 			sha = v;
+		else if ((v = opt_val(argc, argv, &i, "--lock", sdkusage)))
+			lock = v;
 		else if ((v = opt_val(argc, argv, &i, "-o", sdkusage)) ||
 		         (v = opt_val(argc, argv, &i, "--out", sdkusage)))
 			out = v;
@@ -171,12 +200,14 @@ fetch_main(int argc, char **argv)
 		else
 			sdkusage(xasprintf("fetch: unexpected argument '%s'", argv[i]));
 	}
-	if (!url || !sha || !out)
-		sdkusage("fetch: give URL, --sha256=HEX and -o FILE");
-	if (!ishex64(sha))
+	if (!url || (!sha && !lock) || !out)
+		sdkusage("fetch: give URL, --sha256=HEX (or --lock=LOCK) and -o FILE");
+	if (sha && !ishex64(sha))
 		dien(EXIT_USAGE, "%s: --sha256=%s is not a sha256 (64 lowercase hex digits)", url, sha);
+	if (!sha)
+		sha = fetchlocked(lock, url, locked);
 	/* already here and whole: nothing to do */
-	if (sha256_file(out, dg, NULL) == 0) {
+	if (sha && sha256_file(out, dg, NULL) == 0) {
 		got = hexof(dg);
 		n = strcmp(got, sha);
 		free(got);
@@ -222,7 +253,10 @@ fetch_main(int argc, char **argv)
 	if (sha256_file(part, dg, NULL) < 0)
 		dien(EXIT_PROBLEM, "%s:", part);
 	got = hexof(dg);
-	if (strcmp(got, sha) != 0) {
+	/* --lock: the first download locks its digest; a locked one is held to it */
+	if (lock && (!sha || sha == locked))
+		fetchlock(lock, url, got, part);
+	if (sha && strcmp(got, sha) != 0) {
 		/* a wrong file is never resumed from */
 		unlink(part);
 		dien(EXIT_PROBLEM, "%s: sha256 is %s, but the pin says %s (a changed or corrupt "
