@@ -40,6 +40,7 @@ const struct pinkey pinkey_table[] = {
 	{"PATCHES", 0, KT_PATH, "patch folder (relative to the pin file); default patches/C"},
 	{"SHA256", 0, KT_SHA256, "the sha256 of an SDK tarball (rocm_SHA256)"},
 	{"INDEX", 0, KT_TEXT, "rocm_KIND=wheels: TheRock's package index (a URL or a folder of wheels)"},
+	{"VERSION", 0, KT_TEXT, "rocm_KIND=wheels: the ROCm release to install (rocm==VERSION)"},
 	{"WITH", 1, KT_COMPS, "components a track adds (stack_WITH=triton,vllm)"},
 	{"WITHOUT", 1, KT_COMPS, "components a track drops (stack_WITHOUT=audio)"},
 	{"FAT", 1, KT_YESNO, "yes: fatwheel bundles torch's library closure (stack.fat)"},

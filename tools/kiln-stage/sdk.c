@@ -610,6 +610,12 @@ unpack_main(int argc, char **argv)
 		static const char *const need[] = {".info/version", "bin", "lib", "include"};
 		for (i = 0; i < sizeof need / sizeof need[0]; i++) {
 			path = xasprintf("%s/%s", tmpdir, need[i]);
+			/* TheRock's multi-arch tarballs record their version in
+			   share/therock/therock_manifest.json (ROCm/TheRock RELEASES.md) */
+			if (i == 0 && lstat(path, &st) < 0) {
+				free(path);
+				path = xasprintf("%s/share/therock/therock_manifest.json", tmpdir);
+			}
 			if (lstat(path, &st) < 0)
 				bad("not a ROCm SDK tarball: no %s at its top (TheRock's dist layout: bin/ "
 				    "lib/ include/ llvm/ share/ .info/version)", need[i]);
