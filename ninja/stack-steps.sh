@@ -224,6 +224,8 @@ step_wheel () {
 		--set USE_FLASH_ATTENTION="$FLASH" --set GPU_TARGETS="$ARCH" ;;
 	cuda) set -- "$@" --keep CUDA_HOME --keep CUDA_PATH --keep CUDACXX --set TORCH_CUDA_ARCH_LIST="$(echo "$ARCH" | tr ';' '\n' | sed 's/^sm_\([0-9]*\)\([0-9]\)\(a*\)$/\1.\2\3/' | tr '\n' ';' | sed 's/;$//')" ;;
 	esac
+	# a distribution's ROCm (--rocm-path=/usr) keeps its device libraries under lib/llvm-N
+	[ "$BACKEND" != gfx ] || ! dl=$(rocmdevlib) || set -- "$@" --set HIP_DEVICE_LIB_PATH="$dl" --set CMAKE_PREFIX_PATH="$ROCM_PATH"
 	# the compiler cache keeps its own settings (its folder defaults to the caller's): the
 	# caller's CCACHE_* and SCCACHE_* cross envclean -i as settings (--keep cannot: -i
 	# starts from its allow-list)
@@ -873,6 +875,20 @@ for i in rep.get("install", []):
 ' "$B/rocm/pip-report.json" "$B/info" || die "cannot read pip's report $B/rocm/pip-report.json"
 	lock
 	kiln-stage info -o "$B/build-info.json" "$B/info"
+}
+
+# rocmdevlib: the folder of the device libraries (ockl.bc ...) of the ROCm at $ROCM_PATH, in
+# the layouts configure knows (rocm_layout): /opt/rocm's amdgcn/bitcode, TheRock's
+# llvm/amdgcn/bitcode, Debian's and Ubuntu's lib/llvm-N/lib/clang/N/amdgcn/bitcode,
+# Fedora's lib64/clang/N/amdgcn/bitcode; fails when none holds them
+rocmdevlib () {
+	set +f
+	for d in "$ROCM_PATH/amdgcn/bitcode" "$ROCM_PATH/llvm/amdgcn/bitcode" "$ROCM_PATH"/lib/llvm-*/lib/clang/*/amdgcn/bitcode \
+		"$ROCM_PATH"/llvm/lib/clang/*/lib/amdgcn/bitcode "$ROCM_PATH"/lib64/clang/*/amdgcn/bitcode "$ROCM_PATH"/lib/clang/*/amdgcn/bitcode; do
+		[ -f "$d/ockl.bc" ] && { set -f; printf '%s\n' "$d"; return 0; }
+	done
+	set -f
+	return 1
 }
 
 # rocmlibs: ROCm's GPU libraries under $ROCM_PATH, one path a line: lib/, lib64/ and a
