@@ -213,6 +213,21 @@ check "tarball: configure --arch=gfx1201" conf --arch=gfx1201 --pins="$T/pins.en
 exits "tarball: gfx1201 fails" 1 ninja rocm.check
 has "tarball: gfx1201: the pack named" "$T/.out" "its kernel pack /../.kpack/blas_lib_gfx1201.kpack"
 
+# kiln-stage sdklock itself: a local tarball, the lock file's form
+L=$T/sdk.lock
+check "sdklock: first use locks" kiln-stage sdklock "$L" "file:///sdk.tgz" "$T/www/files/$TB"
+same "sdklock: prints the digest" "$(sha256sum "$T/www/files/$TB" | cut -c1-64)" "$(cat "$T/.out")"
+same "sdklock: one line says so" 1 "$(lines "$T/.err")"
+check "sdklock: the same file again" kiln-stage sdklock "$L" "file:///sdk.tgz" "$T/www/files/$TB"
+same "sdklock: again: silent" 0 "$(lines "$T/.err")"
+check "sdklock: the lock asked" kiln-stage sdklock "$L" "file:///sdk.tgz"
+same "sdklock: the locked digest" "$(sha256sum "$T/www/files/$TB" | cut -c1-64)" "$(cat "$T/.out")"
+exits "sdklock: another file: 1" 1 kiln-stage sdklock "$L" "file:///sdk.tgz" "$T/librocblas.so.5"
+same "sdklock: refused in one line" 1 "$(lines "$T/.err")"
+printf 'not a lock line\n' >>"$L"
+exits "sdklock: a malformed lock: 2" 2 kiln-stage sdklock "$L" "file:///sdk.tgz"
+has "sdklock: file and line named" "$T/.err" "$L:3: not a lock line"
+
 # --- the default channel per --arch ------------------------------------------------------
 check "default: --arch=gfx1151 with no ROCm and no rocm pin" conf --arch=gfx1151 --pins="$T/pins.env" --rocm-path=/opt/rocm
 if [ -x /opt/rocm/bin/hipcc ]; then optional_case default "a ROCm at /opt/rocm"; else

@@ -555,6 +555,11 @@ mkstages(char **proflist, size_t nprof)
 		free(cl);
 		free(vf);
 	}
+	/* a distribution's ROCm (/usr) has neither .info/version nor llvm/: its libraries say */
+	if (rocmsys && rocmv && !*rocmv) {
+		free(rocmv);
+		rocmv = sysrocmid();
+	}
 	for (i = 0; i < cf.narch; i++) {
 		struct kvfile f;
 		char *p = xasprintf("%s/env/arch/%s.env", cf.srcdir, cf.arch[i]);
