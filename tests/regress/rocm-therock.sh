@@ -153,6 +153,11 @@ lacks "wheels: nothing but the index was asked" "$T/ng/logs/access.log" "GET /fi
 check "wheels: ninja rocm.check again" ninja rocm.check
 has "wheels: second run: nothing to do" "$T/.out" "no work to do"
 
+# into the venv kiln makes (--venv): rocm.sdk comes after stack.venv
+check "venv: configure --venv=DIR" conf --arch=gfx1151 --pins="$T/w.env" --venv="$T/kv"
+check "venv: ninja rocm.check" ninja rocm.check
+check "venv: rocm is in kiln's venv" "$T/kv/bin/python" -c "import rocm_sdk"
+
 # without the extra (what rocm[libraries,devel] gives): rocm.check names the kernel pack
 toy_venv "$T/v2"
 clean_pip () { "$T/v2/bin/python" -m pip install -q --disable-pip-version-check --index-url "$IDX" "$@"; }

@@ -275,6 +275,15 @@ archmissing(const char *list)
 	return NULL;
 }
 
+/* a value of env/rocm-channels.env, "" when it has none */
+static const char *
+chanval(const struct kvfile *f, const char *k)
+{
+	const char *v = kv_get(f, k);
+
+	return v ? v : "";
+}
+
 /* no ROCm at the default --rocm-path and no rocm pin: the channel env/rocm-channels.env
    names for --arch (TheRock's multi-arch wheels where TheRock builds every target), or
    the line naming the distribution route and its track */
@@ -283,28 +292,27 @@ sdkchannel(void)
 {
 	static struct kvfile f;
 	char *p = xasprintf("%s/env/rocm-channels.env", cf.srcdir), *err = NULL;
-	const char *miss, *v;
+	const char *miss;
 
 	if (kv_load(&f, p, &err) < 0)
 		fail("%s", err);
 	addregen(p);
 	free(p);
-	if (!(miss = archmissing((v = kv_get(&f, "THEROCK_ARCHES")) ? v : ""))) {
+	if (!(miss = archmissing(chanval(&f, "THEROCK_ARCHES")))) {
 		sdk.kind = "wheels";
-		sdk.index = kv_get(&f, "THEROCK_INDEX") ? kv_get(&f, "THEROCK_INDEX") : "";
-		sdk.version = kv_get(&f, "THEROCK_VERSION") ? kv_get(&f, "THEROCK_VERSION") : "";
+		sdk.index = chanval(&f, "THEROCK_INDEX");
+		sdk.version = chanval(&f, "THEROCK_VERSION");
 		printf("no ROCm at %s and no rocm pin: using TheRock's multi-arch wheels, the default "
 		       "channel for --arch (env/rocm-channels.env): rocm %s from %s\n", cf.rocm,
 		       sdk.version, sdk.index);
-		return;
+	} else if (!archmissing(chanval(&f, "DEBIAN_ARCHES"))) {
+		printf("no ROCm at %s, and TheRock builds nothing for %s: use Debian's ROCm inside a "
+		       "Debian %s root with --rocm-path=/usr, as %s sets it up (env/rocm-channels.env)\n",
+		       cf.rocm, miss, chanval(&f, "DEBIAN_SUITE"), chanval(&f, "DEBIAN_TRACK"));
+	} else {
+		printf("no ROCm at %s, and neither TheRock nor Debian builds for %s: install a ROCm "
+		       "built for it and pass --rocm-path=DIR (env/rocm-channels.env)\n", cf.rocm, miss);
 	}
-	v = kv_get(&f, "DEBIAN_ARCHES");
-	printf("no ROCm at %s, and TheRock builds nothing for %s: %s%s%s (env/rocm-channels.env)\n",
-	       cf.rocm, miss, v && !archmissing(v) ? "use Debian's ROCm inside a Debian " : "",
-	       v && !archmissing(v) ? (kv_get(&f, "DEBIAN_SUITE") ? kv_get(&f, "DEBIAN_SUITE") : "sid") :
-	       "install a ROCm built for it and pass --rocm-path=DIR",
-	       v && !archmissing(v) ? " root with --rocm-path=/usr, as env/tracks/gfx803-debian.env "
-	       "sets it up" : "");
 }
 
 /* rocm_KIND=wheels: one index only (TheRock's public index holds placeholder packages
@@ -463,6 +471,8 @@ sdkstages(void)
 		key(s, "INDEX", sdk.index);
 		key(s, "REQ", sdk.extras);
 		key(s, "PY", cf.python);
+		if (cf.venv)
+			parent(s, "stack.venv");   /* the wheels go into the venv kiln makes */
 	}
 	s = stage("rocm", "check");
 	key(s, "SHA256", sdk.sha256);

@@ -78,8 +78,10 @@ lockwalk(const char *lock, const char *text, size_t len,
 struct find {
 	const char *url;
 	char *hex;
+	int found;
 };
 
+/* note url's digest; the walk goes on, so that a malformed line anywhere is an error */
 static int
 findone(const char *sha, const char *url, const char *line, size_t n, void *arg)
 {
@@ -91,21 +93,22 @@ findone(const char *sha, const char *url, const char *line, size_t n, void *arg)
 		return 0;
 	memcpy(fd->hex, sha, 64);
 	fd->hex[64] = '\0';
-	return 1;
+	fd->found = 1;
+	return 0;
 }
 
 int
 sdklock_get(const char *lock, const char *url, char hex[65], char **err)
 {
 	struct buf b = {0};
-	struct find fd = {url, hex};
+	struct find fd = {url, hex, 0};
 	int r;
 
 	if (lockread(lock, &b, err) < 0)
 		return -1;
 	r = lockwalk(lock, b.s ? b.s : "", b.len, findone, &fd, err);
 	buffree(&b);
-	return r;
+	return r < 0 ? -1 : fd.found;
 }
 
 struct keep {
