@@ -846,6 +846,20 @@ for a in archs:
         sys.exit("rocm_INDEX=%s: rocm %s there has no extra device-%s (it has %s): no GPU code for %s would be installed; use an index and release that build %s, or a ROCm from env/rocm-channels.env" %
                  (index, m[0]["version"], a, ", ".join(have) or "none", a, a))
 ' "$B/rocm/pip-plan.json" "$INDEX" "$ARCH_LIST" || die "nothing was installed (above)"
+	# every file pip would fetch, held to the digest of its first fetch (trust on first
+	# use, $B/rocm.lock, as the tarballs): a package changed on the index is refused here,
+	# before anything is installed
+	clean -- "$PY" -c '
+import json, sys
+for i in json.load(open(sys.argv[1])).get("install", []):
+    d = i.get("download_info", {})
+    h = d.get("archive_info", {}).get("hashes", {}).get("sha256") or d.get("archive_info", {}).get("hash", "").partition("sha256=")[2]
+    if d.get("url") and h:
+        print(d["url"], h)
+' "$B/rocm/pip-plan.json" >"$B/rocm/pip-plan.digests" || die "cannot read pip's plan $B/rocm/pip-plan.json"
+	while read -r u h; do
+		kiln-stage sdklock "$B/rocm.lock" "$u" --sha256="$h" >/dev/null || die "nothing was installed (above)"
+	done <"$B/rocm/pip-plan.digests"
 	clean -- "$PY" -m pip install --disable-pip-version-check --report "$B/rocm/pip-report.json" "$@" "$REQ" ||
 		die "pip could not install $REQ from $INDEX"
 	root=$(clean -- rocm-sdk path --root) || die "rocm-sdk path --root failed (are TheRock's rocm wheels installed in $PY?)"
@@ -949,8 +963,21 @@ kpackcheck () {
 			p=${1%/*}/$(printf '%s' "$t" | sed "s/@GFXARCH@/$c/")
 			[ -f "$p" ] && { found=$p; break; }
 		done
-		[ -n "$found" ] || printf '%s\n' "$(printf '%s' "$t" | sed "s/@GFXARCH@/$2/")"
+		[ -n "$found" ] || undot "${1%/*}/$(printf '%s' "$t" | sed "s/@GFXARCH@/$2/")"
 	done
+}
+
+# undot PATH: PATH below $ROCM_PATH with its ../ parts resolved (lib/../.kpack/x: .kpack/x)
+undot () {
+	d=${1#"$ROCM_PATH"/} r=
+	while [ -n "$d" ]; do
+		case "$d" in
+		../*) case "$r" in */*) r=${r%/*} ;; *) r= ;; esac; d=${d#../} ;;
+		*/*) r=${r:+$r/}${d%%/*}; d=${d#*/} ;;
+		*) r=${r:+$r/}$d; d= ;;
+		esac
+	done
+	printf '%s\n' "$r"
 }
 
 # kernnames DIR A: does the kernel-library folder DIR hold code objects for A by name
@@ -977,9 +1004,9 @@ libcheck () {
 		   fix=$(printf '%s\n' "$out" | sed -n 's/^ *fix: //p' | head -n 1)
 		   lacks="its code-object bundles ($rel has ${has:-none}; gpucheck: ${fix:-no fix})" ;;
 	esac; fi
-	miss=$(kpackcheck "$2" "$1" | sed 's/^/\//' | tr '\n' ' ')
+	miss=$(kpackcheck "$2" "$1" | tr '\n' ' ')
 	if [ -n "$miss" ]; then
-		lacks="${lacks:+$lacks; }its kernel pack ${miss% } (missing beside ${rel%/*}/; install rocm[device-$1] or a tarball carrying it)"
+		lacks="${lacks:+$lacks; }its kernel pack ${miss% } (missing; install rocm[device-${1%%:*}] or a tarball carrying it)"
 	elif LC_ALL=C grep -qaF .rocm_kpack_ref "$2"; then echo "$1: $rel: covered (kernel packs present)"
 	fi
 	for k in $(kernfolders "$2"); do

@@ -153,6 +153,21 @@ lacks "wheels: nothing but the index was asked" "$T/ng/logs/access.log" "GET /fi
 check "wheels: ninja rocm.check again" ninja rocm.check
 has "wheels: second run: nothing to do" "$T/.out" "no work to do"
 
+# the wheels' digests are locked on first use too: a wheel changed on the index (its
+# index page saying the new sha256, as a compromised index would) is refused before
+# anything is installed
+DW=$T/www/files/rocm_sdk_device_gfx1151-$V-py3-none-any.whl
+has "wheels: the device wheel's digest locked" "$T/b/build/rocm.lock" "$(sha256sum "$DW" | cut -c1-64) http://127.0.0.1:$port/files/${DW##*/}"
+cp "$DW" "$T/dw.keep" && cp "$T/www/simple/rocm-sdk-device-gfx1151/index.html" "$T/dwi.keep" || exit 2
+"$PY3" -c 'import sys, zipfile; z = zipfile.ZipFile(sys.argv[1], "a"); z.writestr("_rocm_sdk_devel/.kpack/extra", b"x"); z.close()' "$DW" || exit 2
+printf '<a href="../../files/%s#sha256=%s">%s</a>\n' "${DW##*/}" "$(sha256sum "$DW" | cut -c1-64)" "${DW##*/}" >"$T/www/simple/rocm-sdk-device-gfx1151/index.html"
+toy_venv "$T/v4"
+check "changed wheel: configure" conf --python="$T/v4/bin/python" --arch=gfx1151 --pins="$T/w.env"
+exits "changed wheel: ninja rocm.sdk refuses it" 1 ninja rocm.sdk
+has "changed wheel: the lock named" "$T/.out" "but $T/b/build/rocm.lock locked it at"
+exits "changed wheel: nothing installed" 1 "$T/v4/bin/python" -c "import rocm_sdk"
+cp "$T/dw.keep" "$DW" && cp "$T/dwi.keep" "$T/www/simple/rocm-sdk-device-gfx1151/index.html" || exit 2
+
 # into the venv kiln makes (--venv): rocm.sdk comes after stack.venv
 check "venv: configure --venv=DIR" conf --arch=gfx1151 --pins="$T/w.env" --venv="$T/kv"
 check "venv: ninja rocm.check" ninja rocm.check
@@ -165,7 +180,7 @@ check "no extra: pip install rocm[libraries,devel]" clean_pip "rocm[libraries,de
 R2=$("$T/v2/bin/rocm-sdk" path --root)
 check "no extra: configure --rocm-path=ROOT --arch=gfx1151" conf --arch=gfx1151 --pins="$T/pins.env" --rocm-path="$R2"
 exits "no extra: ninja rocm.check fails" 1 ninja rocm.check
-has "no extra: the missing kernel pack named" "$T/.out" "rocm.check: rocBLAS (lib/librocblas.so.5) has no code for gfx1151 in its kernel pack /../.kpack/blas_lib_gfx1151.kpack (missing beside lib/; install rocm[device-gfx1151]"
+has "no extra: the missing kernel pack named" "$T/.out" "rocm.check: rocBLAS (lib/librocblas.so.5) has no code for gfx1151 in its kernel pack .kpack/blas_lib_gfx1151.kpack (missing; install rocm[device-gfx1151]"
 check "no extra: the device wheel added" clean_pip "rocm[libraries,devel,device-gfx1151]==$V"
 check "no extra: after it, configure" conf --arch=gfx1151 --pins="$T/pins.env" --rocm-path="$R2"
 check "no extra: after it, rocm.check passes" ninja rocm.check
@@ -216,7 +231,7 @@ set +f; ls -d "$T/b/build/rocm/url-"* >/dev/null 2>&1 && notok "tarball: refused
 # kernel packs for other arches only
 check "tarball: configure --arch=gfx1201" conf --arch=gfx1201 --pins="$T/pins.env" --pin="rocm=$U#sha256=$(sha256sum "$T/www/files/$TB" | cut -c1-64)"
 exits "tarball: gfx1201 fails" 1 ninja rocm.check
-has "tarball: gfx1201: the pack named" "$T/.out" "its kernel pack /../.kpack/blas_lib_gfx1201.kpack"
+has "tarball: gfx1201: the pack named" "$T/.out" "its kernel pack .kpack/blas_lib_gfx1201.kpack (missing"
 
 # kiln-stage sdklock itself: a local tarball, the lock file's form
 L=$T/sdk.lock

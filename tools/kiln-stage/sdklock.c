@@ -186,7 +186,20 @@ sdklock_check(const char *lock, const char *url, const char *got, char **err)
 static void
 lockusage(const char *error)
 {
-	opt_usage(error, "usage: kiln-stage sdklock LOCK URL [FILE]\n");
+	opt_usage(error, "usage: kiln-stage sdklock LOCK URL [FILE | --sha256=HEX]\n");
+}
+
+/* check (trust on first use) the digest hex got of url: 0, or exit 1 / 2 with the reason */
+static void
+lockcheck(const char *lock, const char *url, const char *hex)
+{
+	char *err = NULL;
+	int r = sdklock_check(lock, url, hex, &err);
+
+	if (r < 0)
+		dien(EXIT_USAGE, "%s", err);
+	if (r > 0)
+		dien(EXIT_PROBLEM, "%s", err);
 }
 
 int
@@ -209,14 +222,17 @@ sdklock_main(int argc, char **argv)
 			printf("%s\n", hex);
 		return EXIT_OK;
 	}
-	if (sha256_file(argv[3], dg, NULL) < 0)
-		dien(EXIT_PROBLEM, "%s:", argv[3]);
-	hexenc(&h, dg, sizeof dg);
-	r = sdklock_check(argv[1], argv[2], h.s, &err);
-	if (r < 0)
-		dien(EXIT_USAGE, "%s", err);
-	if (r > 0)
-		dien(EXIT_PROBLEM, "%s", err);
+	/* --sha256=HEX: a digest known already (a wheel's, from its index) */
+	if (startswith(argv[3], "--sha256=")) {
+		if (strlen(argv[3] + 9) != 64 || !ishex(argv[3] + 9, 64))
+			dien(EXIT_USAGE, "%s: %s is not a sha256 (64 lowercase hex digits)", argv[2], argv[3]);
+		bufputs(&h, argv[3] + 9);
+	} else {
+		if (sha256_file(argv[3], dg, NULL) < 0)
+			dien(EXIT_PROBLEM, "%s:", argv[3]);
+		hexenc(&h, dg, sizeof dg);
+	}
+	lockcheck(argv[1], argv[2], h.s);
 	printf("%s\n", h.s);
 	buffree(&h);
 	return EXIT_OK;

@@ -15,9 +15,10 @@ int sdklock_put(const char *lock, const char *url, const char *hex, char **err);
    digest is locked now and the one line saying so printed on stderr, 0; locked at
    another digest, 1 with the refusal in *err; a bad lock file, -1 with *err */
 int sdklock_check(const char *lock, const char *url, const char *got, char **err);
-/* kiln-stage sdklock LOCK URL [FILE]: without FILE, print the locked sha256 of URL
-   (nothing if none); with FILE, check FILE's sha256 against the lock (trust on first
-   use) and print it. 0 ok, 1 a changed tarball, 2 usage or a bad lock file */
+/* kiln-stage sdklock LOCK URL [FILE | --sha256=HEX]: without FILE, print the locked
+   sha256 of URL (nothing if none); with FILE (or the digest given), check its sha256
+   against the lock (trust on first use) and print it. 0 ok, 1 a changed tarball, 2
+   usage or a bad lock file */
 int sdklock_main(int argc, char **argv);
 
 #endif
