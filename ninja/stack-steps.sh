@@ -780,6 +780,93 @@ step_srctorch () {
 }
 
 step_sdk () {
+	# its helpers are defined here, inside it, so that they are part of this step's text
+	# (its stages' key), not of the shared preamble every stage's key holds
+	# sdkwheels: rocm_KIND=wheels, TheRock's rocm[libraries,devel,device-gfxNNNN...]==VERSION
+	# ($REQ: one device extra per --arch) from rocm_INDEX alone into the target Python;
+	# $ROCM_PATH ($B/rocm/wheels) becomes a link to `rocm-sdk path --root`, which also links
+	# the device wheels' files into that tree (TheRock: rocm_sdk/_devel.py). Every rocm
+	# package installed goes into build-info and requirements.lock with its version and hash.
+	sdkwheels () {
+		case "$INDEX" in
+		http://*|https://*) set -- --index-url "$INDEX" ;;
+		*) [ -d "$INDEX" ] || die "rocm_INDEX=$INDEX is neither a URL nor a folder of wheels"
+		   set -- --no-index --find-links "$INDEX" ;;
+		esac
+		mkdir -p "$B/rocm" "$B/info"
+		# resolve first (pip only warns about an extra a package lacks): every --arch must
+		# have its device extra, or nothing is installed
+		clean -- "$PY" -m pip install --disable-pip-version-check --dry-run --report "$B/rocm/pip-plan.json" "$@" "$REQ" ||
+			die "pip cannot resolve $REQ from $INDEX (does it have that rocm release?); nothing was installed"
+		sdkextras
+		sdkdigests
+		clean -- "$PY" -m pip install --disable-pip-version-check --report "$B/rocm/pip-report.json" "$@" "$REQ" ||
+			die "pip could not install $REQ from $INDEX"
+		root=$(clean -- rocm-sdk path --root) || die "rocm-sdk path --root failed (are TheRock's rocm wheels installed in $PY?)"
+		[ -f "$root/.info/version" ] || [ -d "$root/lib" ] || die "rocm-sdk path --root names $root, which is not a ROCm SDK"
+		ln -sfn "$root" "$ROCM_PATH.new" && mv -T "$ROCM_PATH.new" "$ROCM_PATH"
+		echo "ROCm from wheels ($REQ): $root"
+		sdkrecord
+	}
+	# sdkextras: pip's plan ($B/rocm/pip-plan.json) has rocm's device extra for every --arch
+	# (pip itself only warns about a missing extra), or the step stops with one line
+	sdkextras () {
+		clean -- "$PY" -c '
+import json, re, sys
+plan, index, archs = json.load(open(sys.argv[1])), sys.argv[2], [a.split(":")[0] for a in sys.argv[3].split(";")]
+m = [i["metadata"] for i in plan.get("install", []) if re.sub(r"[-_.]+", "-", i["metadata"]["name"]).lower() == "rocm"]
+if not m:
+    # already installed at that version: pip plans nothing; its own metadata says
+    import importlib.metadata as md
+    try:
+        d = md.distribution("rocm")
+        m = [{"version": d.version, "provides_extra": d.metadata.get_all("Provides-Extra") or []}]
+    except md.PackageNotFoundError:
+        sys.exit("rocm_INDEX=%s: no package rocm to install (TheRock'"'"'s selector package)" % index)
+have = sorted(e for e in m[0].get("provides_extra", []) if e.startswith("device-"))
+for a in archs:
+    if "device-" + a not in have:
+        sys.exit("rocm_INDEX=%s: rocm %s there has no extra device-%s (it has %s): no GPU code for %s would be installed; use an index and release that build %s, or a ROCm from env/rocm-channels.env" %
+                 (index, m[0]["version"], a, ", ".join(have) or "none", a, a))
+' "$B/rocm/pip-plan.json" "$INDEX" "$ARCH_LIST" || die "nothing was installed (above)"
+	}
+	# sdkdigests: every file pip would fetch, held to the digest of its first fetch (trust on
+	# first use, $B/rocm.lock, as the tarballs): a package changed on the index is refused
+	# here, before anything is installed
+	sdkdigests () {
+		clean -- "$PY" -c '
+import json, sys
+for i in json.load(open(sys.argv[1])).get("install", []):
+    d = i.get("download_info", {})
+    h = d.get("archive_info", {}).get("hashes", {}).get("sha256") or d.get("archive_info", {}).get("hash", "").partition("sha256=")[2]
+    if d.get("url") and h:
+        print(d["url"], h)
+' "$B/rocm/pip-plan.json" >"$B/rocm/pip-plan.digests" || die "cannot read pip's plan $B/rocm/pip-plan.json"
+		while read -r u h; do
+			kiln-stage sdklock "$B/rocm.lock" "$u" --sha256="$h" >/dev/null || die "nothing was installed (above)"
+		done <"$B/rocm/pip-plan.digests"
+	}
+	# sdkrecord: one build-info record per rocm package pip installed (pip's --report: name,
+	# version, the file and its sha256), then build-info.json and requirements.lock
+	sdkrecord () {
+		clean -- "$PY" -c '
+import json, os, re, sys
+rep, info = json.load(open(sys.argv[1])), sys.argv[2]
+for i in rep.get("install", []):
+    m = i.get("metadata", {})
+    n = re.sub(r"[-_.]+", "-", m.get("name", "")).lower()
+    if not (n == "rocm" or n.startswith("rocm-sdk")):
+        continue
+    d = i.get("download_info", {})
+    h = d.get("archive_info", {}).get("hashes", {}).get("sha256", "")
+    with open(os.path.join(info, "rocm~%s.info" % n), "w") as f:
+        f.write("COMPONENT=rocm\nDIST=%s\nVERSION=%s\nWHEEL=%s\nWHEEL_SHA256=%s\n" %
+                (n, m.get("version", ""), os.path.basename(d.get("url", "")), h))
+    print("rocm package: %s==%s sha256:%s" % (n, m.get("version", ""), h))
+' "$B/rocm/pip-report.json" "$B/info" || die "cannot read pip's report $B/rocm/pip-report.json"
+		lock
+		kiln-stage info -o "$B/build-info.json" "$B/info"
+	}
 	# the ROCm SDK tarball (rocm_URL), unpacked into $ROCM_PATH: kiln-stage unpack fills a
 	# temporary folder beside it and renames it last, so a folder of that name is always
 	# whole. A URL is downloaded first (with resume) into $B/rocm/dl; a path or file:// is
@@ -812,85 +899,6 @@ step_sdk () {
 	set -f
 }
 
-# sdkwheels: rocm_KIND=wheels, TheRock's rocm[libraries,devel,device-gfxNNNN...]==VERSION
-# ($REQ: one device extra per --arch) from rocm_INDEX alone into the target Python;
-# $ROCM_PATH ($B/rocm/wheels) becomes a link to `rocm-sdk path --root`, which also links
-# the device wheels' files into that tree (TheRock: rocm_sdk/_devel.py). Every rocm
-# package installed goes into build-info and requirements.lock with its version and hash.
-sdkwheels () {
-	case "$INDEX" in
-	http://*|https://*) set -- --index-url "$INDEX" ;;
-	*) [ -d "$INDEX" ] || die "rocm_INDEX=$INDEX is neither a URL nor a folder of wheels"
-	   set -- --no-index --find-links "$INDEX" ;;
-	esac
-	mkdir -p "$B/rocm" "$B/info"
-	# resolve first (pip only warns about an extra a package lacks): every --arch must
-	# have its device extra, or nothing is installed
-	clean -- "$PY" -m pip install --disable-pip-version-check --dry-run --report "$B/rocm/pip-plan.json" "$@" "$REQ" ||
-		die "pip cannot resolve $REQ from $INDEX (does it have that rocm release?); nothing was installed"
-	clean -- "$PY" -c '
-import json, re, sys
-plan, index, archs = json.load(open(sys.argv[1])), sys.argv[2], [a.split(":")[0] for a in sys.argv[3].split(";")]
-m = [i["metadata"] for i in plan.get("install", []) if re.sub(r"[-_.]+", "-", i["metadata"]["name"]).lower() == "rocm"]
-if not m:
-    # already installed at that version: pip plans nothing; its own metadata says
-    import importlib.metadata as md
-    try:
-        d = md.distribution("rocm")
-        m = [{"version": d.version, "provides_extra": d.metadata.get_all("Provides-Extra") or []}]
-    except md.PackageNotFoundError:
-        sys.exit("rocm_INDEX=%s: no package rocm to install (TheRock'"'"'s selector package)" % index)
-have = sorted(e for e in m[0].get("provides_extra", []) if e.startswith("device-"))
-for a in archs:
-    if "device-" + a not in have:
-        sys.exit("rocm_INDEX=%s: rocm %s there has no extra device-%s (it has %s): no GPU code for %s would be installed; use an index and release that build %s, or a ROCm from env/rocm-channels.env" %
-                 (index, m[0]["version"], a, ", ".join(have) or "none", a, a))
-' "$B/rocm/pip-plan.json" "$INDEX" "$ARCH_LIST" || die "nothing was installed (above)"
-	# every file pip would fetch, held to the digest of its first fetch (trust on first
-	# use, $B/rocm.lock, as the tarballs): a package changed on the index is refused here,
-	# before anything is installed
-	clean -- "$PY" -c '
-import json, sys
-for i in json.load(open(sys.argv[1])).get("install", []):
-    d = i.get("download_info", {})
-    h = d.get("archive_info", {}).get("hashes", {}).get("sha256") or d.get("archive_info", {}).get("hash", "").partition("sha256=")[2]
-    if d.get("url") and h:
-        print(d["url"], h)
-' "$B/rocm/pip-plan.json" >"$B/rocm/pip-plan.digests" || die "cannot read pip's plan $B/rocm/pip-plan.json"
-	while read -r u h; do
-		kiln-stage sdklock "$B/rocm.lock" "$u" --sha256="$h" >/dev/null || die "nothing was installed (above)"
-	done <"$B/rocm/pip-plan.digests"
-	clean -- "$PY" -m pip install --disable-pip-version-check --report "$B/rocm/pip-report.json" "$@" "$REQ" ||
-		die "pip could not install $REQ from $INDEX"
-	root=$(clean -- rocm-sdk path --root) || die "rocm-sdk path --root failed (are TheRock's rocm wheels installed in $PY?)"
-	[ -f "$root/.info/version" ] || [ -d "$root/lib" ] || die "rocm-sdk path --root names $root, which is not a ROCm SDK"
-	ln -sfn "$root" "$ROCM_PATH.new" && mv -T "$ROCM_PATH.new" "$ROCM_PATH"
-	echo "ROCm from wheels ($REQ): $root"
-	sdkrecord
-}
-
-# sdkrecord: one build-info record per rocm package pip installed (pip's --report: name,
-# version, the file and its sha256), then build-info.json and requirements.lock
-sdkrecord () {
-	clean -- "$PY" -c '
-import json, os, re, sys
-rep, info = json.load(open(sys.argv[1])), sys.argv[2]
-for i in rep.get("install", []):
-    m = i.get("metadata", {})
-    n = re.sub(r"[-_.]+", "-", m.get("name", "")).lower()
-    if not (n == "rocm" or n.startswith("rocm-sdk")):
-        continue
-    d = i.get("download_info", {})
-    h = d.get("archive_info", {}).get("hashes", {}).get("sha256", "")
-    with open(os.path.join(info, "rocm~%s.info" % n), "w") as f:
-        f.write("COMPONENT=rocm\nDIST=%s\nVERSION=%s\nWHEEL=%s\nWHEEL_SHA256=%s\n" %
-                (n, m.get("version", ""), os.path.basename(d.get("url", "")), h))
-    print("rocm package: %s==%s sha256:%s" % (n, m.get("version", ""), h))
-' "$B/rocm/pip-report.json" "$B/info" || die "cannot read pip's report $B/rocm/pip-report.json"
-	lock
-	kiln-stage info -o "$B/build-info.json" "$B/info"
-}
-
 # rocmdevlib: the folder of the device libraries (ockl.bc ...) of the ROCm at $ROCM_PATH, in
 # the layouts configure knows (rocm_layout): /opt/rocm's amdgcn/bitcode, TheRock's
 # llvm/amdgcn/bitcode, Debian's and Ubuntu's lib/llvm-N/lib/clang/N/amdgcn/bitcode,
@@ -905,119 +913,114 @@ rocmdevlib () {
 	return 1
 }
 
-# rocmlibs: ROCm's GPU libraries under $ROCM_PATH, one path a line: lib/, lib64/ and a
-# distribution's multiarch folder (Debian, Ubuntu: lib/x86_64-linux-gnu)
-rocmlibs () {
-	set +f
-	for d in "$ROCM_PATH/lib" "$ROCM_PATH/lib64" "$ROCM_PATH"/lib/*-linux-gnu; do
-		for f in "$d"/librocblas.so* "$d"/libhipblaslt.so* "$d"/librocsparse.so* "$d"/libMIOpen.so* \
-			"$d"/librocrand.so* "$d"/librocfft.so* "$d"/librocsolver.so* "$d"/libhipsparselt.so* \
-			"$d"/librccl.so* "$d"/libhipfft.so* "$d"/libhiprand.so*; do
-			[ -f "$f" ] && [ ! -L "$f" ] && printf '%s\n' "$f"
-		done
-	done
-	set -f
-}
-
-# libname FILE: the library's own name (rocBLAS, hipBLASLt, ...)
-libname () {
-	case "${1##*/}" in
-	librocblas.*) echo rocBLAS ;; libhipblaslt.*) echo hipBLASLt ;; librocsparse.*) echo rocSPARSE ;;
-	libMIOpen.*) echo MIOpen ;; librocrand.*) echo rocRAND ;; librocfft.*) echo rocFFT ;;
-	librocsolver.*) echo rocSOLVER ;; libhipsparselt.*) echo hipSPARSELt ;; librccl.*) echo RCCL ;;
-	libhipfft.*) echo hipFFT ;; libhiprand.*) echo hipRAND ;; *) echo "${1##*/}" ;;
-	esac
-}
-
-# kernfolders FILE: the kernel-library folders of the library FILE (rocBLAS's and
-# hipBLASLt's Tensile code objects: LIBDIR/rocblas/library, Debian's versioned
-# LIBDIR/rocblas/VERSION/library)
-kernfolders () {
-	n=${1##*/}; n=${n#lib}; n=${n%%.so*}
-	case "$n" in rocblas|hipblaslt) ;; *) return 0 ;; esac
-	set +f
-	for k in "${1%/*}/$n/library" "${1%/*}/$n"/*/library; do [ -d "$k" ] && printf '%s\n' "$k"; done
-	set -f
-}
-
-# generic A: the family's generic target the loader falls back to (tools/lib/arch.c's
-# arch_table, which this mirrors; code object v6)
-generic () {
-	case "${1%%:*}" in
-	gfx900|gfx902|gfx904|gfx906|gfx909|gfx90c) echo gfx9-generic ;;
-	gfx940|gfx941|gfx942|gfx950) echo gfx9-4-generic ;;
-	gfx101[0-3]) echo gfx10-1-generic ;; gfx103[0-6]) echo gfx10-3-generic ;;
-	gfx11*) echo gfx11-generic ;; gfx12*) echo gfx12-generic ;;
-	esac
-}
-
-# kpackcheck FILE A: the kernel packs FILE's .rocm_kpack_ref names (search paths such as
-# ../.kpack/blas_lib_@GFXARCH@.kpack, relative to FILE's folder), tried in the loader's
-# order: the exact target (with its features), the bare processor, the family's generic
-# target. Prints each pack a line missing for A; exit 0 when FILE names none
-kpackcheck () {
-	LC_ALL=C grep -qaF .rocm_kpack_ref "$1" || return 0
-	for t in $(LC_ALL=C grep -oaE '(\.\./)*\.?kpack/[A-Za-z0-9_.+-]*@GFXARCH@[A-Za-z0-9_.+-]*' "$1" | sort -u); do
-		found=
-		for c in "$2" "${2%%:*}" $(generic "$2"); do
-			p=${1%/*}/$(printf '%s' "$t" | sed "s/@GFXARCH@/$c/")
-			[ -f "$p" ] && { found=$p; break; }
-		done
-		[ -n "$found" ] || undot "${1%/*}/$(printf '%s' "$t" | sed "s/@GFXARCH@/$2/")"
-	done
-}
-
-# undot PATH: PATH below $ROCM_PATH with its ../ parts resolved (lib/../.kpack/x: .kpack/x)
-undot () {
-	d=${1#"$ROCM_PATH"/} r=
-	while [ -n "$d" ]; do
-		case "$d" in
-		../*) case "$r" in */*) r=${r%/*} ;; *) r= ;; esac; d=${d#../} ;;
-		*/*) r=${r:+$r/}${d%%/*}; d=${d#*/} ;;
-		*) r=${r:+$r/}$d; d= ;;
-		esac
-	done
-	printf '%s\n' "$r"
-}
-
-# kernnames DIR A: does the kernel-library folder DIR hold code objects for A by name
-# (Tensile's *_gfxNNNN.co, Kernels.so-*-gfxNNNN[-xnack+].hsaco); prints the targets it has
-kernnames () {
-	set +f
-	has=$(for f in "$1"/*.co "$1"/*.hsaco; do [ -f "$f" ] && printf '%s\n' "${f##*/}"; done |
-		sed -n 's/.*[_-]\(gfx[0-9a-f]*\)\(-xnack[+-]\)*\.\(co\|hsaco\)$/\1/p' | sort -u | tr '\n' ' ')
-	set -f
-	printf '%s\n' "$has"
-	case " $has " in *" ${2%%:*} "*) return 0 ;; esac
-	return 1
-}
-# libcheck A FILE: one library for target A, in its three parts: its own code-object
-# bundles (gpucheck cover), the kernel packs it references (.kpack), its kernel-library
-# folders (Tensile). Prints "A: PATH: covered (part)" lines for the log; returns the
-# parts lacking A, "; "-separated, in $lacks
-libcheck () {
-	lacks= rel=${2#"$ROCM_PATH"/}
-	if out=$(gpucheck cover --target="$1" "$2" 2>&1); then echo "$1: $rel: covered (code-object bundles)"
-	else case "$out" in
-		*"carry no AMD GPU code"*) echo "$1: $rel: no code-object bundles (host code, or kernel packs)" ;;
-		*) has=$(printf '%s\n' "$out" | sed -n 's/^[^;]*) has \([^;]*\).*/\1/p' | head -n 1)
-		   fix=$(printf '%s\n' "$out" | sed -n 's/^ *fix: //p' | head -n 1)
-		   lacks="its code-object bundles ($rel has ${has:-none}; gpucheck: ${fix:-no fix})" ;;
-	esac; fi
-	miss=$(kpackcheck "$2" "$1" | tr '\n' ' ')
-	if [ -n "$miss" ]; then
-		lacks="${lacks:+$lacks; }its kernel pack ${miss% } (missing; install rocm[device-${1%%:*}] or a tarball carrying it)"
-	elif LC_ALL=C grep -qaF .rocm_kpack_ref "$2"; then echo "$1: $rel: covered (kernel packs present)"
-	fi
-	for k in $(kernfolders "$2"); do
-		kr=${k#"$ROCM_PATH"/}
-		if gpucheck cover --target="$1" "$k" >/dev/null 2>&1; then echo "$1: $kr: covered (kernel library)"; continue; fi
-		if has=$(kernnames "$k" "$1"); then echo "$1: $kr: covered (kernel library, by name)"; continue; fi
-		lacks="${lacks:+$lacks; }its Tensile kernels ($kr has ${has:-none})"
-	done
-}
-
 step_check () {
+	# its helpers are defined here, inside it, so that they are part of this step's text
+	# (its stages' key), not of the shared preamble every stage's key holds
+	# rocmlibs: ROCm's GPU libraries under $ROCM_PATH, one path a line: lib/, lib64/ and a
+	# distribution's multiarch folder (Debian, Ubuntu: lib/x86_64-linux-gnu)
+	rocmlibs () {
+		set +f
+		for d in "$ROCM_PATH/lib" "$ROCM_PATH/lib64" "$ROCM_PATH"/lib/*-linux-gnu; do
+			for f in "$d"/librocblas.so* "$d"/libhipblaslt.so* "$d"/librocsparse.so* "$d"/libMIOpen.so* \
+				"$d"/librocrand.so* "$d"/librocfft.so* "$d"/librocsolver.so* "$d"/libhipsparselt.so* \
+				"$d"/librccl.so* "$d"/libhipfft.so* "$d"/libhiprand.so*; do
+				[ -f "$f" ] && [ ! -L "$f" ] && printf '%s\n' "$f"
+			done
+		done
+		set -f
+	}
+	# libname FILE: the library's own name (rocBLAS, hipBLASLt, ...)
+	libname () {
+		case "${1##*/}" in
+		librocblas.*) echo rocBLAS ;; libhipblaslt.*) echo hipBLASLt ;; librocsparse.*) echo rocSPARSE ;;
+		libMIOpen.*) echo MIOpen ;; librocrand.*) echo rocRAND ;; librocfft.*) echo rocFFT ;;
+		librocsolver.*) echo rocSOLVER ;; libhipsparselt.*) echo hipSPARSELt ;; librccl.*) echo RCCL ;;
+		libhipfft.*) echo hipFFT ;; libhiprand.*) echo hipRAND ;; *) echo "${1##*/}" ;;
+		esac
+	}
+	# kernfolders FILE: the kernel-library folders of the library FILE (rocBLAS's and
+	# hipBLASLt's Tensile code objects: LIBDIR/rocblas/library, Debian's versioned
+	# LIBDIR/rocblas/VERSION/library)
+	kernfolders () {
+		n=${1##*/}; n=${n#lib}; n=${n%%.so*}
+		case "$n" in rocblas|hipblaslt) ;; *) return 0 ;; esac
+		set +f
+		for k in "${1%/*}/$n/library" "${1%/*}/$n"/*/library; do [ -d "$k" ] && printf '%s\n' "$k"; done
+		set -f
+	}
+	# generic A: the family's generic target the loader falls back to (tools/lib/arch.c's
+	# arch_table, which this mirrors; code object v6)
+	generic () {
+		case "${1%%:*}" in
+		gfx900|gfx902|gfx904|gfx906|gfx909|gfx90c) echo gfx9-generic ;;
+		gfx940|gfx941|gfx942|gfx950) echo gfx9-4-generic ;;
+		gfx101[0-3]) echo gfx10-1-generic ;; gfx103[0-6]) echo gfx10-3-generic ;;
+		gfx11*) echo gfx11-generic ;; gfx12*) echo gfx12-generic ;;
+		esac
+	}
+	# kpackcheck FILE A: the kernel packs FILE's .rocm_kpack_ref names (search paths such as
+	# ../.kpack/blas_lib_@GFXARCH@.kpack, relative to FILE's folder), tried in the loader's
+	# order: the exact target (with its features), the bare processor, the family's generic
+	# target. Prints each pack a line missing for A; exit 0 when FILE names none
+	kpackcheck () {
+		LC_ALL=C grep -qaF .rocm_kpack_ref "$1" || return 0
+		for t in $(LC_ALL=C grep -oaE '(\.\./)*\.?kpack/[A-Za-z0-9_.+-]*@GFXARCH@[A-Za-z0-9_.+-]*' "$1" | sort -u); do
+			found=
+			for c in "$2" "${2%%:*}" $(generic "$2"); do
+				p=${1%/*}/$(printf '%s' "$t" | sed "s/@GFXARCH@/$c/")
+				[ -f "$p" ] && { found=$p; break; }
+			done
+			[ -n "$found" ] || undot "${1%/*}/$(printf '%s' "$t" | sed "s/@GFXARCH@/$2/")"
+		done
+	}
+	# undot PATH: PATH below $ROCM_PATH with its ../ parts resolved (lib/../.kpack/x: .kpack/x)
+	undot () {
+		d=${1#"$ROCM_PATH"/} r=
+		while [ -n "$d" ]; do
+			case "$d" in
+			../*) case "$r" in */*) r=${r%/*} ;; *) r= ;; esac; d=${d#../} ;;
+			*/*) r=${r:+$r/}${d%%/*}; d=${d#*/} ;;
+			*) r=${r:+$r/}$d; d= ;;
+			esac
+		done
+		printf '%s\n' "$r"
+	}
+	# kernnames DIR A: does the kernel-library folder DIR hold code objects for A by name
+	# (Tensile's *_gfxNNNN.co, Kernels.so-*-gfxNNNN[-xnack+].hsaco); prints the targets it has
+	kernnames () {
+		set +f
+		has=$(for f in "$1"/*.co "$1"/*.hsaco; do [ -f "$f" ] && printf '%s\n' "${f##*/}"; done |
+			sed -n 's/.*[_-]\(gfx[0-9a-f]*\)\(-xnack[+-]\)*\.\(co\|hsaco\)$/\1/p' | sort -u | tr '\n' ' ')
+		set -f
+		printf '%s\n' "$has"
+		case " $has " in *" ${2%%:*} "*) return 0 ;; esac
+		return 1
+	}
+	# libcheck A FILE: one library for target A, in its three parts: its own code-object
+	# bundles (gpucheck cover), the kernel packs it references (.kpack), its kernel-library
+	# folders (Tensile). Prints "A: PATH: covered (part)" lines for the log; returns the
+	# parts lacking A, "; "-separated, in $lacks
+	libcheck () {
+		lacks= rel=${2#"$ROCM_PATH"/}
+		if out=$(gpucheck cover --target="$1" "$2" 2>&1); then echo "$1: $rel: covered (code-object bundles)"
+		else case "$out" in
+			*"carry no AMD GPU code"*) echo "$1: $rel: no code-object bundles (host code, or kernel packs)" ;;
+			*) has=$(printf '%s\n' "$out" | sed -n 's/^[^;]*) has \([^;]*\).*/\1/p' | head -n 1)
+			   fix=$(printf '%s\n' "$out" | sed -n 's/^ *fix: //p' | head -n 1)
+			   lacks="its code-object bundles ($rel has ${has:-none}; gpucheck: ${fix:-no fix})" ;;
+		esac; fi
+		miss=$(kpackcheck "$2" "$1" | tr '\n' ' ')
+		if [ -n "$miss" ]; then
+			lacks="${lacks:+$lacks; }its kernel pack ${miss% } (missing; install rocm[device-${1%%:*}] or a tarball carrying it)"
+		elif LC_ALL=C grep -qaF .rocm_kpack_ref "$2"; then echo "$1: $rel: covered (kernel packs present)"
+		fi
+		for k in $(kernfolders "$2"); do
+			kr=${k#"$ROCM_PATH"/}
+			if gpucheck cover --target="$1" "$k" >/dev/null 2>&1; then echo "$1: $kr: covered (kernel library)"; continue; fi
+			if has=$(kernnames "$k" "$1"); then echo "$1: $kr: covered (kernel library, by name)"; continue; fi
+			lacks="${lacks:+$lacks; }its Tensile kernels ($kr has ${has:-none})"
+		done
+	}
 	# every GPU library of the SDK must carry code each --arch can run (native, the
 	# family's generic target, or an ISA-compatible one) in every part: its code-object
 	# bundles, its kernel packs, its kernel-library folders. One line per library lacking
