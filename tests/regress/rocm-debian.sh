@@ -35,7 +35,9 @@ check "sid's gcc builds kiln-stage and gpucheck" inroot 'cd /root/kiln && ninja 
 grep 'warning:' "$T/.out" | sed 's/^/# sid gcc: /'
 check "a venv in the root" inroot 'python3 -m venv /root/venv'
 check "configure --arch=gfx803 --rocm-path=/usr" inroot 'mkdir -p /root/b && cd /root/b && /root/kiln/configure --arch=gfx803 --rocm-path=/usr --python=/root/venv/bin/python'
-has "ROCm found at /usr" "$T/.out" "checking for ROCm at /usr... yes"
+has "ROCm found at /usr, Debian's layout" "$T/.out" "checking for ROCm at /usr... yes (a distribution's ROCm under /usr 6.4."
+has "the HIP runtime and CMake config in the multiarch folder" "$T/.out" "HIP runtime in /usr/lib/x86_64-linux-gnu, HIP CMake config /usr/lib/x86_64-linux-gnu/cmake/hip"
+has "the device libraries under lib/llvm-N" "$T/.out" "device libraries /usr/lib/llvm-"
 check "ninja rocm.check: gfx803 passes" inroot 'cd /root/b && ninja rocm.check'
 has "rocBLAS's bundles carry gfx803" "$R/root/b/build/logs/rocm.check.log" "gfx803: lib/x86_64-linux-gnu/librocblas.so.4.4: covered (code-object bundles)"
 has "rocBLAS's Tensile folder carries gfx803" "$R/root/b/build/logs/rocm.check.log" "gfx803: lib/x86_64-linux-gnu/rocblas/4.4.1/library: covered"

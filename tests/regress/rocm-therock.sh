@@ -248,6 +248,13 @@ printf 'not a lock line\n' >>"$L"
 exits "sdklock: a malformed lock: 2" 2 kiln-stage sdklock "$L" "file:///sdk.tgz"
 has "sdklock: file and line named" "$T/.err" "$L:3: not a lock line"
 
+# a --rocm-path that is a folder but no ROCm of any layout: one line says so
+check "layout: configure --rocm-path=a folder that is no ROCm" conf --arch=gfx1151 --pins="$T/pins.env" --rocm-path="$T/www"
+has "layout: named with what to give" "$T/.out" "$T/www is not a ROCm of any known layout (no bin/hipcc, no llvm/bin/clang"
+# the wheels' SDK root is a ROCm of a known layout (bin/hipcc), its version from TheRock's manifest
+check "layout: the wheels' root" conf --arch=gfx1151 --pins="$T/pins.env" --rocm-path="$root"
+has "layout: its line" "$T/.out" "checking for ROCm at $root... yes (ROCm"
+
 # --- the default channel per --arch ------------------------------------------------------
 check "default: --arch=gfx1151 with no ROCm and no rocm pin" conf --arch=gfx1151 --pins="$T/pins.env" --rocm-path=/opt/rocm
 if [ -x /opt/rocm/bin/hipcc ]; then optional_case default "a ROCm at /opt/rocm"; else
