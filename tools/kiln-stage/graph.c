@@ -369,6 +369,23 @@ sdktarpin(char **rocmv)
 	free(h);
 }
 
+static char *sysrocmid(size_t *ngpu);
+
+/* does the ROCm at --rocm-path hold ROCm's GPU libraries (then rocm.check checks them);
+   a compiler alone (no rocBLAS, ...) is said in one line and gets no rocm.check */
+static int
+sysgpulibs(void)
+{
+	size_t n;
+	char *id = sysrocmid(&n);
+
+	free(id);
+	if (!n)
+		printf("the ROCm at %s has none of ROCm's GPU libraries (rocBLAS, hipBLASLt, rocSPARSE, "
+		       "MIOpen, rocRAND, ...): no rocm.check for it\n", cf.rocm);
+	return n > 0;
+}
+
 /* where ROCm comes from for an AMD build: a pinned SDK (rocmsdk: cf.rocm is the folder
    rocm.sdk fills, *rocmv the stage keys' ROCM value), the ROCm at --rocm-path (rocmsys),
    or the default channel of env/rocm-channels.env */
@@ -386,7 +403,7 @@ sdkpin(char **rocmv)
 	sdk.version = pin(r, "VERSION");
 	if (!strcmp(sdk.kind, "system") || (!strcmp(sdk.kind, "sdk") && !*sdk.url)) {
 		if (rocmat(cf.rocm)) {
-			rocmsys = 1;
+			rocmsys = sysgpulibs();
 			return;
 		}
 		if (strcmp(sdk.kind, "sdk") || strcmp(cf.rocm, "/opt/rocm"))
@@ -412,10 +429,27 @@ sdkpin(char **rocmv)
 	sdktarpin(rocmv);
 }
 
-/* the GPU libraries' identity at a system ROCm (name, size, mtime of each lib*.so* in its
-   library folders), so that rocm.check reruns when the distribution upgrades them */
+/* is name one of ROCm's GPU libraries (the ones rocm.check checks: step_check's rocmlibs) */
+static int
+isgpulib(const char *name)
+{
+	static const char *const gpu[] = {"librocblas.so", "libhipblaslt.so", "librocsparse.so",
+	                                  "libMIOpen.so", "librocrand.so", "librocfft.so",
+	                                  "librocsolver.so", "libhipsparselt.so", "librccl.so",
+	                                  "libhipfft.so", "libhiprand.so"};
+	size_t i;
+
+	for (i = 0; i < sizeof gpu / sizeof gpu[0]; i++)
+		if (startswith(name, gpu[i]))
+			return 1;
+	return 0;
+}
+
+/* the libraries' identity at a system ROCm (name, size, mtime of each lib*.so* in its
+   library folders), so that rocm.check reruns when the distribution upgrades them; *ngpu
+   (may be NULL) is set to the number of ROCm's GPU libraries among them */
 static char *
-sysrocmid(void)
+sysrocmid(size_t *ngpu)
 {
 	static const char *const sub[] = {"lib", "lib64", "lib/x86_64-linux-gnu",
 	                                  "lib/aarch64-linux-gnu", "lib/powerpc64le-linux-gnu"};
@@ -424,14 +458,20 @@ sysrocmid(void)
 	size_t i, j, n;
 	char **names, *d, *f, *h;
 
+	if (ngpu)
+		*ngpu = 0;
+
 	for (i = 0; i < sizeof sub / sizeof sub[0]; i++) {
 		d = xasprintf("%s/%s", cf.rocm, sub[i]);
 		names = lsdir(d, NULL, 0, &n);
 		for (j = 0; j < n; j++) {
 			f = xasprintf("%s/%s", d, names[j]);
 			if (startswith(names[j], "lib") && strstr(names[j], ".so") && lstat(f, &st) == 0 &&
-			    S_ISREG(st.st_mode))
+			    S_ISREG(st.st_mode)) {
 				bufprintf(&b, "%s %lld %lld\n", f, (long long)st.st_size, (long long)st.st_mtime);
+				if (ngpu && isgpulib(names[j]))
+					(*ngpu)++;
+			}
 			free(f);
 		}
 		strs_free(names, n);
@@ -456,7 +496,7 @@ sdkstages(void)
 	if (rocmsys) {
 		s = stage("rocm", "check");
 		key(s, "ROCM_PATH", cf.rocm);
-		id = sysrocmid();
+		id = sysrocmid(NULL);
 		key(s, "LIBS", id);
 		key(s, "ARCH", archs);
 		free(id);
@@ -568,7 +608,7 @@ mkstages(char **proflist, size_t nprof)
 	/* a distribution's ROCm (/usr) has neither .info/version nor llvm/: its libraries say */
 	if (rocmsys && rocmv && !*rocmv) {
 		free(rocmv);
-		rocmv = sysrocmid();
+		rocmv = sysrocmid(NULL);
 	}
 	for (i = 0; i < cf.narch; i++) {
 		struct kvfile f;
