@@ -990,10 +990,10 @@ step_check () {
 	kernnames () {
 		set +f
 		has=$(for f in "$1"/*.co "$1"/*.hsaco; do [ -f "$f" ] && printf '%s\n' "${f##*/}"; done |
-			sed -n 's/.*[_-]\(gfx[0-9a-f]*\)\(-xnack[+-]\)*\.\(co\|hsaco\)$/\1/p' | sort -u | tr '\n' ' ')
+			sed -n 's/.*[_-]\(gfx[0-9a-f]*\)\(-xnack[+-]\)*\.\(co\|hsaco\)$/\1/p' | sort -u | tr '\n' ' ' | sed 's/ $//; s/ /, /g')
 		set -f
 		printf '%s\n' "$has"
-		case " $has " in *" ${2%%:*} "*) return 0 ;; esac
+		case ", $has, " in *", ${2%%:*}, "*) return 0 ;; esac
 		return 1
 	}
 	# libcheck A FILE: one library for target A, in its three parts: its own code-object
