@@ -425,6 +425,8 @@ step_wheel_settings () {
 	esac
 	# configure's CC (CC_CMD), when one was given, compiles the stack too
 	if [ -n "${CC_CMD:-}" ]; then step_wheel_arg --set CC="$CC_CMD"; fi
+	# a distribution's ROCm (--rocm-path=/usr) keeps its device libraries under lib/llvm-N
+	[ "$BACKEND" != gfx ] || ! dl=$(rocmdevlib) || step_wheel_arg --set HIP_DEVICE_LIB_PATH="$dl" --set CMAKE_PREFIX_PATH="$ROCM_PATH"
 }
 
 step_wheel_cache () {
@@ -1134,68 +1136,269 @@ step_srctorch () {
 }
 
 step_sdk () {
-	# the pinned ROCm SDK tarball (rocm_URL, rocm_SHA256), unpacked into $ROCM_PATH
-	# ($B/rocm/SHA256): kiln-stage unpack fills a temporary folder beside it and renames
-	# it last, so a folder of that name is always whole. A URL is downloaded first (with
-	# resume) into $B/rocm/dl; a path or file:// is read where it is.
+	# its helpers are defined here, inside it, so that they are part of this step's text
+	# (its stages' key), not of the shared preamble every stage's key holds
+	# sdkwheels: rocm_KIND=wheels, TheRock's rocm[libraries,devel,device-gfxNNNN...]==VERSION
+	# ($REQ: one device extra per --arch) from rocm_INDEX alone into the target Python;
+	# $ROCM_PATH ($B/rocm/wheels) becomes a link to `rocm-sdk path --root`, which also links
+	# the device wheels' files into that tree (TheRock: rocm_sdk/_devel.py). Every rocm
+	# package installed goes into build-info and requirements.lock with its version and hash.
+	sdkwheels () {
+		case "$INDEX" in
+		http://*|https://*) set -- --index-url "$INDEX" ;;
+		*) [ -d "$INDEX" ] || die "rocm_INDEX=$INDEX is neither a URL nor a folder of wheels"
+		   set -- --no-index --find-links "$INDEX" ;;
+		esac
+		mkdir -p "$B/rocm" "$B/info"
+		# resolve first (pip only warns about an extra a package lacks): every --arch must
+		# have its device extra, or nothing is installed
+		clean -- "$PY" -m pip install --disable-pip-version-check --dry-run --report "$B/rocm/pip-plan.json" "$@" "$REQ" ||
+			die "pip cannot resolve $REQ from $INDEX (does it have that rocm release?); nothing was installed"
+		sdkextras
+		sdkdigests
+		clean -- "$PY" -m pip install --disable-pip-version-check --report "$B/rocm/pip-report.json" "$@" "$REQ" ||
+			die "pip could not install $REQ from $INDEX"
+		root=$(clean -- rocm-sdk path --root) || die "rocm-sdk path --root failed (are TheRock's rocm wheels installed in $PY?)"
+		[ -f "$root/.info/version" ] || [ -d "$root/lib" ] || die "rocm-sdk path --root names $root, which is not a ROCm SDK"
+		ln -sfn "$root" "$ROCM_PATH.new" && mv -T "$ROCM_PATH.new" "$ROCM_PATH"
+		echo "ROCm from wheels ($REQ): $root"
+		sdkrecord
+	}
+	# sdkextras: pip's plan ($B/rocm/pip-plan.json) has rocm's device extra for every --arch
+	# (pip itself only warns about a missing extra), or the step stops with one line
+	sdkextras () {
+		clean -- "$PY" -c '
+import json, re, sys
+plan, index, archs = json.load(open(sys.argv[1])), sys.argv[2], [a.split(":")[0] for a in sys.argv[3].split(";")]
+m = [i["metadata"] for i in plan.get("install", []) if re.sub(r"[-_.]+", "-", i["metadata"]["name"]).lower() == "rocm"]
+if not m:
+    # already installed at that version: pip plans nothing; its own metadata says
+    import importlib.metadata as md
+    try:
+        d = md.distribution("rocm")
+        m = [{"version": d.version, "provides_extra": d.metadata.get_all("Provides-Extra") or []}]
+    except md.PackageNotFoundError:
+        sys.exit("rocm_INDEX=%s: no package rocm to install (TheRock'"'"'s selector package)" % index)
+have = sorted(e for e in m[0].get("provides_extra", []) if e.startswith("device-"))
+for a in archs:
+    if "device-" + a not in have:
+        sys.exit("rocm_INDEX=%s: rocm %s there has no extra device-%s (it has %s): no GPU code for %s would be installed; use an index and release that build %s, or a ROCm from env/rocm-channels.env" %
+                 (index, m[0]["version"], a, ", ".join(have) or "none", a, a))
+' "$B/rocm/pip-plan.json" "$INDEX" "$ARCH_LIST" || die "nothing was installed (above)"
+	}
+	# sdkdigests: every file pip would fetch, held to the digest of its first fetch (trust on
+	# first use, $B/rocm.lock, as the tarballs): a package changed on the index is refused
+	# here, before anything is installed
+	sdkdigests () {
+		clean -- "$PY" -c '
+import json, sys
+for i in json.load(open(sys.argv[1])).get("install", []):
+    d = i.get("download_info", {})
+    h = d.get("archive_info", {}).get("hashes", {}).get("sha256") or d.get("archive_info", {}).get("hash", "").partition("sha256=")[2]
+    if d.get("url") and h:
+        print(d["url"], h)
+' "$B/rocm/pip-plan.json" >"$B/rocm/pip-plan.digests" || die "cannot read pip's plan $B/rocm/pip-plan.json"
+		while read -r u h; do
+			kiln-stage sdklock "$B/rocm.lock" "$u" --sha256="$h" >/dev/null || die "nothing was installed (above)"
+		done <"$B/rocm/pip-plan.digests"
+	}
+	# sdkrecord: one build-info record per rocm package pip installed (pip's --report: name,
+	# version, the file and its sha256), then build-info.json and requirements.lock
+	sdkrecord () {
+		clean -- "$PY" -c '
+import json, os, re, sys
+rep, info = json.load(open(sys.argv[1])), sys.argv[2]
+for i in rep.get("install", []):
+    m = i.get("metadata", {})
+    n = re.sub(r"[-_.]+", "-", m.get("name", "")).lower()
+    if not (n == "rocm" or n.startswith("rocm-sdk")):
+        continue
+    d = i.get("download_info", {})
+    h = d.get("archive_info", {}).get("hashes", {}).get("sha256", "")
+    with open(os.path.join(info, "rocm~%s.info" % n), "w") as f:
+        f.write("COMPONENT=rocm\nDIST=%s\nVERSION=%s\nWHEEL=%s\nWHEEL_SHA256=%s\n" %
+                (n, m.get("version", ""), os.path.basename(d.get("url", "")), h))
+    print("rocm package: %s==%s sha256:%s" % (n, m.get("version", ""), h))
+' "$B/rocm/pip-report.json" "$B/info" || die "cannot read pip's report $B/rocm/pip-report.json"
+		lock
+		kiln-stage info -o "$B/build-info.json" "$B/info"
+	}
+	# the ROCm SDK tarball (rocm_URL), unpacked into $ROCM_PATH: kiln-stage unpack fills a
+	# temporary folder beside it and renames it last, so a folder of that name is always
+	# whole. A URL is downloaded first (with resume) into $B/rocm/dl; a path or file:// is
+	# read where it is. Pinned with rocm_SHA256, that digest is checked; without it (AMD
+	# publishes none) the first fetch locks the digest in $B/rocm.lock, and every later
+	# one must match it (trust on first use).
 	[ "$KIND" = wheels ] && { sdkwheels; return; }
+	lock=$B/rocm.lock
 	case "$URL" in
 	http://*|https://*|ftp://*)
-		tar=$B/rocm/dl/$SHA256.tar
-		kiln-stage fetch "$URL" --sha256="$SHA256" -o "$tar" || die "cannot fetch the ROCm SDK $URL" ;;
+		if [ -n "$SHA256" ]; then
+			tar=$B/rocm/dl/$SHA256.tar
+			kiln-stage fetch "$URL" --sha256="$SHA256" -o "$tar" || die "cannot fetch the ROCm SDK $URL"
+		else
+			tar=$B/rocm/dl/${ROCM_PATH##*/}.tar
+			kiln-stage fetch "$URL" --lock="$lock" -o "$tar" || die "cannot fetch the ROCm SDK $URL"
+		fi ;;
 	file://*) tar=${URL#file://} ;;
 	*) tar=$URL ;;
 	esac
-	kiln-stage unpack "$tar" --into="$ROCM_PATH" --sha256="$SHA256" --layout=rocm ||
+	sha=$SHA256
+	[ -n "$sha" ] || sha=$(kiln-stage sdklock "$lock" "$URL" "$tar") || die "the ROCm SDK $URL is refused (above)"
+	kiln-stage unpack "$tar" --into="$ROCM_PATH" --sha256="$sha" --layout=rocm ||
 		die "cannot unpack the ROCm SDK $URL"
-	echo "ROCm $(cat "$ROCM_PATH/.info/version") in $ROCM_PATH"
+	v=$(cat "$ROCM_PATH/.info/version" 2>/dev/null) ||
+		v=$(sed -n 's/.*"rocm[-_]version": *"\([^"]*\)".*/\1/p' "$ROCM_PATH/share/therock/therock_manifest.json" 2>/dev/null | head -n 1)
+	echo "ROCm ${v:-(version not recorded)} in $ROCM_PATH (sha256 $sha)"
+	set +f
+	for k in "$ROCM_PATH"/.kpack/*.kpack; do [ -f "$k" ] && echo "kernel pack: ${k#"$ROCM_PATH"/}"; done
+	set -f
 }
 
-# sdkwheels: rocm_KIND=wheels, TheRock's rocm[libraries,devel] from rocm_INDEX into the
-# target Python; $ROCM_PATH ($B/rocm/wheels) becomes a link to `rocm-sdk path --root`
-sdkwheels () {
-	case "$INDEX" in
-	http://*|https://*) set -- --index-url "$INDEX" ;;
-	*) [ -d "$INDEX" ] || die "rocm_INDEX=$INDEX is neither a URL nor a folder of wheels"
-	   set -- --no-index --find-links "$INDEX" ;;
-	esac
-	clean -- "$PY" -m pip install --disable-pip-version-check "$@" "rocm[libraries,devel]" ||
-		die "pip could not install rocm[libraries,devel] from $INDEX"
-	root=$(clean -- rocm-sdk path --root) || die "rocm-sdk path --root failed (are TheRock's rocm wheels installed in $PY?)"
-	[ -f "$root/.info/version" ] || [ -d "$root/lib" ] || die "rocm-sdk path --root names $root, which is not a ROCm SDK"
-	mkdir -p "$(dirname "$ROCM_PATH")"
-	ln -sfn "$root" "$ROCM_PATH.new" && mv -T "$ROCM_PATH.new" "$ROCM_PATH"
-	echo "ROCm from wheels: $root"
+# rocmdevlib: the folder of the device libraries (ockl.bc ...) of the ROCm at $ROCM_PATH, in
+# the layouts configure knows (rocm_layout): /opt/rocm's amdgcn/bitcode, TheRock's
+# llvm/amdgcn/bitcode, Debian's and Ubuntu's lib/llvm-N/lib/clang/N/amdgcn/bitcode,
+# Fedora's lib64/clang/N/amdgcn/bitcode; fails when none holds them
+rocmdevlib () {
+	set +f
+	for d in "$ROCM_PATH/amdgcn/bitcode" "$ROCM_PATH/llvm/amdgcn/bitcode" "$ROCM_PATH"/lib/llvm-*/lib/clang/*/amdgcn/bitcode \
+		"$ROCM_PATH"/llvm/lib/clang/*/lib/amdgcn/bitcode "$ROCM_PATH"/lib64/clang/*/amdgcn/bitcode "$ROCM_PATH"/lib/clang/*/amdgcn/bitcode; do
+		[ -f "$d/ockl.bc" ] && { set -f; printf '%s\n' "$d"; return 0; }
+	done
+	set -f
+	return 1
 }
 
 step_check () {
-	# every GPU library of the SDK must carry code each --arch can run (native, the
-	# family's generic target, or an ISA-compatible one): gpucheck cover, one line per
-	# library lacking it, before any compile. The library names are globs (the file
-	# turns globbing off: set -f above), so it is on for this loop only
-	set --
-	set +f
-	for f in "$ROCM_PATH"/lib/librocblas.so* "$ROCM_PATH"/lib/libhipblaslt.so* \
-		"$ROCM_PATH"/lib/librocsparse.so* "$ROCM_PATH"/lib/libMIOpen.so* \
-		"$ROCM_PATH"/lib/librocrand.so* "$ROCM_PATH"/lib/librocfft.so* \
-		"$ROCM_PATH"/lib/librocsolver.so* "$ROCM_PATH"/lib/libhipsparselt.so* \
-		"$ROCM_PATH"/lib/librccl.so* "$ROCM_PATH"/lib/libhipfft.so* "$ROCM_PATH"/lib/libhiprand.so*; do
-		[ -f "$f" ] && [ ! -L "$f" ] && set -- "$@" "$f"
-	done
-	set -f
-	[ $# -gt 0 ] || die "$ROCM_PATH/lib has none of ROCm's GPU libraries (rocBLAS, hipBLASLt, rocSPARSE, MIOpen, rocRAND, ...): not a ROCm SDK"
-	bad=0
-	for a in $(printf '%s\n' "$ARCH" | tr ';' ' '); do
-		for f in "$@"; do
-			out=$(gpucheck cover --target="$a" "$f" 2>&1) && { echo "$a: ${f#"$ROCM_PATH"/}: covered"; continue; }
-			case "$out" in *"carry no AMD GPU code"*) echo "$a: ${f#"$ROCM_PATH"/}: no GPU code (host library)"; continue ;; esac
-			has=$(printf '%s\n' "$out" | sed -n 's/^[^;]*) has \([^;]*\).*/\1/p' | head -n 1)
-			fix=$(printf '%s\n' "$out" | sed -n 's/^ *fix: //p' | head -n 1)
-			say "rocm.check: ${f#"$ROCM_PATH"/} has no code for $a (it has ${has:-none}); use a ROCm release built for $a (TheRock's $a family tarball), the family's generic target, or leave that library's feature off; gpucheck: ${fix:-no fix}"
-			bad=1
+	# its helpers are defined here, inside it, so that they are part of this step's text
+	# (its stages' key), not of the shared preamble every stage's key holds
+	# rocmlibs: ROCm's GPU libraries under $ROCM_PATH, one path a line: lib/, lib64/ and a
+	# distribution's multiarch folder (Debian, Ubuntu: lib/x86_64-linux-gnu)
+	rocmlibs () {
+		set +f
+		for d in "$ROCM_PATH/lib" "$ROCM_PATH/lib64" "$ROCM_PATH"/lib/*-linux-gnu; do
+			for f in "$d"/librocblas.so* "$d"/libhipblaslt.so* "$d"/librocsparse.so* "$d"/libMIOpen.so* \
+				"$d"/librocrand.so* "$d"/librocfft.so* "$d"/librocsolver.so* "$d"/libhipsparselt.so* \
+				"$d"/librccl.so* "$d"/libhipfft.so* "$d"/libhiprand.so*; do
+				[ -f "$f" ] && [ ! -L "$f" ] && printf '%s\n' "$f"
+			done
 		done
+		set -f
+	}
+	# libname FILE: the library's own name (rocBLAS, hipBLASLt, ...)
+	libname () {
+		case "${1##*/}" in
+		librocblas.*) echo rocBLAS ;; libhipblaslt.*) echo hipBLASLt ;; librocsparse.*) echo rocSPARSE ;;
+		libMIOpen.*) echo MIOpen ;; librocrand.*) echo rocRAND ;; librocfft.*) echo rocFFT ;;
+		librocsolver.*) echo rocSOLVER ;; libhipsparselt.*) echo hipSPARSELt ;; librccl.*) echo RCCL ;;
+		libhipfft.*) echo hipFFT ;; libhiprand.*) echo hipRAND ;; *) echo "${1##*/}" ;;
+		esac
+	}
+	# kernfolders FILE: the kernel-library folders of the library FILE (rocBLAS's and
+	# hipBLASLt's Tensile code objects: LIBDIR/rocblas/library, Debian's versioned
+	# LIBDIR/rocblas/VERSION/library)
+	kernfolders () {
+		n=${1##*/}; n=${n#lib}; n=${n%%.so*}
+		case "$n" in rocblas|hipblaslt) ;; *) return 0 ;; esac
+		set +f
+		for k in "${1%/*}/$n/library" "${1%/*}/$n"/*/library; do [ -d "$k" ] && printf '%s\n' "$k"; done
+		set -f
+	}
+	# generic A: the family's generic target the loader falls back to (tools/lib/arch.c's
+	# arch_table, which this mirrors; code object v6)
+	generic () {
+		case "${1%%:*}" in
+		gfx900|gfx902|gfx904|gfx906|gfx909|gfx90c) echo gfx9-generic ;;
+		gfx940|gfx941|gfx942|gfx950) echo gfx9-4-generic ;;
+		gfx101[0-3]) echo gfx10-1-generic ;; gfx103[0-6]) echo gfx10-3-generic ;;
+		gfx11*) echo gfx11-generic ;; gfx12*) echo gfx12-generic ;;
+		esac
+	}
+	# kpackcheck FILE A: the kernel packs FILE's .rocm_kpack_ref names (search paths such as
+	# ../.kpack/blas_lib_@GFXARCH@.kpack, relative to FILE's folder), tried in the loader's
+	# order: the exact target (with its features), the bare processor, the family's generic
+	# target. Prints each pack a line missing for A; exit 0 when FILE names none
+	kpackcheck () {
+		LC_ALL=C grep -qaF .rocm_kpack_ref "$1" || return 0
+		for t in $(LC_ALL=C grep -oaE '(\.\./)*\.?kpack/[A-Za-z0-9_.+-]*@GFXARCH@[A-Za-z0-9_.+-]*' "$1" | sort -u); do
+			found=
+			for c in "$2" "${2%%:*}" $(generic "$2"); do
+				p=${1%/*}/$(printf '%s' "$t" | sed "s/@GFXARCH@/$c/")
+				[ -f "$p" ] && { found=$p; break; }
+			done
+			[ -n "$found" ] || undot "${1%/*}/$(printf '%s' "$t" | sed "s/@GFXARCH@/$2/")"
+		done
+	}
+	# undot PATH: PATH below $ROCM_PATH with its ../ parts resolved (lib/../.kpack/x: .kpack/x)
+	undot () {
+		d=${1#"$ROCM_PATH"/} r=
+		while [ -n "$d" ]; do
+			case "$d" in
+			../*) case "$r" in */*) r=${r%/*} ;; *) r= ;; esac; d=${d#../} ;;
+			*/*) r=${r:+$r/}${d%%/*}; d=${d#*/} ;;
+			*) r=${r:+$r/}$d; d= ;;
+			esac
+		done
+		printf '%s\n' "$r"
+	}
+	# kernnames DIR A: does the kernel-library folder DIR hold code objects for A by name
+	# (Tensile's *_gfxNNNN.co, Kernels.so-*-gfxNNNN[-xnack+].hsaco); prints the targets it has
+	kernnames () {
+		set +f
+		has=$(for f in "$1"/*.co "$1"/*.hsaco; do [ -f "$f" ] && printf '%s\n' "${f##*/}"; done |
+			sed -n 's/.*[_-]\(gfx[0-9a-f]*\)\(-xnack[+-]\)*\.\(co\|hsaco\)$/\1/p' | sort -u | tr '\n' ' ' | sed 's/ $//; s/ /, /g')
+		set -f
+		printf '%s\n' "$has"
+		case ", $has, " in *", ${2%%:*}, "*) return 0 ;; esac
+		return 1
+	}
+	# libcheck A FILE: one library for target A, in its three parts: its own code-object
+	# bundles (gpucheck cover), the kernel packs it references (.kpack), its kernel-library
+	# folders (Tensile). Prints "A: PATH: covered (part)" lines for the log; returns the
+	# parts lacking A, "; "-separated, in $lacks
+	libcheck () {
+		lacks= rel=${2#"$ROCM_PATH"/}
+		if out=$(gpucheck cover --target="$1" "$2" 2>&1); then echo "$1: $rel: covered (code-object bundles)"
+		else case "$out" in
+			*"carry no AMD GPU code"*) echo "$1: $rel: no code-object bundles (host code, or kernel packs)" ;;
+			*) has=$(printf '%s\n' "$out" | sed -n 's/^[^;]*) has \([^;]*\).*/\1/p' | head -n 1)
+			   fix=$(printf '%s\n' "$out" | sed -n 's/^ *fix: //p' | head -n 1)
+			   lacks="its code-object bundles ($rel has ${has:-none}; gpucheck: ${fix:-no fix})" ;;
+		esac; fi
+		miss=$(kpackcheck "$2" "$1" | tr '\n' ' ')
+		if [ -n "$miss" ]; then
+			lacks="${lacks:+$lacks; }its kernel pack ${miss% } (missing; install rocm[device-${1%%:*}] or a tarball carrying it)"
+		elif LC_ALL=C grep -qaF .rocm_kpack_ref "$2"; then echo "$1: $rel: covered (kernel packs present)"
+		fi
+		for k in $(kernfolders "$2"); do
+			kr=${k#"$ROCM_PATH"/}
+			if gpucheck cover --target="$1" "$k" >/dev/null 2>&1; then echo "$1: $kr: covered (kernel library)"; continue; fi
+			if has=$(kernnames "$k" "$1"); then echo "$1: $kr: covered (kernel library, by name)"; continue; fi
+			lacks="${lacks:+$lacks; }its Tensile kernels ($kr has ${has:-none})"
+		done
+	}
+	# every GPU library of the SDK must carry code each --arch can run (native, the
+	# family's generic target, or an ISA-compatible one) in every part: its code-object
+	# bundles, its kernel packs, its kernel-library folders. One line per library lacking
+	# an arch, naming the parts, before any compile.
+	# paths may hold spaces: the lists below are split at newlines only
+	IFS='
+'
+	libs=$(rocmlibs)
+	[ -n "$libs" ] || die "$ROCM_PATH has none of ROCm's GPU libraries (rocBLAS, hipBLASLt, rocSPARSE, MIOpen, rocRAND, ...) in lib/, lib64/ or lib/*-linux-gnu/: not a ROCm SDK"
+	bad=0
+	for a in $(printf '%s\n' "$ARCH" | tr ';' '\n'); do
+		n=0 nbad=0
+		for f in $libs; do
+			n=$((n + 1))
+			libcheck "$a" "$f"
+			[ -z "$lacks" ] && continue
+			say "rocm.check: $(libname "$f") (${f#"$ROCM_PATH"/}) has no code for $a in $lacks; use a ROCm built for $a (env/rocm-channels.env names the channel), the family's generic target, or leave that library's feature off"
+			nbad=$((nbad + 1)) bad=1
+		done
+		echo "$a: $n GPU libraries, $((n - nbad)) covered, $nbad lacking it"
 	done
-	[ "$bad" = 0 ] || die "the ROCm SDK $ROCM_PATH lacks code for --arch=$(printf '%s' "$ARCH" | tr ';' ,)"
+	[ "$bad" = 0 ] || die "the ROCm at $ROCM_PATH lacks code for --arch=$(printf '%s' "$ARCH" | tr ';' ,)"
 }
 
 # --- C_BUILD=cmake: C.build (step_cmake), C.install (step_cmakeinstall), C.smoke

@@ -261,66 +261,290 @@ pinsha(const struct component *c)
 
 static int needsrocm(const char *step);
 
-/* a pinned ROCm SDK (rocm_URL, kind sdk): its folder, $B/rocm/SHA256, is ROCM_PATH */
+/* a pinned ROCm SDK (tarball or wheels): rocm.sdk installs it, rocm.check checks it */
 static int rocmsdk;
+/* a ROCm found at --rocm-path (any layout): rocm.check alone checks it */
+static int rocmsys;
+/* the SDK as resolved from the pins or the default channel (env/rocm-channels.env) */
+static struct {
+	const char *kind, *url, *sha256, *index, *version;
+	char *extras;   /* rocm[libraries,devel,device-gfxNNNN...] for --arch */
+} sdk;
 
-/* do the pins name a ROCm SDK tarball for an AMD build: then rocmsdk is set, cf.rocm is
-   the folder it unpacks into and *rocmv the stage keys' ROCM value */
+/* is ROCm installed at dir, in any layout kiln knows: /opt/rocm and TheRock's dist
+   (bin/hipcc, llvm/bin/clang), a distribution's /usr (bin/hipcc) */
+static int
+rocmat(const char *dir)
+{
+	char *hip = xasprintf("%s/bin/hipcc", dir), *cl = xasprintf("%s/llvm/bin/clang", dir);
+	int ok = access(hip, X_OK) == 0 || access(cl, X_OK) == 0;
+
+	free(hip);
+	free(cl);
+	return ok;
+}
+
+/* is every --arch in the list (white-space separated) */
+static const char *
+archmissing(const char *list)
+{
+	size_t i;
+
+	for (i = 0; i < cf.narch; i++) {
+		char *w = xasprintf(" %s ", cf.arch[i]), *l = xasprintf(" %s ", list);
+		int in = strstr(l, w) != NULL;
+		free(w);
+		free(l);
+		if (!in)
+			return cf.arch[i];
+	}
+	return NULL;
+}
+
+/* a value of env/rocm-channels.env, "" when it has none */
+static const char *
+chanval(const struct kvfile *f, const char *k)
+{
+	const char *v = kv_get(f, k);
+
+	return v ? v : "";
+}
+
+/* no ROCm at the default --rocm-path and no rocm pin: the channel env/rocm-channels.env
+   names for --arch (TheRock's multi-arch wheels where TheRock builds every target), or
+   the line naming the distribution route and its track */
+static void
+sdkchannel(void)
+{
+	static struct kvfile f;
+	char *p = xasprintf("%s/env/rocm-channels.env", cf.srcdir), *err = NULL;
+	const char *miss;
+
+	if (kv_load(&f, p, &err) < 0)
+		fail("%s", err);
+	addregen(p);
+	free(p);
+	if (!(miss = archmissing(chanval(&f, "THEROCK_ARCHES")))) {
+		sdk.kind = "wheels";
+		sdk.index = chanval(&f, "THEROCK_INDEX");
+		sdk.version = chanval(&f, "THEROCK_VERSION");
+		printf("no ROCm at %s and no rocm pin: using TheRock's multi-arch wheels, the default "
+		       "channel for --arch (env/rocm-channels.env): rocm %s from %s\n", cf.rocm,
+		       sdk.version, sdk.index);
+	} else if (!archmissing(chanval(&f, "DEBIAN_ARCHES"))) {
+		printf("no ROCm at %s, and TheRock builds nothing for %s: use Debian's ROCm inside a "
+		       "Debian %s root with --rocm-path=/usr, as %s sets it up (env/rocm-channels.env)\n",
+		       cf.rocm, miss, chanval(&f, "DEBIAN_SUITE"), chanval(&f, "DEBIAN_TRACK"));
+	} else {
+		printf("no ROCm at %s, and neither TheRock nor Debian builds for %s: install a ROCm "
+		       "built for it and pass --rocm-path=DIR (env/rocm-channels.env)\n", cf.rocm, miss);
+	}
+}
+
+/* rocm_KIND=wheels: one index only (TheRock's public index holds placeholder packages
+   named rocm and amd-torch-device-*: an extra index invites dependency confusion) */
+static void
+sdkwheelpin(void)
+{
+	struct buf x = {0};
+	const char *e = getenv("PIP_EXTRA_INDEX_URL");
+	size_t i;
+
+	if (!*sdk.index)
+		fail("%s: rocm_KIND=wheels needs rocm_INDEX (TheRock's index URL, e.g. "
+		     "https://repo.amd.com/rocm/whl-multi-arch/, or a folder of its wheels)", pins.file);
+	if (strpbrk(sdk.index, " \t,") || startswith(sdk.index, "-"))
+		fail("%s: rocm_INDEX=%s: give one index (it is pip's --index-url); an extra index "
+		     "is refused: TheRock's public index holds placeholder packages named rocm and "
+		     "amd-torch-device-*, and pip would take either", pins.file, sdk.index);
+	if (e && *e)
+		fail("PIP_EXTRA_INDEX_URL=%s is set: kiln installs TheRock's rocm wheels from "
+		     "rocm_INDEX alone and refuses an extra index (placeholder packages named rocm "
+		     "and amd-torch-device-* on public indexes); unset it", e);
+	bufputs(&x, "rocm[libraries,devel");
+	/* one device extra per target: device-gfx90a for gfx90a:xnack- too */
+	for (i = 0; i < cf.narch; i++)
+		bufprintf(&x, ",device-%.*s", (int)strcspn(cf.arch[i], ":"), cf.arch[i]);
+	bufputc(&x, ']');
+	if (*sdk.version)
+		bufprintf(&x, "==%s", sdk.version);
+	sdk.extras = bufdetach(&x);
+}
+
+/* a tarball: pinned by URL + rocm_SHA256 ($B/rocm/SHA256), or by URL alone: then its
+   digest is locked on first fetch in $B/rocm.lock ($B/rocm/url-HASH of the URL) */
+static void
+sdktarpin(char **rocmv)
+{
+	char *h;
+
+	if (*sdk.sha256) {
+		cf.rocm = xasprintf("%s/rocm/%s", absb, sdk.sha256);
+		*rocmv = xasprintf("sdk %s", sdk.sha256);
+		printf("using the pinned ROCm SDK %s (rocm.sdk unpacks it into %s; rocm.check checks "
+		       "it for --arch before any build)\n", sdk.url, cf.rocm);
+		return;
+	}
+	h = sha256text(sdk.url);
+	h[16] = '\0';
+	cf.rocm = xasprintf("%s/rocm/url-%s", absb, h);
+	*rocmv = xasprintf("sdk-url %s", sdk.url);
+	printf("using the ROCm SDK %s with no rocm_SHA256: its digest is locked on first fetch "
+	       "in %s/rocm.lock and verified on every later one (rocm.sdk unpacks it into %s)\n",
+	       sdk.url, absb, cf.rocm);
+	free(h);
+}
+
+static char *sysrocmid(size_t *ngpu);
+
+/* does the ROCm at --rocm-path hold ROCm's GPU libraries (then rocm.check checks them);
+   a compiler alone (no rocBLAS, ...) is said in one line and gets no rocm.check */
+static int
+sysgpulibs(void)
+{
+	size_t n;
+	char *id = sysrocmid(&n);
+
+	free(id);
+	if (!n)
+		printf("the ROCm at %s has none of ROCm's GPU libraries (rocBLAS, hipBLASLt, rocSPARSE, "
+		       "MIOpen, rocRAND, ...): no rocm.check for it\n", cf.rocm);
+	return n > 0;
+}
+
+/* where ROCm comes from for an AMD build: a pinned SDK (rocmsdk: cf.rocm is the folder
+   rocm.sdk fills, *rocmv the stage keys' ROCM value), the ROCm at --rocm-path (rocmsys),
+   or the default channel of env/rocm-channels.env */
 static void
 sdkpin(char **rocmv)
 {
 	const struct component *r = comp_find("rocm");
 
-	if (cf.backend == BACKEND_GFX && !strcmp(pin(r, "KIND"), "wheels")) {
+	if (cf.backend != BACKEND_GFX)
+		return;
+	sdk.kind = pin(r, "KIND");
+	sdk.url = pin(r, "URL");
+	sdk.sha256 = pin(r, "SHA256");
+	sdk.index = pin(r, "INDEX");
+	sdk.version = pin(r, "VERSION");
+	if (!strcmp(sdk.kind, "system") || (!strcmp(sdk.kind, "sdk") && !*sdk.url)) {
+		if (rocmat(cf.rocm)) {
+			rocmsys = sysgpulibs();
+			return;
+		}
+		if (strcmp(sdk.kind, "sdk") || strcmp(cf.rocm, "/opt/rocm"))
+			return;  /* an explicit --rocm-path or rocm=system: rocm.missing says it */
+		sdkchannel();
+		if (strcmp(sdk.kind, "wheels"))
+			return;
+	}
+	rocmsdk = 1;
+	if (!strcmp(sdk.kind, "wheels")) {
 		/* TheRock's rocm wheels into the target Python; $B/rocm/wheels links to the
 		   root `rocm-sdk path --root` names */
-		if (!*pin(r, "INDEX"))
-			fail("%s: rocm_KIND=wheels needs rocm_INDEX (TheRock's index URL for your GPU "
-			     "family, or a folder of its wheels)", pins.file);
-		rocmsdk = 1;
+		sdkwheelpin();
 		cf.rocm = xasprintf("%s/rocm/wheels", absb);
-		*rocmv = xasprintf("wheels %s", pin(r, "INDEX"));
-		printf("using TheRock's rocm wheels from %s (rocm.sdk installs them into %s; "
-		       "ROCM_PATH is %s)\n", pin(r, "INDEX"), cf.python, cf.rocm);
+		*rocmv = xasprintf("wheels %s %s", sdk.index, sdk.extras);
+		printf("using TheRock's rocm wheels from %s: %s (rocm.sdk installs them into %s; "
+		       "ROCM_PATH is %s)\n", sdk.index, sdk.extras, cf.python, cf.rocm);
 		return;
 	}
-	if (cf.backend != BACKEND_GFX || !*pin(r, "URL") || !strcmp(pin(r, "KIND"), "system"))
-		return;
-	if (strcmp(pin(r, "KIND"), "sdk"))
-		fail("%s: rocm_KIND=%s: this kiln installs ROCm as sdk (a tarball) or system "
-		     "(--rocm-path)", pins.file, pin(r, "KIND"));
-	if (!*pin(r, "SHA256"))
-		fail("%s: rocm_URL=%s has no rocm_SHA256 (the tarball's sha256; sha256sum FILE)",
-		     pins.file, pin(r, "URL"));
-	rocmsdk = 1;
-	cf.rocm = xasprintf("%s/rocm/%s", absb, pin(r, "SHA256"));
-	*rocmv = xasprintf("sdk %s", pin(r, "SHA256"));
-	printf("using the pinned ROCm SDK %s (rocm.sdk unpacks it into %s; rocm.check checks it "
-	       "for --arch before any build)\n", pin(r, "URL"), cf.rocm);
+	if (strcmp(sdk.kind, "sdk"))
+		fail("%s: rocm_KIND=%s: this kiln installs ROCm as sdk (a tarball), wheels (TheRock's "
+		     "index) or system (--rocm-path)", pins.file, sdk.kind);
+	sdktarpin(rocmv);
 }
 
-/* the stages rocm.sdk (download, verify, unpack) and rocm.check (gpucheck cover) */
+/* is name one of ROCm's GPU libraries (the ones rocm.check checks: step_check's rocmlibs) */
+static int
+isgpulib(const char *name)
+{
+	static const char *const gpu[] = {"librocblas.so", "libhipblaslt.so", "librocsparse.so",
+	                                  "libMIOpen.so", "librocrand.so", "librocfft.so",
+	                                  "librocsolver.so", "libhipsparselt.so", "librccl.so",
+	                                  "libhipfft.so", "libhiprand.so"};
+	size_t i;
+
+	for (i = 0; i < sizeof gpu / sizeof gpu[0]; i++)
+		if (startswith(name, gpu[i]))
+			return 1;
+	return 0;
+}
+
+/* the libraries' identity at a system ROCm (name, size, mtime of each lib*.so* in its
+   library folders), so that rocm.check reruns when the distribution upgrades them; *ngpu
+   (may be NULL) is set to the number of ROCm's GPU libraries among them */
+static char *
+sysrocmid(size_t *ngpu)
+{
+	static const char *const sub[] = {"lib", "lib64", "lib/x86_64-linux-gnu",
+	                                  "lib/aarch64-linux-gnu", "lib/powerpc64le-linux-gnu"};
+	struct buf b = {0};
+	struct stat st;
+	size_t i, j, n;
+	char **names, *d, *f, *h;
+
+	if (ngpu)
+		*ngpu = 0;
+
+	for (i = 0; i < sizeof sub / sizeof sub[0]; i++) {
+		d = xasprintf("%s/%s", cf.rocm, sub[i]);
+		names = lsdir(d, NULL, 0, &n);
+		for (j = 0; j < n; j++) {
+			f = xasprintf("%s/%s", d, names[j]);
+			if (startswith(names[j], "lib") && strstr(names[j], ".so") && lstat(f, &st) == 0 &&
+			    S_ISREG(st.st_mode)) {
+				bufprintf(&b, "%s %lld %lld\n", f, (long long)st.st_size, (long long)st.st_mtime);
+				if (ngpu && isgpulib(names[j]))
+					(*ngpu)++;
+			}
+			free(f);
+		}
+		strs_free(names, n);
+		free(d);
+	}
+	h = sha256text(b.s ? b.s : "");
+	buffree(&b);
+	return h;
+}
+
+/* the stages rocm.sdk (download, verify, unpack; or the wheels) and rocm.check (every
+   GPU library's code for --arch); a system ROCm gets rocm.check alone */
 static void
 sdkstages(void)
 {
-	const struct component *r = comp_find("rocm");
 	struct srec *s;
-	char *archs;
+	char *archs, *id;
 
-	if (!rocmsdk)
+	if (!rocmsdk && !rocmsys)
 		return;
-	s = stage("rocm", "sdk");
-	key(s, "KIND", pin(r, "KIND"));
-	key(s, "URL", pin(r, "URL"));
-	key(s, "SHA256", pin(r, "SHA256"));
-	if (!strcmp(pin(r, "KIND"), "wheels")) {
-		key(s, "INDEX", pin(r, "INDEX"));
-		key(s, "PY", cf.python);
-	}
 	archs = archlist(";");
+	if (rocmsys) {
+		s = stage("rocm", "check");
+		key(s, "ROCM_PATH", cf.rocm);
+		id = sysrocmid(NULL);
+		key(s, "LIBS", id);
+		key(s, "ARCH", archs);
+		free(id);
+		free(archs);
+		return;
+	}
+	s = stage("rocm", "sdk");
+	key(s, "KIND", sdk.kind);
+	key(s, "URL", sdk.url);
+	key(s, "SHA256", sdk.sha256);
+	if (!strcmp(sdk.kind, "wheels")) {
+		key(s, "INDEX", sdk.index);
+		key(s, "REQ", sdk.extras);
+		key(s, "PY", cf.python);
+		if (cf.venv)
+			parent(s, "stack.venv");   /* the wheels go into the venv kiln makes */
+	}
 	s = stage("rocm", "check");
-	key(s, "SHA256", pin(r, "SHA256"));
-	key(s, "INDEX", pin(r, "INDEX"));
+	key(s, "SHA256", sdk.sha256);
+	key(s, "URL", sdk.url);
+	key(s, "INDEX", sdk.index);
+	key(s, "REQ", sdk.extras ? sdk.extras : "");
 	key(s, "ARCH", archs);
 	parent(s, "rocm.sdk");
 	free(archs);
@@ -627,6 +851,11 @@ mkstages(char **proflist, size_t nprof)
 		free(cl);
 		free(vf);
 	}
+	/* a distribution's ROCm (/usr) has neither .info/version nor llvm/: its libraries say */
+	if (rocmsys && rocmv && !*rocmv) {
+		free(rocmv);
+		rocmv = sysrocmid(NULL);
+	}
 	for (i = 0; i < cf.narch; i++) {
 		struct kvfile f;
 		char *p = xasprintf("%s/env/arch/%s.env", cf.srcdir, cf.arch[i]);
@@ -860,8 +1089,8 @@ mkstages(char **proflist, size_t nprof)
 			if (strcmp(stages[i].step, "src") && strcmp(stages[i].step, "patch") &&
 			    strcmp(stages[i].step, "fat"))
 				parent(&stages[i], "stack.venv");
-	/* with a pinned SDK, every stage that needs ROCm comes after its check */
-	if (rocmsdk)
+	/* with a pinned SDK or a system ROCm, every stage that needs ROCm comes after its check */
+	if (rocmsdk || rocmsys)
 		for (i = 0; i < nstages; i++)
 			if (needsrocm(stages[i].step) || !strcmp(stages[i].step, "smoke"))
 				parent(&stages[i], "rocm.check");

@@ -24,6 +24,7 @@
 #include "reqs.h"
 #include "schema.h"
 #include "sdk.h"
+#include "sdklock.h"
 #include "stage.h"
 #include "util.h"
 #include "sign.h"
@@ -783,6 +784,8 @@ main(int argc, char **argv)
 		return lock_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "keygen") == 0)
 		return cmdkeygen(argc - 1, argv + 1);
+	if (strcmp(argv[1], "sdklock") == 0)
+		return sdklock_main(argc - 1, argv + 1);
 	usage(xasprintf("unknown verb '%s' (run, env, info, labels or graph)", argv[1]));
 	return EXIT_USAGE;
 }

@@ -24,6 +24,7 @@
 #include "hash.h"
 #include "opt.h"
 #include "os.h"
+#include "sdklock.h"
 #include "strv.h"
 #include "tartree.h"
 #include "util.h"
@@ -32,7 +33,8 @@ static void
 sdkusage(const char *error)
 {
 	opt_usage(error,
-	          "usage: kiln-stage fetch URL --sha256=HEX -o FILE [--max-size=BYTES] [--max-time=SECONDS]\n"
+	          "usage: kiln-stage fetch URL --sha256=HEX|--lock=LOCK -o FILE [--max-size=BYTES]\n"
+	          "                        [--max-time=SECONDS]\n"
 	          "       kiln-stage unpack TARBALL --into=DIR [--sha256=HEX] [--layout=rocm]\n"
 	          "                         [--max-size=BYTES]\n");
 }
@@ -392,9 +394,35 @@ posnum(const char *opt, const char *v)
 	return n;
 }
 
+/* --lock without --sha256: the digest the lock holds for url (in buf), or NULL */
+static const char *
+fetchlocked(const char *lock, const char *url, char buf[65])
+{
+	char *err = NULL;
+	int r = sdklock_get(lock, url, buf, &err);
+
+	if (r < 0)
+		dien(EXIT_USAGE, "%s", err);
+	return r == 1 ? buf : NULL;
+}
+
+/* trust on first use: lock the digest got of url, or refuse it (part removed) when the
+   lock holds another */
+static void
+fetchlock(const char *lock, const char *url, const char *got, const char *part)
+{
+	char *err = NULL;
+	int r = sdklock_check(lock, url, got, &err);
+
+	if (r == 0)
+		return;
+	unlink(part);
+	dien(r < 0 ? EXIT_USAGE : EXIT_PROBLEM, "%s", err);
+}
+
 /* the part's sha256 against the pin, then renamed to out */
 static void
-settle(const char *url, const char *part, const char *out, const char *sha)
+settle(const char *url, const char *part, const char *out, const char *sha, const char *lock)
 {
 	unsigned char dg[32];
 	char *got;
@@ -402,7 +430,10 @@ settle(const char *url, const char *part, const char *out, const char *sha)
 	if (sha256_file(part, dg, NULL) < 0)
 		dien(EXIT_PROBLEM, "%s:", part);
 	got = hexof(dg);
-	if (strcmp(got, sha) != 0) {
+	/* --lock: the first download locks its digest; a locked one is held to it */
+	if (lock)
+		fetchlock(lock, url, got, part);
+	if (sha && strcmp(got, sha) != 0) {
 		/* a wrong file is never resumed from */
 		unlink(part);
 		dien(EXIT_PROBLEM, "%s: sha256 is %s, but the pin says %s (a changed or corrupt "
@@ -416,8 +447,8 @@ settle(const char *url, const char *part, const char *out, const char *sha)
 int
 fetch_main(int argc, char **argv)
 {
-	const char *sha = NULL, *out = NULL, *v;
-	char *part, *local, err[512];
+	const char *sha = NULL, *out = NULL, *lock = NULL, *v;
+	char *part, *local, err[512], locked[65];
 	struct dl d = {0};
 	int i, lfd = -1;
 
@@ -428,6 +459,8 @@ fetch_main(int argc, char **argv)
 			sdkusage(NULL);
 		else if ((v = opt_val(argc, argv, &i, "--sha256", sdkusage)))
 			sha = v;
+		else if ((v = opt_val(argc, argv, &i, "--lock", sdkusage)))
+			lock = v;
 		else if ((v = opt_val(argc, argv, &i, "-o", sdkusage)) ||
 		         (v = opt_val(argc, argv, &i, "--out", sdkusage)))
 			out = v;
@@ -443,16 +476,19 @@ fetch_main(int argc, char **argv)
 		else
 			sdkusage(xasprintf("fetch: unexpected argument '%s'", argv[i]));
 	}
-	if (!d.url || !sha || !out)
-		sdkusage("fetch: give URL, --sha256=HEX and -o FILE");
-	if (!ishex64(sha))
+	if (!d.url || (!sha && !lock) || !out)
+		sdkusage("fetch: give URL, --sha256=HEX (or --lock=LOCK) and -o FILE");
+	if (sha && !ishex64(sha))
 		dien(EXIT_USAGE, "%s: --sha256=%s is not a sha256 (64 lowercase hex digits)", d.url, sha);
 	checkfetchurl(d.url);
+	/* --lock alone: the digest locked by an earlier fetch, if any (trust on first use) */
+	if (!sha)
+		sha = fetchlocked(lock, d.url, locked);
 	part = xasprintf("%s.part", out);
 	checkout(out);
 	checkout(part);
 	/* already here and whole: nothing to do */
-	if (hasdigest(out, sha)) {
+	if (sha && hasdigest(out, sha)) {
 		free(part);
 		return EXIT_OK;
 	}
@@ -475,7 +511,7 @@ fetch_main(int argc, char **argv)
 	curl_global_cleanup();
 	if (close(d.fd) < 0)
 		dien(EXIT_PROBLEM, "%s:", part);
-	settle(d.url, part, out, sha);
+	settle(d.url, part, out, sha, lock);
 	free(part);
 	return EXIT_OK;
 }
@@ -806,6 +842,12 @@ checklayout(void)
 
 	for (i = 0; i < sizeof need / sizeof need[0]; i++) {
 		path = xasprintf("%s/%s", tmpdir, need[i]);
+		/* TheRock's multi-arch tarballs record their version in
+		   share/therock/therock_manifest.json (ROCm/TheRock RELEASES.md) */
+		if (i == 0 && lstat(path, &st) < 0) {
+			free(path);
+			path = xasprintf("%s/share/therock/therock_manifest.json", tmpdir);
+		}
 		if (lstat(path, &st) < 0)
 			bad("not a ROCm SDK tarball: no %s at its top (TheRock's dist layout: bin/ "
 			    "lib/ include/ llvm/ share/ .info/version)", need[i]);
