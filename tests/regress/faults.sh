@@ -194,6 +194,6 @@ fault_twoninjas () {
 	same "two ninjas: a third ninja has no work to do" "ninja: no work to do." "$(cat "$T/n3.log")"
 	same "two ninjas: the installed stack imports" "30 1110 33 gfx1100" "$(imports "$T/venv2")"
 	check "two ninjas: the stamps agree with the keys" kiln-stage run -n --key="$b/build/keys/torch.wheel" \
-		--stamp="$b/build/stamp/torch.wheel" --parent="$b/build/stamp/torch.patch" torch.wheel
+		--stamp="$b/build/stamp/torch.wheel" --parent="$b/build/stamp/torch.patch" --parent="$b/build/stamp/torch.deps" torch.wheel
 }
 fault_twoninjas
