@@ -2,7 +2,16 @@
 # tools under test first on PATH, and checks that print the lines tests/run.sh counts.
 set -u
 T=$(mktemp -d "${TMPDIR:-/tmp}/kiln-t.XXXXXX") || exit 2
-trap 'chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT INT TERM
+# at_exit CMD: shell text run when the file ends (the last given first), before $T goes:
+# a test stops its servers this way. A signal ends the file (129, 130, 143): a trap that
+# only cleaned up would let the file go on in a removed folder (on a busy host with
+# PIDs wrapping at 32768, a kill by an old process id can reach a test's shell)
+_atexit=:
+at_exit () { _atexit="$1; $_atexit"; }
+trap 'eval "$_atexit"; chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT
+trap 'exit 129' HUP
+trap 'exit 130' INT
+trap 'exit 143' TERM
 PATH=$KILN_BIN:$PATH
 export PATH
 

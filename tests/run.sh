@@ -20,7 +20,9 @@ jobs=${KILN_TEST_JOBS:-$(nproc 2>/dev/null || echo 2)}
 limit=${KILN_TEST_TIMEOUT:-1800}
 
 out=$(mktemp -d "${TMPDIR:-/tmp}/kiln-test.XXXXXX") || exit 2
-trap 'rm -rf "$out"' EXIT INT TERM
+trap 'rm -rf "$out"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 list=$out/list
 : >"$list"

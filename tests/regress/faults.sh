@@ -9,7 +9,7 @@ need git unshare sha256sum
 
 # mounts made here go away with the scratch folder
 mnts=
-trap 'for m in $mnts; do umount "$m" 2>/dev/null; done; chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT INT TERM
+at_exit 'for m in $mnts; do umount "$m" 2>/dev/null; done'
 # tmpfs DIR SIZE: a small tmpfs at DIR (root only; returns 1 when it cannot be made)
 tmpfs () { mkdir -p "$1" && mount -t tmpfs -o "size=$2" tmpfs "$1" 2>/dev/null && mnts="$mnts $1"; }
 canmount=no

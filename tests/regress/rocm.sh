@@ -143,7 +143,7 @@ EOF
 mkdir -p "$T/www" && cp "$T/sdk.tgz" "$T/www/" || exit 2
 "$PY3" "$T/serve.py" "$T/www" 2 "$T/req.log" "$T/port" &
 srv=$!
-trap 'kill $srv 2>/dev/null' EXIT INT TERM
+at_exit 'kill $srv 2>/dev/null; wait $srv 2>/dev/null'
 # the server binds port 0 itself and writes the port it got: no other process can hold it;
 # ready once the file is there (a server that died first fails at once)
 waitalive "$srv" test -s "$T/port" && waitlisten "$srv" "$(cat "$T/port")" ||

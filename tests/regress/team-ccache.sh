@@ -10,7 +10,7 @@ need redis-server redis-cli ccache
 # then its own answer to PING
 redis () { redis-server --port "$1" --bind 127.0.0.1 --save '' --appendonly no --dir "$T" >"$T/redis.log" 2>&1 & SERVER_PID=$!; }
 rpid=
-trap 'kill $rpid 2>/dev/null; wait $rpid 2>/dev/null; chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT INT TERM
+at_exit 'kill $rpid 2>/dev/null; wait $rpid 2>/dev/null'
 startserver 5 redis || { sed 's/^/#   /' "$T/redis.log"; notok "redis-server did not start"; exit 1; }
 port=$SERVER_PORT rpid=$SERVER_PID
 check "redis-server answers PING" redis-cli -p "$port" ping

@@ -14,14 +14,14 @@ distccd1 () {
 	distccd --no-detach --daemon --listen 127.0.0.1 --port "$1" --allow 127.0.0.1 --enable-tcp-insecure \
 		--log-stderr --log-level info --jobs 2 2>"$T/distccd.$1.log" &
 	SERVER_PID=$!
-	pids="$pids $!"
 }
+# the servers this file started (and has not reaped: their ids are still theirs)
 pids=
-trap 'for p in $pids; do kill $p 2>/dev/null; done; wait; chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT INT TERM
+at_exit 'for p in $pids; do kill $p 2>/dev/null; done; wait'
 startserver 5 distccd1 || { notok "distccd did not start"; sed 's/^/#   /' "$T"/distccd.*.log; exit 1; }
-p1=$SERVER_PORT
+p1=$SERVER_PORT pids=$SERVER_PID
 startserver 5 distccd1 || { notok "distccd did not start"; sed 's/^/#   /' "$T"/distccd.*.log; exit 1; }
-p2=$SERVER_PORT
+p2=$SERVER_PORT pids="$pids $SERVER_PID"
 
 conf () {
 	v=$1 hosts=$2

@@ -33,7 +33,8 @@ chmod 711 "$T" && chmod 1777 "$I" || exit 2
 export ICECC_TESTS=1 ICECC_TEST_SCHEDULER_PORTS=$sp:$((sp + 2))
 net=kiln$$
 pids=
-trap 'for p in $pids; do kill $p 2>/dev/null; done; wait; chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT INT TERM
+# the servers this file started (and has not reaped: their ids are still theirs)
+at_exit 'for p in $pids; do kill $p 2>/dev/null; done; wait'
 icecc-scheduler -p "$sp" -n "$net" -vvv 2>"$I/scheduler.log" &
 spid=$!
 pids="$pids $spid"
@@ -49,7 +50,6 @@ node () {
 	ICECC_TEST_SOCKET=$I/node$n.sock ICECC_SCHEDULER=127.0.0.1:$sp iceccd -s "127.0.0.1:$sp" -n "$net" \
 		-p "$1" -b "$I/env$n" -N node$n -m 2 -vvv $nodeopt 2>"$I/node$n.log" &
 	SERVER_PID=$!
-	pids="$pids $!"
 }
 n=1 nodeopt=--no-remote
 node "$(freeport)"
@@ -57,6 +57,7 @@ npids=$SERVER_PID
 n=2 nodeopt=
 startserver 5 node || { sed 's/^/#   /' "$I/node2.log"; notok "iceccd node2 did not start"; exit 1; }
 npids="$npids $SERVER_PID"
+pids="$pids $npids"
 unset ICECC_TESTS ICECC_TEST_SCHEDULER_PORTS
 waitalive "$spid $npids" sh -c 'grep -q "Connected to scheduler" "$1" && grep -q "Connected to scheduler" "$2"' sh "$I/node1.log" "$I/node2.log" ||
 	{ sed 's/^/#   /' "$I/node1.log"; notok "iceccd did not reach icecc-scheduler"; exit 1; }
