@@ -32,6 +32,9 @@ done
 pkgs=$(sed 's/#.*//' "$KILN_SRC/env/deps/debian-build.txt" | tr -s ' \t\n' ',,,' | sed 's/^,//; s/,$//')
 pkgs=$pkgs,g++,git,ca-certificates,python3,python3-dev,python3-venv,python3-pip,python3-setuptools
 pkgs=$pkgs,python3-wheel,python3-torch,libtorch-dev,pybind11-dev,cmake,xz-utils,clang-19,time,ccache
+# torchvision imports PIL when it is imported (torchvision/datasets); Debian's
+# python3-torchvision depends on python3-pil
+pkgs=$pkgs,python3-pil
 arch=$(dpkg --print-architecture) || exit 2
 id=$(printf '%s %s %s\n' "$pkgs" "$mirror" "$arch" | sha256sum | cut -c1-12)
 R=$RC/debian-13-$arch-$id
