@@ -27,11 +27,14 @@ done
 # what the root holds: kiln's build packages (env/deps/debian-build.txt), Debian's torch and
 # what building vision and audio against it needs (Debian's own Build-Depends of
 # pytorch-vision 0.21.0-3 and pytorch-audio 2.6.0-1, less the image, video and sox
-# libraries the track turns off), clang-19 for the hipify stages' stand-in ROCm root, ccache
-# (the build folders share one compiler cache) and time for the figures
+# libraries the track turns off), clang-19 for the hipify stages' stand-in ROCm root, and
+# time for the figures
 pkgs=$(sed 's/#.*//' "$KILN_SRC/env/deps/debian-build.txt" | tr -s ' \t\n' ',,,' | sed 's/^,//; s/,$//')
 pkgs=$pkgs,g++,git,ca-certificates,python3,python3-dev,python3-venv,python3-pip,python3-setuptools
-pkgs=$pkgs,python3-wheel,python3-torch,libtorch-dev,pybind11-dev,cmake,xz-utils,clang-19,time,ccache
+pkgs=$pkgs,python3-wheel,python3-torch,libtorch-dev,pybind11-dev,cmake,xz-utils,clang-19,time
+# torchvision imports PIL when it is imported (torchvision/datasets); Debian's
+# python3-torchvision depends on python3-pil
+pkgs=$pkgs,python3-pil
 arch=$(dpkg --print-architecture) || exit 2
 id=$(printf '%s %s %s\n' "$pkgs" "$mirror" "$arch" | sha256sum | cut -c1-12)
 R=$RC/debian-13-$arch-$id
