@@ -2,8 +2,11 @@
 # tests/real/ggml-vulkan.sh: the Vulkan tier of ninja check-real (opt-in; tests/real/run.sh
 # runs it after its own tiers): ggml (ggml-org/ggml at the commit env/tracks/ggml-vulkan.env
 # pins) built by the stack graph with GGML_VULKAN=ON, and test-backend-ops on Mesa's
-# lavapipe (a Vulkan device on the CPU) through ggml.smoke. About 15 minutes for the first
-# build on an idle 2-core machine (the shaders: glslc, then ggml-vulkan.cpp), then:
+# lavapipe (a Vulkan device on the CPU) through ggml.smoke. Measured 2026-11-25 on a 2-core
+# machine shared with other builds (load about 20): ggml.build 56m34s (glslc's shaders, then
+# ggml-vulkan.cpp; by hand on a quieter machine the same build took 11 to 13 minutes),
+# ggml.smoke 26m36s (lavapipe compiles a pipeline per quant type; Mesa's shader cache makes
+# the second run 1m13s), the bump's ggml.build 3m52s (ccache 186/186 hits). Steps:
 #   1. configure and ninja: every stage once, the prefix holds libggml-vulkan.so and the
 #      carried test-backend-ops; ggml.smoke runs `test-backend-ops test -b Vulkan0 -o OPS`
 #      with GGML_VK_VISIBLE_DEVICES=0 (ggml uses CPU-type devices only when named); OPS is
@@ -86,7 +89,7 @@ if ! done_ first; then
 		notok "ggml-vulkan: ninja stack failed"; showfail "$W/first.out"; exit 1
 	fi
 fi
-stages "$W/first.out" | while read -r s t; do fig "first: $s (s)" "$t"; done
+stages "$W/first.out" | while read -r s t; do fig "first: $s" "$t"; done
 got=$(stages "$W/first.out" | cut -d' ' -f1 | sort | tr '\n' ' ')
 [ "$got" = "ggml.build ggml.install ggml.patch ggml.smoke ggml.src stack.smoke " ] &&
 	ok "first build: every stage once ($got)" || notok "first build: the stages that ran: $got"
@@ -94,11 +97,9 @@ P=$W/b/build/prefix/ggml
 [ -f "$P/lib/libggml-vulkan.so" ] && [ -x "$P/bin/test-backend-ops" ] &&
 	ok "the prefix holds libggml-vulkan.so and the carried test-backend-ops" || notok "the prefix lacks libggml-vulkan.so or test-backend-ops"
 L=$W/b/build/logs/ggml.smoke.log
-n=$(grep -c 'tests passed' "$L" 2>/dev/null)
 grep -q 'Backend Vulkan0: .*OK' "$L" && grep -q 'llvmpipe' "$L" &&
-	ok "test-backend-ops on lavapipe: ops $OPS: $(sed -n 's/^ *\([0-9]*\/[0-9]* tests passed\)/\1/p' "$L" | tr '\n' ',' | sed 's/,$//') ($n ops)" ||
+	ok "test-backend-ops on lavapipe: ops $OPS: $(sed -n 's/^ *\([0-9]*\/[0-9]* tests passed\)/\1/p' "$L" | tr '\n' ',' | sed 's/,$//'), $(grep -c 'not supported' "$L") cases not supported" ||
 	{ notok "test-backend-ops on lavapipe"; tail -n 20 "$L" | sed 's/^/#   /'; }
-grep -q 'Backend Vulkan0' "$L" && fig "test-backend-ops (ggml.smoke, s)" "$(stages "$W/first.out" | sed -n 's/^ggml.smoke //p')"
 
 # --- 2. no-op -----------------------------------------------------------------------------
 : >"$W/noop.out"
@@ -123,7 +124,7 @@ if ! done_ bump; then
 		notok "bump: ninja stack failed"; showfail "$W/bump.out"; exit 1
 	fi
 fi
-stages "$W/bump.out" | while read -r s t; do fig "bump: $s (s)" "$t"; done
+stages "$W/bump.out" | while read -r s t; do fig "bump: $s" "$t"; done
 got=$(stages "$W/bump.out" | cut -d' ' -f1 | sort | tr '\n' ' ')
 [ "$got" = "ggml.build ggml.install ggml.patch ggml.smoke stack.smoke " ] &&
 	ok "bump: only ggml's stages after its series reran ($got)" || notok "bump: the stages that ran: $got"
