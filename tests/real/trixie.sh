@@ -39,6 +39,8 @@ arch=$(dpkg --print-architecture) || exit 2
 id=$(printf '%s %s %s\n' "$pkgs" "$mirror" "$arch" | sha256sum | cut -c1-12)
 R=$RC/debian-13-$arch-$id
 mkdir -p "$RC" "$W" "$CACHE" || exit 2
+# absolute, for the mounts (ninja check-real passes a relative KILN_BUILD)
+W=$(cd "$W" && pwd) CACHE=$(cd "$CACHE" && pwd) || exit 2
 if [ -d "$R" ]; then
 	echo "# trixie: root $R (cached)"
 else
