@@ -8,15 +8,8 @@
 #include <time.h>
 
 #include <git2.h>
-/* libgit2 1.8 moved git_error_set_str and git_error_clear to sys/errors.h (Debian sid's
-   1.9; Debian 12's 1.5 has them in errors.h, and no sys/errors.h) */
-#if defined(__has_include)
-#if __has_include(<git2/sys/errors.h>)
-#include <git2/sys/errors.h>
-#endif
-#endif
-/* libgit2 1.8 moved git_error_set_str out of git2.h into git2/sys/errors.h (Debian 13's
- * 1.9.0 declares it only there; Debian 12's 1.5.1 has no such header) */
+/* libgit2 1.8 moved git_error_set_str and git_error_clear to sys/errors.h (Debian 13's
+   and sid's 1.9; Debian 12's 1.5 has them in errors.h, and no sys/errors.h) */
 #if defined(__has_include)
 #if __has_include(<git2/sys/errors.h>)
 #include <git2/sys/errors.h>
