@@ -991,17 +991,7 @@ mkstages(char **proflist, size_t nprof)
 			key(s, "MODULES", mods.s ? mods.s : "");
 			/* the package a PEP 517 build force-includes ignored files of */
 			key(s, "IMPORT", pin(c, "IMPORT"));
-			for (j = 0; j < nprof; j++) {
-				char *b = strrchr(proflist[j], '/') + 1, *kn, *q, *h;
-				kn = xasprintf("PROFILE_%.*s", (int)(strlen(b) - 4), b);
-				for (q = kn + 8; *q; q++)
-					if (!isalnumc((unsigned char)*q) && *q != '_')
-						*q = '_';
-				h = sha256hex(proflist[j]);
-				key(s, kn, h);
-				free(h);
-				free(kn);
-			}
+			profkeys(s, proflist, nprof);
 			n = xasprintf("%s.%s", c->name, last);
 			parent(s, n);
 			free(n);

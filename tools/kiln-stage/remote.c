@@ -294,17 +294,6 @@ filehex(const char *path)
 	return bufdetach(&b);
 }
 
-static int
-ishex(const char *s, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-			return 0;
-	return 1;
-}
-
 /* remove the private entry folder TMP/ab/KEY and TMP */
 static void
 rmtmp(const char *tmp, const char *ent)
@@ -470,7 +459,7 @@ fetchobjs(const char *url, const char *ent, const struct stamp *st, const char *
 		nl = strchr(line, '\n');
 		if (!nl)
 			nl = line + strlen(line) - 1;
-		if (nl - line < 67 || line[64] != ' ' || line[65] != ' ' || !ishex(line, 64) ||
+		if (nl - line < 67 || line[64] != ' ' || line[65] != ' ' || !ishexn(line, 64) ||
 		    memchr(line + 66, '/', (size_t)(nl - line - 66)) || line[66] == '.') {
 			*bad = xasprintf("has a malformed output line '%.80s'", line);
 			return 1;
@@ -490,7 +479,7 @@ fetchlog(const char *url, const char *ent, const struct kvfile *kv)
 	const char *log = kv_get(kv, "LOG");
 	char *lurl, *lf, *got = NULL, *e2 = NULL;
 
-	if (!log || strlen(log) != 64 || !ishex(log, 64))
+	if (!log || strlen(log) != 64 || !ishexn(log, 64))
 		return;
 	lurl = objurl(url, "cas", log);
 	lf = xasprintf("%s/.kiln-log", ent);

@@ -19,17 +19,6 @@
 /* the lock file is small: a line per pinned URL */
 #define LOCK_MAX (1u << 20)
 
-static int
-ishex(const char *s, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-			return 0;
-	return 1;
-}
-
 /* read the lock file into b (empty when it does not exist); -1 with *err */
 static int
 lockread(const char *lock, struct buf *b, char **err)
@@ -62,7 +51,7 @@ lockwalk(const char *lock, const char *text, size_t len,
 		nl = memchr(p, '\n', (size_t)(end - p));
 		n = nl ? (size_t)(nl - p) : (size_t)(end - p);
 		if (n && p[0] != '#') {
-			if (n < 66 || p[64] != ' ' || !ishex(p, 64) || memchr(p, '\0', n)) {
+			if (n < 66 || p[64] != ' ' || !ishexn(p, 64) || memchr(p, '\0', n)) {
 				*err = xasprintf("%s:%d: not a lock line (SHA256 URL: 64 lowercase hex "
 				                 "digits, a space, the URL)", lock, lineno);
 				return -1;
@@ -137,7 +126,7 @@ sdklock_put(const char *lock, const char *url, const char *hex, char **err)
 	struct keep k = {url, &out};
 	int r = -1;
 
-	if (strlen(hex) != 64 || !ishex(hex, 64) || !*url || strchr(url, '\n')) {
+	if (strlen(hex) != 64 || !ishexn(hex, 64) || !*url || strchr(url, '\n')) {
 		*err = xasprintf("%s: cannot lock '%s' at '%s'", lock, url, hex);
 		return -1;
 	}
@@ -224,7 +213,7 @@ sdklock_main(int argc, char **argv)
 	}
 	/* --sha256=HEX: a digest known already (a wheel's, from its index) */
 	if (startswith(argv[3], "--sha256=")) {
-		if (strlen(argv[3] + 9) != 64 || !ishex(argv[3] + 9, 64))
+		if (strlen(argv[3] + 9) != 64 || !ishexn(argv[3] + 9, 64))
 			dien(EXIT_USAGE, "%s: %s is not a sha256 (64 lowercase hex digits)", argv[2], argv[3]);
 		bufputs(&h, argv[3] + 9);
 	} else {

@@ -117,3 +117,14 @@ b64url(struct buf *b, const unsigned char *p, size_t n)
 		bufputc(b, tab[v >> 6 & 63]);
 	}
 }
+
+int
+ishexn(const char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return 0;
+	return 1;
+}

@@ -27,4 +27,7 @@ void hexenc(struct buf *b, const unsigned char *p, size_t n);
 /* append n bytes as urlsafe base64 without padding (wheel RECORD form) */
 void b64url(struct buf *b, const unsigned char *p, size_t n);
 
+/* whether the n bytes at s are all lowercase hex digits */
+int ishexn(const char *s, size_t n);
+
 #endif
