@@ -303,7 +303,7 @@ step_deps_record () {
 # newline: configure refuses them), read into "$@" before the build.
 step_wheel () {
 	out=$KILN_STAGE_OUT
-	step_wheel_worktree
+	worktree
 	wargs=$work.home/args
 	: >"$wargs" || die "cannot write $wargs"
 	step_wheel_version
@@ -327,7 +327,9 @@ step_wheel_arg () {
 	printf '%s\n' "$@" >>"$wargs"
 }
 
-step_wheel_worktree () {
+# worktree: the fresh private copy of the prepared tree a build step works in ($work,
+# $wroot, $dir, $commit), for the wheel and the CMake steps alike
+worktree () {
 	# The build starts from a tree that is exactly the key: a fresh private copy of the
 	# prepared source (pristine + series + hipify). It writes only there and into $out, so
 	# nothing of an earlier build (setuptools' build/, *.egg-info, a CMake cache) reaches
@@ -1450,21 +1452,9 @@ step_cmakeparts () {
 	# cmk_work: the fresh copy of the prepared tree (work, wroot, dir), the commit, its
 	# time (sde) and the prefix maps (maps, cuda); the build folder is $work/_kiln_build
 	cmk_work () {
-		if [ -n "${WORK_DIR:-}" ]; then
-			wroot=$WORK_DIR work=$WORK_DIR/$c
-			mkdir -p "$wroot" || die "cannot create --work-dir $wroot"
-			[ -d "$wroot" ] && [ ! -L "$wroot" ] && [ -O "$wroot" ] || die "--work-dir $wroot is not a folder of yours"
-			exec 9>>"$wroot/.$c.lock" || die "cannot open the lock $wroot/.$c.lock"
-			flock 9 || die "cannot lock $wroot/.$c.lock"
-		else
-			wroot=$B/work work=$B/work/$c
-			[ -n "${KILN_STAGE_VERIFY:-}" ] && work=$B/work/$c.verify
-		fi
-		rm -rf "$work" "$work.home" || die "cannot remove the old build tree $work"
-		mkdir -p "$work" "$work.home/prefix" || die "cannot create $work"
-		cp -a --reflink=auto "$src/." "$work/" || die "cannot copy $src to $work"
-		dir=$work${SUBDIR:+/$SUBDIR} bd=$work/_kiln_build
-		commit=$(clean -- srcpin state "$src" | sed -n 's/^COMMIT=//p')
+		worktree
+		mkdir -p "$work.home/prefix" || die "cannot create $work.home/prefix"
+		bd=$work/_kiln_build
 		sde=$(git --git-dir="$src/.git" show -s --format=%ct "$commit" 2>/dev/null) || sde=
 		case "$sde" in ''|*[!0-9]*) sde=315532800 ;; esac
 		maps= cuda=
