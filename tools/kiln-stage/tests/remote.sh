@@ -91,14 +91,15 @@ has "missing object: logged" "$T/.err" "which the server does not hold"
 # the server down: a warning and a local build, quickly
 dav_stop
 printf 'STAGE=w\nREF="v2"\n' >w.key
-t0=$(date +%s)
 check "server down: the stage builds" stage h --stage-cache="$DAV_URL"
-t1=$(date +%s)
 has "server down: rebuilt" "$T/.out" "w: rebuilt in"
 has "server down: a warning" "$T/.err" "did not answer"
+# no long wait, said without a clock: the first refused connection marks the server down
+# for the run, so the lookup is the one request; the store repeats its answer and asks
+# nothing more (every "did not answer" names the lookup's URL)
+same "server down: one request in all" 1 "$(grep -o 'did not answer ([a-z]*://[^ :]*:[0-9]*/[^ :]*' "$T/.err" | sort -u | wc -l)"
 has "server down: not stored, said so" "$T/.err" "not stored; the stage itself succeeded"
 check "server down: a stamp" test -s "$T/h/w.stamp"
-same "server down: no long wait (under 5 s)" yes "$([ $((t1 - t0)) -lt 5 ] && echo yes || echo no)"
 
 # credentials: a bearer token from KILN_CACHE_TOKEN and a netrc login reach the server
 # (nginx logs the request line and the user), and never the logs or the output
