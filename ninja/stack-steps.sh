@@ -1112,7 +1112,7 @@ step_smoke_wheels () {
 		for a in $(echo "$ARCH" | tr ';' ' '); do
 			clean -- gpucheck cover --target="$a" "$w" >"$B/wheels/.smoke.out" && { cat "$B/wheels/.smoke.out"; continue; }
 			cat "$B/wheels/.smoke.out"
-			f=$(sed -n 's/^\([^ :][^:]*\): [0-9]* of [0-9]* bundles* lacks* it.*/\1/p' "$B/wheels/.smoke.out" | tr '\n' ' ' | sed 's/ $//')
+			f=$(sed -n 's/^ *.*\.whl!\([^ ]*\): [0-9]* of [0-9]* bundles* lacks* it.*/\1/p' "$B/wheels/.smoke.out" | tr '\n' ' ' | sed 's/ $//')
 			die "${w##*/} does not cover $a${f:+ (its $f lacks $a)} (above)"
 		done
 	done
