@@ -1611,10 +1611,6 @@ step_cmakesmoke () {
 	done
 }
 
-# one line: sh has read it whole before the step runs, so an edit of this file during a
-# long stage cannot make the shell read on into changed text
-"step_$step"; exit $?
-
 # step_vllmcheck: vllm.check, before vLLM's deps and build: the --arch targets the pinned
 # tree's CMakeLists.txt keeps and the tools its build needs (rustc, cargo and protoc for
 # the Rust frontend of vLLM >= 0.22, a cmake below 4), read from the prepared tree by
@@ -1625,3 +1621,7 @@ step_vllmcheck () {
 		"$src${SUBDIR:+/$SUBDIR}" 2>"$B/src/$c.check.err" ||
 		die "$(sed 's/^kiln-stage: //' "$B/src/$c.check.err" | tail -n 1)"
 }
+
+# one line: sh has read it whole before the step runs, so an edit of this file during a
+# long stage cannot make the shell read on into changed text
+"step_$step"; exit $?

@@ -883,6 +883,13 @@ vllmmirror(const struct component *c, struct gitat *g)
 		if (!base[i] || !*base[i])
 			continue;
 		d = xasprintf(form[i], base[i], c->name);
+		gd = xasprintf("%s/.git", d);
+		if (os_isdir(gd)) {   /* a clone with a work tree */
+			free(d);
+			d = gd;
+		} else {
+			free(gd);
+		}
 		gd = xasprintf("--git-dir=%s", d);
 		rv = xasprintf("%s^{commit}", pin(c, "REF"));
 		{
