@@ -892,6 +892,7 @@ vllmmirror(const struct component *c, struct gitat *g)
 		}
 		gd = xasprintf("--git-dir=%s", d);
 		rv = xasprintf("%s^{commit}", pin(c, "REF"));
+		out = NULL;
 		{
 			char *av[] = {"git", gd, "rev-parse", "-q", "--verify", rv, NULL};
 			if (os_isdir(d) && capture(av, &out) == 0 && *out) {
