@@ -23,6 +23,15 @@
 # backend needs triton, which has no Debian package, and a ROCm torch), any GPU kernel
 # (no ROCm; AITER's CK/HIP modules and flash-attention's CK backend need hipcc and a
 # GPU target's device libraries), vLLM (its CMake build needs a ROCm or CUDA torch).
+# Measured 2026-11-25 on a 2-core machine shared with other builds (load about 40), from
+# scratch: ninja aiter.install flash_attn.install 952 s (aiter.src 3m00s, aiter.deps 2m22s,
+# aiter.wheel 7m22s, aiter.install 1m17s, flash_attn.wheel 1m08s; a quieter run earlier:
+# aiter.wheel 44 s, flash_attn.wheel 12 s), a no-op ninja 0.04 s; the wheels
+# amd_aiter-0.1.dev2092+g9bab838.d20260602-cp311-cp311-linux_x86_64.whl (4.2 MB, 1386
+# files; setuptools_scm's version of the patched tree, platform-tagged by AITER's own
+# ForcePlatlibDistribution, no GPU code) and flash_attn-2.8.4-py3-none-any.whl (0.2 MB).
+# The fetched flash-attention snapshot lacked one blob (assets/fa4_paper.pdf): the tier
+# then builds a parentless commit of the pinned tree less that file (named in the figures).
 # Steps: mirrors, wheelhouse, venv; configure; ninja aiter.install flash_attn.install
 # without network; the wheels' names, contents and GPU code; a no-op ninja. Figures in
 # $W/figures. Resumable ($W/done); KILN_REAL_FRESH=1 starts over.
