@@ -39,6 +39,12 @@ die () { say "$KILN_STAGE: $*"; exit 1; }
 # the steps' $(mirror) adds no argument any more: SRCPIN_MIRROR above says it
 mirror () { return 0; }
 
+# submodules: srcpin's --submodules for the src and patch steps, unless C_SUBMODULES=no
+# (the key's SUBMODULES line): then the submodule folders stay empty (flash_attn's
+# cutlass, composable_kernel and third_party/aiter, which its Triton AMD build does not
+# read; AITER comes as the aiter component)
+submodules () { [ "${SUBMODULES:-yes}" = no ] || echo --submodules; }
+
 # torchpin: C_REF=@torch, the pin torch's own source tree gives C (torch.patch ran
 # first): AOTriton's commit from cmake/External/aotriton.cmake (or, in older trees,
 # .ci/docker/aotriton_version.txt), triton's from .ci/docker/ci_commit_pins/triton.txt.
@@ -83,7 +89,7 @@ step_src () {
 	# pin's SHA stops it (exit 1) before the tree is touched
 	rc=0
 	commit=$(clean -- srcpin checkout "$c" "$url" "$REF" ${SHA:+"--expect=$SHA"} --into "$src" \
-		--submodules --force --cache="$GITC" $(mirror)) || rc=$?
+		$(submodules) --force --cache="$GITC" $(mirror)) || rc=$?
 	if [ "$rc" = 1 ] && [ -n "$SHA" ]; then
 		commit=$(clean -- srcpin fetch "$c" "$url" "$REF" --offline --cache="$GITC" $(mirror))
 		die "$REF of $URL is $commit, but the pin expects $SHA (update ${c}_SHA, or pin the commit)"
@@ -114,7 +120,7 @@ step_patch () {
 	[ -n "$commit" ] || die "$src is not a srcpin checkout; run ninja $c.src"
 	have=$(printf '%s\n' "$st" | sed -n 's/^SERIES_DIGEST=//p')
 	if ! printf '%s\n' "$st" | grep -qx 'PRISTINE=yes' || { [ "$SERIES" = none ] && [ -n "$have" ]; }; then
-		clean -- srcpin checkout "$c" --commit "$commit" --into "$src" --submodules --force --cache="$GITC" $(mirror)
+		clean -- srcpin checkout "$c" --commit "$commit" --into "$src" $(submodules) --force --cache="$GITC" $(mirror)
 	fi
 	if [ "$SERIES" != none ]; then
 		clean -- srcpin patch "$src" "$SERIES_FILE" 2>"$B/src/$c.patch.err" || {
@@ -1080,16 +1086,18 @@ step_smoke () {
 		for a in $(echo "$ARCH" | tr ';' ' '); do
 			clean -- gpucheck cover --target="$a" "$site" || die "torch's GPU code does not cover $a (above)"
 		done
-		smoke_wheels
+		step_smoke_wheels
 		if clean -- gpucheck --arch >/dev/null 2>&1; then clean -- gpucheck smoke --python="$PY"; fi
 	fi
 }
 
-# smoke_wheels: every other wheel the stack built or took ($B/wheels/*.picked) that carries
-# GPU code must cover every --arch: vision's, audio's, flash-attention's and vLLM's
-# extensions, whose builds can drop a target silently (vLLM's CMake keeps only the
-# arches it supports); a wheel without GPU code (triton's, a pure-Python one) is named
-smoke_wheels () {
+# step_smoke_wheels: every other wheel the stack built or took ($B/wheels/*.picked) that
+# carries GPU code must cover every --arch: vision's, audio's, flash-attention's, AITER's
+# and vLLM's extensions, whose builds can drop a target silently (vLLM's CMake keeps only
+# the arches it supports); a wheel without GPU code (triton's, a pure-Python one) is
+# named. A wheel that lacks one fails the stage in one line naming the wheel, the files
+# in it that lack the target (gpucheck cover's verdict lines) and the target.
+step_smoke_wheels () {
 	set +f
 	set -- "$B"/wheels/*.picked
 	set -f
@@ -1102,7 +1110,10 @@ smoke_wheels () {
 			continue
 		fi
 		for a in $(echo "$ARCH" | tr ';' ' '); do
-			clean -- gpucheck cover --target="$a" "$w" || die "${w##*/} does not cover $a (above)"
+			clean -- gpucheck cover --target="$a" "$w" >"$B/wheels/.smoke.out" && { cat "$B/wheels/.smoke.out"; continue; }
+			cat "$B/wheels/.smoke.out"
+			f=$(sed -n 's/^ *.*\.whl!\([^ ]*\): [0-9]* of [0-9]* bundles* lacks* it.*/\1/p' "$B/wheels/.smoke.out" | tr '\n' ' ' | sed 's/ $//')
+			die "${w##*/} does not cover $a${f:+ (its $f lacks $a)} (above)"
 		done
 	done
 }
@@ -1598,6 +1609,17 @@ step_cmakesmoke () {
 	for a in $(printf '%s' "$ARCH" | tr ';' ' '); do
 		clean -- gpucheck cover --target="$a" "$pfx/lib" || die "$c's GPU code in $pfx/lib does not cover $a (above)"
 	done
+}
+
+# step_vllmcheck: vllm.check, before vLLM's deps and build: the --arch targets the pinned
+# tree's CMakeLists.txt keeps and the tools its build needs (rustc, cargo and protoc for
+# the Rust frontend of vLLM >= 0.22, a cmake below 4), read from the prepared tree by
+# kiln-stage vllm-check (configure did the same from a mirror when one held the commit);
+# one line when the tree would drop a target or PATH lacks a tool
+step_vllmcheck () {
+	clean -- kiln-stage vllm-check --arch="$ARCH" --flavour="$FLAVOUR" --name="vLLM $REF" \
+		"$src${SUBDIR:+/$SUBDIR}" 2>"$B/src/$c.check.err" ||
+		die "$(sed 's/^kiln-stage: //' "$B/src/$c.check.err" | tail -n 1)"
 }
 
 # one line: sh has read it whole before the step runs, so an edit of this file during a

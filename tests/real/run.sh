@@ -10,6 +10,9 @@
 #           10 minutes to make the root once, then 1 to 2 hours on a shared 2-core machine.
 #   ggml    tests/real/ggml-vulkan.sh: ggml built by the graph's CMake kind with
 #           GGML_VULKAN=ON, test-backend-ops on Mesa's lavapipe.
+#   flash   tests/real/flash-aiter.sh (only when KILN_REAL_TRACKS names it): AITER's
+#           pure-Python package and flash-attention's Triton AMD wheel through the graph,
+#           offline (unshare -n), from mirrors of the pinned commits.
 # KILN_REAL_TRACKS (default "debian trixie ggml") picks the parts. Each prints ok / not ok lines
 # and its figures (in $KILN_REAL_DIR/figures and $KILN_REAL_DIR/trixie/figures); both are
 # resumable (KILN_REAL_FRESH=1 starts over). Exit 0 when every part passed.
@@ -21,7 +24,8 @@ for p in ${KILN_REAL_TRACKS:-debian trixie ggml}; do
 	debian) echo "# real: debian (Debian 12, this machine)"; sh "$here/bookworm.sh" || rc=1 ;;
 	trixie) echo "# real: trixie (Debian 13, a root made with mmdebstrap)"; sh "$here/trixie.sh" || rc=1 ;;
 	ggml) echo "# real: ggml (CMake, GGML_VULKAN=ON, test-backend-ops on lavapipe)"; sh "$here/ggml-vulkan.sh" || rc=1 ;;
-	*) echo "not ok real: KILN_REAL_TRACKS names '$p' (debian, trixie, ggml)"; rc=1 ;;
+	flash) echo "# real: flash (AITER and flash-attention's Triton AMD wheel, offline)"; sh "$here/flash-aiter.sh" || rc=1 ;;
+	*) echo "not ok real: KILN_REAL_TRACKS names '$p' (debian, trixie, ggml, flash)"; rc=1 ;;
 	esac
 done
 exit $rc

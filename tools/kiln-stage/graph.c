@@ -16,6 +16,7 @@
 #include "hash.h"
 #include "kv.h"
 #include "stage.h"
+#include "vllm.h"
 
 /* the tools a step runs, as bits */
 enum {
@@ -56,6 +57,8 @@ static const struct {
 	{"cmake", T_ENVCLEAN | T_SRCPIN, 1},
 	{"cmakeinstall", T_ENVCLEAN, 0},
 	{"cmakesmoke", T_GPUCHECK | T_ENVCLEAN, 0},
+	/* vllm.check: the pinned vLLM's supported targets and build tools (kiln-stage) */
+	{"vllmcheck", T_STAGE | T_ENVCLEAN, 0},
 };
 
 /* one stage: everything its ninja edge and key file are made from */
@@ -805,6 +808,171 @@ cmakestages(const struct component *c, const char *last, const char *ccv, const 
 	free(archs);
 }
 
+/* --- flash-attention, AITER and vLLM (issue 31) -------------------------------------- */
+
+/* C_SUBMODULES=no: the src and patch stages leave the tree's submodules empty (flash_attn:
+   cutlass, composable_kernel and third_party/aiter, none of which its Triton AMD build
+   reads; AITER comes as the aiter component). The key line only when set, so the keys
+   of every other tree are as before */
+static void
+subkey(struct srec *s, const struct component *c)
+{
+	if (!strcmp(pin(c, "SUBMODULES"), "no"))
+		key(s, "SUBMODULES", "no");
+}
+
+/* flash_attn's Triton AMD backend (FLASH_ATTENTION_TRITON_AMD_ENABLE=TRUE in its ENV) is
+   AITER's since 2026-03 (Dao-AILab/flash-attention setup.py: ROCM_BACKEND "triton" runs
+   `pip install --no-build-isolation third_party/aiter` inside its own build): the aiter
+   component comes with it and is built first, its install what flash_attn builds against */
+static void
+flashaiter(void)
+{
+	const struct component *f = comp_find("flash_attn"), *a = comp_find("aiter");
+	size_t fi = (size_t)(f - comp_table), ai = (size_t)(a - comp_table);
+
+	if (!(wanted[fi] > 0 || (wanted[fi] == 0 && f->isdefault)) || strcmp(pin(f, "KIND"), "build") ||
+	    !strstr(pin(f, "ENV"), "FLASH_ATTENTION_TRITON_AMD_ENABLE=TRUE"))
+		return;
+	if (wanted[ai] < 0)
+		fail("%s: flash_attn's Triton AMD backend (FLASH_ATTENTION_TRITON_AMD_ENABLE=TRUE in "
+		     "flash_attn_ENV) is AITER's, which the stack drops: its setup.py would pip-install "
+		     "third_party/aiter inside its build; keep aiter, or pin flash_attn_ENV without the "
+		     "Triton backend", pins.file);
+	if (wanted[ai] == 0) {
+		wanted[ai] = 1;
+		printf("flash_attn: its Triton AMD backend is AITER's: the aiter component is built "
+		       "first and flash_attn builds against its install\n");
+	}
+}
+
+/* a git mirror of vLLM at its pinned commit: the reader of vllm.c */
+struct gitat {
+	char *gitdir, *commit;
+};
+
+static char *
+gitget(void *ctx, const char *path)
+{
+	struct gitat *g = ctx;
+	char *gd = xasprintf("--git-dir=%s", g->gitdir), *spec = xasprintf("%s:%s", g->commit, path);
+	char *av[] = {"git", gd, "show", spec, NULL}, *out = NULL;
+	int r = capture(av, &out);
+
+	free(gd);
+	free(spec);
+	if (r != 0) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+/* the mirror (--mirror's DIR/vllm.git or DIR/vllm, then --git-cache's vllm.git) that holds
+   the pinned REF: 1 with g filled, else 0 (not fetched yet) */
+static int
+vllmmirror(const struct component *c, struct gitat *g)
+{
+	const char *base[3] = {cf.mirror, cf.mirror, cf.gitcache}, *form[3] = {"%s/%s.git", "%s/%s", "%s/%s.git"};
+	char *d, *gd, *rv, *out;
+	size_t i;
+
+	if (*pin(c, "REF") == '@')
+		return 0;
+	for (i = 0; i < 3; i++) {
+		if (!base[i] || !*base[i])
+			continue;
+		d = xasprintf(form[i], base[i], c->name);
+		gd = xasprintf("%s/.git", d);
+		if (os_isdir(gd)) {   /* a clone with a work tree */
+			free(d);
+			d = gd;
+		} else {
+			free(gd);
+		}
+		gd = xasprintf("--git-dir=%s", d);
+		rv = xasprintf("%s^{commit}", pin(c, "REF"));
+		out = NULL;
+		{
+			char *av[] = {"git", gd, "rev-parse", "-q", "--verify", rv, NULL};
+			if (os_isdir(d) && capture(av, &out) == 0 && *out) {
+				g->gitdir = d;
+				g->commit = out;
+				free(gd);
+				free(rv);
+				return 1;
+			}
+			free(out);
+		}
+		free(d);
+		free(gd);
+		free(rv);
+	}
+	return 0;
+}
+
+/* configure's check of the pinned vLLM, when a mirror already holds its commit: the
+   --arch targets its CMakeLists.txt would drop and the tools its build needs (vllm.c);
+   either stops configure in one line */
+static void
+vllmconf(const struct component *c, const char *flavour)
+{
+	struct gitat g;
+	struct vtree t;
+	char *msg, *needs = NULL, *name = xasprintf("vLLM %s", pin(c, "REF")), *l;
+
+	printf("checking %s's tree... ", name);
+	if (!vllmmirror(c, &g)) {
+		printf("not fetched yet: vllm.check checks --arch and the tools after vllm.src, "
+		       "before its build\n");
+		free(name);
+		return;
+	}
+	t.get = gitget;
+	t.ctx = &g;
+	t.name = name;
+	if ((msg = vllm_archcheck(&t, cf.backend, cf.arch, cf.narch)) ||
+	    (msg = vllm_toolcheck(&t, flavour, NULL, &needs))) {
+		printf("no\n");
+		fail("%s", msg);
+	}
+	l = archlist(",");
+	printf("keeps %s (%s); needs %s\n", *l ? l : "no GPU target", g.gitdir, needs);
+	free(l);
+	free(needs);
+	free(g.gitdir);
+	free(g.commit);
+	free(name);
+}
+
+/* vllm.check, after vLLM's prepared tree and before its deps and build: the same check on
+   the tree itself (kiln-stage vllm-check). Returns the stage vLLM's build comes after. */
+static const char *
+vllmstages(const struct component *c, const char *last)
+{
+	const char *flavour = cf.backend == BACKEND_GFX ? "rocm" : cf.backend == BACKEND_CUDA ? "cuda" : "cpu";
+	struct srec *s;
+	char *archs, *n;
+
+	if (strcmp(c->name, "vllm"))
+		return last;
+	vllmconf(c, flavour);
+	archs = archlist(";");
+	s = stagerun(c->name, "check", "vllmcheck", NULL);
+	key(s, "COMPONENT", c->name);
+	key(s, "REF", pin(c, "REF"));
+	key(s, "SUBDIR", pin(c, "SUBDIR"));
+	key(s, "BACKEND", backend_name(cf.backend));
+	key(s, "ARCH", archs);
+	key(s, "FLAVOUR", flavour);
+	n = xasprintf("%s.%s", c->name, last);
+	parent(s, n);
+	free(n);
+	free(archs);
+	return "check";
+}
+
+
 /* the first line of `CC --version` (CC as configure was given it) */
 static char *
 ccversion(void)
@@ -946,6 +1114,7 @@ srcstage(const struct component *c)
 	key(s, "REF", pin(c, "REF"));
 	key(s, "SHA", pinsha(c));
 	s->idfile = 1;
+	subkey(s, c);
 	if (!attorch)
 		return;
 	tc = comp_find("torch");
@@ -975,6 +1144,7 @@ treestages(const struct component *c, const char *rocmv, char ***ins, size_t *ni
 	key(s, "COMPONENT", c->name);
 	key(s, "SERIES", series);
 	key(s, "SERIES_FILE", n);
+	subkey(s, c);
 	patchrelease(s, c, range);
 	free(range);
 	s->idfile = 1;
@@ -1130,6 +1300,7 @@ compstages(const struct component *c, const struct facts *fx, char ***ins, size_
 			cmakestages(c, last, fx->ccv, fx->rocmv, fx->proflist, fx->nprof, dep.s ? dep.s : "");
 			goto out;
 		}
+		last = vllmstages(c, last);
 		wheelstages(c, last, fx, dep.s ? dep.s : "", mods.s ? mods.s : "");
 	} else if (!strcmp(k, "wheel")) {
 		pinnedwheel(c);
@@ -1546,6 +1717,7 @@ planstack(char ***proflist, size_t *nprof)
 			fail("%s", err);
 	complist(pins_stack(&pins, "WITH"), pins.file, 2);
 	complist(pins_stack(&pins, "WITHOUT"), pins.file, -2);
+	flashaiter();
 	for (i = 0; i < comp_count; i++)
 		if (wanted[i] > 0 || (wanted[i] == 0 && comp_table[i].isdefault))
 			on[non++] = &comp_table[i];

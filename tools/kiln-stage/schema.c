@@ -15,7 +15,10 @@ const struct component comp_table[] = {
 	{"audio",      "torch",       "torchaudio",          "torchaudio",  "",       "",       "build",  1,   0,  "torch"},
 	{"triton",     "",            "pytorch-triton-rocm", "triton",      "",       "python", "build",  0,   0,  ""},
 	{"aotriton",   "",            "",                    "",            "",       "",       "source", 0,   0,  ""},
-	{"flash_attn", "torch",       "flash_attn",          "flash_attn",  "",       "",       "build",  0,   0,  ""},
+	/* AITER (ROCm/aiter): flash-attention's Triton AMD backend lives there since
+	   2026-03; built before flash_attn, whose build uses its install (flashaiter) */
+	{"aiter",      "torch triton", "amd-aiter",          "aiter",       "",       "",       "build",  0,   0,  ""},
+	{"flash_attn", "torch aiter", "flash_attn",          "flash_attn",  "",       "",       "build",  0,   0,  ""},
 	{"vllm",       "torch triton", "vllm",               "vllm",        "",       "",       "build",  0,   0,  "torch"},
 	/* the ROCm SDK: rocm_URL + rocm_SHA256 make it the stages rocm.sdk and rocm.check
 	   (kind sdk); without a URL, or rocm_KIND=system, configure's --rocm-path is used */
@@ -42,6 +45,7 @@ const struct pinkey pinkey_table[] = {
 	{"SUBDIR", 0, KT_PATH, "where setup.py is, inside the tree"},
 	{"BUILD", 0, KT_BUILD, "setup, build, pip or cmake"},
 	{"ENV", 0, KT_ENV, "\"K=V K=V\": the build's environment"},
+	{"SUBMODULES", 0, KT_YESNO, "no: the src stage leaves the tree's submodules empty (what they hold comes as components)"},
 	{"PATCHES", 0, KT_PATH, "patch folder (relative to the pin file); default patches/C"},
 	{"SHA256", 0, KT_SHA256, "the sha256 of an SDK tarball (rocm_SHA256)"},
 	{"INDEX", 0, KT_URL, "rocm_KIND=wheels: TheRock's package index (a URL or a folder of wheels)"},
