@@ -1273,7 +1273,8 @@ rocmdevlib () {
 	return 1
 }
 
-# --- rocm.check (step_check): its pieces are step_check_* functions, part of its key only
+# --- rocm.check (step_check): its pieces are step_check_* functions, part of its key only;
+# they run in step_check's shell, so their variables must not be step_check's (a, n, f ...)
 
 # step_check_libs: ROCm's GPU libraries under $ROCM_PATH, one path a line: lib/, lib64/ and
 # a distribution's multiarch folder (Debian, Ubuntu: lib/x86_64-linux-gnu)
@@ -1365,9 +1366,9 @@ step_check_kernels () {
 step_check_kdb () {
 	db=$ROCM_PATH/share/miopen/db id=$1
 	set +f
-	all=$(for f in "$db"/*.kdb; do [ -f "$f" ] && printf '%s\n' "${f##*/}"; done || :)
-	for f in "$db/$id.kdb" "$db/${id}_"[0-9]*.kdb "$db/$id"[0-9a-f][0-9a-f]*.kdb; do
-		[ -f "$f" ] && { set -f; echo "$1: ${f#"$ROCM_PATH"/}: covered (MIOpen's kernel database)"; return; }
+	all=$(for kf in "$db"/*.kdb; do [ -f "$kf" ] && printf '%s\n' "${kf##*/}"; done || :)
+	for kf in "$db/$id.kdb" "$db/${id}_"[0-9]*.kdb "$db/$id"[0-9a-f][0-9a-f]*.kdb; do
+		[ -f "$kf" ] && { set -f; echo "$1: ${kf#"$ROCM_PATH"/}: covered (MIOpen's kernel database)"; return; }
 	done
 	set -f
 	if [ -z "$all" ]; then

@@ -47,6 +47,13 @@ has "it says no archive lists the target" "$T/.out" "no archive its kpack_search
 has "it names the archive the first search path gives for gfx1151" "$T/.out" "features (no t/lib/../.kpack/k_gfx1151.kpack)"
 exits "an absolute path: gfx1151 not covered" 1 gpucheck cover --target=gfx1151 "$T/t/lib/libk.so"
 has "the archive named with .. resolved" "$T/.out" "(no $T/t/.kpack/k_gfx1151.kpack)"
+# no archive at all beside the library (a device wheel not installed): its wrappers are
+# still AMD code the loader cannot find, not a library without GPU code
+mkdir -p t0/lib && cp t/lib/libk.so t0/lib/ || exit 2
+exits "no archive at all: not covered" 1 gpucheck cover --target=gfx90a t0/lib/libk.so
+has "no archive at all: both wrappers counted" "$T/.out" "2 of 2 bundles have no code for it"
+has "no archive at all: the archive it would open named" "$T/.out" "(no t0/lib/../.kpack/k_gfx90a.kpack)"
+lacks "no archive at all: not called host code" "$T/.out" "carry no AMD GPU code"
 exits "a folder: the library judged, the archives not scanned as files" 0 gpucheck cover --target=gfx90a t
 check "the archive itself: its kernels" gpucheck targets -v t/.kpack/k_gfx90a.kpack
 has "keys listed" "$T/.out" "lib/libk.so#1: gfx90a"
