@@ -56,4 +56,5 @@ has "rocBLAS's Tensile folder carries gfx803" "$R/root/b/build/logs/rocm.check.l
 check "configure --arch=gfx1151 --rocm-path=/usr" inroot 'cd /root/b && /root/kiln/configure --arch=gfx1151 --rocm-path=/usr --python=/root/venv/bin/python'
 exits "ninja rocm.check: gfx1151 fails" 1 inroot 'cd /root/b && ninja rocm.check'
 has "gfx1151: rocBLAS named with both parts" "$T/.out" "rocm.check: rocBLAS (lib/x86_64-linux-gnu/librocblas.so.4.4) has no code for gfx1151 in its code-object bundles"
-has "gfx1151: the Tensile folder named" "$T/.out" "its Tensile kernels (lib/x86_64-linux-gnu/rocblas/4.4.1/library has"
+has "gfx1151: the Tensile folder named in the same line" "$R/root/b/build/logs/rocm.check.log" "; its Tensile kernels (lib/x86_64-linux-gnu/rocblas/4.4.1/library has gfx1010, gfx1030, gfx1100, gfx1101, gfx1102, gfx803, gfx900, gfx906, gfx908, gfx90a:xnack+, gfx90a:xnack-, gfx90a)"
+same "gfx1151: one line for rocBLAS, none for MIOpen" 1 "$(grep -c 'has no code for gfx1151' "$R/root/b/build/logs/rocm.check.log")"
