@@ -3,7 +3,8 @@
 # gfx803 (env/tracks/gfx803-debian.env). A Debian sid root made with mmdebstrap holding
 # hipcc, libamdhip64-dev, librocblas-dev and what kiln's build needs (cached in
 # KILN_ROCM_DEBIAN_CACHE, default ~/.cache/kiln/rocm-debian: 2026-11-25, 183 packages,
-# 510 MB downloaded, a 5.0 GB root, 122 s); kiln is built inside it with sid's gcc;
+# 510 MB downloaded, a 5.0 GB root, 122 s; 5.7 GB with MIOpen); kiln is built inside it
+# with sid's gcc (the tier takes about 4 minutes with the root cached);
 # `./configure --arch=gfx803 --rocm-path=/usr` and `ninja rocm.check` pass, and
 # --arch=gfx1151 fails naming rocBLAS; sid's MIOpen (libmiopen-dev, added when the root
 # lacks it) has no kernel database, said in one line. Needs root (chroot, mounts of /proc
