@@ -23,20 +23,14 @@ printf 'set(PACKAGE_VERSION "7.2.0")\n' >"$U/lib64/cmake/hip/hip-config-version.
 	printf 'include(${CMAKE_CURRENT_LIST_DIR}/hip-config-version.cmake)\n' >"$U/lib64/cmake/hip/hip-config.cmake" || exit 2
 printf 'int ockl_toy;\n' >"$T/ockl.c"
 clang-19 -target amdgcn-amd-amdhsa -mcpu=gfx1100 -nogpulib -c -emit-llvm -o "$DL/ockl.bc" "$T/ockl.c" || exit 2
-cat >"$T/blas.hip" <<'EOK'
-typedef struct { unsigned x, y, z; } dim3_;
-extern "C" int hipLaunchKernel(const void *f, dim3_ g, dim3_ b, void **a, unsigned long s, void *st);
-__attribute__((global)) void gemm_toy(float *p) { p[0] = 1.0f; }
-extern "C" int rocblas_create_handle(void **h) { *h = 0; return 0; }
-EOK
 hip () { clang++-19 -x hip -nogpulib -nogpuinc -fPIC -mcode-object-version=6 "$@" 2>"$T/cc.err" || { cat "$T/cc.err"; notok "clang++-19 $*"; exit 1; }; }
-hip --offload-arch=gfx11-generic --offload-arch=gfx90a:xnack+ -c "$T/blas.hip" -o "$T/blas.o"
+hip --offload-arch=gfx11-generic --offload-arch=gfx90a:xnack+ -c "$KILN_SRC/tests/regress/rocm-blas.hip" -o "$T/blas.o"
 clang-19 -shared -fuse-ld=lld -Wl,-soname,librocblas.so.5 -o "$U/lib64/librocblas.so.5.0" "$T/blas.o" &&
 	ln -s librocblas.so.5.0 "$U/lib64/librocblas.so.5" || exit 2
 # Tensile's code objects, one per arch, named as rocBLAS names them
 for a in gfx1100 gfx1151 gfx90a:xnack+; do
 	n=$(printf '%s' "$a" | tr : -)
-	hip --offload-arch=$a --cuda-device-only --no-gpu-bundle-output -c "$T/blas.hip" \
+	hip --offload-arch=$a --cuda-device-only --no-gpu-bundle-output -c "$KILN_SRC/tests/regress/rocm-blas.hip" \
 		-o "$U/lib64/rocblas/library/TensileLibrary_Type_SS_Contraction_l_Ailk_Bljk_Cijk_Dijk_$n.co"
 done
 

@@ -24,18 +24,12 @@ V=7.14.0
 
 # --- the fixtures: rocBLAS in kernel packs, MIOpen's kernel databases, wheels, tarball ---
 kp () { /usr/bin/python3 "$KILN_SRC/tools/gpucheck/tests/kpackify.py" "$@" || { notok "kpackify.py $1"; exit 1; }; }
-cat >"$T/blas.hip" <<'EOK'
-typedef struct { unsigned x, y, z; } dim3_;
-extern "C" int hipLaunchKernel(const void *f, dim3_ g, dim3_ b, void **a, unsigned long s, void *st);
-__attribute__((global)) void gemm_toy(float *p) { p[0] = 1.0f; }
-extern "C" int rocblas_create_handle(void **h) { *h = 0; return 0; }
-EOK
 hip () { clang++-19 -x hip -nogpulib -nogpuinc -fPIC "$@" 2>"$T/cc.err" || { cat "$T/cc.err"; notok "clang++-19 $*"; exit 1; }; }
-hip --offload-arch=gfx1100 --offload-arch=gfx1151 -c "$T/blas.hip" -o "$T/blas.o"
+hip --offload-arch=gfx1100 --offload-arch=gfx1151 -c "$KILN_SRC/tests/regress/rocm-blas.hip" -o "$T/blas.o"
 clang-19 -shared -fuse-ld=lld -Wl,-soname,librocblas.so.5 -o "$T/fat.so" "$T/blas.o" || exit 2
 kp lib "$T/fat.so" "$T/librocblas.so.5" lib/librocblas.so.5 '../.kpack/blas_lib_@GFXARCH@.kpack'
 for a in gfx1100 gfx1151; do
-	hip --offload-arch=$a --cuda-device-only --no-gpu-bundle-output -c "$T/blas.hip" -o "$T/blas-$a.co"
+	hip --offload-arch=$a --cuda-device-only --no-gpu-bundle-output -c "$KILN_SRC/tests/regress/rocm-blas.hip" -o "$T/blas-$a.co"
 	kp archive "$T/blas_lib_$a.kpack" zstd-per-kernel $a "lib/librocblas.so.5#0=$a=$T/blas-$a.co"
 done
 printf 'int miopenCreate(void **h) { *h = 0; return 0; }\n' >"$T/miopen.c"
