@@ -55,7 +55,15 @@ has "gfx90a: and the Tensile folder" "$T/.out" "its Tensile kernels (lib64/rocbl
 check "configure --arch=gfx1030" conf --arch=gfx1030
 exits "ninja rocm.check: gfx1030 fails" 1 ninja rocm.check
 has "gfx1030: rocBLAS named" "$T/.out" "rocm.check: rocBLAS (lib64/librocblas.so.5.0) has no code for gfx1030"
+# the wheel stages' HIP_DEVICE_LIB_PATH: ninja/stack-steps.sh's rocmdevlib, run as written
+devlib () {
+	ROCM_PATH=$U sh -c "set -f
+$(sed -n '/^rocmdevlib () {/,/^}/p' "$KILN_SRC/ninja/stack-steps.sh")
+rocmdevlib"
+}
+same "the steps' rocmdevlib finds Fedora's device libraries" "$DL" "$(devlib)"
 # the older Fedora layout (ROCm 6.0 to 6.2): the device libraries in clang's resource folder
 mv "$U/lib64/rocm" "$T/rocm-llvm" && mkdir -p "$U/lib/clang/17/amdgcn" && mv "$T/rocm-llvm/llvm/lib/clang/22/lib/amdgcn/bitcode" "$U/lib/clang/17/amdgcn/" || exit 2
 check "configure: the device libraries in lib/clang/N" conf --arch=gfx1151
 has "the older device-library folder found" "$T/.out" "device libraries $U/lib/clang/17/amdgcn/bitcode)"
+same "the steps' rocmdevlib finds the older folder too" "$U/lib/clang/17/amdgcn/bitcode" "$(devlib)"
