@@ -1,104 +1,65 @@
 #!/bin/sh
 # rocm-therock: ROCm the way TheRock ships it in 2026 (ROCm/TheRock RELEASES.md,
-# "multi-arch releases"). Wheels in TheRock's shape are built here and served by nginx
-# on loopback as a PEP 503 index: the selector `rocm` with the extras libraries, devel
-# and device-gfxNNNN; rocm-sdk-core / -libraries / -devel; rocm-sdk-device-gfxNNNN
-# wheels that overlay kernel packs (.kpack/blas_lib_gfxNNNN.kpack) into the SDK root that
-# `rocm-sdk path --root` names. Its rocBLAS is a real shared library whose
-# .rocm_kpack_ref section names ../.kpack/blas_lib_@GFXARCH@.kpack (the reference the
-# kpack loader follows). A multi-arch tarball (therock-dist-linux-multiarch-VERSION.tar.gz:
-# .kpack/ bin/ include/ lib/ share/therock/) is pinned by URL alone: its digest is locked
-# on first fetch (build/rocm.lock). And configure's default channel per --arch.
+# "multi-arch releases"). Wheels in TheRock's shape (tests/regress/rocm-wheels.py) are
+# served by nginx on loopback as a PEP 503 index: the selector `rocm` with the extras
+# libraries, devel and device-gfxNNNN; rocm-sdk-core / -libraries / -devel;
+# rocm-sdk-device-gfxNNNN wheels that overlay kernel packs and MIOpen's kernel databases
+# into the SDK root `rocm-sdk path --root` names (TheRock docs/packaging/python_packaging.md).
+# Its rocBLAS is a HIP library built by clang-19 for gfx1100 and gfx1151 whose code moved
+# into kernel packs as ROCm's rocm-kpack does it (tools/gpucheck/tests/kpackify.py: HIPK
+# wrappers, .rocm_kpack_ref naming ../.kpack/blas_lib_@GFXARCH@.kpack, KPAK archives);
+# rocm.check judges it with gpucheck cover, as the kpack loader picks archives. Its MIOpen
+# is host code with sqlite kernel databases in share/miopen/db (gfx1151_40.kdb,
+# gfx110060.kdb: ROCm/MIOpen's names). A multi-arch tarball
+# (therock-dist-linux-multiarch-VERSION.tar.gz: .kpack/ bin/ include/ lib/ share/therock/)
+# is pinned by URL alone: its digest is locked on first fetch (build/rocm.lock). And
+# configure's default channel per --arch.
 . "$KILN_SRC/tests/lib.sh"
 . "$KILN_SRC/tests/regress/graph-toy.inc"
-need tar cc
+need tar cc clang++-19 objcopy
 NGINX=${NGINX:-/usr/sbin/nginx}
 [ -x "$NGINX" ] || missing "needs nginx (nginx-light) for the loopback package index"
+/usr/bin/python3 -c 'import msgpack' 2>/dev/null || missing "python3-msgpack (kpackify.py writes the kernel packs)"
 V=7.14.0
 
-# --- the fixtures: rocBLAS with kernel-pack references, the wheels, the tarball --------
-"$PY3" - "$T/fx.c" <<'EOF' || exit 2
-import sys
-# .rocm_kpack_ref: a msgpack map {"kernel_name": "librocblas", "search_paths":
-# ["../.kpack/blas_lib_@GFXARCH@.kpack"]} (issue 28's summary of rocm-kpack's format)
-def s(x):
-    b = x.encode()
-    return bytes([0xa0 | len(b)]) + b if len(b) < 32 else bytes([0xd9, len(b)]) + b
-ref = bytes([0x82]) + s("kernel_name") + s("librocblas") + s("search_paths") + bytes([0x91]) + \
-    s("../.kpack/blas_lib_@GFXARCH@.kpack")
-with open(sys.argv[1], "w") as f:
-    f.write('__attribute__((used, section(".rocm_kpack_ref"))) static const unsigned char ref[] = {%s};\n'
-            % ",".join(str(c) for c in ref))
-    f.write("int rocblas_create_handle(void **h) { *h = 0; return 0; }\n")
-EOF
-cc -shared -fPIC -Wl,-soname,librocblas.so.5 -o "$T/librocblas.so.5" "$T/fx.c" || exit 2
-# a kernel pack: KPAK, u32 version 1, u64 offset of its msgpack table of contents
-kpack () {
-	"$PY3" -c 'import struct, sys
-toc = b"\x81\xa4arch" + bytes([0xa0 | len(sys.argv[2])]) + sys.argv[2].encode()
-open(sys.argv[1], "wb").write(b"KPAK" + struct.pack("<IQ", 1, 16) + toc)' "$1" "$2"
-}
-"$PY3" - "$T/files" "$T/librocblas.so.5" "$V" <<'EOF' || exit 2
-import base64, hashlib, os, sys, zipfile
-out, rocblas, V = sys.argv[1], sys.argv[2], sys.argv[3]
-os.makedirs(out, exist_ok=True)
-def kp(arch):
-    toc = b"\x81\xa4arch" + bytes([0xa0 | len(arch)]) + arch.encode()
-    return b"KPAK" + (1).to_bytes(4, "little") + (16).to_bytes(8, "little") + toc
-def wheel(dist, files, meta="", version=V, execs=()):
-    name = f"{dist}-{version}"
-    di = f"{name}.dist-info"
-    files = dict(files)
-    files[f"{di}/METADATA"] = f"Metadata-Version: 2.1\nName: {dist.replace('_', '-')}\nVersion: {version}\n{meta}".encode()
-    files[f"{di}/WHEEL"] = b"Wheel-Version: 1.0\nGenerator: kiln-test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
-    rec = []
-    for n, d in files.items():
-        h = base64.urlsafe_b64encode(hashlib.sha256(d).digest()).rstrip(b"=").decode()
-        rec.append(f"{n},sha256={h},{len(d)}")
-    rec.append(f"{di}/RECORD,,")
-    files[f"{di}/RECORD"] = ("\n".join(rec) + "\n").encode()
-    with zipfile.ZipFile(f"{out}/{name}-py3-none-any.whl", "w") as z:
-        for n, d in files.items():
-            zi = zipfile.ZipInfo(n)
-            zi.external_attr = (0o100755 if n in execs else 0o100644) << 16
-            z.writestr(zi, d)
-main = b'''import os, sys
-def main():
-    root = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "_rocm_sdk_devel")
-    if sys.argv[1:] == ["path", "--root"]:
-        print(root)
-        return 0
-    print("usage: rocm-sdk path --root", file=sys.stderr)
-    return 2
-'''
-R = "_rocm_sdk_devel"
-dev = "".join(f"Provides-Extra: device-{a}\nRequires-Dist: rocm-sdk-device-{a}=={V}; extra == \"device-{a}\"\n"
-              for a in ("gfx1100", "gfx1151"))
-wheel("rocm", {"rocm_sdk/__init__.py": main,
-               f"rocm-{V}.dist-info/entry_points.txt": b"[console_scripts]\nrocm-sdk = rocm_sdk:main\n"},
-      f"Requires-Dist: rocm-sdk-core=={V}\n"
-      f"Provides-Extra: libraries\nRequires-Dist: rocm-sdk-libraries=={V}; extra == \"libraries\"\n"
-      f"Provides-Extra: devel\nRequires-Dist: rocm-sdk-devel=={V}; extra == \"devel\"\n" + dev)
-wheel("rocm_sdk_core", {f"{R}/share/therock/therock_manifest.json": b'{"rocm_version": "%s"}\n' % V.encode(),
-                        f"{R}/bin/hipcc": b"#!/bin/sh\necho 'HIP version: toy'\n"}, execs={f"{R}/bin/hipcc"})
-wheel("rocm_sdk_libraries", {f"{R}/lib/librocblas.so.5": open(rocblas, "rb").read()})
-wheel("rocm_sdk_devel", {f"{R}/include/hip/hip_toy.h": b"#define HIP_TOY 1\n"})
-for a in ("gfx1100", "gfx1151"):
-    wheel(f"rocm_sdk_device_{a}", {f"{R}/.kpack/blas_lib_{a}.kpack": kp(a)})
-EOF
-# the PEP 503 tree: simple/NAME/ lists NAME's files with their sha256
-mkdir -p "$T/www/simple" && mv "$T/files" "$T/www/files" || exit 2
-for w in "$T"/www/files/*.whl; do
-	f=${w##*/} n=$(echo "${w##*/}" | cut -d- -f1 | tr _ -)
-	mkdir -p "$T/www/simple/$n"
-	printf '<a href="../../files/%s#sha256=%s">%s</a>\n' "$f" "$(sha256sum "$w" | cut -c1-64)" "$f" >>"$T/www/simple/$n/index.html"
+# --- the fixtures: rocBLAS in kernel packs, MIOpen's kernel databases, wheels, tarball ---
+kp () { /usr/bin/python3 "$KILN_SRC/tools/gpucheck/tests/kpackify.py" "$@" || { notok "kpackify.py $1"; exit 1; }; }
+hip () { clang++-19 -x hip -nogpulib -nogpuinc -fPIC "$@" 2>"$T/cc.err" || { cat "$T/cc.err"; notok "clang++-19 $*"; exit 1; }; }
+hip --offload-arch=gfx1100 --offload-arch=gfx1151 -c "$KILN_SRC/tests/regress/rocm-blas.hip" -o "$T/blas.o"
+clang-19 -shared -fuse-ld=lld -Wl,-soname,librocblas.so.5 -o "$T/fat.so" "$T/blas.o" || exit 2
+kp lib "$T/fat.so" "$T/librocblas.so.5" lib/librocblas.so.5 '../.kpack/blas_lib_@GFXARCH@.kpack'
+for a in gfx1100 gfx1151; do
+	hip --offload-arch=$a --cuda-device-only --no-gpu-bundle-output -c "$KILN_SRC/tests/regress/rocm-blas.hip" -o "$T/blas-$a.co"
+	kp archive "$T/blas_lib_$a.kpack" zstd-per-kernel $a "lib/librocblas.so.5#0=$a=$T/blas-$a.co"
 done
-# the multi-arch tarball in TheRock's layout (kernel packs for gfx1100 and gfx1151)
+printf 'int miopenCreate(void **h) { *h = 0; return 0; }\n' >"$T/miopen.c"
+cc -shared -fPIC -Wl,-soname,libMIOpen.so.1 -o "$T/libMIOpen.so.1" "$T/miopen.c" || exit 2
+# MIOpen's kernel database: sqlite, table kern_db (ROCm/MIOpen src/include/miopen/kern_db.hpp);
+# named ID_CUs.kdb up to 64 compute units, ID then the count in hex above (handle.hpp)
+kdb () {
+	"$PY3" -c 'import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+c.execute("CREATE TABLE kern_db (id INTEGER PRIMARY KEY ASC, kernel_name TEXT NOT NULL, kernel_args TEXT NOT NULL, kernel_blob BLOB NOT NULL, kernel_hash TEXT NOT NULL, uncompressed_size INT NOT NULL)")
+c.execute("INSERT INTO kern_db VALUES (1, ?, ?, ?, ?, 4)", ("MIOpenBatchNormFwdTrainSpatial.cl.o", "-DMIOPEN_USE_FP32=1", open(sys.argv[2], "rb").read(), "x"))
+c.commit()' "$1" "$2" || exit 2
+}
+kdb "$T/gfx1151_40.kdb" "$T/blas-gfx1151.co"
+kdb "$T/gfx110060.kdb" "$T/blas-gfx1100.co"
+printf '#!/bin/sh\necho "HIP version: toy"\n' >"$T/hipcc" && chmod 755 "$T/hipcc" && echo '#define HIP_TOY 1' >"$T/hip_toy.h" || exit 2
+"$PY3" "$KILN_SRC/tests/regress/rocm-wheels.py" "$T/www" "$V" --index core:bin/hipcc="$T/hipcc" \
+	libraries:lib/librocblas.so.5="$T/librocblas.so.5" libraries:lib/libMIOpen.so.1="$T/libMIOpen.so.1" \
+	devel:include/hip/hip_toy.h="$T/hip_toy.h" \
+	device-gfx1100:.kpack/blas_lib_gfx1100.kpack="$T/blas_lib_gfx1100.kpack" \
+	device-gfx1100:share/miopen/db/gfx110060.kdb="$T/gfx110060.kdb" \
+	device-gfx1151:.kpack/blas_lib_gfx1151.kpack="$T/blas_lib_gfx1151.kpack" \
+	device-gfx1151:share/miopen/db/gfx1151_40.kdb="$T/gfx1151_40.kdb" || exit 2
+# the multi-arch tarball in TheRock's layout (kernel packs for gfx1100 and gfx1151; MIOpen
+# with no kernel database at all)
 S=$T/dist
 mkdir -p "$S/.kpack" "$S/bin" "$S/lib" "$S/include/hip" "$S/share/therock" "$S/libexec" || exit 2
-cp "$T/librocblas.so.5" "$S/lib/" && printf '#!/bin/sh\n' >"$S/bin/hipcc" && chmod 755 "$S/bin/hipcc" &&
+cp "$T/librocblas.so.5" "$T/libMIOpen.so.1" "$S/lib/" && cp "$T/hipcc" "$S/bin/hipcc" &&
 	echo "{\"rocm_version\": \"$V\"}" >"$S/share/therock/therock_manifest.json" &&
-	kpack "$S/.kpack/blas_lib_gfx1100.kpack" gfx1100 && kpack "$S/.kpack/blas_lib_gfx1151.kpack" gfx1151 || exit 2
+	cp "$T/blas_lib_gfx1100.kpack" "$T/blas_lib_gfx1151.kpack" "$S/.kpack/" || exit 2
 TB=therock-dist-linux-multiarch-$V.tar.gz
 tar -C "$S" -czf "$T/www/files/$TB" . || exit 2
 
@@ -142,8 +103,9 @@ wpins "$IDX" "$V"
 check "wheels: configure --arch=gfx1151" conf --arch=gfx1151 --pins="$T/w.env"
 has "wheels: the requirement has the device extra" "$T/.out" "rocm[libraries,devel,device-gfx1151]==$V"
 check "wheels: ninja rocm.check passes" ninja rocm.check
-has "wheels: the kernel pack is there" "$T/b/build/logs/rocm.check.log" "gfx1151: lib/librocblas.so.5: covered (kernel packs present)"
-has "wheels: the summary line" "$T/b/build/logs/rocm.check.log" "gfx1151: 1 GPU libraries, 1 covered, 0 lacking it"
+has "wheels: rocBLAS's code from the archive the kpack loader picks" "$T/b/build/logs/rocm.check.log" "gfx1151: lib/librocblas.so.5: covered (kernel packs: lib/../.kpack/blas_lib_gfx1151.kpack (gfx1151))"
+has "wheels: MIOpen's kernel database for gfx1151" "$T/b/build/logs/rocm.check.log" "gfx1151: share/miopen/db/gfx1151_40.kdb: covered (MIOpen's kernel database)"
+has "wheels: the summary line" "$T/b/build/logs/rocm.check.log" "gfx1151: 2 GPU libraries, 2 covered, 0 lacking it"
 root=$("$T/venv/bin/rocm-sdk" path --root)
 same "wheels: ROCM_PATH links to rocm-sdk path --root" "$root" "$(readlink "$T/b/build/rocm/wheels")"
 [ -f "$root/.kpack/blas_lib_gfx1151.kpack" ] && ok "wheels: the device wheel overlaid its kernel pack" || notok "wheels: the device wheel overlaid its kernel pack"
@@ -173,14 +135,26 @@ check "venv: configure --venv=DIR" conf --arch=gfx1151 --pins="$T/w.env" --venv=
 check "venv: ninja rocm.check" ninja rocm.check
 check "venv: rocm is in kiln's venv" "$T/kv/bin/python" -c "import rocm_sdk"
 
-# without the extra (what rocm[libraries,devel] gives): rocm.check names the kernel pack
+# without the extra (what rocm[libraries,devel] gives): rocm.check names the kernel pack;
+# MIOpen with no kernel database at all is said, not failed (it compiles at run time)
 toy_venv "$T/v2"
 clean_pip () { "$T/v2/bin/python" -m pip install -q --disable-pip-version-check --index-url "$IDX" "$@"; }
 check "no extra: pip install rocm[libraries,devel]" clean_pip "rocm[libraries,devel]==$V"
 R2=$("$T/v2/bin/rocm-sdk" path --root)
 check "no extra: configure --rocm-path=ROOT --arch=gfx1151" conf --arch=gfx1151 --pins="$T/pins.env" --rocm-path="$R2"
 exits "no extra: ninja rocm.check fails" 1 ninja rocm.check
-has "no extra: the missing kernel pack named" "$T/.out" "rocm.check: rocBLAS (lib/librocblas.so.5) has no code for gfx1151 in its kernel pack .kpack/blas_lib_gfx1151.kpack (missing; install rocm[device-gfx1151]"
+has "no extra: the missing kernel pack named" "$T/.out" "rocm.check: rocBLAS (lib/librocblas.so.5) has no code for gfx1151 in its kernel packs (co_index 0; no archive its kpack_search_paths reach lists gfx1151 or a subset of its features (no .kpack/blas_lib_gfx1151.kpack); install rocm[device-gfx1151]"
+lacks "no extra: MIOpen without any kernel database is not failed" "$T/.out" "rocm.check: MIOpen"
+has "no extra: MIOpen without any kernel database is said" "$T/b/build/logs/rocm.check.log" "gfx1151: share/miopen/db: no MIOpen kernel database (*.kdb) for any arch: MIOpen compiles its kernels when first used"
+same "no extra: one line per library lacking it" 1 "$(grep -c 'has no code for gfx1151' "$T/b/build/logs/rocm.check.log")"
+# another arch's device wheel only: MIOpen's databases are for gfx1100 alone
+check "gfx1100's extra only" clean_pip "rocm[libraries,devel,device-gfx1100]==$V"
+check "gfx1100's extra only: configure --arch=gfx1151,gfx1100" conf --arch=gfx1151,gfx1100 --pins="$T/pins.env" --rocm-path="$R2"
+exits "gfx1100's extra only: rocm.check fails for gfx1151" 1 ninja rocm.check
+has "gfx1100's extra only: MIOpen's kernel database named with what it has" "$T/.out" "rocm.check: MIOpen (lib/libMIOpen.so.1) has no code for gfx1151 in its kernel database (share/miopen/db has gfx110060.kdb; none is gfx1151_CUs.kdb or gfx1151.kdb)"
+has "gfx1100's extra only: gfx1100's database by its hex name" "$T/b/build/logs/rocm.check.log" "gfx1100: share/miopen/db/gfx110060.kdb: covered (MIOpen's kernel database)"
+has "gfx1100's extra only: gfx1100 passes" "$T/b/build/logs/rocm.check.log" "gfx1100: 2 GPU libraries, 2 covered, 0 lacking it"
+has "gfx1100's extra only: gfx1151 lacks it in both" "$T/b/build/logs/rocm.check.log" "gfx1151: 2 GPU libraries, 0 covered, 2 lacking it"
 check "no extra: the device wheel added" clean_pip "rocm[libraries,devel,device-gfx1151]==$V"
 check "no extra: after it, configure" conf --arch=gfx1151 --pins="$T/pins.env" --rocm-path="$R2"
 check "no extra: after it, rocm.check passes" ninja rocm.check
@@ -213,6 +187,7 @@ U=http://127.0.0.1:$port/files/$TB
 check "tarball: configure --pin rocm=URL (no sha256)" conf --arch=gfx1151 --pins="$T/pins.env" --pin="rocm=$U"
 has "tarball: configure says the digest will be locked" "$T/.out" "its digest is locked on first fetch"
 check "tarball: ninja rocm.check passes" ninja rocm.check
+has "tarball: MIOpen with no kernel database is said" "$T/b/build/logs/rocm.check.log" "gfx1151: share/miopen/db: no MIOpen kernel database"
 SHA=$(sha256sum "$T/www/files/$TB" | cut -c1-64)
 has "tarball: the lock line shown" "$T/b/build/logs/rocm.sdk.log" "kiln: $U: sha256 $SHA locked in $T/b/build/rocm.lock"
 has "tarball: the lock holds it" "$T/b/build/rocm.lock" "$SHA $U"
@@ -231,7 +206,7 @@ set +f; ls -d "$T/b/build/rocm/url-"* >/dev/null 2>&1 && notok "tarball: refused
 # kernel packs for other arches only
 check "tarball: configure --arch=gfx1201" conf --arch=gfx1201 --pins="$T/pins.env" --pin="rocm=$U#sha256=$(sha256sum "$T/www/files/$TB" | cut -c1-64)"
 exits "tarball: gfx1201 fails" 1 ninja rocm.check
-has "tarball: gfx1201: the pack named" "$T/.out" "its kernel pack .kpack/blas_lib_gfx1201.kpack (missing"
+has "tarball: gfx1201: the pack named" "$T/.out" "(no .kpack/blas_lib_gfx1201.kpack); install rocm[device-gfx1201]"
 
 # kiln-stage sdklock itself: a local tarball, the lock file's form
 L=$T/sdk.lock
@@ -248,12 +223,14 @@ printf 'not a lock line\n' >>"$L"
 exits "sdklock: a malformed lock: 2" 2 kiln-stage sdklock "$L" "file:///sdk.tgz"
 has "sdklock: file and line named" "$T/.err" "$L:3: not a lock line"
 
-# a --rocm-path that is a folder but no ROCm of any layout: one line says so
-check "layout: configure --rocm-path=a folder that is no ROCm" conf --arch=gfx1151 --pins="$T/pins.env" --rocm-path="$T/www"
-has "layout: named with what to give" "$T/.out" "$T/www is not a ROCm of any known layout (no bin/hipcc, no llvm/bin/clang"
+# a --rocm-path that is a folder but no ROCm of any layout: refused in one line naming
+# what was looked for
+exits "layout: configure --rocm-path=a folder that is no ROCm: 2" 2 conf --arch=gfx1151 --pins="$T/pins.env" --rocm-path="$T/www"
+has "layout: named with what was looked for" "$T/.err" "configure: --rocm-path=$T/www is not a ROCm of any known layout: it has neither bin/hipcc"
+same "layout: one line" 1 "$(lines "$T/.err")"
 # the wheels' SDK root is a ROCm of a known layout (bin/hipcc), its version from TheRock's manifest
 check "layout: the wheels' root" conf --arch=gfx1151 --pins="$T/pins.env" --rocm-path="$root"
-has "layout: its line" "$T/.out" "checking for ROCm at $root... yes (ROCm"
+has "layout: its line" "$T/.out" "checking for ROCm at $root... yes (ROCm $V, TheRock's layout: hipcc $root/bin/hipcc"
 
 # --- the default channel per --arch ------------------------------------------------------
 check "default: --arch=gfx1151 with no ROCm and no rocm pin" conf --arch=gfx1151 --pins="$T/pins.env" --rocm-path=/opt/rocm

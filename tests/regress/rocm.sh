@@ -216,43 +216,10 @@ lacks "system: no rocm.sdk stage" "$T/b/build/stack.ninja" "rocm.sdk"
 
 # --- rocm_KIND=wheels: TheRock-shaped rocm wheels (rocm[libraries,devel], the rocm-sdk
 # command) made here, from a folder index, into the target venv ---------------------------
-"$PY3" - "$T/rwheels" "$RAND" <<'EOF' || exit 2
-import base64, hashlib, os, sys, zipfile
-out, rand = sys.argv[1], sys.argv[2]
-os.makedirs(out, exist_ok=True)
-def wheel(dist, files, meta=""):
-    name = f"{dist}-7.0.0"
-    di = f"{name}.dist-info"
-    files = dict(files)
-    files[f"{di}/METADATA"] = f"Metadata-Version: 2.1\nName: {dist}\nVersion: 7.0.0\n{meta}".encode()
-    files[f"{di}/WHEEL"] = b"Wheel-Version: 1.0\nGenerator: kiln-test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
-    rec = []
-    for n, d in files.items():
-        h = base64.urlsafe_b64encode(hashlib.sha256(d).digest()).rstrip(b"=").decode()
-        rec.append(f"{n},sha256={h},{len(d)}")
-    rec.append(f"{di}/RECORD,,")
-    files[f"{di}/RECORD"] = ("\n".join(rec) + "\n").encode()
-    with zipfile.ZipFile(f"{out}/{name}-py3-none-any.whl", "w") as z:
-        for n, d in files.items():
-            z.writestr(n, d)
-main = b'''import os, sys
-def main():
-    if sys.argv[1:] == ["path", "--root"]:
-        print(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "_rocm_sdk_devel"))
-        return 0
-    print("usage: rocm-sdk path --root", file=sys.stderr)
-    return 2
-'''
-wheel("rocm", {"rocm_sdk/__init__.py": main,
-               "rocm-7.0.0.dist-info/entry_points.txt": b"[console_scripts]\nrocm-sdk = rocm_sdk:main\n"},
-      "Provides-Extra: libraries\nRequires-Dist: rocm-sdk-libraries==7.0.0; extra == \"libraries\"\n"
-      "Provides-Extra: devel\nRequires-Dist: rocm-sdk-devel==7.0.0; extra == \"devel\"\n"
-      "Provides-Extra: device-gfx90a\nProvides-Extra: device-gfx1151\n")
-wheel("rocm_sdk_devel", {"_rocm_sdk_devel/.info/version": b"7.0.0\n",
-                         "_rocm_sdk_devel/include/hip/hip_toy.h": b"#define HIP_TOY 1\n",
-                         "_rocm_sdk_devel/bin/.keep": b""})
-wheel("rocm_sdk_libraries", {"_rocm_sdk_devel/lib/" + os.path.basename(rand): open(rand, "rb").read()})
-EOF
+mkdir -p "$T/rw/bin" && : >"$T/rw/bin/.keep" || exit 2
+"$PY3" "$KILN_SRC/tests/regress/rocm-wheels.py" "$T/rwheels" 7.0.0 core:bin/.keep="$T/rw/bin/.keep" \
+	libraries:lib/"$RN"="$RAND" devel:include/hip/hip_toy.h="$S/include/hip/hip_toy.h" \
+	device-gfx90a: device-gfx1151: || exit 2
 cp "$T/pins.env" "$T/wpins.env"
 printf 'rocm_KIND=wheels\nrocm_INDEX=%s\n' "$T/rwheels" >>"$T/wpins.env"
 check "configure: rocm_KIND=wheels from a folder" conf --arch=gfx90a --pins="$T/wpins.env"

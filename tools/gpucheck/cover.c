@@ -387,6 +387,17 @@ kpfile(const struct scanset *s, size_t k, const char *dev, int xnack, struct fil
 	buffree(&miss);
 }
 
+/* the HIPK wrappers of a kpack'd library: AMD code whether or not an archive holds it */
+static size_t
+kpwrappers(const struct offlist *l)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < l->nb; i++)
+		n += l->b[i].fmt == OFFB_KPACK;
+	return n;
+}
+
 void
 cover_free(struct fileverdict *v)
 {
@@ -404,6 +415,8 @@ cover_judge(const struct scanset *s, size_t k, const char *dev, int xnack, signe
 
 	cover_free(v);
 	cover_file(l, dev, xnack, v);
+	if (!nv && s->f[k].kp && !v->bundles)
+		v->bundles = kpwrappers(l);  /* HIPK wrappers whose archives are all missing */
 	v->covered = v->bundles > 0 && v->missing == 0;
 	if (!v->bundles)
 		return;

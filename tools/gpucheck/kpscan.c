@@ -284,6 +284,33 @@ loadorder(const struct kplib *kp, char t[][96], size_t nt, int *ord, size_t max)
 	return n;
 }
 
+static char *memberpath(const char *p);
+
+/* The archive a device's kernel pack would be, for the one-line reason of a miss: the
+   first search path with @GFXARCH@ standing for proc (the bare processor, the name a
+   device wheel's or tarball's pack carries), "." and ".." resolved where the path allows
+   it (absolute, or inside a wheel). NULL when ROCM_KPACK_PATH replaces the search paths
+   or the first one names no @GFXARCH@. */
+static char *
+kpwant(const struct kplib *kp, const char *proc)
+{
+	const char *e = getenv("ROCM_KPACK_PATH"), *at;
+	char *full, *out;
+
+	if ((e && *e) || !kp->ref.npath || !(at = strstr(kp->ref.path[0], GFXARCH)))
+		return NULL;
+	full = xasprintf("%s/%.*s%s%s", kp->dir, (int)(at - kp->ref.path[0]), kp->ref.path[0], proc,
+	                 at + strlen(GFXARCH));
+	if (kp->inwheel)
+		out = memberpath(full);
+	else if (full[0] == '/')
+		out = os_abspath(full, "/");
+	else
+		return full;
+	free(full);
+	return out;
+}
+
 enum how
 kp_cover(const struct scanset *s, const struct scanned *f, const struct offbundle *b, const char *dev,
          int xnack, char *why, size_t len)
@@ -318,7 +345,11 @@ kp_cover(const struct scanset *s, const struct scanned *f, const struct offbundl
 		}
 	}
 	if (pick < 0) {
-		snprintf(why, len, "no archive its kpack_search_paths reach lists %s or a subset of its features", isa);
+		char *w = nt ? kpwant(kp, t[nt - 1]) : NULL;
+
+		snprintf(why, len, "no archive its kpack_search_paths reach lists %s or a subset of its "
+		         "features%s%s%s", isa, w ? " (no " : "", w ? w : "", w ? ")" : "");
+		free(w);
 		return COV_NONE;
 	}
 	if (has == pick && hast == pickt) {

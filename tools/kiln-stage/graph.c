@@ -458,7 +458,7 @@ sdkpin(char **rocmv)
 	sdktarpin(rocmv);
 }
 
-/* is name one of ROCm's GPU libraries (the ones rocm.check checks: step_check's rocmlibs) */
+/* is name one of ROCm's GPU libraries (the ones rocm.check checks: step_check_libs) */
 static int
 isgpulib(const char *name)
 {

@@ -44,6 +44,16 @@ check "cover -v says which archive the loader picks" gpucheck cover -v --target=
 has "the archive named" "$T/.out" "k_gfx1100.kpack (gfx1100)"
 exits "cover gfx1151: no archive" 1 gpucheck cover --target=gfx1151 t/lib/libk.so
 has "it says no archive lists the target" "$T/.out" "no archive its kpack_search_paths reach lists gfx1151"
+has "it names the archive the first search path gives for gfx1151" "$T/.out" "features (no t/lib/../.kpack/k_gfx1151.kpack)"
+exits "an absolute path: gfx1151 not covered" 1 gpucheck cover --target=gfx1151 "$T/t/lib/libk.so"
+has "the archive named with .. resolved" "$T/.out" "(no $T/t/.kpack/k_gfx1151.kpack)"
+# no archive at all beside the library (a device wheel not installed): its wrappers are
+# still AMD code the loader cannot find, not a library without GPU code
+mkdir -p t0/lib && cp t/lib/libk.so t0/lib/ || exit 2
+exits "no archive at all: not covered" 1 gpucheck cover --target=gfx90a t0/lib/libk.so
+has "no archive at all: both wrappers counted" "$T/.out" "2 of 2 bundles have no code for it"
+has "no archive at all: the archive it would open named" "$T/.out" "(no t0/lib/../.kpack/k_gfx90a.kpack)"
+lacks "no archive at all: not called host code" "$T/.out" "carry no AMD GPU code"
 exits "a folder: the library judged, the archives not scanned as files" 0 gpucheck cover --target=gfx90a t
 check "the archive itself: its kernels" gpucheck targets -v t/.kpack/k_gfx90a.kpack
 has "keys listed" "$T/.out" "lib/libk.so#1: gfx90a"
@@ -64,6 +74,7 @@ exits "a wheel: gfx90a from its own archives" 0 gpucheck cover --target=gfx90a k
 check "a wheel: cover -v names the member archive" gpucheck cover -v --target=gfx1100 kp-1.0-py3-none-any.whl
 has "the archive inside the wheel" "$T/.out" "kp-1.0-py3-none-any.whl!kp/.kpack/k_gfx1100.kpack (gfx1100)"
 exits "a wheel: gfx1151 not covered" 1 gpucheck cover --target=gfx1151 kp-1.0-py3-none-any.whl
+has "a wheel: the member archive it lacks named" "$T/.out" "(no kp-1.0-py3-none-any.whl!kp/.kpack/k_gfx1151.kpack)"
 
 # TheRock issue 7081: a feature-flag stub that shadows the full archive and lacks a kernel
 py archive 't/.kpack/k_gfx90a:xnack-.kpack' none 'gfx90a:xnack-' 'lib/libk.so#0=gfx90a:xnack-=ka-gfx90a.co'
