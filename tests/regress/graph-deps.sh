@@ -67,6 +67,19 @@ has "build-info records torch's build requirements" "$T/b/build/build-info.json"
 	"\"build_requirements\":\"build==0.9.0 sha256:"
 same "the deps went into the target Python" "6.0.3 1.17.0" \
 	"$(py "$T/venv" 'import yaml, six; print(yaml.__version__, six.__version__)')"
+# HIP: the toy compiles two HIP sources into one library the way hipcc runs clang (through
+# HIP_CLANG_LAUNCHER): kiln's launcher gives each its own -cuid, so they link and carry two
+# cuid symbols, the same in a second build folder (below)
+cuids () { py "$1" 'import os, re, torch
+d = open(os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_toy.so"), "rb").read()
+print(" ".join(sorted(set(m.decode() for m in re.findall(rb"__hip_cuid_[0-9a-f]*", d)))))'; }
+c1=$(cuids "$T/venv")
+case "$c1" in
+__hip_cuid_[0-9a-f]*" "__hip_cuid_[0-9a-f]*) ok "two HIP objects, each with a cuid of its own ($c1)" ;;
+*) notok "two HIP objects, each with a cuid of its own (got '$c1')" ;;
+esac
+has "torch.wheel ran its HIP compiles through kiln's launcher" "$T/b/build/logs/torch.wheel.log" \
+	"toy-skbuild: $T/b/build/ccwrap/hiplaunch $T/rocm/llvm/bin/clang -x hip"
 
 # the toy backend drops the generated file without the force-include (what kiln guards)
 cp -a "$T/b/build/src/torch" "$T/plain" && rm -rf "$T/plain/build" && mkdir -p "$T/plain-out"
@@ -96,6 +109,7 @@ same "the second build folder builds" 0 "$brc"
 same "it locked the same build requirements" "$(cat "$T/b/build/deps/torch.lock")" "$(cat "$T/b2/build/deps/torch.lock")"
 same "it installed byte-identical requirement files" "$(cd "$T/b/build/deps/torch.wheels" && sha256sum *)" \
 	"$(cd "$T/b2/build/deps/torch.wheels" && sha256sum *)"
+same "the HIP objects' cuids are the first build folder's" "$c1" "$(cuids "$T/venv2")"
 w1=$(cat "$T/b/build/wheels/torch.picked") w2=$(cat "$T/b2/build/wheels/torch.picked")
 same "the torch wheels have one name" "${w1##*/}" "${w2##*/}"
 if [ "$(sha256sum <"$w1")" = "$(sha256sum <"$w2")" ]; then ok "the torch wheels are byte-identical"; else
