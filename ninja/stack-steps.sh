@@ -153,6 +153,7 @@ step_deps () {
 	rm -f "$d/$c.id"
 	step_deps_reqs
 	step_deps_fetch
+	step_deps_backend
 	step_deps_install
 	step_deps_record
 }
@@ -242,19 +243,43 @@ step_deps_why () {
 }
 
 # step_deps_probe URL: what an index answers for a project page: ok (a page), missing
-# (404), or what went wrong ("answered HTTP 503", ...), one line
+# (404), or what went wrong ("answered HTTP 503", an HTML page without a single link:
+# a proxy's or a login page, not a PEP 503 project page ...), one line
 step_deps_probe () {
 	clean -- "$PY" -c '
-import sys, urllib.request, urllib.error
+import re, sys, urllib.request, urllib.error
 try:
     r = urllib.request.urlopen(sys.argv[1], timeout=30)
     t = r.headers.get("Content-Type", "")
-    print("ok" if "html" in t or "json" in t else "answered %s, not a package index page" % (t or "no content type"))
+    if "json" in t:
+        print("ok")
+    elif "html" in t:
+        b = r.read(1 << 20).decode("utf-8", "replace")
+        print("ok" if re.search(r"<a\s[^>]*href=", b, re.I) else
+              "answered an HTML page without links (%s), not a package index page" %
+              re.sub(r"\s+", " ", re.sub(r"<[^>]*>", " ", b)).strip()[:60])
+    else:
+        print("answered %s, not a package index page" % (t or "no content type"))
 except urllib.error.HTTPError as e:
     print("missing" if e.code == 404 else "answered HTTP %d" % e.code)
 except Exception as e:
     print("cannot be reached (%s)" % e)
 ' "$1" 2>/dev/null || echo "cannot be asked"
+}
+
+# step_deps_backend: a PEP 517 backend must be importable once the build requirements are
+# in: the target Python has its module, or a wheel this stage fetched holds it; else the
+# stage stops before it installs anything (kiln-stage reqs --frontend already refused a
+# pyproject.toml that names no backend, or one no frontend can import)
+step_deps_backend () {
+	how=$(kiln-stage backend "$src${SUBDIR:+/$SUBDIR}" 2>"$d/$c.err") || die "$(sed 's/^kiln-stage: //' "$d/$c.err")"
+	case "$how" in "build "*) ;; *) return 0 ;; esac
+	m=${how#build }
+	m=${m%%[.:]*}
+	clean -- "$PY" -c 'import importlib.util, sys; sys.exit(importlib.util.find_spec(sys.argv[1]) is None)' "$m" 2>/dev/null &&
+		return 0
+	kiln-stage backend --wheels="$st" "$src${SUBDIR:+/$SUBDIR}" >/dev/null 2>"$d/$c.err" ||
+		die "$(sed 's/^kiln-stage: //' "$d/$c.err"); nothing was installed"
 }
 
 step_deps_install () {

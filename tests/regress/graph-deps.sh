@@ -147,6 +147,12 @@ check "configure with an index lacking filelock" conf "$T/b4" "$T/venvf" --index
 fails "an index lacking one requirement" "no wheel for filelock in --index-url=$INDEX_URL/index2/simple/ (asked by requirements.txt:1)"
 check "configure with an index answering 503" conf "$T/b4" "$T/venvf" --index-url="$INDEX_URL/broken/simple/"
 fails "an index answering 503" "--index-url=$INDEX_URL/broken/simple/ answered HTTP 503 for $INDEX_URL/broken/simple/scikit-build-core/"
+check "configure with an index answering an HTML page" conf "$T/b4" "$T/venvf" --index-url="$INDEX_URL/html/simple/"
+fails "an index answering an HTML page that is no index" \
+	"--index-url=$INDEX_URL/html/simple/ answered an HTML page without links (Sign in), not a package index page"
+mkdir -p "$T/wh1" && cp "$T"/wheelhouse/*.whl "$T/wh1/" && rm -f "$T"/wh1/filelock-*
+check "configure with a wheelhouse lacking filelock" conf "$T/b4" "$T/venvf" --wheelhouse="$T/wh1"
+fails "a wheelhouse lacking one requirement" "no wheel for filelock in --wheelhouse=$T/wh1 (asked by requirements.txt:1)"
 mkdir -p "$T/wh2" && cp "$T"/wheelhouse/*.whl "$T/wh2/" && toymod six 1.16.0 && cp "$T/wheels/six-1.16.0-py3-none-any.whl" "$T/wh2/"
 check "configure with a wheelhouse holding two six" conf "$T/b4" "$T/venvf" --wheelhouse="$T/wh2"
 fails "a wheelhouse with two files for one project" "two files for six: six-1.16.0-py3-none-any.whl and six-1.17.0-py3-none-any.whl"
@@ -163,6 +169,18 @@ z.writestr("aa_broken-1.0.dist-info/RECORD", "")' "$T/index5/simple/aa-broken/aa
 check "configure torch v2.15.1 (asks for aa-broken) with an index that has it" conf "$T/b4" "$T/venvf" \
 	--index-url="$INDEX_URL/index5/simple/" --pin torch=v2.15.1
 fails "an install that fails part way" "removed again: "
+# pyproject.toml naming no backend, and one no requirement provides: one line each, before
+# anything is installed
+(cd "$T/mirror/torch" && git checkout -q v2.15.0 -- pyproject.toml requirements.txt &&
+	sed -i '/^build-backend/d' pyproject.toml && git commit -qam "no backend" &&
+	git tag v2.15.2 && git checkout -q v2.15.0 -- pyproject.toml &&
+	sed -i 's/^build-backend = .*/build-backend = "hatchling.build"/' pyproject.toml &&
+	git commit -qam "hatchling" && git tag v2.15.3) || exit 2
+check "configure torch v2.15.2 (no build-backend)" conf "$T/b4" "$T/venvf" --index-url="$idx" --pin torch=v2.15.2
+fails "a pyproject.toml naming no backend" "pyproject.toml: [build-system] names no build-backend and there is no setup.py"
+check "configure torch v2.15.3 (hatchling.build, which no requirement provides)" conf "$T/b4" "$T/venvf" \
+	--index-url="$idx" --pin torch=v2.15.3
+fails "a backend kiln cannot run" "build-backend = \"hatchling.build\": no build requirement provides module hatchling"
 check "configure with the whole index again" conf "$T/b4" "$T/venvf" --index-url="$idx"
 check "the next ninja retries and succeeds" ninja torch.deps
 
