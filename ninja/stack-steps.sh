@@ -533,8 +533,8 @@ step_wheel_hip () {
 	# folder gives other bytes, and -fuse-cuid=none makes every object define the same
 	# __hip_cuid_ symbol, so two objects of one library do not link (clang-19). The ID is
 	# a digest of the source and object paths in the build copy: the same in every build
-	# folder, one per compile (as TheRock's build_tools/cuid_launcher.py does). CMake's HIP
-	# language runs it as CMAKE_HIP_COMPILER_LAUNCHER, hipcc (torch's hip_add_library,
+	# folder, one per compile (as ROCm/TheRock build_tools/cuid_launcher.py does). CMake's
+	# HIP language runs it as CMAKE_HIP_COMPILER_LAUNCHER, hipcc (torch's hip_add_library,
 	# the cpp_extension builds of vision and audio) as HIP_CLANG_LAUNCHER, where hipcc
 	# has it; either way it runs the compiler cache, when there is one.
 	[ "$BACKEND" = gfx ] || return 0
