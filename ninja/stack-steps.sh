@@ -569,7 +569,7 @@ for a do
 	-o?*) out=${a#-o} ;;
 	-*) ;;
 	*.hip|*.cu) hip=1 src=$a ;;
-	*.cpp|*.cc|*.cxx|*.c) [ -n "$hip" ] || src=$a ;;
+	*.cpp|*.cc|*.cxx|*.c) [ -n "$src" ] || src=$a ;;
 	esac
 	prev=$a
 done
