@@ -80,6 +80,19 @@ __hip_cuid_[0-9a-f]*" "__hip_cuid_[0-9a-f]*) ok "two HIP objects, each with a cu
 esac
 has "torch.wheel ran its HIP compiles through kiln's launcher" "$T/b/build/logs/torch.wheel.log" \
 	"toy-skbuild: $T/b/build/ccwrap/hiplaunch $T/rocm/llvm/bin/clang -x hip"
+# the launcher kiln wrote, with echo for the compiler: a cuid for HIP compiles only
+hl () { (cd "$T" && KILN_HIP_CACHE= KILN_HIP_WORK=$T KILN_HIP_WORKP=$T "$T/b/build/ccwrap/hiplaunch" echo "$@"); }
+case "$(hl -x hip -c csrc/a.cpp -o a.o)" in
+"-x hip -c csrc/a.cpp -o a.o -cuid="????????????????) ok "hipcc's '-x hip a.cpp' compile gets a -cuid" ;;
+*) notok "hipcc's '-x hip a.cpp' compile gets a -cuid (got '$(hl -x hip -c csrc/a.cpp -o a.o)')" ;;
+esac
+hlid () { hl "$@" | sed -n 's/.*-cuid=//p'; }
+same "the ID is the paths' in the copy, relative or absolute" "$(hlid -c csrc/k.hip -o b/k.o)" \
+	"$(hlid -c "$T/csrc/k.hip" -o "$T/b/k.o")"
+case "$(hlid -c csrc/k.hip -o b/k2.o)" in "$(hlid -c csrc/k.hip -o b/k.o)"|'') notok "another object, another ID" ;;
+*) ok "another object, another ID" ;; esac
+same "a host compile gets none" "-c a.c -o a.o" "$(hl -c a.c -o a.o)"
+same "a compile with its own cuid keeps it" "-c k.hip -fuse-cuid=hash" "$(hl -c k.hip -fuse-cuid=hash)"
 
 # the toy backend drops the generated file without the force-include (what kiln guards)
 cp -a "$T/b/build/src/torch" "$T/plain" && rm -rf "$T/plain/build" && mkdir -p "$T/plain-out"
