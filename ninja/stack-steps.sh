@@ -159,6 +159,7 @@ step_deps () {
 	rm -f "$d/$c.id"
 	step_deps_reqs
 	step_deps_fetch
+	step_deps_backend
 	step_deps_install
 	step_deps_record
 }
@@ -248,19 +249,43 @@ step_deps_why () {
 }
 
 # step_deps_probe URL: what an index answers for a project page: ok (a page), missing
-# (404), or what went wrong ("answered HTTP 503", ...), one line
+# (404), or what went wrong ("answered HTTP 503", an HTML page without a single link:
+# a proxy's or a login page, not a PEP 503 project page ...), one line
 step_deps_probe () {
 	clean -- "$PY" -c '
-import sys, urllib.request, urllib.error
+import re, sys, urllib.request, urllib.error
 try:
     r = urllib.request.urlopen(sys.argv[1], timeout=30)
     t = r.headers.get("Content-Type", "")
-    print("ok" if "html" in t or "json" in t else "answered %s, not a package index page" % (t or "no content type"))
+    if "json" in t:
+        print("ok")
+    elif "html" in t:
+        b = r.read(1 << 20).decode("utf-8", "replace")
+        print("ok" if re.search(r"<a\s[^>]*href=", b, re.I) else
+              "answered an HTML page without links (%s), not a package index page" %
+              re.sub(r"\s+", " ", re.sub(r"<[^>]*>", " ", b)).strip()[:60])
+    else:
+        print("answered %s, not a package index page" % (t or "no content type"))
 except urllib.error.HTTPError as e:
     print("missing" if e.code == 404 else "answered HTTP %d" % e.code)
 except Exception as e:
     print("cannot be reached (%s)" % e)
 ' "$1" 2>/dev/null || echo "cannot be asked"
+}
+
+# step_deps_backend: a PEP 517 backend must be importable once the build requirements are
+# in: the target Python has its module, or a wheel this stage fetched holds it; else the
+# stage stops before it installs anything (kiln-stage reqs --frontend already refused a
+# pyproject.toml that names no backend, or one no frontend can import)
+step_deps_backend () {
+	how=$(kiln-stage backend "$src${SUBDIR:+/$SUBDIR}" 2>"$d/$c.err") || die "$(sed 's/^kiln-stage: //' "$d/$c.err")"
+	case "$how" in "build "*) ;; *) return 0 ;; esac
+	m=${how#build }
+	m=${m%%[.:]*}
+	clean -- "$PY" -c 'import importlib.util, sys; sys.exit(importlib.util.find_spec(sys.argv[1]) is None)' "$m" 2>/dev/null &&
+		return 0
+	kiln-stage backend --wheels="$st" "$src${SUBDIR:+/$SUBDIR}" >/dev/null 2>"$d/$c.err" ||
+		die "$(sed 's/^kiln-stage: //' "$d/$c.err"); nothing was installed"
 }
 
 step_deps_install () {
@@ -317,6 +342,7 @@ step_wheel () {
 	step_wheel_settings
 	step_wheel_cache
 	step_wheel_nvcc
+	step_wheel_hip
 	step_wheel_distribute
 	for e in $ENV; do step_wheel_arg --set "$e"; done
 	step_wheel_backend
@@ -441,9 +467,9 @@ step_wheel_cache () {
 	# the compiler cache keeps its own settings (its folder defaults to the caller's): the
 	# caller's CCACHE_* and SCCACHE_* cross envclean -i as settings (--keep cannot: -i
 	# starts from its allow-list)
+	# (HIP compiles reach it through step_wheel_hip's launcher)
 	case "$CACHE" in
 	ccache|sccache)
-		step_wheel_arg --set CMAKE_HIP_COMPILER_LAUNCHER="$CACHE" --set HIP_CLANG_LAUNCHER="$CACHE"
 		for v in $(passenv CCACHE_ SCCACHE_); do eval "step_wheel_arg --set \"$v=\${$v-}\""; done
 		step_wheel_arg --set CCACHE_BASEDIR="$work" --set SCCACHE_BASEDIRS="$work"
 		[ -n "${CCACHE_DIR:-}" ] || step_wheel_arg --set CCACHE_DIR="${XDG_CACHE_HOME:-$HOME/.cache}/ccache"
@@ -505,6 +531,65 @@ EOF2
 				--set KILN_NVCC_FLAGS="${cuda# }"
 		fi
 	fi
+}
+
+step_wheel_hip () {
+	# ROCm builds: a launcher gives each HIP compile its own -cuid (clang's compilation-unit
+	# ID): clang's default hashes the absolute source and object paths, so another build
+	# folder gives other bytes, and -fuse-cuid=none makes every object define the same
+	# __hip_cuid_ symbol, so two objects of one library do not link (clang-19). The ID is
+	# a digest of the source and object paths in the build copy: the same in every build
+	# folder, one per compile (as ROCm/TheRock build_tools/cuid_launcher.py does). CMake's
+	# HIP language runs it as CMAKE_HIP_COMPILER_LAUNCHER, hipcc (torch's hip_add_library,
+	# the cpp_extension builds of vision and audio) as HIP_CLANG_LAUNCHER, where hipcc
+	# has it; either way it runs the compiler cache, when there is one.
+	[ "$BACKEND" = gfx ] || return 0
+	mkdir -p "$B/ccwrap" || die "cannot create $B/ccwrap"
+	step_wheel_hiplauncher >"$B/ccwrap/hiplaunch.$c.tmp" && chmod 755 "$B/ccwrap/hiplaunch.$c.tmp" &&
+		mv -f "$B/ccwrap/hiplaunch.$c.tmp" "$B/ccwrap/hiplaunch" || die "cannot write $B/ccwrap/hiplaunch"
+	hipcache=
+	case "$CACHE" in ccache|sccache) hipcache=$CACHE ;; esac
+	step_wheel_arg --set CMAKE_HIP_COMPILER_LAUNCHER="$B/ccwrap/hiplaunch" --set HIP_CLANG_LAUNCHER="$B/ccwrap/hiplaunch" \
+		--set KILN_HIP_CACHE="$hipcache" --set KILN_HIP_WORK="$work" --set KILN_HIP_WORKP="$(cd "$work" && pwd -P)"
+}
+
+# step_wheel_hiplauncher: the launcher's text (fixed; the values come as settings)
+step_wheel_hiplauncher () {
+	cat <<'EOF2'
+#!/bin/sh
+# kiln's HIP launcher for one wheel stage: "hiplaunch COMPILER ARG...". A HIP compile (-c
+# with --offload-arch, -x hip or a .hip/.cu source) without a cuid of its own gets
+# -cuid=ID, ID the digest of its source and object paths in the build copy (KILN_HIP_WORK,
+# or its physical path KILN_HIP_WORKP): the same in every build folder, one per compile.
+# KILN_HIP_CACHE is the compiler cache, or empty.
+set -f
+comp=$1
+shift
+c= hip= own= src= out= prev=
+for a do
+	case $prev in -o) out=$a ;; -x) [ "$a" = hip ] && hip=1 ;; esac
+	case $a in
+	-c) c=1 ;;
+	--offload-arch=*|--cuda-gpu-arch=*) hip=1 ;;
+	-cuid=*|-fuse-cuid=*) own=1 ;;
+	-o?*) out=${a#-o} ;;
+	-*) ;;
+	*.hip|*.cu) hip=1 src=$a ;;
+	*.cpp|*.cc|*.cxx|*.c) [ -n "$src" ] || src=$a ;;
+	esac
+	prev=$a
+done
+rel () {
+	case $1 in /*) p=$1 ;; *) p=$PWD/$1 ;; esac
+	case $p in "$KILN_HIP_WORK"/*) p=${p#"$KILN_HIP_WORK"/} ;; "$KILN_HIP_WORKP"/*) p=${p#"$KILN_HIP_WORKP"/} ;; esac
+	printf '%s' "$p"
+}
+if [ -n "$c" ] && [ -n "$hip" ] && [ -z "$own" ] && [ -n "$src" ]; then
+	id=$(printf '%s\n%s\n' "$(rel "$src")" "$(rel "${out:-$src.o}")" | sha256sum | cut -c 1-16)
+	set -- "$@" "-cuid=$id"
+fi
+exec $KILN_HIP_CACHE "$comp" "$@"
+EOF2
 }
 
 step_wheel_distribute () {

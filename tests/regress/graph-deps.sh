@@ -67,6 +67,32 @@ has "build-info records torch's build requirements" "$T/b/build/build-info.json"
 	"\"build_requirements\":\"build==0.9.0 sha256:"
 same "the deps went into the target Python" "6.0.3 1.17.0" \
 	"$(py "$T/venv" 'import yaml, six; print(yaml.__version__, six.__version__)')"
+# HIP: the toy compiles two HIP sources into one library the way hipcc runs clang (through
+# HIP_CLANG_LAUNCHER): kiln's launcher gives each its own -cuid, so they link and carry two
+# cuid symbols, the same in a second build folder (below)
+cuids () { py "$1" 'import os, re, torch
+d = open(os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_toy.so"), "rb").read()
+print(" ".join(sorted(set(m.decode() for m in re.findall(rb"__hip_cuid_[0-9a-f]*", d)))))'; }
+c1=$(cuids "$T/venv")
+case "$c1" in
+__hip_cuid_[0-9a-f]*" "__hip_cuid_[0-9a-f]*) ok "two HIP objects, each with a cuid of its own ($c1)" ;;
+*) notok "two HIP objects, each with a cuid of its own (got '$c1')" ;;
+esac
+has "torch.wheel ran its HIP compiles through kiln's launcher" "$T/b/build/logs/torch.wheel.log" \
+	"toy-skbuild: $T/b/build/ccwrap/hiplaunch $T/rocm/llvm/bin/clang -x hip"
+# the launcher kiln wrote, with echo for the compiler: a cuid for HIP compiles only
+hl () { (cd "$T" && KILN_HIP_CACHE= KILN_HIP_WORK=$T KILN_HIP_WORKP=$T "$T/b/build/ccwrap/hiplaunch" echo "$@"); }
+case "$(hl -x hip -c csrc/a.cpp -o a.o)" in
+"-x hip -c csrc/a.cpp -o a.o -cuid="????????????????) ok "hipcc's '-x hip a.cpp' compile gets a -cuid" ;;
+*) notok "hipcc's '-x hip a.cpp' compile gets a -cuid (got '$(hl -x hip -c csrc/a.cpp -o a.o)')" ;;
+esac
+hlid () { hl "$@" | sed -n 's/.*-cuid=//p'; }
+same "the ID is the paths' in the copy, relative or absolute" "$(hlid -c csrc/k.hip -o b/k.o)" \
+	"$(hlid -c "$T/csrc/k.hip" -o "$T/b/k.o")"
+case "$(hlid -c csrc/k.hip -o b/k2.o)" in "$(hlid -c csrc/k.hip -o b/k.o)"|'') notok "another object, another ID" ;;
+*) ok "another object, another ID" ;; esac
+same "a host compile gets none" "-c a.c -o a.o" "$(hl -c a.c -o a.o)"
+same "a compile with its own cuid keeps it" "-c k.hip -fuse-cuid=hash" "$(hl -c k.hip -fuse-cuid=hash)"
 
 # the toy backend drops the generated file without the force-include (what kiln guards)
 cp -a "$T/b/build/src/torch" "$T/plain" && rm -rf "$T/plain/build" && mkdir -p "$T/plain-out"
@@ -96,6 +122,7 @@ same "the second build folder builds" 0 "$brc"
 same "it locked the same build requirements" "$(cat "$T/b/build/deps/torch.lock")" "$(cat "$T/b2/build/deps/torch.lock")"
 same "it installed byte-identical requirement files" "$(cd "$T/b/build/deps/torch.wheels" && sha256sum *)" \
 	"$(cd "$T/b2/build/deps/torch.wheels" && sha256sum *)"
+same "the HIP objects' cuids are the first build folder's" "$c1" "$(cuids "$T/venv2")"
 w1=$(cat "$T/b/build/wheels/torch.picked") w2=$(cat "$T/b2/build/wheels/torch.picked")
 same "the torch wheels have one name" "${w1##*/}" "${w2##*/}"
 if [ "$(sha256sum <"$w1")" = "$(sha256sum <"$w2")" ]; then ok "the torch wheels are byte-identical"; else
@@ -133,6 +160,12 @@ check "configure with an index lacking filelock" conf "$T/b4" "$T/venvf" --index
 fails "an index lacking one requirement" "no wheel for filelock in --index-url=$INDEX_URL/index2/simple/ (asked by requirements.txt:1)"
 check "configure with an index answering 503" conf "$T/b4" "$T/venvf" --index-url="$INDEX_URL/broken/simple/"
 fails "an index answering 503" "--index-url=$INDEX_URL/broken/simple/ answered HTTP 503 for $INDEX_URL/broken/simple/scikit-build-core/"
+check "configure with an index answering an HTML page" conf "$T/b4" "$T/venvf" --index-url="$INDEX_URL/html/simple/"
+fails "an index answering an HTML page that is no index" \
+	"--index-url=$INDEX_URL/html/simple/ answered an HTML page without links (Sign in), not a package index page"
+mkdir -p "$T/wh1" && cp "$T"/wheelhouse/*.whl "$T/wh1/" && rm -f "$T"/wh1/filelock-*
+check "configure with a wheelhouse lacking filelock" conf "$T/b4" "$T/venvf" --wheelhouse="$T/wh1"
+fails "a wheelhouse lacking one requirement" "no wheel for filelock in --wheelhouse=$T/wh1 (asked by requirements.txt:1)"
 mkdir -p "$T/wh2" && cp "$T"/wheelhouse/*.whl "$T/wh2/" && toymod six 1.16.0 && cp "$T/wheels/six-1.16.0-py3-none-any.whl" "$T/wh2/"
 check "configure with a wheelhouse holding two six" conf "$T/b4" "$T/venvf" --wheelhouse="$T/wh2"
 fails "a wheelhouse with two files for one project" "two files for six: six-1.16.0-py3-none-any.whl and six-1.17.0-py3-none-any.whl"
@@ -149,6 +182,18 @@ z.writestr("aa_broken-1.0.dist-info/RECORD", "")' "$T/index5/simple/aa-broken/aa
 check "configure torch v2.15.1 (asks for aa-broken) with an index that has it" conf "$T/b4" "$T/venvf" \
 	--index-url="$INDEX_URL/index5/simple/" --pin torch=v2.15.1
 fails "an install that fails part way" "removed again: "
+# pyproject.toml naming no backend, and one no requirement provides: one line each, before
+# anything is installed
+(cd "$T/mirror/torch" && git checkout -q v2.15.0 -- pyproject.toml requirements.txt &&
+	sed -i '/^build-backend/d' pyproject.toml && git commit -qam "no backend" &&
+	git tag v2.15.2 && git checkout -q v2.15.0 -- pyproject.toml &&
+	sed -i 's/^build-backend = .*/build-backend = "hatchling.build"/' pyproject.toml &&
+	git commit -qam "hatchling" && git tag v2.15.3) || exit 2
+check "configure torch v2.15.2 (no build-backend)" conf "$T/b4" "$T/venvf" --index-url="$idx" --pin torch=v2.15.2
+fails "a pyproject.toml naming no backend" "pyproject.toml: [build-system] names no build-backend and there is no setup.py"
+check "configure torch v2.15.3 (hatchling.build, which no requirement provides)" conf "$T/b4" "$T/venvf" \
+	--index-url="$idx" --pin torch=v2.15.3
+fails "a backend kiln cannot run" "build-backend = \"hatchling.build\": no build requirement provides module hatchling"
 check "configure with the whole index again" conf "$T/b4" "$T/venvf" --index-url="$idx"
 check "the next ninja retries and succeeds" ninja torch.deps
 

@@ -2,8 +2,9 @@
 tests/regress/graph-toy26.inc; written for kiln, no upstream code. Like the real one it
 packs the package's files that .gitignore does not exclude (scikit-build-core honours
 .gitignore, so a generated file there is dropped) plus each -Cwheel.force-include.SRC=DST,
-and builds the compiled parts itself (here: cc, and ROCm's clang for GPU code for each
-PYTORCH_ROCM_ARCH target). The version is PYTORCH_BUILD_VERSION (torch's setting), else
+and builds the compiled parts itself (here: cc, and ROCm's clang for the GPU code of each
+csrc/*.hip for each PYTORCH_ROCM_ARCH target, run the way hipcc runs it: through
+HIP_CLANG_LAUNCHER). The version is PYTORCH_BUILD_VERSION (torch's setting), else
 version.txt. The wheel is written deterministically (sorted, SOURCE_DATE_EPOCH)."""
 import base64, fnmatch, hashlib, os, subprocess, sys, sysconfig, time, tomllib, zipfile
 
@@ -39,13 +40,19 @@ def _compile(pkg, bdir):
     gpu = []
     arch, rocm = os.environ.get("PYTORCH_ROCM_ARCH"), os.environ.get("ROCM_PATH")
     if arch and rocm:
-        o = os.path.join(bdir, "kernel.o")
-        # clang-19 draws a random compilation-unit ID into each HIP object unless told
-        # otherwise (-fuse-cuid=none: two compiles give the same bytes)
-        subprocess.check_call([os.path.join(rocm, "llvm", "bin", "clang"), "-x", "hip", "-nogpulib",
-                               "-nogpuinc", "-fPIC", "-fuse-cuid=none"] + os.environ.get("HIPFLAGS", "").split() +
-                              ["-c", "csrc/kernel.hip", "-o", o] + ["--offload-arch=" + a for a in arch.split(";")])
-        gpu = [o, "csrc/hipstub.c"]
+        # each csrc/*.hip as hipcc compiles it: HIP_CLANG_LAUNCHER (when set) runs ROCm's
+        # clang, given absolute paths as CMake gives them, and no cuid of the toy's own: clang
+        # hashes those paths into each object's __hip_cuid_ unless a -cuid reaches it
+        launch = [os.environ["HIP_CLANG_LAUNCHER"]] if os.environ.get("HIP_CLANG_LAUNCHER") else []
+        for k in sorted(f for f in os.listdir("csrc") if f.endswith(".hip")):
+            o = os.path.abspath(os.path.join(bdir, k + ".o"))
+            cmd = launch + [os.path.join(rocm, "llvm", "bin", "clang"), "-x", "hip", "-nogpulib", "-nogpuinc",
+                            "-fPIC"] + os.environ.get("HIPFLAGS", "").split() + \
+                ["-c", os.path.abspath(os.path.join("csrc", k)), "-o", o] + ["--offload-arch=" + a for a in arch.split(";")]
+            print("toy-skbuild: " + " ".join(cmd), flush=True)
+            subprocess.check_call(cmd)
+            gpu.append(o)
+        gpu.append("csrc/hipstub.c")
     _cc(["-shared", "-fPIC", "-O1", "-I" + pkg + "/include", "-Wl,-soname,lib%s_toy.so" % pkg,
          "-o", os.path.join(lib, "lib%s_toy.so" % pkg), "csrc/lib.c"] + gpu)
     ext = os.path.join(bdir, pkg, "_C" + sysconfig.get_config_var("EXT_SUFFIX"))

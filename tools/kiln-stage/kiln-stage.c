@@ -55,7 +55,7 @@ usage(const char *error)
 	          "       kiln-stage fetch URL --sha256=HEX -o FILE [--max-size=N] [--max-time=SECONDS]\n"
 	          "       kiln-stage unpack TARBALL --into=DIR [--sha256=HEX] [--layout=rocm] [--max-size=N]\n"
 	          "       kiln-stage reqs [--flavour=rocm|cuda|cpu] [--runtime] [--exclude=LIST] [--frontend] TREE\n"
-	          "       kiln-stage backend TREE\n"
+	          "       kiln-stage backend [--wheels=DIR] TREE\n"
 	          "       kiln-stage lock DIR\n"
 	          "       kiln-stage vllm-check [--arch=LIST] [--flavour=rocm|cuda|cpu] [--name=TEXT] TREE\n");
 }

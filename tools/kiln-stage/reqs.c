@@ -18,6 +18,7 @@
 #include "os.h"
 #include "schema.h"
 #include "wheelname.h"
+#include "zip.h"
 
 /* --- pyproject.toml ----------------------------------------------------------------- */
 
@@ -321,11 +322,11 @@ tree_backend(const char *dir, char **backend, char **err)
 		if (setup)
 			word = xstrdup("setup");
 		else
-			*err = xasprintf("%s: no setup.py and no pyproject.toml: kiln cannot tell how it builds", dir);
+			*err = xstrdup("no setup.py and no pyproject.toml: kiln cannot tell how it builds");
 		goto out;
 	}
 	if (buildsys_parse(b.s, &bs, &e) < 0) {
-		*err = xasprintf("%s/pyproject.toml:%s", dir, e);
+		*err = xasprintf("pyproject.toml:%s", e);
 		free(e);
 		buildsys_free(&bs);
 		goto out;
@@ -333,11 +334,11 @@ tree_backend(const char *dir, char **backend, char **err)
 	free(*backend);
 	*backend = xstrdup(bs.backend);
 	if (!*bs.backend && !setup)
-		*err = xasprintf("%s/pyproject.toml: [build-system] names no build-backend and there is "
-		                 "no setup.py: kiln cannot tell how it builds", dir);
+		*err = xstrdup("pyproject.toml: [build-system] names no build-backend and there is no "
+		               "setup.py: kiln cannot tell how it builds");
 	else if (*bs.backend && !backendok(bs.backend))
-		*err = xasprintf("%s/pyproject.toml: build-backend = \"%s\" is not a module a frontend "
-		                 "can import (module.path or module.path:object)", dir, bs.backend);
+		*err = xasprintf("pyproject.toml: build-backend = \"%s\" is not a module a frontend "
+		                 "can import (module.path or module.path:object)", bs.backend);
 	else if (setup && (!*bs.backend || startswith(bs.backend, "setuptools.build_meta")))
 		word = xstrdup("setup");
 	else
@@ -595,6 +596,15 @@ reqs_collect(const char *dir, const struct reqopts *o, struct reqset *rs, char *
 		return -1;
 	if (o->frontend) {
 		how = tree_backend(dir, &backend, &e);
+		f = xasprintf("%s/pyproject.toml", dir);
+		if (!how && os_isfile(f)) {
+			/* a backend no frontend can run: stop before anything is fetched */
+			*err = e;
+			free(f);
+			free(backend);
+			return -1;
+		}
+		free(f);
 		if (how && !strcmp(how, "build"))
 			addreq(rs, "build", "build", "kiln (python -m build, the PEP 517 frontend)");
 		/* PEP 518: a pyproject.toml without [build-system] requires (vision's, audio's:
@@ -712,7 +722,7 @@ requsage(const char *error)
 	opt_usage(error,
 	          "usage: kiln-stage reqs [--flavour=rocm|cuda|cpu] [--runtime] [--exclude=NAME,...]\n"
 	          "                       [--frontend] TREE\n"
-	          "       kiln-stage backend TREE\n"
+	          "       kiln-stage backend [--wheels=DIR] TREE\n"
 	          "       kiln-stage lock DIR\n");
 }
 
@@ -770,16 +780,89 @@ reqs_main(int argc, char **argv)
 	return EXIT_OK;
 }
 
-/* kiln-stage backend TREE: "setup" or "build BACKEND" */
+/* does the wheel at path hold the top-level module mod (MOD/... or MOD.py)? 1, 0, or -1
+   with *err */
+static int
+wheel_holds(const char *path, const char *mod, char **err)
+{
+	struct zipin z;
+	char e[256];
+	size_t i, n = strlen(mod);
+	int r = 0;
+
+	if (zip_open(&z, path, e, sizeof e) != 0) {
+		*err = xasprintf("%s: %s", path, e);
+		return -1;
+	}
+	for (i = 0; i < z.n && !r; i++) {
+		const char *m = z.e[i].name;
+		r = !strncmp(m, mod, n) && (m[n] == '/' || !strcmp(m + n, ".py"));
+	}
+	zip_close(&z);
+	return r;
+}
+
+int
+wheels_provide(const char *dir, const char *mod, char **err)
+{
+	struct strv names = {0};
+	size_t i;
+	char *p;
+	int r = 0;
+
+	if (os_listdir(dir, &names) < 0) {
+		*err = xasprintf("%s: cannot list the folder", dir);
+		return -1;
+	}
+	for (i = 0; i < names.n && r == 0; i++) {
+		if (!endswith(names.v[i], ".whl"))
+			continue;
+		p = xasprintf("%s/%s", dir, names.v[i]);
+		r = wheel_holds(p, mod, err);
+		free(p);
+	}
+	strv_free(&names);
+	return r;
+}
+
+/* backend --wheels=DIR: the backend's top-level module must be in one of DIR's wheels */
+static void
+backend_provided(const char *tree, const char *backend, const char *dir)
+{
+	char *mod = xstrndup(backend, strcspn(backend, ".:")), *err = NULL;
+	int r = wheels_provide(dir, mod, &err);
+
+	if (r < 0)
+		dien(EXIT_USAGE, "%s", err);
+	if (r == 0)
+		dien(EXIT_PROBLEM, "%s: pyproject.toml: build-backend = \"%s\": no build requirement "
+		     "provides module %s (no wheel in %s holds it); [build-system] requires must list "
+		     "the project that does", tree, backend, mod, dir);
+	free(mod);
+}
+
+/* kiln-stage backend [--wheels=DIR] TREE: "setup" or "build BACKEND" */
 int
 backend_main(int argc, char **argv)
 {
 	char *backend = NULL, *err = NULL, *how;
+	const char *wheels = NULL, *tree = NULL;
+	int a;
 
-	if (argc != 2 || argv[1][0] == '-')
+	for (a = 1; a < argc; a++) {
+		if (startswith(argv[a], "--wheels="))
+			wheels = argv[a] + 9;
+		else if (argv[a][0] == '-' || tree)
+			requsage(xasprintf("backend: unexpected argument '%s'", argv[a]));
+		else
+			tree = argv[a];
+	}
+	if (!tree)
 		requsage("backend: give the source tree");
-	if (!(how = tree_backend(argv[1], &backend, &err)))
-		dien(EXIT_USAGE, "%s", err);
+	if (!(how = tree_backend(tree, &backend, &err)))
+		dien(EXIT_USAGE, "%s: %s", tree, err);
+	if (wheels && !strcmp(how, "build"))
+		backend_provided(tree, backend, wheels);
 	printf("%s%s%s\n", how, *backend ? " " : "", backend);
 	free(how);
 	free(backend);

@@ -62,6 +62,10 @@ void reqs_free(struct reqset *rs);
    name, into out (one a line). Two files of one project: -1 with *err naming both. */
 int wheels_lock(const char *dir, struct buf *out, char **err);
 
+/* Does a wheel in dir hold the top-level module mod (a member MOD/... or MOD.py)?
+   1, 0, or -1 with *err (a folder or wheel that cannot be read). */
+int wheels_provide(const char *dir, const char *mod, char **err);
+
 /* kiln-stage reqs|backend|lock: the verbs (argv[0] is the verb) */
 int reqs_main(int argc, char **argv);
 int backend_main(int argc, char **argv);

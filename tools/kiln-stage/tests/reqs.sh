@@ -91,6 +91,10 @@ printf '[build-system]\nrequires = ["x"]\n' >b1/pyproject.toml
 bad "no backend, no setup.py" "[build-system] names no build-backend and there is no setup.py" backend b1
 printf '[build-system]\nbuild-backend = "os;system(1)"\n' >b2/pyproject.toml
 bad "a backend no frontend can import" "is not a module a frontend can import" backend b2
+bad "reqs --frontend refuses a tree with no backend, no setup.py" "b1: pyproject.toml: [build-system] names no build-backend" reqs --frontend b1
+bad "reqs --frontend refuses a backend no frontend can import" "is not a module a frontend can import" reqs --frontend b2
+check "without --frontend the requirements are still read" kiln-stage reqs b1
+same "x" "x	pyproject.toml:2" "$(cat "$T/.out")"
 printf '[build-system]\nrequires = ["x",\n' >b3/pyproject.toml
 bad "an array that does not end" "pyproject.toml:" reqs b3
 printf 'foo @ https://example.invalid/foo.whl\n' >b4/requirements-build.txt
@@ -101,6 +105,20 @@ printf -- '-r missing.txt\n' >b6/requirements-build.txt
 bad "a missing include" "requirements-build.txt:1: -r missing.txt: no such file in the tree" reqs b6
 exits "no tree" 2 kiln-stage reqs
 exits "unknown flavour" 2 kiln-stage reqs --flavour=tpu torch
+
+# backend --wheels=DIR: the backend's module must be in a wheel the deps stage fetched
+mkdir -p hb whb
+printf '[build-system]\nrequires = ["hatchling"]\nbuild-backend = "hatchling.build"\n' >hb/pyproject.toml
+python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1], "w").writestr("hatch/__init__.py", "")' whb/hatch-1.0-py3-none-any.whl
+exits "a backend no fetched wheel provides: exit 1" 1 kiln-stage backend --wheels=whb hb
+same "one line" 1 "$(lines "$T/.err")"
+has "naming the backend and its module" "$T/.err" \
+	"hb: pyproject.toml: build-backend = \"hatchling.build\": no build requirement provides module hatchling (no wheel in whb holds it)"
+python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1], "w").writestr("hatchling/build.py", "")' whb/hatchling-1.27.0-py3-none-any.whl
+check "a wheel holding hatchling/" kiln-stage backend --wheels=whb hb
+same "build hatchling.build" "build hatchling.build" "$(cat "$T/.out")"
+check "setup.py trees are not asked" kiln-stage backend --wheels=whb vllm
+exits "an unknown option" 2 kiln-stage backend --whee=whb hb
 
 # lock: name==version --hash=sha256:..., one file per project
 mkdir -p wh
