@@ -263,299 +263,419 @@ failreport(const char *name, const struct procres *res, const char *dur, const c
 	failsummary(stderr, name, logpath, 30);
 }
 
-static int
-cmdrun(int argc, char **argv)
-{
-	const char *key = NULL, *stampf = NULL, *logdir = "build/logs", *out = NULL;
-	const char *cache = NULL, *idfile = NULL, *idkeys = NULL, *name;
-	const char *trustedarg = NULL, *signkeyf = NULL;
-	char **parents = NULL, *err = NULL, *why, *id = NULL, *logpath, *dur, *abs = NULL;
-	char *cachewhy = NULL, *uplog = NULL, *note, *extwhy = NULL;
-	const char *remote = NULL;
-	size_t np = 0, cap = 0;
-	struct stage s;
-	struct stamp st;
-	struct buf b = {0}, sums = {0};
-	struct procres res;
-	struct progress prog;
-	int i, r, dry = 0, explain, logfd, lockfd;
-	char *lock;
-	double t0;
+/* what `kiln-stage run` is asked */
+struct runopt {
+	const char *key, *stampf, *logdir, *out, *cache, *remote, *idfile, *idkeys, *name;
+	const char *trustedarg, *signkeyf;
+	char **parents;
+	size_t np, cap;
+	int dry, explain;
+	char **cmd;	/* the command after -- */
+};
 
-	for (i = 1; i < argc; i++) {
-		char *a = argv[i];
-		if (strcmp(a, "--") == 0 || a[0] != '-')
-			break;
-		if (startswith(a, "--key="))
-			key = a + 6;
-		else if (startswith(a, "--stamp="))
-			stampf = a + 8;
-		else if (startswith(a, "--parent=")) {
-			parents = xgrow(parents, &cap, np + 1, sizeof *parents);
-			parents[np++] = a + 9;
-		} else if (startswith(a, "--logdir="))
-			logdir = a + 9;
-		else if (startswith(a, "--out="))
-			out = a + 6;
-		else if (startswith(a, "--stage-cache=")) {
-			/* a folder, file://FOLDER, or http(s)://SERVER/PATH (remote.c) */
-			cache = a[14] ? a + 14 : NULL;
-			remote = NULL;
-			if (cache && startswith(cache, "file://"))
-				cache += 7;
-			else if (cache && remote_isurl(cache)) {
-				if ((why = remote_checkurl(cache)))
-					usage(xasprintf("run: --stage-cache: %s", why));
-				remote = cache;
-				cache = NULL;
-			} else if (cache && strstr(cache, "://"))
-				usage(xasprintf("run: --stage-cache=%s: not a folder, file://, http:// or "
-				                "https:// URL", cache));
-		} else if (startswith(a, "--cache-trusted-keys=")) {
-			if ((why = sign_checklist(a + 21))) {
-				char *m = xasprintf("run: --cache-trusted-keys: %s", why);
-				free(why);
-				usage(m);
-			}
-			trustedarg = a + 21;
-		} else if (startswith(a, "--cache-sign-key="))
-			signkeyf = a + 17;
-		else if (startswith(a, "--id-file="))
-			idfile = a + 10;
-		else if (startswith(a, "--id-keys="))
-			idkeys = a + 10;
-		else if (strcmp(a, "-n") == 0 || strcmp(a, "--dry-run") == 0)
-			dry = 1;
-		else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0)
-			usage(NULL);
-		else {
-			free(parents);
-			usage(xasprintf("run: unknown option '%s'", a));
+/* --stage-cache=: a folder, file://FOLDER, or http(s)://SERVER/PATH (remote.c) */
+static void
+runcache(struct runopt *o, const char *v)
+{
+	char *why;
+
+	o->cache = *v ? v : NULL;
+	o->remote = NULL;
+	if (o->cache && startswith(o->cache, "file://")) {
+		o->cache += 7;
+	} else if (o->cache && remote_isurl(o->cache)) {
+		if ((why = remote_checkurl(o->cache))) {
+			char *m = xasprintf("run: --stage-cache: %s", why);
+			free(why);
+			usage(m);
 		}
+		o->remote = o->cache;
+		o->cache = NULL;
+	} else if (o->cache && strstr(o->cache, "://")) {
+		usage(xasprintf("run: --stage-cache=%s: not a folder, file://, http:// or https:// URL",
+		                o->cache));
 	}
+}
+
+/* one option of run's; 0 when a is none of them */
+static int
+runoption(struct runopt *o, char *a)
+{
+	char *why;
+
+	if (startswith(a, "--key="))
+		o->key = a + 6;
+	else if (startswith(a, "--stamp="))
+		o->stampf = a + 8;
+	else if (startswith(a, "--parent=")) {
+		o->parents = xgrow(o->parents, &o->cap, o->np + 1, sizeof *o->parents);
+		o->parents[o->np++] = a + 9;
+	} else if (startswith(a, "--logdir="))
+		o->logdir = a + 9;
+	else if (startswith(a, "--out="))
+		o->out = a + 6;
+	else if (startswith(a, "--stage-cache="))
+		runcache(o, a + 14);
+	else if (startswith(a, "--cache-trusted-keys=")) {
+		if ((why = sign_checklist(a + 21))) {
+			char *m = xasprintf("run: --cache-trusted-keys: %s", why);
+			free(why);
+			usage(m);
+		}
+		o->trustedarg = a + 21;
+	} else if (startswith(a, "--cache-sign-key="))
+		o->signkeyf = a + 17;
+	else if (startswith(a, "--id-file="))
+		o->idfile = a + 10;
+	else if (startswith(a, "--id-keys="))
+		o->idkeys = a + 10;
+	else if (strcmp(a, "-n") == 0 || strcmp(a, "--dry-run") == 0)
+		o->dry = 1;
+	else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0)
+		usage(NULL);
+	else
+		return 0;
+	return 1;
+}
+
+static void
+runargs(struct runopt *o, int argc, char **argv)
+{
+	int i;
+
+	o->logdir = "build/logs";
+	for (i = 1; i < argc && strcmp(argv[i], "--") && argv[i][0] == '-'; i++)
+		if (!runoption(o, argv[i])) {
+			free(o->parents);
+			usage(xasprintf("run: unknown option '%s'", argv[i]));
+		}
 	if (i >= argc || strcmp(argv[i], "--") == 0)
 		usage("run: no STAGE name");
-	name = argv[i++];
+	o->name = argv[i++];
 	/* parent stamps may follow the name (ninja's $in: each parent written once) */
 	for (; i < argc && strcmp(argv[i], "--"); i++) {
-		parents = xgrow(parents, &cap, np + 1, sizeof *parents);
-		parents[np++] = argv[i];
+		o->parents = xgrow(o->parents, &o->cap, o->np + 1, sizeof *o->parents);
+		o->parents[o->np++] = argv[i];
 	}
-	if (!key || !stampf)
+	if (!o->key || !o->stampf)
 		usage("run: --key=FILE and --stamp=FILE are required");
-	if (!dry && (i >= argc || strcmp(argv[i], "--") != 0 || i + 1 >= argc))
+	if (!o->dry && (i >= argc || strcmp(argv[i], "--") != 0 || i + 1 >= argc))
 		usage("run: no command after --");
-	i++;
-	if (idfile && idkeys)
+	o->cmd = i < argc ? argv + i + 1 : argv + argc;
+	if (o->idfile && o->idkeys)
 		usage("run: --id-file and --id-keys exclude each other");
+	o->explain = getenv("KILN_EXPLAIN") && *getenv("KILN_EXPLAIN") &&
+	             strcmp(getenv("KILN_EXPLAIN"), "0");
+}
 
-	/* the stage's parent died (ninja killed): stop too, leaving no stamp */
-	prctl(PR_SET_PDEATHSIG, SIGTERM);
-	proc_forward();
-	remote_setkeys(trustedarg, signkeyf);
+/* one run of a stage at a time (a build started while an older one still runs); the lock
+   is held until exit */
+static void
+stagelock(const struct runopt *o)
+{
+	char *lock = xasprintf("%s.lock", o->stampf);
+	int lockfd;
 
-	/* one run of a stage at a time (a build started while an older one still runs) */
-	lock = xasprintf("%s.lock", stampf);
-	if (dry)
-		;
-	else if ((lockfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644)) < 0)
+	if ((lockfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644)) < 0)
 		dien(EXIT_USAGE, "%s:", lock);
-	else if (flock(lockfd, LOCK_EX | LOCK_NB) < 0) {
-		fprintf(stderr, "kiln: %s: waiting for another run of this stage to finish\n", name);
+	if (flock(lockfd, LOCK_EX | LOCK_NB) < 0) {
+		fprintf(stderr, "kiln: %s: waiting for another run of this stage to finish\n", o->name);
 		while (flock(lockfd, LOCK_EX) < 0)
 			if (errno != EINTR || proc_gotsig)
 				dien(EXIT_USAGE, "%s:", lock);
 	}
 	free(lock);
-	r = stage_load(&s, name, key, parents, np, &err);
-	free(parents);
+}
+
+/* the stage is up to date (r 1, same key, its outputs there): fill the caches that lack it */
+static int
+uptodate(const struct runopt *o, struct stage *s, struct stamp *st, int r)
+{
+	if (r != 1 || strcmp(st->key, s->key) || (o->out && dir_count(o->out) <= 0))
+		return 0;
+	if (o->explain || o->dry)
+		fprintf(stderr, "kiln: %s: up to date\n", o->name);
+	if (o->dry)
+		return 1;
+	trace_end("up to date", "-", NULL);
+	if (o->cache && o->out)
+		cachefill(o->cache, s, st, o->out, o->logdir);
+	if (o->remote && o->out)
+		remotefill(o->remote, s, st, o->out, o->logdir, o->stampf);
+	return 1;
+}
+
+/* why the stage runs (its stamp r/st against s); a line a check left (*extwhy) counts */
+static void
+sayrun(const struct runopt *o, struct stage *s, struct stamp *st, int r, char **extwhy)
+{
+	char *why;
+
+	if (r == 1 && strcmp(st->key, s->key) == 0)
+		why = xasprintf("its outputs in %s are missing", o->out);
+	else if (r == 0 && (*extwhy = takeline(xasprintf("%s.why", o->stampf), o->dry)))
+		why = xstrdup(*extwhy);
+	else
+		why = stage_explain(s, r == 1 ? st : NULL, 6);
+	if (o->explain || o->dry)
+		fprintf(stderr, "kiln: %s: %s: %s\n", o->name, o->dry ? "would run" : "running", why);
+	free(why);
+}
+
+/* the stage's outputs from the local, then the remote stage cache: 1 restored (*id), 0
+   not there (*cachewhy says why, when a cache failed), 128+N interrupted by signal N */
+static int
+restore(const struct runopt *o, struct stage *s, char **id, char **cachewhy)
+{
+	char *err = NULL, *why;
+	int r;
+
+	if (o->cache && o->out) {
+		if (o->explain) {
+			why = cache_explain(o->cache, s);
+			fprintf(stderr, "kiln: %s: %s\n", o->name, why);
+			free(why);
+		}
+		r = cache_restore(o->cache, s->key, o->out, o->logdir, o->name, id, &err);
+		if (r == 1)
+			return 1;
+		if (r < 0) {
+			warn("%s: %s (building instead)", o->name, err);
+			*cachewhy = err;
+			err = NULL;
+		}
+	}
+	if (!o->remote || !o->out)
+		return 0;
+	if (o->explain) {
+		why = remote_explain(o->remote, s->key);
+		fprintf(stderr, "kiln: %s: %s\n", o->name, why);
+		free(why);
+	}
+	r = remote_restore(o->remote, s->key, o->name, o->out, o->logdir, id, &err);
+	if (r < 0 && proc_gotsig) {
+		/* the restore removed what it had fetched; nothing is built either */
+		warn("%s: interrupted during the remote restore; no stamp written", o->name);
+		free(err);
+		return 128 + proc_gotsig;
+	}
 	if (r < 0) {
-		warn("%s: %s", name, err);
+		warn("%s: %s (building instead)", o->name, err);
+		free(*cachewhy);
+		*cachewhy = err;
+	}
+	return r == 1;
+}
+
+/* the stage's log: its header (the command, and why a cache did not serve); the log's
+   descriptor, its absolute path in *logpath */
+static int
+openlog(struct runopt *o, struct stage *s, const char *cachewhy, char **logpath, char **abs)
+{
+	struct buf b = {0};
+	char *err = NULL, **a;
+	int logfd;
+
+	if (o->out && dir_empty(o->out, &err) < 0)
+		dien(EXIT_USAGE, "%s: %s", o->name, err);
+	if (os_mkdirs(o->logdir, 0777) < 0)
+		dien(EXIT_USAGE, "%s: cannot create:", o->logdir);
+	if ((logfd = log_open(o->logdir, o->name, logpath, &err)) < 0)
+		dien(EXIT_USAGE, "%s", err);
+	free(*logpath);
+	if ((*abs = realpath(o->logdir, NULL)))
+		o->logdir = *abs;
+	*logpath = xasprintf("%s/%s.log", o->logdir, o->name);
+	bufprintf(&b, "# kiln-stage %s (key %.16s)\n# $", o->name, s->key);
+	for (a = o->cmd; *a; a++) {
+		bufputc(&b, ' ');
+		shquote(&b, *a);
+	}
+	bufputc(&b, '\n');
+	if (cachewhy)
+		bufprintf(&b, "# %s (building instead)\n", cachewhy);
+	writeall(logfd, b.s, b.len);
+	buffree(&b);
+	return logfd;
+}
+
+/* run the stage's command with its output in the log; 0 done, else the exit status
+   (interrupted: 128+N; failed: EXIT_PROBLEM, said with the log's tail) */
+static int
+runstage(const struct runopt *o, struct stage *s, int logfd, const char *logpath, double t0)
+{
+	struct progress prog;
+	struct procres res;
+	char *note = notepath(logpath), *dur;
+	int r;
+
+	progress_start(&prog, o->name, o->logdir, logpath);
+	r = stage_spawn(o->cmd, logfd, s, logpath, o->out, note, 0, &prog, &res);
+	progress_end(&prog, r == 0 && !proc_gotsig && res.status == 0);
+	free(note);
+	close(logfd);
+	dur = fmtdur(mono() - t0);
+	if (r < 0)
+		dien(EXIT_PROBLEM, "%s: cannot run %s:", o->name, o->cmd[0]);
+	r = 0;
+	if (proc_gotsig) {
+		warn("%s: interrupted after %s; no stamp written (the next run starts it again)",
+		     o->name, dur);
+		trace_end("interrupted", o->cache || o->remote ? "miss" : "-", NULL);
+		r = 128 + proc_gotsig;
+	} else if (res.status != 0) {
+		failreport(o->name, &res, dur, logpath);
+		trace_end("failed", o->cache || o->remote ? "miss" : "-", NULL);
+		r = EXIT_PROBLEM;
+	}
+	free(dur);
+	return r;
+}
+
+/* the identity a built stage gives its children: --id-file's line, the --id-keys, or the key */
+static char *
+stageid(const struct runopt *o, struct stage *s)
+{
+	char *id;
+
+	if (o->idkeys)
+		return stage_idfrom(s, o->idkeys);
+	if (!o->idfile)
+		return xstrdup(s->key);
+	if (!(id = readid(o->idfile)))
+		dien(EXIT_PROBLEM, "%s: %s: the command did not write its identity (one line):",
+		     o->name, o->idfile);
+	return id;
+}
+
+/* the stamp, the summary line and the trace; after the stamp, the upload of a built
+   stage (a server that fails is a warning, never a failed build) */
+static void
+finish(const struct runopt *o, struct stage *s, const char *id, struct buf *sums, int restored,
+       char *uplog, char *extwhy, double t0)
+{
+	struct buf b = {0};
+	char *err = NULL, *dur, *why;
+
+	if (restored && o->out && dir_sums(o->out, sums, &err) < 0)
+		dien(EXIT_PROBLEM, "%s: %s", o->name, err);
+	stamp_format(&b, s, id, sums->s);
+	if (writefile_atomic(o->stampf, b.s, b.len, 0644) < 0)
+		dien(EXIT_PROBLEM, "%s: cannot write the stamp %s:", o->name, o->stampf);
+	dur = fmtdur(mono() - t0);
+	why = !restored ? takenote(uplog) : NULL;
+	if (!why) {
+		/* a check's reason for removing the stamp is the summary's note too */
+		why = extwhy;
+		extwhy = NULL;
+	}
+	printf("%s: %s in %s%s%s%s\n", o->name, restored ? "restored from the stage cache" : "rebuilt",
+	       dur, why ? " (" : "", why ? why : "", why ? ")" : "");
+	trace_end(restored ? "restored" : "built",
+	          restored ? "hit" : o->cache || o->remote ? "miss" : "-", why);
+	free(why);
+	free(extwhy);
+	free(dur);
+	if (o->remote && o->out && !restored)
+		upload(o->remote, s, o->out, id, uplog, o->stampf);
+	buffree(&b);
+}
+
+/* a miss: build the stage; 0 built (*id, *sums, *uplog), else the exit status */
+static int
+build(struct runopt *o, struct stage *s, char *cachewhy, double t0, char **id, struct buf *sums,
+      char **uplog)
+{
+	char *logpath = NULL, *abs = NULL, *err = NULL;
+	int logfd, r;
+
+	logfd = openlog(o, s, cachewhy, &logpath, &abs);
+	r = runstage(o, s, logfd, logpath, t0);
+	if (r) {
+		free(logpath);
+		free(abs);
+		return r;
+	}
+	if (o->out)
+		checkout(o->name, o->out, sums);
+	*id = stageid(o, s);
+	if (o->cache && o->out && cache_store(o->cache, s, o->out, *id, logpath, &err) < 0) {
+		warn("%s: stage cache: %s (the stage itself succeeded)", o->name, err);
+		free(err);
+	}
+	*uplog = logpath;
+	o->logdir = NULL;	/* it pointed into abs */
+	free(abs);
+	return 0;
+}
+
+static int
+cmdrun(int argc, char **argv)
+{
+	struct runopt o = {0};
+	char *err = NULL, *id = NULL, *cachewhy = NULL, *uplog = NULL, *extwhy = NULL;
+	struct buf sums = {0};
+	struct stage s;
+	struct stamp st;
+	int r, restored;
+	double t0;
+
+	runargs(&o, argc, argv);
+	/* the stage's parent died (ninja killed): stop too, leaving no stamp */
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	proc_forward();
+	remote_setkeys(o.trustedarg, o.signkeyf);
+	if (!o.dry)
+		stagelock(&o);
+	r = stage_load(&s, o.name, o.key, o.parents, o.np, &err);
+	free(o.parents);
+	if (r < 0) {
+		warn("%s: %s", o.name, err);
 		free(err);
 		stage_free(&s);
 		return EXIT_USAGE;
 	}
-	r = stamp_read(&st, stampf, &err);
-	if (r < 0) {
+	if ((r = stamp_read(&st, o.stampf, &err)) < 0) {
 		warn("%s (rebuilding)", err);
 		free(err);
-		err = NULL;
 		r = 0;
 	}
-	explain = getenv("KILN_EXPLAIN") && *getenv("KILN_EXPLAIN") && strcmp(getenv("KILN_EXPLAIN"), "0");
-	if (!dry)
-		trace_begin(logdir, name);
-	if (r == 1 && strcmp(st.key, s.key) == 0 && (!out || dir_count(out) > 0)) {
-		if (explain || dry)
-			fprintf(stderr, "kiln: %s: up to date\n", name);
-		if (!dry)
-			trace_end("up to date", "-", NULL);
-		if (cache && out && !dry)
-			cachefill(cache, &s, &st, out, logdir);
-		if (remote && out && !dry)
-			remotefill(remote, &s, &st, out, logdir, stampf);
+	if (!o.dry)
+		trace_begin(o.logdir, o.name);
+	if (uptodate(&o, &s, &st, r)) {
 		stamp_free(&st);
 		stage_free(&s);
 		return EXIT_OK;
 	}
-	if (r == 1 && strcmp(st.key, s.key) == 0)
-		why = xasprintf("its outputs in %s are missing", out);
-	else if (r == 0 && (extwhy = takeline(xasprintf("%s.why", stampf), dry)))
-		why = xstrdup(extwhy);
-	else
-		why = stage_explain(&s, r == 1 ? &st : NULL, 6);
-	if (explain || dry)
-		fprintf(stderr, "kiln: %s: %s: %s\n", name, dry ? "would run" : "running", why);
-	free(why);
+	sayrun(&o, &s, &st, r, &extwhy);
 	if (r == 1)
 		stamp_free(&st);
-	if (dry) {
+	if (o.dry) {
 		free(extwhy);
 		stage_free(&s);
 		return EXIT_PROBLEM;
 	}
 
 	/* from here until the stamp is written, the stage is not done */
-	if (unlink(stampf) < 0 && errno != ENOENT)
-		dien(EXIT_USAGE, "%s: cannot remove the old stamp:", stampf);
+	if (unlink(o.stampf) < 0 && errno != ENOENT)
+		dien(EXIT_USAGE, "%s: cannot remove the old stamp:", o.stampf);
 	t0 = mono();
-	if (cache && out) {
-		if (explain) {
-			why = cache_explain(cache, &s);
-			fprintf(stderr, "kiln: %s: %s\n", name, why);
-			free(why);
-		}
-		r = cache_restore(cache, s.key, out, logdir, name, &id, &err);
-		if (r < 0) {
-			warn("%s: %s (building instead)", name, err);
-			cachewhy = err;
-			err = NULL;
-		} else if (r == 1) {
-			goto done;
-		}
-	}
-	if (remote && out) {
-		if (explain) {
-			why = remote_explain(remote, s.key);
-			fprintf(stderr, "kiln: %s: %s\n", name, why);
-			free(why);
-		}
-		r = remote_restore(remote, s.key, name, out, logdir, &id, &err);
-		if (r < 0 && proc_gotsig) {
-			/* the restore removed what it had fetched; nothing is built either */
-			warn("%s: interrupted during the remote restore; no stamp written", name);
-			free(err);
-			stage_free(&s);
-			return 128 + proc_gotsig;
-		}
-		if (r < 0) {
-			warn("%s: %s (building instead)", name, err);
-			cachewhy = err;
-			err = NULL;
-		} else if (r == 1) {
-			goto done;
-		}
-	}
-	if (out && dir_empty(out, &err) < 0)
-		dien(EXIT_USAGE, "%s: %s", name, err);
-	if (os_mkdirs(logdir, 0777) < 0)
-		dien(EXIT_USAGE, "%s: cannot create:", logdir);
-	if ((logfd = log_open(logdir, name, &logpath, &err)) < 0)
-		dien(EXIT_USAGE, "%s", err);
-	free(logpath);
-	if ((abs = realpath(logdir, NULL)))
-		logdir = abs;
-	logpath = xasprintf("%s/%s.log", logdir, name);
-	bufprintf(&b, "# kiln-stage %s (key %.16s)\n# $", name, s.key);
-	for (r = i; r < argc; r++) {
-		bufputc(&b, ' ');
-		shquote(&b, argv[r]);
-	}
-	bufputc(&b, '\n');
-	if (cachewhy)
-		bufprintf(&b, "# %s (building instead)\n", cachewhy);
+	r = restore(&o, &s, &id, &cachewhy);
+	restored = r == 1;
+	if (r == 0)
+		r = build(&o, &s, cachewhy, t0, &id, &sums, &uplog);
+	else if (restored)
+		r = 0;
 	free(cachewhy);
-	writeall(logfd, b.s, b.len);
-	bufreset(&b);
-	note = notepath(logpath);
-	progress_start(&prog, name, logdir, logpath);
-	r = stage_spawn(argv + i, logfd, &s, logpath, out, note, 0, &prog, &res);
-	progress_end(&prog, r == 0 && !proc_gotsig && res.status == 0);
-	free(note);
-	close(logfd);
-	dur = fmtdur(mono() - t0);
-	if (r < 0)
-		dien(EXIT_PROBLEM, "%s: cannot run %s:", name, argv[i]);
-	if (proc_gotsig) {
-		warn("%s: interrupted after %s; no stamp written (the next run starts it again)", name, dur);
-		trace_end("interrupted", cache || remote ? "miss" : "-", NULL);
-		free(dur);
-		free(logpath);
-		free(abs);
+	if (r == 0)
+		finish(&o, &s, id, &sums, restored, uplog, extwhy, t0);
+	else
 		free(extwhy);
-		buffree(&b);
-		stage_free(&s);
-		return 128 + proc_gotsig;
-	}
-	if (res.status != 0) {
-		failreport(name, &res, dur, logpath);
-		trace_end("failed", cache || remote ? "miss" : "-", NULL);
-		free(dur);
-		free(logpath);
-		free(abs);
-		free(extwhy);
-		buffree(&b);
-		stage_free(&s);
-		return EXIT_PROBLEM;
-	}
-	free(dur);
-	if (out)
-		checkout(name, out, &sums);
-	if (idfile) {
-		if (!(id = readid(idfile)))
-			dien(EXIT_PROBLEM, "%s: %s: the command did not write its identity (one line):",
-			     name, idfile);
-	} else if (idkeys) {
-		id = stage_idfrom(&s, idkeys);
-	} else {
-		id = xstrdup(s.key);
-	}
-	if (cache && out && cache_store(cache, &s, out, id, logpath, &err) < 0) {
-		warn("%s: stage cache: %s (the stage itself succeeded)", name, err);
-		free(err);
-		err = NULL;
-	}
-	uplog = logpath;
-	free(abs);
-	r = 0;
-done:
-	if (r == 1 && out && dir_sums(out, &sums, &err) < 0)
-		dien(EXIT_PROBLEM, "%s: %s", name, err);
-	stamp_format(&b, &s, id, sums.s);
-	if (writefile_atomic(stampf, b.s, b.len, 0644) < 0)
-		dien(EXIT_PROBLEM, "%s: cannot write the stamp %s:", name, stampf);
-	dur = fmtdur(mono() - t0);
-	why = r == 0 ? takenote(uplog) : NULL;
-	if (!why) {
-		/* a check's reason for removing the stamp is the summary's note too */
-		why = extwhy;
-		extwhy = NULL;
-	}
-	printf("%s: %s in %s%s%s%s\n", name, r == 1 ? "restored from the stage cache" : "rebuilt", dur,
-	       why ? " (" : "", why ? why : "", why ? ")" : "");
-	trace_end(r == 1 ? "restored" : "built", r == 1 ? "hit" : cache || remote ? "miss" : "-", why);
-	free(why);
-	free(extwhy);
-	free(dur);
-	/* after the stamp: a server that fails is a warning, never a failed build */
-	if (remote && out && r == 0)
-		upload(remote, &s, out, id, uplog, stampf);
 	free(uplog);
 	free(id);
-	buffree(&b);
 	buffree(&sums);
 	stage_free(&s);
-	return EXIT_OK;
+	return r;
 }
 
 static int
