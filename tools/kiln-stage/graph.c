@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "aotriton.h"
 #include "atomic.h"
 #include "emit.h"
 #include "os.h"
@@ -664,6 +665,61 @@ patchrelease(struct srec *s, const struct component *c, const char *range)
 	free(rel);
 }
 
+/* --- AOTriton (aotriton.c decides what torch's attention gets) ----------------------- */
+
+static struct aotplan aot;
+
+/* the plan, once, before the stage records; 1 when torch builds its attention kernels */
+static int
+aotstart(void)
+{
+	aot_plan(&aot);
+	return aot.attn;
+}
+
+/* a wheel stage of an AMD build: USE_MEM_EFF_ATTENTION as planned; torch.wheel with
+   aotriton built: after aotriton.install, its prefix as AOTRITON_INSTALLED_PREFIX */
+static void
+aotwheel(struct srec *s, const struct component *c)
+{
+	char *p;
+
+	if (cf.backend != BACKEND_GFX)
+		return;
+	key(s, "MEM_EFF", aot.attn ? "1" : "0");
+	if (!aot.on || strcmp(c->name, "torch"))
+		return;
+	p = xasprintf("%s/prefix/aotriton", absb);
+	key(s, "AOTRITON_PREFIX", p);
+	free(p);
+	parent(s, "aotriton.install");
+}
+
+/* aotriton.build: the targets it builds, as AOTriton's own variable (AOTRITON_TARGET_ARCH)
+   after the generic ones; *aa is replaced */
+static void
+aotbuild(struct srec *s, const struct component *c, char **aa)
+{
+	char *n;
+
+	if (strcmp(c->name, "aotriton") || !aot.on)
+		return;
+	key(s, "AOTRITON_ARCH", aot.arches);
+	n = xasprintf("%s%s-DAOTRITON_TARGET_ARCH=%s", *aa, **aa ? " " : "", aot.arches);
+	free(*aa);
+	*aa = n;
+}
+
+/* the targets C.smoke covers: AOTriton's own, for aotriton; else every --arch (fresh) */
+static char *
+aotsmoke(const struct component *c, char *archs)
+{
+	if (strcmp(c->name, "aotriton") || !aot.on)
+		return archs;
+	free(archs);
+	return xstrdup(aot.arches);
+}
+
 /* --- CMake components (C_BUILD=cmake) ------------------------------------------------ */
 
 /* the --arch list as the project's own CMake variables: GPU_TARGETS and AMDGPU_TARGETS
@@ -743,6 +799,7 @@ cmakebuild(const struct component *c, const char *last, const char *ccv, const c
 	const char *chk = pin(c, "CHECK") + strspn(pin(c, "CHECK"), " \t");
 
 	s = stagerun(c->name, "build", "cmake", "cmakeparts");
+	aotbuild(s, c, &aa);
 	key(s, "COMPONENT", c->name);
 	key(s, "REF", pin(c, "REF"));
 	key(s, "BUILD", "cmake");
@@ -783,7 +840,7 @@ cmakestages(const struct component *c, const char *last, const char *ccv, const 
             char **proflist, size_t nprof, const char *deps)
 {
 	struct srec *s;
-	char *archs = archlist(";"), *n;
+	char *archs = aotsmoke(c, archlist(";")), *n;
 
 	cmakebuild(c, last, ccv, rocmv, proflist, nprof, deps);
 	s = stagerun(c->name, "install", "cmakeinstall", NULL);
@@ -870,7 +927,7 @@ mkstages(char **proflist, size_t nprof)
 		kv_free(&f);
 		free(p);
 	}
-	flash = xstrdup(fl ? "1" : "0");
+	flash = xstrdup(aotstart() && fl ? "1" : "0");
 	pyk = cf.python;
 
 	if (cf.venv) {
@@ -992,6 +1049,7 @@ mkstages(char **proflist, size_t nprof)
 			/* the package a PEP 517 build force-includes ignored files of */
 			key(s, "IMPORT", pin(c, "IMPORT"));
 			profkeys(s, proflist, nprof);
+			aotwheel(s, c);
 			n = xasprintf("%s.%s", c->name, last);
 			parent(s, n);
 			free(n);
@@ -1199,6 +1257,8 @@ writestack(char *const *tools, size_t ntools, const char *profs)
 	kv_put(&env, "BACKEND", backend_name(cf.backend));
 	kv_put(&env, "PROFILES", profs);
 	kv_put(&env, "PINS", pins.file);
+	/* guard: a build's network attempt fails its stage; allow: --allow-network */
+	kv_put(&env, "NETWORK", cf.allownetwork ? "allow" : "guard");
 	p = xasprintf("%s/stack.env", absb);
 	commit(p, &env, 0);
 	free(p);

@@ -18,6 +18,7 @@
 #include "os.h"
 #include "opt.h"
 #include "errscan.h"
+#include "netguard.h"
 #include "progress.h"
 #include "trace.h"
 #include "remote.h"
@@ -55,7 +56,8 @@ usage(const char *error)
 	          "       kiln-stage unpack TARBALL --into=DIR [--sha256=HEX] [--layout=rocm] [--max-size=N]\n"
 	          "       kiln-stage reqs [--flavour=rocm|cuda|cpu] [--runtime] [--exclude=LIST] [--frontend] TREE\n"
 	          "       kiln-stage backend TREE\n"
-	          "       kiln-stage lock DIR\n");
+	          "       kiln-stage lock DIR\n"
+	          "       kiln-stage netguard LOG\n");
 }
 
 /* the stage's output identity from an id file: its content without trailing space */
@@ -786,6 +788,8 @@ main(int argc, char **argv)
 		return cmdkeygen(argc - 1, argv + 1);
 	if (strcmp(argv[1], "sdklock") == 0)
 		return sdklock_main(argc - 1, argv + 1);
+	if (strcmp(argv[1], "netguard") == 0)
+		return netguard_main(argc - 1, argv + 1);
 	usage(xasprintf("unknown verb '%s' (run, env, info, labels or graph)", argv[1]));
 	return EXIT_USAGE;
 }
