@@ -662,6 +662,24 @@ step_wheel_pep517 () {
 step_wheel_offline () {
 	netguard_start
 	[ -z "$ngargs" ] || step_wheel_arg $ngargs
+	step_wheel_inputs
+}
+
+# step_wheel_inputs: each pinned input (C_INPUTS' NAME=URL#sha256=HEX, unpacked by
+# C.inputs into $B/inputs/SHA256) as the variable NAME of the build; an archive with one
+# top folder (llvm-HASH-ubuntu-x64/) is that folder
+step_wheel_inputs () {
+	for w in ${INPUTS:-}; do
+		n=${w%%=*} h=${w##*#sha256=}
+		d=$B/inputs/$h
+		[ -d "$d" ] || die "$n: $d is missing (C.inputs unpacks it there): run ninja $c.inputs"
+		set +f
+		set -- "$d"/*
+		set -f
+		[ $# = 1 ] && [ -d "$1" ] && d=$1
+		step_wheel_arg --set "$n=$d"
+		say "$n=$d (a pinned input, sha256 $h)"
+	done
 }
 
 # step_wheel_aotriton: torch's attention kernels as configure planned them
@@ -688,6 +706,27 @@ step_wheel_triton () {
 	[ "$c" = triton ] || return 0
 	step_wheel_arg --set TRITON_OFFLINE_BUILD=1
 	[ "$BACKEND" != gfx ] || step_wheel_arg --set TRITON_BUILD_PROTON=OFF
+}
+
+# step_inputs: C_INPUTS, the archives the build would download, fetched here instead (a
+# stage of their own, before the build's network is cut) and checked against their
+# sha256, each unpacked whole into $B/inputs/SHA256
+step_inputs () {
+	mkdir -p "$B/inputs" || die "cannot create $B/inputs"
+	for w in $INPUTS; do
+		n=${w%%=*} u=${w#*=}
+		h=${u##*#sha256=} u=${u%#sha256=*}
+		case "$u" in /*) u=file://$u ;; esac
+		d=$B/inputs/$h
+		if [ -d "$d" ]; then
+			say "$n: $u is in $d"
+			continue
+		fi
+		kiln-stage fetch "$u" --sha256="$h" -o "$d.tar" || die "$n: cannot fetch $u (its sha256 must be $h)"
+		kiln-stage unpack "$d.tar" --into="$d" --sha256="$h" || die "$n: cannot unpack $u"
+		rm -f "$d.tar"
+		say "$n: $u unpacked into $d"
+	done
 }
 
 step_pick () {

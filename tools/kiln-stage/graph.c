@@ -57,6 +57,8 @@ static const struct {
 	{"cmake", T_ENVCLEAN | T_SRCPIN, 1},
 	{"cmakeinstall", T_ENVCLEAN, 0},
 	{"cmakesmoke", T_GPUCHECK | T_ENVCLEAN, 0},
+	/* C_INPUTS: pinned archives fetched before C.wheel (kiln-stage fetch, unpack) */
+	{"inputs", T_ENVCLEAN, 0},
 };
 
 /* one stage: everything its ninja edge and key file are made from */
@@ -665,6 +667,71 @@ patchrelease(struct srec *s, const struct component *c, const char *range)
 	free(rel);
 }
 
+/* --- pinned inputs (C_INPUTS) and triton's offline build ------------------------------ */
+
+/* one word of C_INPUTS, NAME=URL#sha256=HEX: NULL when good, else what is wrong */
+static const char *
+inputbad(const char *w, size_t n)
+{
+	const char *eq = memchr(w, '=', n), *h;
+	size_t i;
+
+	if (!eq || eq == w)
+		return "is not NAME=URL#sha256=HEX";
+	for (i = 0; w + i < eq; i++)
+		if (!(w[i] == '_' || isalnumc((unsigned char)w[i])) || (i == 0 && w[i] >= '0' && w[i] <= '9'))
+			return "does not start with a variable name (LLVM_SYSPATH=...)";
+	if (n < 72 || memcmp(w + n - 72, "#sha256=", 8))
+		return "has no #sha256=HEX (64 hex digits) after its URL";
+	for (h = w + n - 64; h < w + n; h++)
+		if (!strchr("0123456789abcdef", *h))
+			return "has a sha256 that is not 64 lowercase hex digits";
+	if (strncmp(eq + 1, "https://", 8) && strncmp(eq + 1, "http://", 7) &&
+	    strncmp(eq + 1, "file:///", 8) && eq[1] != '/')
+		return "names no https://, http://, file:/// URL or absolute path";
+	return NULL;
+}
+
+/* C.inputs, when C_INPUTS names archives: each fetched, checked and unpacked into
+   $B/inputs/SHA256 (the downloads the build would have made, made here and pinned) */
+static void
+inputsstage(const struct component *c)
+{
+	const char *v = pin(c, "INPUTS"), *p, *why;
+	struct srec *s;
+	size_t n;
+
+	if (!*v)
+		return;
+	for (p = v; *(p += strspn(p, " \t")); p += n) {
+		n = strcspn(p, " \t");
+		if ((why = inputbad(p, n)))
+			fail("%s: %s_INPUTS: '%.*s' %s", pins.file, c->name, (int)n, p, why);
+	}
+	s = stage(c->name, "inputs");
+	key(s, "INPUTS", v);
+}
+
+/* C.wheel after C.inputs, keyed by them; triton's LLVM must be pinned (its offline
+   build, TRITON_OFFLINE_BUILD=1, stops without LLVM_SYSPATH: triton-lang/triton setup.py) */
+static void
+inputswheel(struct srec *s, const struct component *c)
+{
+	char *n;
+
+	if (!strcmp(c->name, "triton") && !strstr(pin(c, "INPUTS"), "LLVM_SYSPATH=") &&
+	    !strstr(pin(c, "ENV"), "LLVM_SYSPATH="))
+		fail("%s: triton builds offline (TRITON_OFFLINE_BUILD=1) and needs the LLVM its tree pins "
+		     "(cmake/llvm-hash.txt): triton_INPUTS=\"LLVM_SYSPATH=URL#sha256=HEX\" (a build of that "
+		     "commit) or triton_ENV=\"LLVM_SYSPATH=DIR\"", pins.file);
+	if (!*pin(c, "INPUTS"))
+		return;
+	key(s, "INPUTS", pin(c, "INPUTS"));
+	n = xasprintf("%s.inputs", c->name);
+	parent(s, n);
+	free(n);
+}
+
 /* --- AOTriton (aotriton.c decides what torch's attention gets) ----------------------- */
 
 static struct aotplan aot;
@@ -1029,6 +1096,7 @@ mkstages(char **proflist, size_t nprof)
 				continue;
 			}
 			depsstage(c, last);
+			inputsstage(c);
 			s = stage(c->name, "wheel");
 			key(s, "COMPONENT", c->name);
 			/* the release in the wheel's version comes from REF when it is a tag */
@@ -1050,6 +1118,7 @@ mkstages(char **proflist, size_t nprof)
 			key(s, "IMPORT", pin(c, "IMPORT"));
 			profkeys(s, proflist, nprof);
 			aotwheel(s, c);
+			inputswheel(s, c);
 			n = xasprintf("%s.%s", c->name, last);
 			parent(s, n);
 			free(n);

@@ -51,6 +51,7 @@ const struct pinkey pinkey_table[] = {
 	{"INDEX", 0, KT_URL, "rocm_KIND=wheels: TheRock's package index (a URL or a folder of wheels)"},
 	{"CMAKE_ARGS", 0, KT_CMAKEARGS, "C_BUILD=cmake: the configure's own options (\"-DGGML_VULKAN=ON ...\")"},
 	{"CHECK", 0, KT_TEXT, "C_BUILD=cmake: the project's own check, run by C.smoke (\"test-backend-ops -b Vulkan0\")"},
+	{"INPUTS", 0, KT_TEXT, "\"NAME=URL#sha256=HEX ...\": tar archives a build would download, fetched by C.inputs; the build gets NAME=their folder"},
 	{"ARCHES", 0, KT_TEXT, "aotriton: the GPU targets the pinned release builds (AOTRITON_TARGET_ARCH of its CMakeLists.txt)"},
 	{"VERSION", 0, KT_TEXT, "rocm_KIND=wheels: the ROCm release to install (rocm==VERSION)"},
 	{"WITH", 1, KT_COMPS, "components a track adds (stack_WITH=triton,vllm)"},
