@@ -102,3 +102,31 @@ for s in triton.inputs triton.deps triton.wheel triton.pick triton.install; do
 done
 has "triton.wheel comes after triton.inputs" /dev/stdin "yes" <<EOF
 $(grep '^build $bdir/stamp/triton.wheel: ' "$b/build/stack.ninja" | grep -q 'stamp/triton.inputs' && echo yes)
+EOF
+nb first triton.install
+same "triton builds offline" 0 "$brc"
+[ "$brc" = 0 ] || sed -n '1,60s/^/#   /p' "$T/first.log"
+has "setup.py found in python/" "$b/build/logs/triton.wheel.log" "setup.py is in python/ of the tree: building there"
+ls "$b"/build/wheels/triton >"$T/wheels" 2>&1
+has "the wheel is named triton" "$T/wheels" "triton-3.3.0"
+same "LLVM came from the pinned input, proton off for ROCm" \
+	"$(cd "$b/build" && pwd -P)/inputs/$LSHA/llvm-3c6d0d2f-ubuntu-x64 OFF" \
+	"$(imp 'import triton; print(triton.LLVM, triton.PROTON)')"
+same "the AMD backend is in the package" "amdgcn:k" "$(imp 'import triton.backends.amd.compiler as c; print(c.compile("k"))')"
+
+tpins v3.4.0 "triton_INPUTS=\"LLVM_SYSPATH=file://$T/llvm.tar.gz#sha256=$LSHA\""
+check "configure --pin triton=v3.4.0 (setup.py at the root)" conf --arch=gfx1100
+nb root triton.install
+same "the root layout builds" 0 "$brc"
+[ "$brc" = 0 ] || sed -n '1,60s/^/#   /p' "$T/root.log"
+lacks "no python/ this time" "$b/build/logs/triton.wheel.log" "setup.py is in python/"
+lacks "triton.inputs did not run again (same archive)" "$T/root.log" "triton.inputs: rebuilt"
+
+# without the offline settings the toy downloads its LLVM: the guard names the URL
+tpins v3.4.0 "triton_INPUTS=\"LLVM_SYSPATH=file://$T/llvm.tar.gz#sha256=$LSHA\"
+triton_ENV=\"TRITON_OFFLINE_BUILD= LLVM_SYSPATH=\""
+check "configure: triton_ENV undoes the offline settings" conf --arch=gfx1100
+nb dl triton.wheel
+same "the download fails the stage" 1 "$brc"
+has "naming the URL its llvm-hash.txt gives" "$T/dl.log" \
+	"kiln: triton.wheel: the build tried to download https://oaitriton.blob.core.windows.net/public/llvm-builds/llvm-3c6d0d2f-ubuntu-x64.tar.gz (1 request(s)"
