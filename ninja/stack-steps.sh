@@ -1725,6 +1725,15 @@ step_cmake_aotriton () {
 		esac
 	done
 	say "AOTriton builds $(printf '%s' "$AOTRITON_ARCH" | tr ';' ,) (its list: $(printf '%s' "$l" | tr ';' ,))"
+	# the targets this AOTriton calls experimental (isArchExperimentallySupported in its
+	# v3src/util.cc: gfx1151 in 0.10b-0.11, not from 0.12b): torch uses its kernels there
+	# only with TORCH_ROCM_AOTRITON_ENABLE_EXPERIMENTAL=1 where it runs (read at run time)
+	x=$(sed -n '/isArchExperimentallySupported(/,/^}/p' "$dir/v3src/util.cc" 2>/dev/null | grep -o '0x[0-9a-fA-F]*' | sed 's/^0x/gfx/' | tr 'A-F\n' 'a-f ')
+	for a in $(printf '%s' "$AOTRITON_ARCH" | tr ';' ' '); do
+		case " $x" in
+		*" $a "*) say "$a: experimental in this AOTriton: torch uses its kernels only with TORCH_ROCM_AOTRITON_ENABLE_EXPERIMENTAL=1 in the environment it runs in (env/arch/$a.env gives it to stack.smoke)" ;;
+		esac
+	done
 }
 
 step_cmakeinstall () {

@@ -41,6 +41,7 @@ same "torch with AOTriton builds" 0 "$brc"
 [ "$brc" = 0 ] || sed -n '1,60s/^/#   /p' "$T/first.log"
 has "aotriton's commit came from torch's aotriton.cmake" "$b/build/logs/aotriton.src.log" "aotriton_REF=@torch: $AOT_COMMIT (torch's cmake/External/aotriton.cmake)"
 has "aotriton.build checked the tree's list before compiling" "$b/build/logs/aotriton.build.log" "AOTriton builds gfx1151 (its list: gfx90a,gfx942,gfx950,gfx1100,gfx1101,gfx1150,gfx1151)"
+has "and said that gfx1151 is experimental in it" "$b/build/logs/aotriton.build.log" "gfx1151: experimental in this AOTriton: torch uses its kernels only with TORCH_ROCM_AOTRITON_ENABLE_EXPERIMENTAL=1"
 P=$b/build/prefix/aotriton
 check "the prefix has libaotriton_v2.so" test -f "$P/lib/libaotriton_v2.so"
 check "its GPU code covers gfx1151" gpucheck cover --target=gfx1151 "$P/lib/libaotriton_v2.so"
