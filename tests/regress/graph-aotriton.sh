@@ -12,15 +12,6 @@ need cmake clang-19
 . "$KILN_SRC/tests/regress/graph-toy.inc"
 . "$KILN_SRC/tests/regress/toy-aotriton.inc"
 
-toy_venv "$T/venv"
-b=$T/b
-mkdir -p "$b"
-cd "$b" || exit 2
-conf () {
-	"$KSRC/configure" --python="$T/venv/bin/python" --pins="$T/pins-aot.env" --mirror="$T/mirror" \
-		--rocm-path="$T/rocm" --jobs=2 KILN_BIN="$KILN_BIN" "$@"
-}
-nb () { n=$1; shift; ninja "$@" >"$T/$n.log" 2>&1; brc=$?; got=$(rebuilt "$T/$n.log"); }
 
 # gfx1151 and gfx803 with AOTriton: built for gfx1151 only
 check "configure --arch=gfx1151,gfx803 --with=aotriton" conf --arch=gfx1151,gfx803 --with=aotriton

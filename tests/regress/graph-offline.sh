@@ -13,15 +13,6 @@ need cmake clang-19
 . "$KILN_SRC/tests/regress/graph-toy.inc"
 . "$KILN_SRC/tests/regress/toy-aotriton.inc"
 
-toy_venv "$T/venv"
-b=$T/b
-mkdir -p "$b"
-cd "$b" || exit 2
-conf () {
-	"$KSRC/configure" --python="$T/venv/bin/python" --pins="$T/pins-aot.env" --mirror="$T/mirror" \
-		--rocm-path="$T/rocm" --jobs=2 KILN_BIN="$KILN_BIN" "$@"
-}
-nb () { n=$1; shift; ninja "$@" >"$T/$n.log" 2>&1; brc=$?; got=$(rebuilt "$T/$n.log"); }
 # guards: the netguard processes of this build folder still running
 guards () { for p in /proc/[0-9]*; do { tr '\0' ' ' <"$p/cmdline"; } 2>/dev/null | grep -q "netguard $b/" && echo "${p#/proc/}"; done; return 0; }
 URL=https://github.com/ROCm/aotriton/releases/download/0.12b/aotriton-0.12b-manylinux_2_28_x86_64-rocm7.0-shared.tar.gz
