@@ -35,7 +35,8 @@ src=$B/src/$c
 # (srcpin locks a mirror while it fetches); an older stack.env has none: the build folder's
 GITC=${GIT_CACHE:-$B/git}
 say () { printf 'kiln: %s\n' "$*" >&2; }
-die () { say "$KILN_STAGE: $*"; exit 1; }
+# a build that reached for the network says so first (ng_blame), whatever failed then
+die () { ng_blame; say "$KILN_STAGE: $*"; exit 1; }
 # the steps' $(mirror) adds no argument any more: SRCPIN_MIRROR above says it
 mirror () { return 0; }
 
@@ -157,6 +158,7 @@ step_deps () {
 	d=$B/deps
 	mkdir -p "$d" || die "cannot create $d"
 	rm -f "$d/$c.id"
+	treesubdir "$src"
 	step_deps_reqs
 	step_deps_fetch
 	step_deps_backend
@@ -334,6 +336,7 @@ step_deps_record () {
 # newline: configure refuses them), read into "$@" before the build.
 step_wheel () {
 	out=$KILN_STAGE_OUT
+	treesubdir "$src"
 	worktree
 	wargs=$work.home/args
 	: >"$wargs" || die "cannot write $wargs"
@@ -344,12 +347,16 @@ step_wheel () {
 	step_wheel_nvcc
 	step_wheel_hip
 	step_wheel_distribute
+	step_wheel_offline
+	step_wheel_aotriton
+	step_wheel_triton
 	for e in $ENV; do step_wheel_arg --set "$e"; done
 	step_wheel_backend
 	set --
 	while IFS= read -r a; do set -- "$@" "$a"; done <"$wargs"
 	step_wheel_requirements "$@"
 	step_wheel_run "$@"
+	netguard_stop
 	cd "$B" && rm -rf "$work" "$work.home"
 	ls "$out"
 }
@@ -741,6 +748,78 @@ step_wheel_pep517 () {
 	clean "$@" .
 }
 
+# step_wheel_offline: the build's settings that make a network attempt fail the stage
+# (netguard_start: the proxies, PIP_NO_INDEX)
+step_wheel_offline () {
+	netguard_start
+	[ -z "$ngargs" ] || step_wheel_arg $ngargs
+	step_wheel_inputs
+}
+
+# step_wheel_inputs: each pinned input (C_INPUTS' NAME=URL#sha256=HEX, unpacked by
+# C.inputs into $B/inputs/SHA256) as the variable NAME of the build; an archive with one
+# top folder (llvm-HASH-ubuntu-x64/) is that folder
+step_wheel_inputs () {
+	for w in ${INPUTS:-}; do
+		n=${w%%=*} h=${w##*#sha256=}
+		d=$B/inputs/$h
+		[ -d "$d" ] || die "$n: $d is missing (C.inputs unpacks it there): run ninja $c.inputs"
+		set +f
+		set -- "$d"/*
+		set -f
+		[ $# = 1 ] && [ -d "$1" ] && d=$1
+		step_wheel_arg --set "$n=$d"
+		say "$n=$d (a pinned input, sha256 $h)"
+	done
+}
+
+# step_wheel_aotriton: torch's attention kernels as configure planned them
+# (tools/kiln-stage/aotriton.c): USE_FLASH_ATTENTION comes from step_wheel_settings,
+# USE_MEM_EFF_ATTENTION from here; with aotriton built, torch's
+# cmake/External/aotriton.cmake installs the prefix AOTRITON_INSTALLED_PREFIX names
+# instead of downloading AOTriton's runtime and image packs
+step_wheel_aotriton () {
+	[ "$BACKEND" = gfx ] || return 0
+	step_wheel_arg --set USE_MEM_EFF_ATTENTION="${MEM_EFF:-0}"
+	[ -n "${AOTRITON_PREFIX:-}" ] || return 0
+	[ -f "$AOTRITON_PREFIX/lib/libaotriton_v2.so" ] ||
+		die "no lib/libaotriton_v2.so in $AOTRITON_PREFIX (aotriton.install puts it there): run ninja aotriton.install"
+	step_wheel_arg --set AOTRITON_INSTALLED_PREFIX="$AOTRITON_PREFIX"
+	say "AOTriton from $AOTRITON_PREFIX (AOTRITON_INSTALLED_PREFIX)"
+}
+
+# step_wheel_triton: triton's offline build, as its setup.py documents it
+# (triton-lang/triton setup.py, is_offline_build): TRITON_OFFLINE_BUILD=1, so it downloads
+# nothing and takes LLVM, JSON and pybind11 from LLVM_SYSPATH, JSON_SYSPATH and
+# PYBIND11_SYSPATH (triton_ENV, or triton_INPUTS' pinned archives) or stops early; and
+# for ROCm no proton, whose build wants CUDA's CUPTI headers
+step_wheel_triton () {
+	[ "$c" = triton ] || return 0
+	step_wheel_arg --set TRITON_OFFLINE_BUILD=1
+	[ "$BACKEND" != gfx ] || step_wheel_arg --set TRITON_BUILD_PROTON=OFF
+}
+
+# step_inputs: C_INPUTS, the archives the build would download, fetched here instead (a
+# stage of their own, before the build's network is cut) and checked against their
+# sha256, each unpacked whole into $B/inputs/SHA256
+step_inputs () {
+	mkdir -p "$B/inputs" || die "cannot create $B/inputs"
+	for w in $INPUTS; do
+		n=${w%%=*} u=${w#*=}
+		h=${u##*#sha256=} u=${u%#sha256=*}
+		case "$u" in /*) u=file://$u ;; esac
+		d=$B/inputs/$h
+		if [ -d "$d" ]; then
+			say "$n: $u is in $d"
+			continue
+		fi
+		kiln-stage fetch "$u" --sha256="$h" -o "$d.tar" || die "$n: cannot fetch $u (its sha256 must be $h)"
+		kiln-stage unpack "$d.tar" --into="$d" --sha256="$h" || die "$n: cannot unpack $u"
+		rm -f "$d.tar"
+		say "$n: $u unpacked into $d"
+	done
+}
+
 step_pick () {
 	if [ -n "${WHEEL:-}" ]; then from=$WHEEL; else from=$B/wheels/$c; fi
 	w=$(clean -- wheelpick --python="$PY" --name "$DIST" "$from") ||
@@ -770,6 +849,80 @@ passenv () {
 	for p; do
 		env | sed -n "s/^\($p[A-Za-z0-9_]*\)=.*/\1/p"
 	done | sort -u
+}
+
+# --- no download inside a build. The wheel and CMake builds get kiln-stage netguard, a
+# loopback proxy that refuses and records every request, as http_proxy, https_proxy and
+# ALL_PROXY, with PIP_NO_INDEX=1 (pip belongs to the deps stages) and PIP_RETRIES=0.
+# netguard_start starts it and sets ngargs, the build's --set words (no value holds a
+# blank); ng_blame (from die, and netguard_stop after a build that went on) fails the
+# stage in one line naming the URL the build tried. NETWORK=allow (configure
+# --allow-network) turns it off.
+netguard_start () {
+	ngargs= ngpid= nglog=$work.home/netguard.log
+	if [ "${NETWORK:-guard}" != guard ]; then
+		say "--allow-network: this build may reach the network"
+		return 0
+	fi
+	rm -f "$nglog" "$work.home/netguard.port"
+	: >"$nglog" && mkfifo "$work.home/netguard.port" || die "cannot make $work.home/netguard.port"
+	kiln-stage netguard "$nglog" >"$work.home/netguard.port" &
+	ngpid=$!
+	read -r ngport <"$work.home/netguard.port" || ngport=
+	case "$ngport" in ''|*[!0-9]*) ngpid=; die "kiln-stage netguard did not start (it gave no port)" ;; esac
+	p=http://127.0.0.1:$ngport
+	ngargs="--set http_proxy=$p --set https_proxy=$p --set HTTP_PROXY=$p --set HTTPS_PROXY=$p"
+	ngargs="$ngargs --set ALL_PROXY=$p --set all_proxy=$p --set PIP_NO_INDEX=1 --set PIP_RETRIES=0"
+	# the compiler cache's remote storage is the one server a build talks to
+	if [ -n "${CACHE_REMOTE:-}" ]; then
+		h=${CACHE_REMOTE#*://} && h=${h%%/*} && h=${h##*@} && h=${h%:*}
+		ngargs="$ngargs --set no_proxy=$h --set NO_PROXY=$h"
+	fi
+	say "no network for this build: its proxy is kiln-stage netguard on 127.0.0.1:$ngport (configure --allow-network lifts it)"
+}
+
+# ng_blame: when the guard refused a request, the stage's one line naming the URL (for
+# an https CONNECT, the first URL on that host in the stage's log), then exit 1
+ng_blame () {
+	[ -n "${ngpid:-}" ] && [ -s "${nglog:-}" ] || return 0
+	ngp=$ngpid ngpid=
+	set -- $(sed -n 1p "$nglog")
+	case "${1:-}" in
+	CONNECT)
+		h=${2%:443}
+		re=$(printf '%s' "$h" | sed 's/[].[*^$\/]/\\&/g')
+		url=$(grep -o "https\{0,1\}://$re[^] \"'<>(){}[]*" "${KILN_STAGE_LOG:-/dev/null}" 2>/dev/null | head -n 1) || url=
+		url=${url:-https://$2/} ;;
+	RAW) url="(a connection that spoke no HTTP)" ;;
+	*) url=${2:-?} ;;
+	esac
+	n=$(wc -l <"$nglog")
+	kill "$ngp" 2>/dev/null || :
+	wait "$ngp" 2>/dev/null || :
+	say "$KILN_STAGE: the build tried to download $url ($n request(s) refused by kiln-stage netguard): nothing downloads inside a build stage; give it as a pinned input, or configure --allow-network"
+	exit 1
+}
+
+# netguard_stop: after the build, which must not have tried the network even when it
+# went on without it; then the guard ends
+netguard_stop () {
+	ng_blame
+	if [ -n "${ngpid:-}" ]; then
+		kill "$ngpid" 2>/dev/null || :
+		wait "$ngpid" 2>/dev/null || :
+		ngpid=
+	fi
+	rm -f "$work.home/netguard.port"
+}
+
+# treesubdir TREE: SUBDIR, when the pins name none, from the tree: python/ when setup.py
+# is there and not at the root (triton until its setup.py moved to the root)
+treesubdir () {
+	[ -z "${SUBDIR:-}" ] || return 0
+	if [ ! -f "$1/setup.py" ] && [ -f "$1/python/setup.py" ]; then
+		SUBDIR=python
+		say "setup.py is in python/ of the tree: building there"
+	fi
 }
 
 # ccstats [ENVCLEAN-OPTION]...: ccache's counters in the build's environment (KEY\tVALUE)
@@ -1541,9 +1694,12 @@ step_cmake () {
 		[ -n "${SCCACHE_DIR:-}" ] || set -- "$@" --set SCCACHE_DIR="${XDG_CACHE_HOME:-$HOME/.cache}/sccache" ;;
 	esac
 	for e in $ENV; do set -- "$@" --set "$e"; done
+	step_cmake_offline
+	set -- "$@" $ngargs
 	[ "$CACHE" = ccache ] && ccstats "$@" >"$work.home/ccache.before"
 	cmk_configure "$@"
 	cmk_build "$@"
+	netguard_stop
 	if [ "$CACHE" = ccache ]; then
 		ccstats "$@" >"$work.home/ccache.after"
 		hitrate "$work.home/ccache.before" "$work.home/ccache.after"
@@ -1653,6 +1809,36 @@ step_cmakeparts () {
 			die "cannot pack $stage into $out/$tb"
 		echo "packed $tb: $(tar -tzf "$out/$tb" | grep -c -v '/$') files"
 	}
+}
+
+# step_cmake_offline: the guard of the CMake build (ngargs: its settings, added by
+# step_cmake), and for aotriton the tree's own target list, checked before compiling
+step_cmake_offline () {
+	netguard_start
+	[ -z "${AOTRITON_ARCH:-}" ] || step_cmake_aotriton
+}
+
+# step_cmake_aotriton: AOTRITON_TARGET_ARCH of the pinned AOTriton's CMakeLists.txt (a
+# cache string since 0.10b; ROCm/aotriton) lists every target aotriton.build builds
+step_cmake_aotriton () {
+	l=$(sed -n 's/^[[:space:]]*set(AOTRITON_TARGET_ARCH "\([^"]*\)".*/\1/p' "$dir/CMakeLists.txt" 2>/dev/null | head -n 1)
+	[ -n "$l" ] || die "$src/CMakeLists.txt sets no AOTRITON_TARGET_ARCH list (AOTriton 0.9b and older name trade names in TARGET_GPUS): pin AOTriton 0.10b or later"
+	for a in $(printf '%s' "$AOTRITON_ARCH" | tr ';' ' '); do
+		case ";$l;" in
+		*";$a;"*) ;;
+		*) die "the pinned AOTriton (commit $commit) builds $(printf '%s' "$l" | tr ';' ,) (AOTRITON_TARGET_ARCH of its CMakeLists.txt), not $a: pin an AOTriton that lists it (and say so in aotriton_ARCHES), or drop $a from --arch" ;;
+		esac
+	done
+	say "AOTriton builds $(printf '%s' "$AOTRITON_ARCH" | tr ';' ,) (its list: $(printf '%s' "$l" | tr ';' ,))"
+	# the targets this AOTriton calls experimental (isArchExperimentallySupported in its
+	# v3src/util.cc: gfx1151 in 0.10b-0.11, not from 0.12b): torch uses its kernels there
+	# only with TORCH_ROCM_AOTRITON_ENABLE_EXPERIMENTAL=1 where it runs (read at run time)
+	x=$(sed -n '/isArchExperimentallySupported(/,/^}/p' "$dir/v3src/util.cc" 2>/dev/null | grep -o '0x[0-9a-fA-F]*' | sed 's/^0x/gfx/' | tr 'A-F\n' 'a-f ')
+	for a in $(printf '%s' "$AOTRITON_ARCH" | tr ';' ' '); do
+		case " $x" in
+		*" $a "*) say "$a: experimental in this AOTriton: torch uses its kernels only with TORCH_ROCM_AOTRITON_ENABLE_EXPERIMENTAL=1 in the environment it runs in (env/arch/$a.env gives it to stack.smoke)" ;;
+		esac
+	done
 }
 
 step_cmakeinstall () {

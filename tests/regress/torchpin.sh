@@ -28,8 +28,10 @@ toy_commit torch v2 10
 cat >>"$T/pins.env" <<'EOF'
 aotriton_URL=https://example.invalid/toy/aotriton
 aotriton_REF=@torch
+aotriton_KIND=source
 triton_URL=https://example.invalid/toy/triton
 triton_REF=@torch
+triton_ENV="LLVM_SYSPATH=/usr/lib/llvm-19"
 EOF
 toy_venv "$T/venv"
 mkdir -p "$T/b" && cd "$T/b" || exit 2

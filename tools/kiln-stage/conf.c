@@ -64,6 +64,7 @@ usage(void)
 	                "         [--git-cache=DIR] [--cache-remote=URL] [--distribute=distcc|icecream]\n"
 	                "         [--distribute-hosts=HOSTS] [--work-dir=DIR]\n"
 	                "         [--index-url=URL | --wheelhouse=DIR] [--allow-mismatch=yes|no]\n"
+	                "         [--allow-network=yes|no]\n"
 	                "         -- CONFIGURE [ARG]...\n");
 	exit(EXIT_USAGE);
 }
@@ -77,6 +78,7 @@ optval(const char *a, const char *name)
 }
 
 static const char *allowmm;             /* --allow-mismatch=yes|no */
+static const char *allownet;            /* --allow-network=yes|no */
 
 static void
 parseopts(int argc, char **argv)
@@ -95,7 +97,7 @@ parseopts(int argc, char **argv)
 		{"--distribute", &cf.distribute}, {"--distribute-hosts", &cf.disthosts},
 		{"--work-dir", &cf.workdir},
 		{"--index-url", &cf.indexurl}, {"--wheelhouse", &cf.wheelhouse},
-		{"--allow-mismatch", &allowmm},
+		{"--allow-mismatch", &allowmm}, {"--allow-network", &allownet},
 	};
 	size_t k, cap = 0;
 	const char *v;
@@ -178,6 +180,7 @@ parseopts(int argc, char **argv)
 	if (cf.wheelhouse && !*cf.wheelhouse)
 		cf.wheelhouse = NULL;
 	cf.allowmismatch = allowmm && !strcmp(allowmm, "yes");
+	cf.allownetwork = allownet && !strcmp(allownet, "yes");
 }
 
 /* a path option: any byte but newline; one that becomes a ninja path also no '|' */

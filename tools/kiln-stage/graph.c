@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "aotriton.h"
 #include "atomic.h"
 #include "emit.h"
 #include "os.h"
@@ -59,6 +60,8 @@ static const struct {
 	{"cmakesmoke", T_GPUCHECK | T_ENVCLEAN, 0},
 	/* vllm.check: the pinned vLLM's supported targets and build tools (kiln-stage) */
 	{"vllmcheck", T_STAGE | T_ENVCLEAN, 0},
+	/* C_INPUTS: pinned archives fetched before C.wheel (kiln-stage fetch, unpack) */
+	{"inputs", T_ENVCLEAN, 0},
 };
 
 /* one stage: everything its ninja edge and key file are made from */
@@ -667,6 +670,126 @@ patchrelease(struct srec *s, const struct component *c, const char *range)
 	free(rel);
 }
 
+/* --- pinned inputs (C_INPUTS) and triton's offline build ------------------------------ */
+
+/* one word of C_INPUTS, NAME=URL#sha256=HEX: NULL when good, else what is wrong */
+static const char *
+inputbad(const char *w, size_t n)
+{
+	const char *eq = memchr(w, '=', n), *h;
+	size_t i;
+
+	if (!eq || eq == w)
+		return "is not NAME=URL#sha256=HEX";
+	for (i = 0; w + i < eq; i++)
+		if (!(w[i] == '_' || isalnumc((unsigned char)w[i])) || (i == 0 && w[i] >= '0' && w[i] <= '9'))
+			return "does not start with a variable name (LLVM_SYSPATH=...)";
+	if (n < 72 || memcmp(w + n - 72, "#sha256=", 8))
+		return "has no #sha256=HEX (64 hex digits) after its URL";
+	for (h = w + n - 64; h < w + n; h++)
+		if (!strchr("0123456789abcdef", *h))
+			return "has a sha256 that is not 64 lowercase hex digits";
+	if (strncmp(eq + 1, "https://", 8) && strncmp(eq + 1, "http://", 7) &&
+	    strncmp(eq + 1, "file:///", 8) && eq[1] != '/')
+		return "names no https://, http://, file:/// URL or absolute path";
+	return NULL;
+}
+
+/* C.inputs, when C_INPUTS names archives: each fetched, checked and unpacked into
+   $B/inputs/SHA256 (the downloads the build would have made, made here and pinned) */
+static void
+inputsstage(const struct component *c)
+{
+	const char *v = pin(c, "INPUTS"), *p, *why;
+	struct srec *s;
+	size_t n;
+
+	if (!*v)
+		return;
+	for (p = v; *(p += strspn(p, " \t")); p += n) {
+		n = strcspn(p, " \t");
+		if ((why = inputbad(p, n)))
+			fail("%s: %s_INPUTS: '%.*s' %s", pins.file, c->name, (int)n, p, why);
+	}
+	s = stage(c->name, "inputs");
+	key(s, "INPUTS", v);
+}
+
+/* C.wheel after C.inputs, keyed by them; triton's LLVM must be pinned (its offline
+   build, TRITON_OFFLINE_BUILD=1, stops without LLVM_SYSPATH: triton-lang/triton setup.py) */
+static void
+inputswheel(struct srec *s, const struct component *c)
+{
+	char *n;
+
+	if (!strcmp(c->name, "triton") && !strstr(pin(c, "INPUTS"), "LLVM_SYSPATH=") &&
+	    !strstr(pin(c, "ENV"), "LLVM_SYSPATH="))
+		fail("%s: triton builds offline (TRITON_OFFLINE_BUILD=1) and needs the LLVM its tree pins "
+		     "(cmake/llvm-hash.txt): triton_INPUTS=\"LLVM_SYSPATH=URL#sha256=HEX\" (a build of that "
+		     "commit) or triton_ENV=\"LLVM_SYSPATH=DIR\"", pins.file);
+	if (!*pin(c, "INPUTS"))
+		return;
+	key(s, "INPUTS", pin(c, "INPUTS"));
+	n = xasprintf("%s.inputs", c->name);
+	parent(s, n);
+	free(n);
+}
+
+/* --- AOTriton (aotriton.c decides what torch's attention gets) ----------------------- */
+
+static struct aotplan aot;
+
+/* the plan, once, before the stage records; 1 when torch builds its attention kernels */
+static int
+aotstart(void)
+{
+	aot_plan(&aot);
+	return aot.attn;
+}
+
+/* a wheel stage of an AMD build: USE_MEM_EFF_ATTENTION as planned; torch.wheel with
+   aotriton built: after aotriton.install, its prefix as AOTRITON_INSTALLED_PREFIX */
+static void
+aotwheel(struct srec *s, const struct component *c)
+{
+	char *p;
+
+	if (cf.backend != BACKEND_GFX)
+		return;
+	key(s, "MEM_EFF", aot.attn ? "1" : "0");
+	if (!aot.on || strcmp(c->name, "torch"))
+		return;
+	p = xasprintf("%s/prefix/aotriton", absb);
+	key(s, "AOTRITON_PREFIX", p);
+	free(p);
+	parent(s, "aotriton.install");
+}
+
+/* aotriton.build: the targets it builds, as AOTriton's own variable (AOTRITON_TARGET_ARCH)
+   after the generic ones; *aa is replaced */
+static void
+aotbuild(struct srec *s, const struct component *c, char **aa)
+{
+	char *n;
+
+	if (strcmp(c->name, "aotriton") || !aot.on)
+		return;
+	key(s, "AOTRITON_ARCH", aot.arches);
+	n = xasprintf("%s%s-DAOTRITON_TARGET_ARCH=%s", *aa, **aa ? " " : "", aot.arches);
+	free(*aa);
+	*aa = n;
+}
+
+/* the targets C.smoke covers: AOTriton's own, for aotriton; else every --arch (fresh) */
+static char *
+aotsmoke(const struct component *c, char *archs)
+{
+	if (strcmp(c->name, "aotriton") || !aot.on)
+		return archs;
+	free(archs);
+	return xstrdup(aot.arches);
+}
+
 /* --- CMake components (C_BUILD=cmake) ------------------------------------------------ */
 
 /* the --arch list as the project's own CMake variables: GPU_TARGETS and AMDGPU_TARGETS
@@ -746,6 +869,7 @@ cmakebuild(const struct component *c, const char *last, const char *ccv, const c
 	const char *chk = pin(c, "CHECK") + strspn(pin(c, "CHECK"), " \t");
 
 	s = stagerun(c->name, "build", "cmake", "cmakeparts");
+	aotbuild(s, c, &aa);
 	key(s, "COMPONENT", c->name);
 	key(s, "REF", pin(c, "REF"));
 	key(s, "BUILD", "cmake");
@@ -786,7 +910,7 @@ cmakestages(const struct component *c, const char *last, const char *ccv, const 
             char **proflist, size_t nprof, const char *deps)
 {
 	struct srec *s;
-	char *archs = archlist(";"), *n;
+	char *archs = aotsmoke(c, archlist(";")), *n;
 
 	cmakebuild(c, last, ccv, rocmv, proflist, nprof, deps);
 	s = stagerun(c->name, "install", "cmakeinstall", NULL);
@@ -1028,7 +1152,8 @@ rocmversion(void)
 	return rocmv;
 }
 
-/* "1" when every --arch's env/arch file turns flash attention on, else "0" */
+/* "1" when every --arch's env/arch file turns flash attention on and AOTriton is there
+   for torch (aotstart: its plan, said once), else "0" */
 static char *
 flashfacts(void)
 {
@@ -1050,7 +1175,7 @@ flashfacts(void)
 		kv_free(&f);
 		free(p);
 	}
-	return xstrdup(fl ? "1" : "0");
+	return xstrdup(aotstart() && fl ? "1" : "0");
 }
 
 /* stack.venv: the environment --venv makes */
@@ -1200,6 +1325,7 @@ wheelstages(const struct component *c, const char *last, const struct facts *fx,
 	char *n;
 
 	depsstage(c, last);
+	inputsstage(c);
 	s = stage(c->name, "wheel");
 	key(s, "COMPONENT", c->name);
 	/* the release in the wheel's version comes from REF when it is a tag */
@@ -1220,6 +1346,8 @@ wheelstages(const struct component *c, const char *last, const struct facts *fx,
 	/* the package a PEP 517 build force-includes ignored files of */
 	key(s, "IMPORT", pin(c, "IMPORT"));
 	profkeys(s, fx->proflist, fx->nprof);
+	aotwheel(s, c);
+	inputswheel(s, c);
 	n = xasprintf("%s.%s", c->name, last);
 	parent(s, n);
 	free(n);
@@ -1489,6 +1617,8 @@ writeenv(const char *kbin, const char *archs, const char *profs)
 	kv_put(&env, "BACKEND", backend_name(cf.backend));
 	kv_put(&env, "PROFILES", profs);
 	kv_put(&env, "PINS", pins.file);
+	/* guard: a build's network attempt fails its stage; allow: --allow-network */
+	kv_put(&env, "NETWORK", cf.allownetwork ? "allow" : "guard");
 	p = xasprintf("%s/stack.env", absb);
 	commit(p, &env, 0);
 	free(p);

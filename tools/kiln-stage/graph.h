@@ -38,6 +38,9 @@ struct config {
 	   together are a warning, not a refusal */
 	const char *indexurl, *wheelhouse;
 	int allowmismatch;
+	/* --allow-network: the wheel and CMake stages run without the loopback proxy that
+	   makes a network attempt fail the stage (kiln-stage netguard) */
+	int allownetwork;
 };
 
 /* what the target Python says about itself (python.c's script) */

@@ -18,6 +18,7 @@
 #include "os.h"
 #include "opt.h"
 #include "errscan.h"
+#include "netguard.h"
 #include "progress.h"
 #include "trace.h"
 #include "remote.h"
@@ -57,7 +58,8 @@ usage(const char *error)
 	          "       kiln-stage reqs [--flavour=rocm|cuda|cpu] [--runtime] [--exclude=LIST] [--frontend] TREE\n"
 	          "       kiln-stage backend [--wheels=DIR] TREE\n"
 	          "       kiln-stage lock DIR\n"
-	          "       kiln-stage vllm-check [--arch=LIST] [--flavour=rocm|cuda|cpu] [--name=TEXT] TREE\n");
+	          "       kiln-stage vllm-check [--arch=LIST] [--flavour=rocm|cuda|cpu] [--name=TEXT] TREE\n"
+	          "       kiln-stage netguard LOG\n");
 }
 
 /* the stage's output identity from an id file: its content without trailing space */
@@ -910,6 +912,8 @@ main(int argc, char **argv)
 		return sdklock_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "vllm-check") == 0)
 		return vllmcheck_main(argc - 1, argv + 1);
+	if (strcmp(argv[1], "netguard") == 0)
+		return netguard_main(argc - 1, argv + 1);
 	usage(xasprintf("unknown verb '%s' (run, env, info, labels or graph)", argv[1]));
 	return EXIT_USAGE;
 }

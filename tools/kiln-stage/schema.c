@@ -13,8 +13,12 @@ const struct component comp_table[] = {
 	{"torch",      "",            "torch",               "torch",       "torch",  "",       "build",  1,   1,  ""},
 	{"vision",     "torch",       "torchvision",         "torchvision", "vision", "",       "build",  1,   0,  "torch"},
 	{"audio",      "torch",       "torchaudio",          "torchaudio",  "",       "",       "build",  1,   0,  "torch"},
-	{"triton",     "",            "pytorch-triton-rocm", "triton",      "",       "python", "build",  0,   0,  ""},
-	{"aotriton",   "",            "",                    "",            "",       "",       "source", 0,   0,  ""},
+	/* triton: the package is triton (torch's ROCm builds depend on it by that name since
+	   pytorch-triton-rocm was retired); setup.py at the root or in python/, which the steps
+	   read from the tree (treesubdir in ninja/stack-steps.sh) */
+	{"triton",     "",            "triton",              "triton",      "",       "",       "build",  0,   0,  ""},
+	/* AOTriton: a CMake project (aotriton.build), whose prefix torch.wheel gets */
+	{"aotriton",   "",            "",                    "",            "",       "",       "build",  0,   0,  ""},
 	/* AITER (ROCm/aiter): flash-attention's Triton AMD backend lives there since
 	   2026-03; built before flash_attn, whose build uses its install (flashaiter) */
 	{"aiter",      "torch triton", "amd-aiter",          "aiter",       "",       "",       "build",  0,   0,  ""},
@@ -51,6 +55,8 @@ const struct pinkey pinkey_table[] = {
 	{"INDEX", 0, KT_URL, "rocm_KIND=wheels: TheRock's package index (a URL or a folder of wheels)"},
 	{"CMAKE_ARGS", 0, KT_CMAKEARGS, "C_BUILD=cmake: the configure's own options (\"-DGGML_VULKAN=ON ...\")"},
 	{"CHECK", 0, KT_TEXT, "C_BUILD=cmake: the project's own check, run by C.smoke (\"test-backend-ops -b Vulkan0\")"},
+	{"INPUTS", 0, KT_TEXT, "\"NAME=URL#sha256=HEX ...\": tar archives a build would download, fetched by C.inputs; the build gets NAME=their folder"},
+	{"ARCHES", 0, KT_TEXT, "aotriton: the GPU targets the pinned release builds (AOTRITON_TARGET_ARCH of its CMakeLists.txt)"},
 	{"VERSION", 0, KT_TEXT, "rocm_KIND=wheels: the ROCm release to install (rocm==VERSION)"},
 	{"WITH", 1, KT_COMPS, "components a track adds (stack_WITH=triton,vllm)"},
 	{"WITHOUT", 1, KT_COMPS, "components a track drops (stack_WITHOUT=audio)"},
@@ -61,7 +67,7 @@ const struct pinkey pinkey_table[] = {
 const size_t pinkey_count = sizeof pinkey_table / sizeof pinkey_table[0];
 
 /* the components built with CMake unless their pins say otherwise */
-static const char *const cmake_comps[] = {"ggml"};
+static const char *const cmake_comps[] = {"ggml", "aotriton"};
 
 const char *
 comp_defbuild(const struct component *c)
