@@ -728,53 +728,8 @@ scstop () {
 }
 # scready PID PORT: wait until the process PID (or a child of it: envclean execs) listens
 # on PORT, its own socket in /proc (not a connect another process could answer); fails as
-# soon as PID has exited, or after 600 s (a hang guard)
-scready () {
-	clean -- "$PY" - "$1" "$2" <<'EOF'
-import os, sys, time
-pid, port = sys.argv[1], int(sys.argv[2])
-def stat(p):
-    try:
-        with open("/proc/%s/stat" % p) as f:
-            s = f.read()
-        return s[s.rindex(")") + 2:].split()
-    except (OSError, ValueError):
-        return None
-def listening():
-    inodes = set()
-    for t in ("/proc/net/tcp", "/proc/net/tcp6"):
-        try:
-            with open(t) as f:
-                for x in (l.split() for l in list(f)[1:]):
-                    if x[3] == "0A" and int(x[1].rsplit(":", 1)[1], 16) == port:
-                        inodes.add("socket:[%s]" % x[9])
-        except OSError:
-            pass
-    procs, todo = set(), [pid]
-    while todo:
-        p = todo.pop()
-        procs.add(p)
-        todo += [q for q in os.listdir("/proc") if q.isdigit() and q not in procs and (stat(q) or [0, 0])[1] == p]
-    for p in procs:
-        try:
-            fds = os.listdir("/proc/%s/fd" % p)
-        except OSError:
-            continue
-        for fd in fds:
-            try:
-                if os.readlink("/proc/%s/fd/%s" % (p, fd)) in inodes:
-                    return True
-            except OSError:
-                pass
-    return False
-t0 = time.monotonic()
-while not listening():
-    st = stat(pid)
-    if not st or st[0] in "ZX" or time.monotonic() - t0 > 600:
-        sys.exit(1)
-    time.sleep(0.1)
-EOF
-}
+# soon as PID has exited, or after 600 s (a hang guard): ninja/listens.py
+scready () { clean -- "$PY" "$KILN_SRC/ninja/listens.py" --wait=600 "$1" "$2"; }
 # schitrate JSON: sccache's hits in this stage (its own server's counters), in its log and
 # the stage's summary line ("sccache 12/40 hits (30%), local disk")
 schitrate () {

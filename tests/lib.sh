@@ -63,62 +63,12 @@ lines () { wc -l <"$1" | tr -d ' '; }
 # freeport: a TCP port on 127.0.0.1 that was free a moment ago
 freeport () { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 # listens PID PORT: exit 0 when process PID (or a child of it) has a TCP socket listening
-# on PORT (/proc/net/tcp* and its fds), 1 when not yet, 2 when PID is gone or a zombie
-listens () { python3 - "$1" "$2" <<'EOF'
-import os, sys
-pid, port = sys.argv[1], int(sys.argv[2])
-def state(p):
-    try:
-        with open("/proc/%s/stat" % p) as f:
-            s = f.read()
-        return s[s.rindex(")") + 2:].split()
-    except (OSError, ValueError):
-        return None
-st = state(pid)
-if not st or st[0] in "ZX":
-    sys.exit(2)
-inodes = set()
-for t in ("/proc/net/tcp", "/proc/net/tcp6"):
-    try:
-        with open(t) as f:
-            for line in list(f)[1:]:
-                x = line.split()
-                if x[3] == "0A" and int(x[1].rsplit(":", 1)[1], 16) == port:
-                    inodes.add("socket:[%s]" % x[9])
-    except OSError:
-        pass
-procs, todo = set(), [pid]
-while todo:
-    p = todo.pop()
-    procs.add(p)
-    for q in os.listdir("/proc"):
-        if q.isdigit() and q not in procs:
-            qs = state(q)
-            if qs and qs[1] == p:
-                todo.append(q)
-for p in procs:
-    try:
-        fds = os.listdir("/proc/%s/fd" % p)
-    except OSError:
-        continue
-    for fd in fds:
-        try:
-            if os.readlink("/proc/%s/fd/%s" % (p, fd)) in inodes:
-                sys.exit(0)
-        except OSError:
-            pass
-sys.exit(1)
-EOF
-}
+# on PORT (/proc/net/tcp* and its fds), 1 when not yet, 2 when PID is gone or a zombie;
 # waitlisten PID PORT: poll until PID listens on PORT (0); 1 as soon as PID has exited;
-# 2 when it did neither in 300 s (a server that hangs: a guard, not a wait for readiness)
-waitlisten () { _wl=0
-	while :; do
-		listens "$1" "$2"
-		case $? in 0) return 0 ;; 2) return 1 ;; esac
-		_wl=$((_wl + 1)); [ "$_wl" -lt 3000 ] || return 2
-		sleep 0.1
-	done; }
+# 2 when it did neither in 300 s (a server that hangs: a guard, not a wait for readiness).
+# Both are ninja/listens.py, which the sccache step uses too.
+listens () { python3 "$KILN_SRC/ninja/listens.py" "$1" "$2"; }
+waitlisten () { python3 "$KILN_SRC/ninja/listens.py" --wait=300 "$1" "$2"; }
 # startserver TRIES START: run START PORT (a function that starts a server on PORT in the
 # background and sets SERVER_PID to its process) with a fresh freeport until that server
 # listens there; one that exits first (it lost the port to another process, or failed) is
