@@ -14,6 +14,18 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 PATH=$KILN_BIN:$PATH
 export PATH
+# a HOME of the test's own, without the user's XDG folders: what the tools keep there (the
+# git cache, wheelpick's answers, pip's and ccache's caches) goes with $T, and no
+# configuration of the user's reaches a test. The download caches a test keeps across runs
+# on purpose (large, made once) stay in the user's cache folder, unless given.
+_uc=${XDG_CACHE_HOME:-${HOME:-/nonexistent}/.cache}/kiln
+: "${KILN_DEBSRC_CACHE:=$_uc/debsrc}" "${KILN_ROCM_DEBIAN_CACHE:=$_uc/rocm-debian}"
+: "${KILN_IMAGE_BASE_CACHE:=$_uc/image-base}" "${KILN_REAL_ROOT_CACHE:=$_uc/real-root}"
+export KILN_DEBSRC_CACHE KILN_ROCM_DEBIAN_CACHE KILN_IMAGE_BASE_CACHE KILN_REAL_ROOT_CACHE
+HOME=$T/home
+export HOME
+unset XDG_CACHE_HOME XDG_CONFIG_HOME XDG_DATA_HOME XDG_STATE_HOME _uc
+mkdir -p "$HOME"
 
 ok () { echo "ok $*"; }
 notok () { echo "not ok $*"; }
