@@ -926,8 +926,11 @@ mkstages(char **proflist, size_t nprof)
 			   (torchpin, then step_src); its RULE is made from both steps' text */
 			if (!strcmp(pin(c, "REF"), "@torch"))
 				s = stagerun(c->name, "src", "srctorch", "src");
-			else
+			else {
+				/* the src rule: asks upstream whether a tag moved (stack.ninja) */
 				s = stage(c->name, "src");
+				s->rule = "src";
+			}
 			key(s, "COMPONENT", c->name);
 			key(s, "URL", pin(c, "URL"));
 			key(s, "REF", pin(c, "REF"));
