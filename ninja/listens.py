@@ -1,4 +1,4 @@
-"""listens.py [--wait=SECONDS] PID PORT: whether the process PID, or a process under it,
+"""listens.py [--wait[=SECONDS]] PID PORT: whether the process PID, or a process under it,
 listens on the TCP port PORT, read from the kernel (/proc/net/tcp*, and the socket
 inodes among the processes' fds) rather than by a connect that another process on the
 port could answer. A server that kiln or a test starts on a port it chose is ready when
@@ -6,8 +6,8 @@ its own process listens there.
 
 Without --wait: 0 when it listens, 1 when not (yet), 2 when PID is gone or a zombie.
 With --wait: asks every 0.1 s; 0 as soon as it listens, 1 as soon as PID has ended (it
-lost the port, or failed), 2 when it did neither within SECONDS (a hang guard, not a
-wait for readiness).
+lost the port, or failed); with SECONDS, 2 when it did neither within them (a hang guard,
+not a wait for readiness).
 
 Used by ninja/stack-steps.sh (scready: the sccache server of a wheel stage) and
 tests/lib.sh (listens, waitlisten)."""
@@ -77,10 +77,13 @@ def gone(pid):
 
 def main(argv):
     wait = None
-    if argv and argv[0].startswith("--wait="):
+    if argv and argv[0] == "--wait":
+        wait = float("inf")
+        argv.pop(0)
+    elif argv and argv[0].startswith("--wait="):
         wait = float(argv.pop(0)[7:])
     if len(argv) != 2 or not argv[0].isdigit() or not argv[1].isdigit():
-        sys.stderr.write("usage: listens.py [--wait=SECONDS] PID PORT\n")
+        sys.stderr.write("usage: listens.py [--wait[=SECONDS]] PID PORT\n")
         return 2
     pid, port = argv[0], int(argv[1])
     if wait is None:
