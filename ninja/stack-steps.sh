@@ -130,6 +130,8 @@ step_srccheck () {
 	KILN_STAGE=$c.src
 	st=${stampf:?srccheck STEP COMP SETTINGS STAMP}
 	[ -f "$st" ] && srcmoves || return 0
+	# a stamp made for other inputs (a pin bumped): kiln-stage run says why and reruns it
+	kiln-stage run -n --key="$B/keys/$c.src" --stamp="$st" "$c.src" 2>/dev/null || return 0
 	id=$(sed -n 's/^ID=//p' "$st" | tr -d "\"'")
 	if now=$(clean -- srcpin fetch "$c" "$URL" "$REF" --cache="$GITC" 2>"$st.err.$$"); then
 		why=$(sed -n 's/^srcpin: \(.*moved upstream: .*\)/\1/p' "$st.err.$$" | head -n 1)
