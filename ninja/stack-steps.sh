@@ -146,8 +146,8 @@ step_srccheck () {
 	rm -f "$st"
 }
 
-# step_srcwatch writes the edge's depfile (STAMP.d): the ref file of the pinned tag or
-# branch in the git cache's mirror and in the repository on this machine it is fetched
+# step_srcwatch writes the edge's depfile ($B/src/C.ref.d): the ref file of the pinned tag
+# or branch in the git cache's mirror and in the repository on this machine it is fetched
 # from (a path, file://, --mirror), so that ninja runs this edge again when the ref moves
 # there, and a plain no-op stays a no-op otherwise. A tag the repository keeps packed is
 # watched through packed-refs and refs/tags/, where git writes a moved one loose.
@@ -165,7 +165,7 @@ step_srcwatch () {
 			watchref "$GITC/$c.git"
 		fi
 		echo
-	} >"$st.d.$$" && mv -f "$st.d.$$" "$st.d"
+	} >"$B/src/$c.ref.d.$$" && mv -f "$B/src/$c.ref.d.$$" "$B/src/$c.ref.d"
 }
 # watchref GITDIR [FILE...]: the depfile entry of REF's loose ref file in GITDIR (REF as
 # given when it is a full name, else the tag or else the branch); when there is none, the
