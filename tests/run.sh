@@ -17,6 +17,7 @@ export KILN_SRC KILN_BIN KILN_TEST KILN_BUILD
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:exitcode=99}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:exitcode=99}
 jobs=${KILN_TEST_JOBS:-$(nproc 2>/dev/null || echo 2)}
+# the hang guard (one.sh below): seconds of the CPU share a test file may take
 limit=${KILN_TEST_TIMEOUT:-1800}
 
 out=$(mktemp -d "${TMPDIR:-/tmp}/kiln-test.XXXXXX") || exit 2
@@ -46,14 +47,38 @@ total=$(wc -l <"$list")
 [ "$total" -gt 0 ] || { echo "no tests match"; echo "0 passed, 0 failed"; exit 1; }
 echo "running $total test files, $jobs at a time"
 
-# run one file: its output in $out/N.out, its exit status in $out/N.rc
+# run one file: its output in $out/N.out, its exit status in $out/N.rc. The hang guard
+# counts seconds by the share of the CPUs the machine can give a process (1 when the load
+# is under the CPU count, CPUs/load above it, from /proc/loadavg), not wall seconds: a
+# loaded machine slows a test down without failing it, and a hung test is stopped after
+# $limit such seconds (124 in N.rc; N.guard says how long it ran). timeout caps the wall
+# time at 20 times the limit, for a machine that stays loaded for hours.
 cat >"$out/one.sh" <<'ONE'
 f=$1; o=$2; limit=$3
 case "$f" in
-*.sh) timeout "$limit" sh "$f" >"$o.out" 2>&1 ;;
-*) timeout "$limit" "$f" >"$o.out" 2>&1 ;;
+*.sh) set -- sh "$f" ;;
+*) set -- "$f" ;;
 esac
-echo $? >"$o.rc"
+timeout -s TERM $((limit * 20)) "$@" >"$o.out" 2>&1 &
+pid=$!
+ncpu=$(nproc 2>/dev/null || echo 1)
+(
+	used=0 t0=$(date +%s)
+	while sleep 2; do
+		used=$(awk -v u="$used" -v n="$ncpu" '{ s = $1 > n ? n / $1 : 1; printf "%.1f", u + 2 * s }' "${KILN_LOADAVG:-/proc/loadavg}")
+		if awk -v u="$used" -v l="$limit" 'BEGIN { exit !(u > l) }'; then
+			echo "$used $(($(date +%s) - t0))" >"$o.guard"
+			kill -TERM "$pid" 2>/dev/null
+			exit 0
+		fi
+	done
+) &
+guard=$!
+wait "$pid"
+rc=$?
+kill "$guard" 2>/dev/null
+[ -f "$o.guard" ] && rc=124
+echo $rc >"$o.rc"
 ONE
 i=0
 while IFS= read -r f; do i=$((i + 1)); printf '%s\0%s\0' "$f" "$out/$i"; done <"$list" |
@@ -78,7 +103,8 @@ while IFS= read -r f; do
 	name=${f#"$KILN_SRC"/}; name=${name#"$KILN_TEST"/}
 	if [ "$rc" != 0 ] && [ "$n" = 0 ]; then
 		n=1
-		[ "$rc" = 124 ] && why="timed out after ${limit}s" || why="exited $rc"
+		why="exited $rc"
+		[ "$rc" = 124 ] && why="hung: stopped after $limit s at the CPU share the machine gave it ($(cut -d' ' -f2 "$o.guard" 2>/dev/null || echo "?") s of wall time; KILN_TEST_TIMEOUT sets the limit)"
 		echo "not ok $name: $why" >>"$o.out"
 	fi
 	pass=$((pass + p)) fail=$((fail + n)) skip=$((skip + s))

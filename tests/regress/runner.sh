@@ -38,3 +38,24 @@ mk exit3 'ok one; exit 3'
 runit
 same "a file that exits non-zero without a not-ok line fails" 1 "$rc"
 has "saying how it exited" "$T/.out" "not ok tests/regress/exit3.sh: exited 3"
+
+# the hang guard counts seconds at the CPU share the machine gives (KILN_LOADAVG stands in
+# for /proc/loadavg): a file that never ends is stopped and named; under a load many times
+# the CPU count the same limit lets a slow file finish
+mk hang 'ok started; exec sleep 100000'
+run env KILN_SRC="$T/src" KILN_BIN="$T/bin" KILN_TEST= KILN_BUILD="$T" KILN_TEST_TIMEOUT=3 \
+	sh "$T/src/tests/run.sh"
+same "a hung file fails the run" 1 "$rc"
+has "named as hung by the guard" "$T/.out" "not ok tests/regress/hang.sh: hung: stopped after 3 s at the CPU share"
+has "what ran before counts" "$T/.out" "1 passed, 1 failed, 0 skipped"
+echo "1000.00 1000.00 1000.00 2/300 1" >"$T/loadavg"
+mk slow 'ok started; sleep 5; ok finished'
+run env KILN_SRC="$T/src" KILN_BIN="$T/bin" KILN_TEST= KILN_BUILD="$T" KILN_TEST_TIMEOUT=3 \
+	KILN_LOADAVG="$T/loadavg" sh "$T/src/tests/run.sh"
+same "under a load of 1000 a 5 s file is within a 3 s limit" 0 "$rc"
+has "and both its lines count" "$T/.out" "2 passed, 0 failed, 0 skipped"
+echo "0.00 0.00 0.00 1/300 1" >"$T/loadavg"
+run env KILN_SRC="$T/src" KILN_BIN="$T/bin" KILN_TEST= KILN_BUILD="$T" KILN_TEST_TIMEOUT=3 \
+	KILN_LOADAVG="$T/loadavg" sh "$T/src/tests/run.sh"
+same "idle, the same file is stopped at 3 s" 1 "$rc"
+has "as hung" "$T/.out" "hung: stopped after 3 s"

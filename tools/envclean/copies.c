@@ -305,99 +305,102 @@ sameproject(char **desc, size_t n)
 	return same;
 }
 
-/* check one module */
-void
-checkmod(struct state *st, const char *mod)
+/* one more copy of a module, found at path */
+static struct copy *
+addcopy(struct copy **c, size_t *nc, char *path, int kind, size_t entry)
+{
+	struct copy *n;
+
+	*c = xrealloc(*c, (*nc + 1) * sizeof **c);
+	n = &(*c)[(*nc)++];
+	memset(n, 0, sizeof *n);
+	n->path = path;
+	n->kind = kind;
+	n->entry = entry;
+	return n;
+}
+
+/* the copies of mod, in the order the import system finds them, then the editable ones;
+   *cwdseen when sys.path shows the working folder */
+static void
+findcopies(struct state *st, const char *mod, struct copy **c, size_t *nc, int *cwdseen)
 {
 	struct probe *pr = &st->pr;
-	struct copy *c = NULL;
-	size_t nc = 0, i, j, nmeta, nreg = 0;
-	char **desc, **where, *p, *s, *fix;
-	int kind, cwdseen = 0, editmeta;
+	size_t i;
+	int kind;
+	char *p;
 
-	/* the copies, in the order the import system finds them */
 	for (i = 0; i < st->ne; i++) {
 		if (st->e[i].origin == O_CWD)
-			cwdseen = 1;
-		if (!os_isdir(st->e[i].path))
+			*cwdseen = 1;
+		if (!os_isdir(st->e[i].path) || !(p = findin(pr, st->e[i].path, mod, &kind)))
 			continue;
-		p = findin(pr, st->e[i].path, mod, &kind);
-		if (!p)
-			continue;
-		if (samefile(c, nc, p)) {
+		if (samefile(*c, *nc, p))
 			free(p);	/* one folder reached twice ('' and its absolute path) */
-			continue;
-		}
-		c = xrealloc(c, (nc + 1) * sizeof *c);
-		memset(&c[nc], 0, sizeof *c);
-		c[nc].path = p;
-		c[nc].kind = kind;
-		c[nc].entry = i;
-		nc++;
+		else
+			addcopy(c, nc, p, kind, i);
 	}
-	for (i = 0; i < pr->nedit; i++) {
-		if (strcmp(pr->editable[3 * i + 1], mod) != 0)
+	for (i = 0; i < pr->nedit; i++)
+		if (!strcmp(pr->editable[3 * i + 1], mod))
+			addcopy(c, nc, xstrdup(pr->editable[3 * i + 2]), K_EDIT, (size_t)-1)->editfile =
+				xstrdup(pr->editable[3 * i]);
+}
+
+/* the metadata in sys.path entry i: beside its copy; stale or doubled */
+static void
+metain(struct state *st, const char *mod, size_t i, struct copy *c, size_t nc)
+{
+	size_t j, nmeta;
+	char **desc, **where, *p, *s, *fix;
+	int kind, here = -1, present = 0;
+
+	metadata(st->e[i].path, mod, &desc, &where, &nmeta);
+	for (j = 0; j < nc; j++) {
+		if (c[j].kind == K_EDIT || c[j].entry != i)
 			continue;
-		c = xrealloc(c, (nc + 1) * sizeof *c);
-		memset(&c[nc], 0, sizeof *c);
-		c[nc].path = xstrdup(pr->editable[3 * i + 2]);
-		c[nc].kind = K_EDIT;
-		c[nc].entry = (size_t)-1;
-		c[nc].editfile = xstrdup(pr->editable[3 * i]);
-		nc++;
+		present = 1;
+		if (c[j].kind != K_NS)
+			here = (int)j;
 	}
-
-	/* metadata: beside each copy; stale or doubled metadata on sys.path */
-	for (i = 0; i < st->ne; i++) {
-		int here = -1, present = 0;
-
-		if (st->e[i].origin == O_STDLIB || !os_isdir(st->e[i].path))
+	if (!present && nmeta) {
+		/* the copy may have been deduplicated: this folder reached twice */
+		p = findin(&st->pr, st->e[i].path, mod, &kind);
+		present = p != NULL;
+		free(p);
+	}
+	if (here >= 0 && nmeta)
+		c[here].meta = xasprintf("%s", desc[0]);
+	/* several projects may share a namespace package (nvidia, google); one project
+	   twice, or two projects installing one regular module, is a conflict */
+	if (nmeta > 1 && (here >= 0 || sameproject(desc, nmeta))) {
+		s = xasprintf("%s: %zu metadata folders for one module in %s: %s and %s; pip and "
+		              "importlib.metadata may read either", mod, nmeta, st->e[i].path,
+		              desc[0], desc[1]);
+		fix = xasprintf("remove the stale one (rm -r %s or %s, whichever is not the "
+		                "installed version)", where[0], where[1]);
+		addfinding(st, L_PROBLEM, "metadata", mod, s, fix, where[0], where[1]);
+	}
+	for (j = 0; j < nmeta; j++) {
+		if (present || editablemeta(where[j]) || (nc && c[0].kind == K_EDIT))
 			continue;
-		metadata(st->e[i].path, mod, &desc, &where, &nmeta);
-		for (j = 0; j < nc; j++) {
-			if (c[j].kind == K_EDIT || c[j].entry != i)
-				continue;
-			present = 1;
-			if (c[j].kind != K_NS)
-				here = (int)j;
-		}
-		if (!present && nmeta) {
-			/* the copy may have been deduplicated: this folder reached twice */
-			p = findin(pr, st->e[i].path, mod, &kind);
-			present = p != NULL;
-			free(p);
-		}
-		if (here >= 0 && nmeta)
-			c[here].meta = xasprintf("%s", desc[0]);
-		/* several projects may share a namespace package (nvidia, google); one project
-		   twice, or two projects installing one regular module, is a conflict */
-		if (nmeta > 1 && (here >= 0 || sameproject(desc, nmeta))) {
-			s = xasprintf("%s: %zu metadata folders for one module in %s: %s and %s; pip and "
-			              "importlib.metadata may read either", mod, nmeta, st->e[i].path,
-			              desc[0], desc[1]);
-			fix = xasprintf("remove the stale one (rm -r %s or %s, whichever is not the "
-			                "installed version)", where[0], where[1]);
-			addfinding(st, L_PROBLEM, "metadata", mod, s, fix, where[0], where[1]);
-		}
-		for (j = 0; j < nmeta; j++) {
-			editmeta = editablemeta(where[j]);
-			if (!present && !editmeta && !(nc && c[0].kind == K_EDIT)) {
-				s = xasprintf("%s: %s says %s is installed in %s, but that folder holds no "
-				              "%s; Python imports %s", mod, where[j], desc[j],
-				              st->e[i].path, mod, nc ? c[0].path : "nothing");
-				fix = xasprintf("remove the stale metadata (rm -r %s) or reinstall %s",
-				                where[j], mod);
-				addfinding(st, L_PROBLEM, "metadata", mod, s, fix, where[j], nc ? c[0].path : NULL);
-			}
-		}
-		strs_free(desc, nmeta);
-		strs_free(where, nmeta);
+		s = xasprintf("%s: %s says %s is installed in %s, but that folder holds no "
+		              "%s; Python imports %s", mod, where[j], desc[j],
+		              st->e[i].path, mod, nc ? c[0].path : "nothing");
+		fix = xasprintf("remove the stale metadata (rm -r %s) or reinstall %s", where[j], mod);
+		addfinding(st, L_PROBLEM, "metadata", mod, s, fix, where[j], nc ? c[0].path : NULL);
 	}
+	strs_free(desc, nmeta);
+	strs_free(where, nmeta);
+}
 
-	/* an editable copy's metadata lives beside its finder */
+/* an editable copy's metadata lives beside its finder */
+static void
+editmeta(const char *mod, struct copy *c, size_t nc)
+{
+	size_t i, nmeta;
+	char **desc, **where, *d, *slash;
+
 	for (i = 0; i < nc; i++) {
-		char *d, *slash;
-
 		if (c[i].kind != K_EDIT || !(slash = strrchr(c[i].editfile, '/')))
 			continue;
 		d = xstrndup(c[i].editfile, (size_t)(slash - c[i].editfile));
@@ -408,71 +411,88 @@ checkmod(struct state *st, const char *mod)
 		strs_free(where, nmeta);
 		free(d);
 	}
+}
 
-	/* several regular copies: the first one wins, the others wait to be mixed in */
-	for (i = 0; i < nc; i++)
-		if (c[i].kind != K_NS)
-			nreg++;
-	if (nreg > 1) {
-		struct copy *first = NULL;
+/* several regular copies: the first one wins, the others wait to be mixed in */
+static void
+shadowed(struct state *st, const char *mod, struct copy *c, size_t nc, size_t nreg)
+{
+	struct copy *first = NULL;
+	char *d0, *d1, *s, *fix;
+	size_t i;
 
-		for (i = 0; i < nc; i++) {
-			char *d0, *d1;
-
-			if (c[i].kind == K_NS)
-				continue;
-			if (!first) {
-				first = &c[i];
-				continue;
-			}
-			d0 = describe(st, first);
-			d1 = describe(st, &c[i]);
-			s = xasprintf("%s: %zu copies on sys.path: %s is imported and shadows %s", mod,
-			              nreg, d0, d1);
-			fix = fixfor(st, originof(st, first) == O_SITE || originof(st, first) == O_STDLIB ?
-			              &c[i] : first, mod);
-			addfinding(st, L_PROBLEM, "copies", mod, s, fix, first->path, c[i].path);
-			free(d0);
-			free(d1);
+	for (i = 0; i < nc; i++) {
+		if (c[i].kind == K_NS)
+			continue;
+		if (!first) {
+			first = &c[i];
+			continue;
 		}
-	} else if (nreg == 1) {
-		struct copy *only = NULL;
-
-		for (i = 0; i < nc; i++)
-			if (c[i].kind != K_NS)
-				only = &c[i];
-		if (originof(st, only) == O_CWD && st->e[only->entry].srctree) {
-			s = xasprintf("%s: the working folder %s is a source checkout (%s + %s); Python "
-			              "imports it instead of an installed %s", mod, st->e[only->entry].path,
-			              srcmark(st->e[only->entry].path), only->path, mod);
-			addfinding(st, L_PROBLEM, "cwd", mod, s, fixfor(st, only, mod), only->path, NULL);
-		} else if (originof(st, only) == O_PYTHONPATH && st->e[only->entry].srctree) {
-			s = xasprintf("%s: PYTHONPATH holds the source tree %s (%s + %s); Python imports it "
-			              "instead of an installed %s", mod, st->e[only->entry].path,
-			              srcmark(st->e[only->entry].path), only->path, mod);
-			addfinding(st, L_PROBLEM, "pythonpath", mod, s, fixfor(st, only, mod), only->path, NULL);
-		} else if (originof(st, only) == O_USER) {
-			s = xasprintf("%s: the user site %s holds the only copy (%s) and is enabled; the build "
-			              "then depends on ~/.local", mod, st->e[only->entry].path, only->path);
-			addfinding(st, L_PROBLEM, "usersite", mod, s, fixfor(st, only, mod), only->path, NULL);
-		}
+		d0 = describe(st, first);
+		d1 = describe(st, &c[i]);
+		s = xasprintf("%s: %zu copies on sys.path: %s is imported and shadows %s", mod,
+		              nreg, d0, d1);
+		fix = fixfor(st, originof(st, first) == O_SITE || originof(st, first) == O_STDLIB ?
+		              &c[i] : first, mod);
+		addfinding(st, L_PROBLEM, "copies", mod, s, fix, first->path, c[i].path);
+		free(d0);
+		free(d1);
 	}
+}
 
-	/* a source checkout in the working folder that sys.path does not show: a script run
-	   there (python setup.py) puts it first */
-	if (!cwdseen) {
-		p = findin(pr, pr->cwd, mod, &kind);
-		if (p && kind != K_NS && srctree(pr->cwd)) {
-			s = xasprintf("%s: the working folder %s is a source checkout (%s + %s); a script run "
-			              "there (python %s) imports it before %s", mod, pr->cwd,
-			              srcmark(pr->cwd), p, srcmark(pr->cwd), nreg ? c[0].path : "any installed copy");
-			fix = xasprintf("run the build from another folder than %s, or build out of tree", pr->cwd);
-			addfinding(st, L_PROBLEM, "cwd", mod, s, fix, p, nreg ? c[0].path : NULL);
-		}
-		free(p);
+/* the one regular copy comes from where a build should not take it */
+static void
+onlycopy(struct state *st, const char *mod, struct copy *only)
+{
+	const struct entry *e = &st->e[only->entry];
+	char *s;
+
+	if (originof(st, only) == O_CWD && e->srctree) {
+		s = xasprintf("%s: the working folder %s is a source checkout (%s + %s); Python "
+		              "imports it instead of an installed %s", mod, e->path,
+		              srcmark(e->path), only->path, mod);
+		addfinding(st, L_PROBLEM, "cwd", mod, s, fixfor(st, only, mod), only->path, NULL);
+	} else if (originof(st, only) == O_PYTHONPATH && e->srctree) {
+		s = xasprintf("%s: PYTHONPATH holds the source tree %s (%s + %s); Python imports it "
+		              "instead of an installed %s", mod, e->path,
+		              srcmark(e->path), only->path, mod);
+		addfinding(st, L_PROBLEM, "pythonpath", mod, s, fixfor(st, only, mod), only->path, NULL);
+	} else if (originof(st, only) == O_USER) {
+		s = xasprintf("%s: the user site %s holds the only copy (%s) and is enabled; the build "
+		              "then depends on ~/.local", mod, e->path, only->path);
+		addfinding(st, L_PROBLEM, "usersite", mod, s, fixfor(st, only, mod), only->path, NULL);
 	}
+}
 
-	/* the user site holding a copy while disabled here */
+/* a source checkout in the working folder that sys.path does not show: a script run
+   there (python setup.py) puts it first */
+static void
+hiddencwd(struct state *st, const char *mod, const struct copy *c, size_t nreg)
+{
+	struct probe *pr = &st->pr;
+	char *p, *s, *fix;
+	int kind;
+
+	p = findin(pr, pr->cwd, mod, &kind);
+	if (p && kind != K_NS && srctree(pr->cwd)) {
+		s = xasprintf("%s: the working folder %s is a source checkout (%s + %s); a script run "
+		              "there (python %s) imports it before %s", mod, pr->cwd,
+		              srcmark(pr->cwd), p, srcmark(pr->cwd), nreg ? c[0].path : "any installed copy");
+		fix = xasprintf("run the build from another folder than %s, or build out of tree", pr->cwd);
+		addfinding(st, L_PROBLEM, "cwd", mod, s, fix, p, nreg ? c[0].path : NULL);
+	}
+	free(p);
+}
+
+/* the user site holding a copy while disabled here; mod imported at startup */
+static void
+usersite_startup(struct state *st, const char *mod)
+{
+	struct probe *pr = &st->pr;
+	char *p, *s, *fix;
+	size_t i;
+	int kind;
+
 	if (!pr->user_site_enabled && pr->user_site && *pr->user_site) {
 		p = findin(pr, pr->user_site, mod, &kind);
 		if (p && kind != K_NS) {
@@ -484,8 +504,6 @@ checkmod(struct state *st, const char *mod)
 		}
 		free(p);
 	}
-
-	/* already imported at startup */
 	for (i = 0; i < pr->nloaded; i++) {
 		if (strcmp(pr->loaded[2 * i], mod) != 0)
 			continue;
@@ -496,7 +514,33 @@ checkmod(struct state *st, const char *mod)
 		              "--check -v lists them) and remove it");
 		addfinding(st, L_PROBLEM, "startup", mod, s, fix, pr->loaded[2 * i + 1], NULL);
 	}
+}
 
+/* check one module */
+void
+checkmod(struct state *st, const char *mod)
+{
+	struct copy *c = NULL, *only = NULL;
+	size_t nc = 0, i, nreg = 0;
+	int cwdseen = 0;
+
+	findcopies(st, mod, &c, &nc, &cwdseen);
+	for (i = 0; i < st->ne; i++)
+		if (st->e[i].origin != O_STDLIB && os_isdir(st->e[i].path))
+			metain(st, mod, i, c, nc);
+	editmeta(mod, c, nc);
+	for (i = 0; i < nc; i++)
+		if (c[i].kind != K_NS) {
+			nreg++;
+			only = &c[i];
+		}
+	if (nreg > 1)
+		shadowed(st, mod, c, nc, nreg);
+	else if (nreg == 1)
+		onlycopy(st, mod, only);
+	if (!cwdseen)
+		hiddencwd(st, mod, c, nreg);
+	usersite_startup(st, mod);
 	check_ldpath(st, mod, c, nc, nreg);
 
 	st->mods = xrealloc(st->mods, (st->nmods + 1) * sizeof *st->mods);

@@ -298,40 +298,25 @@ findstate(void)
 		dien(EXIT_USAGE, "%s", err);
 }
 
-int
-main(int argc, char **argv)
+/* where this binary lies, so envclean and srcpin are found beside it */
+static void
+findself(const char *argv0_)
 {
-	char key[65], source[65], hx[65], msg[PATH_MAX + 128], *err = NULL, *why = NULL, *p, *lockp, *resultp, *journal, *orig;
-	struct tally t = {0};
-	int lockfd, logfd, rc, state, haveresult = 0, dirty = 0;
-	unsigned long made = 0, rewrote = 0, kept = 0;
-	size_t i;
-	struct fent *e;
-	const struct fent *c;
-	const char *ok;
+	static char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 
-	setprogname(argv[0]);
-	/* where this binary lies, so envclean and srcpin are found beside it */
-	{
-		static char exe[PATH_MAX];
-		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-		if (n > 0)
-			exe[n] = 0;
-		g.self = n > 0 ? exe : argv[0];
-	}
-	opts(argc, argv);
-	findpython();
-	if (g.project == P_TORCH) {
-		p = tpath("tools/amd_build/build_amd.py");
-		rc = access(p, R_OK);
-		free(p);
-		if (rc < 0)
-			dien(EXIT_USAGE, "%s: no tools/amd_build/build_amd.py; --project=torch needs a pytorch tree", g.srcdir);
-	}
-	findstate();
-	g.progress = isatty(2) && !g.json;
+	if (n > 0)
+		exe[n] = 0;
+	g.self = n > 0 ? exe : argv0_;
+}
 
-	lockp = spath("lock");
+/* one hipify-wrap at a time on a tree: the lock is held until exit */
+static void
+takelock(void)
+{
+	char msg[PATH_MAX + 128], *lockp = spath("lock");
+	int lockfd;
+
 	if ((lockfd = os_createreg(lockp, O_RDWR, 0644, msg, sizeof msg)) < 0)
 		dien(EXIT_USAGE, "%s", msg);
 	if (flock(lockfd, LOCK_EX | LOCK_NB) < 0) {
@@ -340,40 +325,64 @@ main(int argc, char **argv)
 			die("%s:", lockp);
 	}
 	free(lockp);
-	if (!g.logpath)
-		g.logpath = spath("hipify.log");
+}
 
-	/* an earlier run that never finished: only the journal can restore the tree */
-	p = spath("pending");
-	if (access(p, F_OK) == 0) {
-		char *pw = spath("pending.walk"), *jd = spath("orig.new");
-		struct flist pw_l = {0};
-		if (!g.reset) {
-			free(p), free(pw), free(jd);
-			dien(EXIT_PROBLEM, "%s: an earlier hipify run did not finish, the tree may be half hipified; "
-			     "run again with --reset to restore it from hipify-wrap's journal", g.srcdir);
-		}
-		if (manifest_read(p, &g.pre, &err) < 0 || manifest_read(pw, &pw_l, &err) < 0)
-			dien(EXIT_PROBLEM, "%s", err);
-		if (rollback(&g.pre, &pw_l, jd) < 0)
-			dien(EXIT_PROBLEM, "%s: could not restore every file from the journal", g.srcdir);
-		fprintf(stderr, "%s: restored %s from the journal of the unfinished run\n", argv0, g.srcdir);
-		flist_free(&g.pre);
-		flist_free(&pw_l);
-		unlink(pw);
-		rmtree(jd);
+/* remove the state file NAME (a folder with rmtree when dir) */
+static void
+dropstate(const char *name, int dir)
+{
+	char *p = spath(name);
+
+	if (dir)
+		rmtree(p);
+	else
 		unlink(p);
-		free(pw);
-		free(jd);
-		free(p);
-		p = spath("manifest"), unlink(p), free(p);
-		p = spath("stamp"), unlink(p), free(p);
-		p = spath("stash"), rmtree(p), free(p);
-	} else {
-		free(p);
-	}
+	free(p);
+}
 
-	p = spath("stamp");
+/* an earlier run that never finished: only the journal can restore the tree (--reset) */
+static void
+recover(void)
+{
+	char *p = spath("pending"), *pw, *jd, *err = NULL;
+	struct flist pw_l = {0};
+
+	if (access(p, F_OK) < 0) {
+		free(p);
+		return;
+	}
+	if (!g.reset) {
+		free(p);
+		dien(EXIT_PROBLEM, "%s: an earlier hipify run did not finish, the tree may be half hipified; "
+		     "run again with --reset to restore it from hipify-wrap's journal", g.srcdir);
+	}
+	pw = spath("pending.walk");
+	jd = spath("orig.new");
+	if (manifest_read(p, &g.pre, &err) < 0 || manifest_read(pw, &pw_l, &err) < 0)
+		dien(EXIT_PROBLEM, "%s", err);
+	if (rollback(&g.pre, &pw_l, jd) < 0)
+		dien(EXIT_PROBLEM, "%s: could not restore every file from the journal", g.srcdir);
+	fprintf(stderr, "%s: restored %s from the journal of the unfinished run\n", argv0, g.srcdir);
+	flist_free(&g.pre);
+	flist_free(&pw_l);
+	unlink(pw);
+	rmtree(jd);
+	unlink(p);
+	free(pw);
+	free(jd);
+	free(p);
+	dropstate("manifest", 0);
+	dropstate("stamp", 0);
+	dropstate("stash", 1);
+}
+
+/* the stamp and the manifest of the last run, and which files are tracked */
+static void
+loadstate(void)
+{
+	char *p = spath("stamp"), *err = NULL;
+	int rc;
+
 	if (access(p, F_OK) == 0) {
 		if (kv_load(&g.stamp, p, &err) < 0)
 			dien(EXIT_PROBLEM, "%s (remove it, or use --reset)", err);
@@ -387,93 +396,100 @@ main(int argc, char **argv)
 		dien(EXIT_PROBLEM, "%s", err);
 	if (g.havestamp && g.man.n == 0)
 		dien(EXIT_PROBLEM, "%s: stamp without manifest in %s; use --reset", g.srcdir, g.state);
-
 	srcpinstate();
 	if (tracked_from_stamp())
 		g.git = 1;
 	else if ((g.git = tree_gitfiles(g.srcdir, &g.tracked, &err)) < 0)
 		dien(EXIT_USAGE, "%s", err);
+}
 
-	/* where the tree stands against what hipify-wrap made last time */
-	inputs(&g.cur, &g.man);
-	hashlist(&g.cur, &g.man);
-	if (g.man.n) {
-		state = classify(&why, 0);
-		if (state == T_CLEAN) {
-			ok = kv_get(&g.stamp, "SOURCE");
-			makekey(ok ? ok : "", key);
-			ok = kv_get(&g.stamp, "KEY");
-			if (g.havestamp && ok && strcmp(ok, key) == 0) {
-				report("up to date", key, &t, 0, 0, 0, 0);
-				free(why);
-				return EXIT_OK;
-			}
+/* the tree was hipified before: undo that run (or refuse); 1 when it is up to date (its
+   key in key) */
+static int
+undolast(char key[65])
+{
+	char *why = NULL;
+	const char *ok;
+	size_t i;
+	int state = classify(&why, 0);
+
+	if (state == T_CLEAN) {
+		ok = kv_get(&g.stamp, "SOURCE");
+		makekey(ok ? ok : "", key);
+		ok = kv_get(&g.stamp, "KEY");
+		if (g.havestamp && ok && strcmp(ok, key) == 0) {
 			free(why);
-			why = xstrdup("the hipify settings changed (see the stamp's key lines)");
-		}
-		if (state == T_DIRTY && !g.reset) {
-			fprintf(stderr, "%s: %s: refusing to hipify: the tree was hipified by hipify-wrap and %s; "
-			        "restore it (--reset) instead of hipifying hipified files\n", argv0, g.srcdir, why);
-			free(why);
-			return EXIT_PROBLEM;
-		}
-		if (!g.json)
-			fprintf(stderr, "%s: %s; re-hipifying from the pristine tree\n", argv0, why);
-		p = spath("stamp"), unlink(p), free(p);
-		if (g.reset && g.pinned) {
-			/* srcpin restores the tracked files; then see again what is left to undo */
-			srcpinreset();
-			flist_free(&g.cur);
-			inputs(&g.cur, &g.man);
-			hashlist(&g.cur, &g.man);
+			return 1;
 		}
 		free(why);
-		why = NULL;
-		classify(&why, g.reset);
-		free(why);
-		why = NULL;
-		for (i = 0; i < g.man.n; i++)
-			if (g.man.v[i].act == A_RESTORE && !g.man.v[i].has_orig) {
-				fprintf(stderr, "%s: %s: refusing to hipify: %s was rewritten in place by hipify and no original "
-				        "was kept; restore the pristine tree (srcpin checkout --force, or git checkout) and run again\n",
-				        argv0, g.srcdir, g.man.v[i].path);
-				return EXIT_PROBLEM;
-			}
-		undo();
-		p = spath("manifest"), unlink(p), free(p);
-	} else if (g.reset && g.pinned) {
-		srcpinreset();
+		why = xstrdup("the hipify settings changed (see the stamp's key lines)");
 	}
+	if (state == T_DIRTY && !g.reset) {
+		fprintf(stderr, "%s: %s: refusing to hipify: the tree was hipified by hipify-wrap and %s; "
+		        "restore it (--reset) instead of hipifying hipified files\n", argv0, g.srcdir, why);
+		free(why);
+		exit(EXIT_PROBLEM);
+	}
+	if (!g.json)
+		fprintf(stderr, "%s: %s; re-hipifying from the pristine tree\n", argv0, why);
+	free(why);
+	why = NULL;
+	dropstate("stamp", 0);
+	if (g.reset && g.pinned) {
+		/* srcpin restores the tracked files; then see again what is left to undo */
+		srcpinreset();
+		flist_free(&g.cur);
+		inputs(&g.cur, &g.man);
+		hashlist(&g.cur, &g.man);
+	}
+	classify(&why, g.reset);
+	free(why);
+	for (i = 0; i < g.man.n; i++)
+		if (g.man.v[i].act == A_RESTORE && !g.man.v[i].has_orig)
+			dien(EXIT_PROBLEM, "%s: refusing to hipify: %s was rewritten in place by hipify and no "
+			     "original was kept; restore the pristine tree (srcpin checkout --force, or git "
+			     "checkout) and run again", g.srcdir, g.man.v[i].path);
+	undo();
+	dropstate("manifest", 0);
+	return 0;
+}
 
-	/* the pristine inputs */
+/* refuse a tree that already holds hipify's output at path */
+static void
+nocrumb(const char *path)
+{
+	dien(EXIT_PROBLEM, "%s: refusing to hipify: %s starts with hipify's generated-file line, so the tree "
+	     "is already hipified; restore the pristine tree (srcpin checkout --force, git checkout + git clean, "
+	     "or --reset in a srcpin checkout)", g.srcdir, path);
+}
+
+/* the pristine inputs, none of them (nor any untracked file) hipify's output; their digest */
+static void
+pristine(char source[65])
+{
+	char *err = NULL;
+	size_t i;
+
 	inputs(&g.pre, NULL);
 	hashlist(&g.pre, &g.cur);
 	for (i = 0; i < g.pre.n; i++)
-		if (g.pre.v[i].crumb) {
-			dirty = 1;
-			break;
-		}
-	if (dirty)
-		dien(EXIT_PROBLEM, "%s: refusing to hipify: %s starts with hipify's generated-file line, so the tree "
-		     "is already hipified; restore the pristine tree (srcpin checkout --force, git checkout + git clean, "
-		     "or --reset in a srcpin checkout)", g.srcdir, g.pre.v[i].path);
+		if (g.pre.v[i].crumb)
+			nocrumb(g.pre.v[i].path);
 	if (tree_walk(g.srcdir, g.statename, &g.prewalk, &err) < 0)
 		dien(EXIT_USAGE, "%s", err);
 	/* files that are not inputs (untracked in git) must not be hipify's output either */
 	for (i = 0; i < g.prewalk.n; i++)
 		if (!flist_find(&g.pre, g.prewalk.v[i].path) && tree_crumb(g.srcdir, g.prewalk.v[i].path))
-			dien(EXIT_PROBLEM, "%s: refusing to hipify: %s starts with hipify's generated-file line, so the tree "
-			     "is already hipified; restore the pristine tree (srcpin checkout --force, git checkout + git clean, "
-			     "or --reset in a srcpin checkout)", g.srcdir, g.prewalk.v[i].path);
+			nocrumb(g.prewalk.v[i].path);
 	sourcedigest(&g.pre, source);
-	makekey(source, key);
+}
 
-	/* the log first: a log that cannot be written stops us before anything is journaled */
-	if ((logfd = os_createreg(g.logpath, O_TRUNC, 0644, msg, sizeof msg)) < 0)
-		dien(EXIT_USAGE, "%s", msg);
+/* the journal: originals of everything hipify might rewrite, then the pending mark */
+static char *
+journal_begin(void)
+{
+	char *journal = spath("orig.new"), *p;
 
-	/* the journal: originals of everything hipify might rewrite, then the pending mark */
-	journal = spath("orig.new");
 	rmtree(journal);
 	journal_copy(&g.pre, journal);
 	p = spath("pending.walk");
@@ -484,9 +500,18 @@ main(int argc, char **argv)
 	if (manifest_write(p, &g.pre) < 0)
 		die("%s:", p);
 	free(p);
+	return journal;
+}
+
+/* run hipify (the project's driver, or the generic command) with its output in logfd;
+   its exit status, the tally in *t */
+static int
+hipify(int logfd, struct tally *t, int *haveresult)
+{
+	char *cmd[6], *resultp = spath("result.jsonl");
+	int rc;
 
 	if (g.project != P_GENERIC) {
-		char **cmd = xcalloc(6, sizeof(*cmd));
 		cmd[0] = g.python;
 		cmd[1] = "-I";
 		cmd[2] = "-c";
@@ -496,122 +521,204 @@ main(int argc, char **argv)
 		g.cmd = cmd;
 		g.ncmd = 6;
 	}
-	resultp = spath("result.jsonl");
 	unlink(resultp);
 	rc = runhipify(resultp, logfd);
 	if (g.project != P_GENERIC) {
-		haveresult = tally_jsonfile(resultp, &t) >= 0;
-		free(g.cmd);
+		*haveresult = tally_jsonfile(resultp, t) >= 0;
+		g.cmd = NULL;
+		g.ncmd = 0;
 	} else {
-		haveresult = tally_logfile(g.logpath, &t) > 0;
+		*haveresult = tally_logfile(g.logpath, t) > 0;
 	}
 	unlink(resultp);
 	free(resultp);
-	if (rc != 0 || t.failed) {
-		struct buf tail = {0};
-		tailfile(g.logpath, 15, "  ", &tail);
-		if (rc != 0)
-			fprintf(stderr, "%s: hipify failed (exit %d); last lines of %s:\n%s", argv0, rc, g.logpath, tail.s ? tail.s : "");
-		else
-			fprintf(stderr, "%s: hipify could not write %lu files; see %s\n", argv0, t.failed, g.logpath);
-		buffree(&tail);
-		if (rollback(&g.pre, &g.prewalk, journal) == 0) {
-			fprintf(stderr, "%s: the tree is restored to its state before hipify\n", argv0);
-			p = spath("pending"), unlink(p), free(p);
-			p = spath("pending.walk"), unlink(p), free(p);
-			rmtree(journal);
-		}
-		p = spath("stash"), rmtree(p), free(p);
-		free(journal);
-		return EXIT_PROBLEM;
-	}
+	return rc;
+}
 
-	/* what hipify did: inputs it left, rewrote, and the files it made */
+/* hipify failed: say how, restore the tree from the journal */
+static void
+hipify_failed(int rc, const struct tally *t, const char *journal)
+{
+	struct buf tail = {0};
+
+	tailfile(g.logpath, 15, "  ", &tail);
+	if (rc != 0)
+		fprintf(stderr, "%s: hipify failed (exit %d); last lines of %s:\n%s", argv0, rc, g.logpath,
+		        tail.s ? tail.s : "");
+	else
+		fprintf(stderr, "%s: hipify could not write %lu files; see %s\n", argv0, t->failed, g.logpath);
+	buffree(&tail);
+	if (rollback(&g.pre, &g.prewalk, journal) == 0) {
+		fprintf(stderr, "%s: the tree is restored to its state before hipify\n", argv0);
+		dropstate("pending", 0);
+		dropstate("pending.walk", 0);
+		rmtree(journal);
+	}
+	dropstate("stash", 1);
+}
+
+/* what hipify left: the inputs and every file it made */
+static void
+collect_post(void)
+{
+	struct flist w = {0};
+	char *err = NULL;
+	size_t i;
+
 	inputs(&g.post, NULL);
-	{
-		struct flist w = {0};
-		if (tree_walk(g.srcdir, g.statename, &w, &err) < 0)
-			dien(EXIT_USAGE, "%s", err);
-		for (i = 0; i < w.n; i++)
-			if (!flist_find(&g.prewalk, w.v[i].path) && !flist_find(&g.pre, w.v[i].path))
-				flist_add(&g.post, w.v[i].path)->kind = F_OUTPUT;
-		flist_free(&w);
-		flist_sort(&g.post);
-	}
-	for (i = 0; i < g.post.n; i++) {
-		e = &g.post.v[i];
-		if (!flist_find(&g.pre, e->path) && !flist_find(&g.prewalk, e->path))
-			e->kind = F_OUTPUT;
-	}
+	if (tree_walk(g.srcdir, g.statename, &w, &err) < 0)
+		dien(EXIT_USAGE, "%s", err);
+	for (i = 0; i < w.n; i++)
+		if (!flist_find(&g.prewalk, w.v[i].path) && !flist_find(&g.pre, w.v[i].path))
+			flist_add(&g.post, w.v[i].path)->kind = F_OUTPUT;
+	flist_free(&w);
+	flist_sort(&g.post);
+	for (i = 0; i < g.post.n; i++)
+		if (!flist_find(&g.pre, g.post.v[i].path) && !flist_find(&g.prewalk, g.post.v[i].path))
+			g.post.v[i].kind = F_OUTPUT;
 	hashlist(&g.post, &g.pre);
+}
+
+/* input e came out with the bytes it had (c): give it its old mtime back */
+static int
+keepmtime(struct fent *e, const struct fent *c)
+{
+	struct timespec ts[2] = {{0, UTIME_OMIT}, {c->msec, c->mnsec}};
+	char *p;
+
+	if (e->msec == c->msec && e->mnsec == c->mnsec)
+		return 0;
+	p = tpath(e->path);
+	if (utimensat(AT_FDCWD, p, ts, 0) < 0)
+		warn("cannot restore the mtime of %s:", p);
+	free(p);
+	fent_restat(g.srcdir, e);
+	return 1;
+}
+
+/* each file after hipify: made, rewritten (its original in the journal) or as it was */
+static void
+sortpost(const char *journal, unsigned long *made, unsigned long *rewrote, unsigned long *kept)
+{
+	char hx[65], *p;
+	struct fent *e;
+	const struct fent *c;
+	size_t i;
+
 	for (i = 0; i < g.post.n; i++) {
 		e = &g.post.v[i];
-		c = flist_find(&g.pre, e->path);
-		if (!c) {
+		if (!(c = flist_find(&g.pre, e->path))) {
 			e->kind = F_OUTPUT;
-			made++;
-			continue;
-		}
-		if (memcmp(c->hash, e->hash, 32) != 0) {
+			(*made)++;
+		} else if (memcmp(c->hash, e->hash, 32) != 0) {
 			e->kind = F_MODIFIED;
 			memcpy(e->orig, c->hash, 32);
 			hex32(c->hash, hx);
 			p = xasprintf("%s/%s", journal, hx);
 			e->has_orig = access(p, F_OK) == 0;
 			free(p);
-			rewrote++;
-			continue;
-		}
-		e->kind = F_INPUT;
-		if (e->msec != c->msec || e->mnsec != c->mnsec) {
-			/* same bytes written again: give the file its old mtime back */
-			struct timespec ts[2] = {{0, UTIME_OMIT}, {c->msec, c->mnsec}};
-			p = tpath(e->path);
-			if (utimensat(AT_FDCWD, p, ts, 0) < 0)
-				warn("cannot restore the mtime of %s:", p);
-			free(p);
-			fent_restat(g.srcdir, e);
-			kept++;
+			(*rewrote)++;
+		} else {
+			e->kind = F_INPUT;
+			*kept += (unsigned long)keepmtime(e, c);
 		}
 	}
 	unstash();
 	for (i = 0; i < g.nst; i++) {
 		e = flist_find(&g.post, g.st[i].path);
 		if (e && memcmp(e->hash, g.st[i].hash, 32) == 0)
-			kept++;
+			(*kept)++;
 	}
-	p = spath("stash"), rmtree(p), free(p);
+	dropstate("stash", 1);
+}
 
-	/* keep the originals of rewritten files only */
-	orig = spath("orig");
+/* keep the originals of rewritten files only; the journal goes */
+static void
+keeporig(const char *journal, unsigned long rewrote)
+{
+	char msg[PATH_MAX + 128], hx[65], *from, *to, *orig = spath("orig");
+	const struct fent *e;
+	size_t i;
+
 	rmtree(orig);
-	if (rewrote) {
-		if (os_owndir(orig, msg, sizeof msg) < 0)
-			dien(EXIT_USAGE, "%s", msg);
-		for (i = 0; i < g.post.n; i++) {
-			e = &g.post.v[i];
-			if (e->kind != F_MODIFIED || !e->has_orig)
-				continue;
-			char *from, *to;
-			hex32(e->orig, hx);
-			from = xasprintf("%s/%s", journal, hx);
-			to = xasprintf("%s/%s", orig, hx);
-			if (access(to, F_OK) < 0 && rename(from, to) < 0)
-				die("cannot keep %s as %s:", from, to);
-			free(from);
-			free(to);
-		}
+	if (rewrote && os_owndir(orig, msg, sizeof msg) < 0)
+		dien(EXIT_USAGE, "%s", msg);
+	for (i = 0; rewrote && i < g.post.n; i++) {
+		e = &g.post.v[i];
+		if (e->kind != F_MODIFIED || !e->has_orig)
+			continue;
+		hex32(e->orig, hx);
+		from = xasprintf("%s/%s", journal, hx);
+		to = xasprintf("%s/%s", orig, hx);
+		if (access(to, F_OK) < 0 && rename(from, to) < 0)
+			die("cannot keep %s as %s:", from, to);
+		free(from);
+		free(to);
 	}
 	rmtree(journal);
-	free(journal);
 	free(orig);
+}
+
+int
+main(int argc, char **argv)
+{
+	char key[65], source[65], msg[PATH_MAX + 128], *p, *journal;
+	struct tally t = {0};
+	int logfd, rc, haveresult = 0;
+	unsigned long made = 0, rewrote = 0, kept = 0;
+
+	setprogname(argv[0]);
+	findself(argv[0]);
+	opts(argc, argv);
+	findpython();
+	if (g.project == P_TORCH) {
+		p = tpath("tools/amd_build/build_amd.py");
+		rc = access(p, R_OK);
+		free(p);
+		if (rc < 0)
+			dien(EXIT_USAGE, "%s: no tools/amd_build/build_amd.py; --project=torch needs a pytorch tree", g.srcdir);
+	}
+	findstate();
+	g.progress = isatty(2) && !g.json;
+	takelock();
+	if (!g.logpath)
+		g.logpath = spath("hipify.log");
+	recover();
+	loadstate();
+
+	/* where the tree stands against what hipify-wrap made last time */
+	inputs(&g.cur, &g.man);
+	hashlist(&g.cur, &g.man);
+	if (g.man.n && undolast(key)) {
+		report("up to date", key, &t, 0, 0, 0, 0);
+		return EXIT_OK;
+	}
+	if (!g.man.n && g.reset && g.pinned)
+		srcpinreset();
+	pristine(source);
+	makekey(source, key);
+
+	/* the log first: a log that cannot be written stops us before anything is journaled */
+	if ((logfd = os_createreg(g.logpath, O_TRUNC, 0644, msg, sizeof msg)) < 0)
+		dien(EXIT_USAGE, "%s", msg);
+	journal = journal_begin();
+	rc = hipify(logfd, &t, &haveresult);
+	if (rc != 0 || t.failed) {
+		hipify_failed(rc, &t, journal);
+		free(journal);
+		return EXIT_PROBLEM;
+	}
+	collect_post();
+	sortpost(journal, &made, &rewrote, &kept);
+	keeporig(journal, rewrote);
+	free(journal);
 
 	p = spath("manifest");
 	if (manifest_write(p, &g.post) < 0)
 		die("%s:", p);
 	free(p);
-	p = spath("pending"), unlink(p), free(p);
-	p = spath("pending.walk"), unlink(p), free(p);
+	dropstate("pending", 0);
+	dropstate("pending.walk", 0);
 	writestamp(key, source);
 	report("hipified", key, &t, haveresult, made, rewrote, kept);
 	return EXIT_OK;

@@ -348,15 +348,165 @@ variant(struct buf *b, const char *v, const struct emitcfg *ec, struct tool *t, 
 	buffree(&mods);
 }
 
+static void
+tool_free(struct tool *t)
+{
+	free(t->name);
+	free(t->pc);
+	free(t->pl);
+	free(t->libs);
+	strs_free(t->src, t->nsrc);
+}
+
+/* tools/NAME's sources, NAME.c first (tools/lib: all of them); 0 when it is no tool */
+static int
+toolsources(const struct emitcfg *ec, const char *name, int islib, struct tool *tl)
+{
+	char *p = xasprintf("%s/tools/%s", ec->srcdir, name), **src, *m;
+	size_t ns, j;
+
+	src = lsdir(p, ".c", 0, &ns);
+	free(p);
+	p = xasprintf("%s.c", name);
+	for (j = 0; j < ns && strcmp(src[j], p); j++)
+		;
+	free(p);
+	if (!islib && j == ns) {
+		strs_free(src, ns);
+		return 0;
+	}
+	if (!islib) {
+		m = src[j];
+		memmove(src + 1, src, j * sizeof *src);
+		src[0] = m;
+	}
+	tl->name = xstrdup(name);
+	tl->src = src;
+	tl->nsrc = ns;
+	return 1;
+}
+
+/* tools/NAME: its sources and what its build.conf asks to link; 1 a tool, 0 none there,
+   -1 with *err */
+static int
+loadtool(const struct emitcfg *ec, const char *name, int islib, struct tool *tl, char **err)
+{
+	char *bc, *pkgs = NULL, *statics = NULL, *e;
+	int r = 1;
+
+	if (!toolsources(ec, name, islib, tl))
+		return 0;
+	bc = xasprintf("%s/tools/%s/build.conf", ec->srcdir, name);
+	r = buildconf(bc, &pkgs, &tl->libs, &statics, err) < 0 ? -1 : 1;
+	free(bc);
+	tl->pc = xstrdup("");
+	tl->pl = xstrdup("");
+	if (r > 0 && *pkgs && !islib) {
+		free(tl->pc);
+		free(tl->pl);
+		tl->pc = tl->pl = NULL;
+		if (pkgflags(ec->pkgconfig, "--cflags", pkgs, &tl->pc, err) < 0 ||
+		    pkgflags(ec->pkgconfig, "--libs", pkgs, &tl->pl, err) < 0) {
+			e = *err;
+			*err = xasprintf("tools/%s/build.conf: %s", name, e);
+			free(e);
+			r = -1;
+		} else if (*statics) {
+			linkstatic(ec->pkgconfig, ec->cc, statics, &tl->pl);
+		}
+	}
+	free(pkgs);
+	free(statics);
+	if (r < 0)
+		tool_free(tl);
+	return r;
+}
+
+/* whether tools/NAME has fuzz targets */
+static int
+hasfuzz(const struct emitcfg *ec, const char *name)
+{
+	char *p = xasprintf("%s/tools/%s/fuzz", ec->srcdir, name), **fv;
+	size_t nf;
+
+	fv = lsdir(p, ".c", 0, &nf);
+	strs_free(fv, nf);
+	free(p);
+	return nf > 0;
+}
+
+/* unit tests of tools/lib (its tests folder), each into san's list */
+static void
+libtests(struct buf *b, const struct emitcfg *ec, struct buf *san)
+{
+	char *p = xasprintf("%s/tools/lib/tests", ec->srcdir), **tests, *n, *rl;
+	struct buf x = {0};
+	size_t nts, k;
+
+	tests = lsdir(p, ".c", 0, &nts);
+	free(p);
+	for (k = 0; k < nts; k++) {
+		n = xstrndup(tests[k], strlen(tests[k]) - 2);
+		rl = xasprintf("lib/tests/%s", tests[k]);
+		bufreset(&x);
+		bufprintf(&x, "$sanflags %s", ec->libcflags);
+		cc(b, "san", rl, x.s);
+		bufprintf(b, "build $bdir/san/test/lib-%s: link ", n);
+		objof(b, "san", rl);
+		bufprintf(b, " | $bdir/san/libkiln.a\n  extra = $sanflags\n"
+		          "  libs = $bdir/san/libkiln.a %s\n", ec->libcryptolibs);
+		bufprintf(san, " $bdir/san/test/lib-%s", n);
+		free(rl);
+		free(n);
+	}
+	buffree(&x);
+	strs_free(tests, nts);
+}
+
+/* the top targets: fuzz, tools, check, check-real, install, clean-tools */
+static void
+toptargets(struct buf *b, const struct buf *rel, const struct buf *san, const struct buf *fz)
+{
+	bufprintf(b, "build fuzz: phony%s\n", fz->s ? fz->s : "");
+	bufputs(b, "build fuzz-smoke: fuzz_smoke | fuzz\n");
+	bufprintf(b, "build tools: phony%s\n", rel->s ? rel->s : "");
+	bufprintf(b, "build check-build: phony%s%s\n", san->s ? san->s : "", fz->s ? fz->s : "");
+	bufputs(b, "build check: check | check-build tools\n");
+	bufputs(b, "build check-real: check_real | tools\n");
+	bufputs(b, "build install: install | tools\n");
+	bufputs(b, "build clean-tools: clean_tools\n");
+}
+
+/* what makes configure rerun: the folders (a new tool or source), build.conf files */
+static void
+toolregen(const struct emitcfg *ec, void (*regen)(const char *path), char **dirs, size_t nd)
+{
+	static const char *const sub[] = {"", "/tests", "/fuzz", "/build.conf"};
+	char *p = xasprintf("%s/tools", ec->srcdir);
+	struct stat st;
+	size_t i, k;
+
+	regen(p);
+	free(p);
+	for (i = 0; i < nd; i++)
+		for (k = 0; k < sizeof sub / sizeof sub[0]; k++) {
+			p = xasprintf("%s/tools/%s%s", ec->srcdir, dirs[i], sub[k]);
+			if (stat(p, &st) == 0)
+				regen(p);
+			free(p);
+		}
+}
+
 int
 emit_tools(struct buf *b, const struct emitcfg *ec, void (*regen)(const char *path),
            char ***names, size_t *nnames, char **err)
 {
-	struct tool *t = NULL;
+	struct tool *t = NULL, tl;
 	struct buf rel = {0}, san = {0}, fz = {0};
-	char **dirs, *p, *pkgs = NULL, *libs = NULL, *statics = NULL;
-	size_t nd, i, nt = 0, cap = 0, nf;
-	int r = -1, anyfuzz = 0;
+	char **dirs, *p;
+	const char *name;
+	size_t nd, i, nt = 0, cap = 0;
+	int r = 0, anyfuzz = 0, got;
 
 	/* tools/lib is t[0]; then every tools/NAME with a NAME.c */
 	p = xasprintf("%s/tools", ec->srcdir);
@@ -364,146 +514,34 @@ emit_tools(struct buf *b, const struct emitcfg *ec, void (*regen)(const char *pa
 	free(p);
 	*names = NULL;
 	*nnames = 0;
-	for (i = 0; i < nd + 1; i++) {
-		const char *name = i == 0 ? "lib" : dirs[i - 1];
-		struct tool tl = {0};
-		char **src, *bc;
-		size_t ns, j;
-
+	for (i = 0; i < nd + 1 && r == 0; i++) {
+		name = i == 0 ? "lib" : dirs[i - 1];
+		memset(&tl, 0, sizeof tl);
 		if (i > 0 && !strcmp(name, "lib"))
 			continue;
-		p = xasprintf("%s/tools/%s", ec->srcdir, name);
-		src = lsdir(p, ".c", 0, &ns);
-		bc = xasprintf("%s/build.conf", p);
-		free(p);
-		p = xasprintf("%s.c", name);
-		for (j = 0; j < ns && strcmp(src[j], p); j++)
-			;
-		if (i > 0 && j == ns) {
-			free(p);
-			free(bc);
-			strs_free(src, ns);
+		if ((got = loadtool(ec, name, i == 0, &tl, err)) <= 0) {
+			r = got;
 			continue;
 		}
-		if (i > 0) {
-			/* NAME.c first */
-			char *m = src[j];
-			memmove(src + 1, src, j * sizeof *src);
-			src[0] = m;
-		}
-		free(p);
-		tl.name = xstrdup(name);
-		tl.src = src;
-		tl.nsrc = ns;
-		if (buildconf(bc, &pkgs, &libs, &statics, err) < 0) {
-			free(bc);
-			free(pkgs), free(libs), free(statics);
-			goto out;
-		}
-		free(bc);
-		tl.libs = libs;
-		tl.pc = xstrdup("");
-		tl.pl = xstrdup("");
-		if (*pkgs && i > 0) {
-			free(tl.pc);
-			free(tl.pl);
-			tl.pc = tl.pl = NULL;
-			if (pkgflags(ec->pkgconfig, "--cflags", pkgs, &tl.pc, err) < 0 ||
-			    pkgflags(ec->pkgconfig, "--libs", pkgs, &tl.pl, err) < 0) {
-				p = *err;
-				*err = xasprintf("tools/%s/build.conf: %s", name, p);
-				free(p);
-				free(pkgs);
-				free(tl.pc);
-				free(tl.pl);
-				free(tl.libs);
-				free(tl.name);
-				strs_free(tl.src, tl.nsrc);
-				free(statics);
-				goto out;
-			}
-			if (*statics)
-				linkstatic(ec->pkgconfig, ec->cc, statics, &tl.pl);
-		}
-		free(statics);
-		statics = NULL;
-		free(pkgs);
-		pkgs = NULL;
 		t = xgrow(t, &cap, nt + 1, sizeof *t);
 		t[nt++] = tl;
 		if (i > 0) {
 			*names = xrealloc(*names, (*nnames + 1) * sizeof **names);
 			(*names)[(*nnames)++] = xstrdup(name);
 		}
-		p = xasprintf("%s/tools/%s/fuzz", ec->srcdir, name);
-		{
-			char **fv = lsdir(p, ".c", 0, &nf);
-			strs_free(fv, nf);
-		}
-		free(p);
-		anyfuzz |= nf > 0;
+		anyfuzz |= hasfuzz(ec, name);
 	}
-	variant(b, "rel", ec, t, nt, &rel);
-	variant(b, "san", ec, t, nt, &san);
-	/* unit tests of tools/lib (its tests folder) */
-	{
-		char **tests;
-		size_t nts, k;
-		p = xasprintf("%s/tools/lib/tests", ec->srcdir);
-		tests = lsdir(p, ".c", 0, &nts);
-		free(p);
-		for (k = 0; k < nts; k++) {
-			char *n = xstrndup(tests[k], strlen(tests[k]) - 2), *rl;
-			struct buf x = {0};
-			rl = xasprintf("lib/tests/%s", tests[k]);
-			bufprintf(&x, "$sanflags %s", ec->libcflags);
-			cc(b, "san", rl, x.s);
-			bufprintf(b, "build $bdir/san/test/lib-%s: link ", n);
-			objof(b, "san", rl);
-			bufprintf(b, " | $bdir/san/libkiln.a\n  extra = $sanflags\n"
-			          "  libs = $bdir/san/libkiln.a %s\n", ec->libcryptolibs);
-			bufprintf(&san, " $bdir/san/test/lib-%s", n);
-			buffree(&x);
-			free(rl);
-			free(n);
-		}
-		strs_free(tests, nts);
+	if (r == 0) {
+		variant(b, "rel", ec, t, nt, &rel);
+		variant(b, "san", ec, t, nt, &san);
+		libtests(b, ec, &san);
+		if (ec->fuzzcc && *ec->fuzzcc && anyfuzz)
+			variant(b, "fuzz", ec, t, nt, &fz);
+		toptargets(b, &rel, &san, &fz);
+		toolregen(ec, regen, dirs, nd);
 	}
-	if (ec->fuzzcc && *ec->fuzzcc && anyfuzz)
-		variant(b, "fuzz", ec, t, nt, &fz);
-	bufprintf(b, "build fuzz: phony%s\n", fz.s ? fz.s : "");
-	bufputs(b, "build fuzz-smoke: fuzz_smoke | fuzz\n");
-	bufprintf(b, "build tools: phony%s\n", rel.s ? rel.s : "");
-	bufprintf(b, "build check-build: phony%s%s\n", san.s ? san.s : "", fz.s ? fz.s : "");
-	bufputs(b, "build check: check | check-build tools\n");
-	bufputs(b, "build check-real: check_real | tools\n");
-	bufputs(b, "build install: install | tools\n");
-	bufputs(b, "build clean-tools: clean_tools\n");
-
-	/* what makes configure rerun: the folders (a new tool or source), build.conf files */
-	p = xasprintf("%s/tools", ec->srcdir);
-	regen(p);
-	free(p);
-	for (i = 0; i < nd; i++) {
-		static const char *const sub[] = {"", "/tests", "/fuzz", "/build.conf"};
-		size_t s;
-		for (s = 0; s < sizeof sub / sizeof sub[0]; s++) {
-			struct stat st;
-			p = xasprintf("%s/tools/%s%s", ec->srcdir, dirs[i], sub[s]);
-			if (stat(p, &st) == 0)
-				regen(p);
-			free(p);
-		}
-	}
-	r = 0;
-out:
-	for (i = 0; i < nt; i++) {
-		free(t[i].name);
-		free(t[i].pc);
-		free(t[i].pl);
-		free(t[i].libs);
-		strs_free(t[i].src, t[i].nsrc);
-	}
+	for (i = 0; i < nt; i++)
+		tool_free(&t[i]);
 	free(t);
 	strs_free(dirs, nd);
 	buffree(&rel);

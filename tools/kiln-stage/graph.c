@@ -805,46 +805,47 @@ cmakestages(const struct component *c, const char *last, const char *ccv, const 
 	free(archs);
 }
 
-/* the records of every stage */
-static void
-mkstages(char **proflist, size_t nprof)
+/* the first line of `CC --version` (CC as configure was given it) */
+static char *
+ccversion(void)
 {
-	const struct component *c, *d;
-	struct srec *s;
-	char *archs = archlist(";"), *series, *pd, *ccv, *rocmv = NULL, **ins = NULL, *err = NULL;
-	char *ccargv[8], *cccopy, *tok, *sp, *flash;
-	struct buf mods = {0}, imports = {0}, comps = {0}, dep = {0};
-	size_t i, j, nins = 0, ncc = 0;
-	int fl = 1;
-	const char *k, *pyk;
+	char *ccargv[8], *cccopy = xstrdup(cf.cc), *tok, *sp, *v;
+	size_t ncc = 0;
 
-	/* facts */
-	cccopy = xstrdup(cf.cc);
 	for (tok = strtok_r(cccopy, " \t", &sp); tok && ncc < 6; tok = strtok_r(NULL, " \t", &sp))
 		ccargv[ncc++] = tok;
 	ccargv[ncc++] = "--version";
 	ccargv[ncc] = NULL;
 	capture(ccargv, &tok);
-	ccv = line(tok, 0);
+	v = line(tok, 0);
 	free(tok);
 	free(cccopy);
+	return v;
+}
+
+/* what identifies the ROCm the stages build with: the SDK pin, .info/version or clang's
+   version line of an installed ROCm, or a distribution's libraries (/usr) */
+static char *
+rocmversion(void)
+{
+	char *rocmv = NULL, *hip, *cl, *vf, *tok;
+	struct buf v = {0};
+
 	sdkpin(&rocmv);
 	if (cf.backend == BACKEND_GFX && !rocmsdk) {
-		char *hip = xasprintf("%s/bin/hipcc", cf.rocm), *cl = xasprintf("%s/llvm/bin/clang", cf.rocm);
-		char *vf = xasprintf("%s/.info/version", cf.rocm);
-		struct buf v = {0};
-		if (access(hip, X_OK) == 0 || access(cl, X_OK) == 0) {
-			if (readfile(vf, &v, 4096) == 0 && v.len) {
-				bufrtrim(&v, "\n ");
-				rocmv = bufdetach(&v);
-			} else {
-				char *av[] = {cl, "--version", NULL};
-				capture(av, &tok);
-				rocmv = line(tok, 0);
-				free(tok);
-			}
-		} else {
+		hip = xasprintf("%s/bin/hipcc", cf.rocm);
+		cl = xasprintf("%s/llvm/bin/clang", cf.rocm);
+		vf = xasprintf("%s/.info/version", cf.rocm);
+		if (access(hip, X_OK) < 0 && access(cl, X_OK) < 0) {
 			rocmv = xstrdup("");
+		} else if (readfile(vf, &v, 4096) == 0 && v.len) {
+			bufrtrim(&v, "\n ");
+			rocmv = bufdetach(&v);
+		} else {
+			char *av[] = {cl, "--version", NULL};
+			capture(av, &tok);
+			rocmv = line(tok, 0);
+			free(tok);
 		}
 		buffree(&v);
 		free(hip);
@@ -856,10 +857,21 @@ mkstages(char **proflist, size_t nprof)
 		free(rocmv);
 		rocmv = sysrocmid(NULL);
 	}
+	return rocmv;
+}
+
+/* "1" when every --arch's env/arch file turns flash attention on, else "0" */
+static char *
+flashfacts(void)
+{
+	char *err = NULL, *p;
+	const char *v;
+	struct kvfile f;
+	size_t i;
+	int fl = 1;
+
 	for (i = 0; i < cf.narch; i++) {
-		struct kvfile f;
-		char *p = xasprintf("%s/env/arch/%s.env", cf.srcdir, cf.arch[i]);
-		const char *v;
+		p = xasprintf("%s/env/arch/%s.env", cf.srcdir, cf.arch[i]);
 		if (kv_load(&f, p, &err) < 0) {
 			fl = 0;
 			free(err);
@@ -870,234 +882,349 @@ mkstages(char **proflist, size_t nprof)
 		kv_free(&f);
 		free(p);
 	}
-	flash = xstrdup(fl ? "1" : "0");
-	pyk = cf.python;
+	return xstrdup(fl ? "1" : "0");
+}
 
-	if (cf.venv) {
-		int syssite = 0;
-		for (i = 0; i < non; i++)
-			syssite |= !strcmp(pin(on[i], "KIND"), "system");
-		s = stage("stack", "venv");
-		key(s, "BASE", cf.basepy);
-		key(s, "BASE_VERSION", py.version);
-		key(s, "VENV", cf.venv);
-		key(s, "SYSTEM_SITE", syssite ? "yes" : "no");
-		s->idkeys = "BASE,BASE_VERSION,VENV,SYSTEM_SITE";
+/* stack.venv: the environment --venv makes */
+static void
+venvstage(void)
+{
+	struct srec *s;
+	size_t i;
+	int syssite = 0;
+
+	for (i = 0; i < non; i++)
+		syssite |= !strcmp(pin(on[i], "KIND"), "system");
+	s = stage("stack", "venv");
+	key(s, "BASE", cf.basepy);
+	key(s, "BASE_VERSION", py.version);
+	key(s, "VENV", cf.venv);
+	key(s, "SYSTEM_SITE", syssite ? "yes" : "no");
+	s->idkeys = "BASE,BASE_VERSION,VENV,SYSTEM_SITE";
+}
+
+/* what c builds against: its deps' stages (an install; a source-only dep: its patch) in
+   dep, their import names in mods */
+static void
+depsof(const struct component *c, struct buf *dep, struct buf *mods)
+{
+	const char *ds = pin(c, "DEPS"), *m;
+	const struct component *d;
+	size_t j, dl;
+	int listed;
+
+	bufreset(dep);
+	bufreset(mods);
+	for (j = 0; j < non; j++) {
+		d = on[j];
+		dl = strlen(d->name);
+		listed = 0;
+		for (m = ds; (m = strstr(m, d->name)); m += dl)
+			if ((m == ds || strchr(" ,", m[-1])) && (!m[dl] || strchr(" ,", m[dl])))
+				listed = 1;
+		if (!listed)
+			continue;
+		bufprintf(dep, "%s%s.%s", dep->len ? " " : "", d->name,
+		          !strcmp(pin(d, "KIND"), "source") ? "patch" : "install");
+		if (*pin(d, "IMPORT"))
+			bufprintf(mods, "%s%s", mods->len ? " " : "", pin(d, "IMPORT"));
 	}
-	sdkstages();
-	for (i = 0; i < non; i++) {
-		const char *last;
-		char *n;
+}
 
-		c = on[i];
-		if (!strcmp(c->kind, "sdk"))
-			continue;   /* the ROCm SDK: sdkstages */
-		k = pin(c, "KIND");
-		/* what C builds against: its deps' installs (a source-only dep: its patch) */
-		bufreset(&dep);
-		bufreset(&mods);
-		for (j = 0; j < non; j++) {
-			d = on[j];
-			const char *ds = pin(c, "DEPS");
-			size_t dl = strlen(d->name);
-			const char *m = ds;
-			int listed = 0;
-			while ((m = strstr(m, d->name))) {
-				if ((m == ds || strchr(" ,", m[-1])) && (!m[dl] || strchr(" ,", m[dl])))
-					listed = 1;
-				m += dl;
-			}
-			if (!listed)
-				continue;
-			bufprintf(&dep, "%s%s.%s", dep.len ? " " : "", d->name,
-			          !strcmp(pin(d, "KIND"), "source") ? "patch" : "install");
-			if (*pin(d, "IMPORT"))
-				bufprintf(&mods, "%s%s", mods.len ? " " : "", pin(d, "IMPORT"));
-		}
-		if (!strcmp(k, "build") || !strcmp(k, "source")) {
-			char *range, *base = patchdir(c);
-			pd = release_patches(c, base, &range);
-			free(base);
-			series = series_digest(pd, &ins, &nins, &err);
-			if (!series)
-				fail("%s", err);
-			n = xasprintf("%s/series", pd);
-			/* C_REF=@torch: the pin torch's patched tree gives, through step_srctorch
-			   (torchpin, then step_src); its RULE is made from both steps' text */
-			if (!strcmp(pin(c, "REF"), "@torch"))
-				s = stagerun(c->name, "src", "srctorch", "src");
-			else {
-				/* the src rule: asks upstream whether a tag moved (stack.ninja) */
-				s = stage(c->name, "src");
-				s->rule = "src";
-			}
-			key(s, "COMPONENT", c->name);
-			key(s, "URL", pin(c, "URL"));
-			key(s, "REF", pin(c, "REF"));
-			key(s, "SHA", pinsha(c));
-			s->idfile = 1;
-			if (!strcmp(pin(c, "REF"), "@torch")) {
-				const struct component *tc = comp_find("torch");
-				if (c == tc || !on[0] || on[0] != tc || strcmp(pin(tc, "KIND"), "build"))
-					fail("%s: %s_REF=@torch takes %s's pin from torch's source tree, so torch "
-					     "must be built from source here", pins.file, c->name, c->name);
-				parent(s, "torch.patch");
-				key(s, "STEP", "srctorch");
-			}
-			s = stage(c->name, "patch");
-			key(s, "COMPONENT", c->name);
-			key(s, "SERIES", series);
-			key(s, "SERIES_FILE", n);
-			patchrelease(s, c, range);
-			free(range);
-			s->idfile = 1;
-			parent(s, stages[nstages - 2].name);
-			last = "patch";
-			if (!strcmp(k, "build") && cf.backend == BACKEND_GFX && *pin(c, "HIPIFY")) {
-				s = stage(c->name, "hipify");
-				key(s, "PROJECT", pin(c, "HIPIFY"));
-				key(s, "CMD", pin(c, "HIPIFY_CMD"));
-				key(s, "SERIES", series);
-				key(s, "SERIES_FILE", n);
-				key(s, "SUBDIR", pin(c, "SUBDIR"));
-				key(s, "ROCM", rocmv);
-				key(s, "PY_ABI", py.abi);
-				parent(s, stages[nstages - 2].name);
-				last = "hipify";
-			}
-			free(n);
-			free(series);
-			free(pd);
-			if (!strcmp(k, "source"))
-				continue;
-			if (!strcmp(pin(c, "BUILD"), "cmake")) {
-				cmakestages(c, last, ccv, rocmv, proflist, nprof, dep.s ? dep.s : "");
-				continue;
-			}
-			depsstage(c, last);
-			s = stage(c->name, "wheel");
-			key(s, "COMPONENT", c->name);
-			/* the release in the wheel's version comes from REF when it is a tag */
-			key(s, "REF", pin(c, "REF"));
-			key(s, "SUBDIR", pin(c, "SUBDIR"));
-			key(s, "BUILD", pin(c, "BUILD"));
-			key(s, "BACKEND", backend_name(cf.backend));
-			key(s, "ARCH", archs);
-			key(s, "PY_ABI", py.abi);
-			key(s, "CC_VERSION", ccv);
-			/* the compiler configure was given (CC=...), which the builds use too */
-			key(s, "CC_CMD", strcmp(cf.cc, "cc") ? cf.cc : "");
-			if (cf.backend == BACKEND_GFX)
-				key(s, "ROCM", rocmv);
-			key(s, "FLASH", flash);
-			key(s, "ENV", pin(c, "ENV"));
-			key(s, "MODULES", mods.s ? mods.s : "");
-			/* the package a PEP 517 build force-includes ignored files of */
-			key(s, "IMPORT", pin(c, "IMPORT"));
-			profkeys(s, proflist, nprof);
-			n = xasprintf("%s.%s", c->name, last);
-			parent(s, n);
-			free(n);
-			n = xasprintf("%s.deps", c->name);
-			parent(s, n);
-			free(n);
-			for (tok = dep.s; tok && *tok; tok = sp) {
-				sp = strchr(tok, ' ');
-				n = sp ? xstrndup(tok, (size_t)(sp - tok)) : xstrdup(tok);
-				parent(s, n);
-				free(n);
-				if (sp)
-					sp++;
-			}
-			s->out = xasprintf("%s/wheels/%s", absb, c->name);
-			s = stage(c->name, "pick");
-			key(s, "DIST", pin(c, "DIST"));
-			key(s, "PY_ABI", py.abi);
-			parent(s, stages[nstages - 2].name);
-		} else if (!strcmp(k, "wheel")) {
-			struct stat st;
-			char *ws;
-			s = stage(c->name, "pick");
-			key(s, "DIST", pin(c, "DIST"));
-			key(s, "PY_ABI", py.abi);
-			key(s, "WHEEL", pin(c, "WHEEL"));
-			if (stat(pin(c, "WHEEL"), &st) < 0)
-				fail("%s: wheel pin %s: no such file", c->name, pin(c, "WHEEL"));
-			ws = xasprintf("%lld %lld", (long long)st.st_size, (long long)st.st_mtime);
-			key(s, "WHEEL_STAT", ws);
-			free(ws);
-		}
-		s = stage(c->name, "install");
-		key(s, "DIST", pin(c, "DIST"));
-		key(s, "PY", pyk);
+/* C.src: the pinned tree (C_REF=@torch: the pin torch's patched tree gives, through
+   step_srctorch (torchpin, then step_src); its RULE is made from both steps' text) */
+static void
+srcstage(const struct component *c)
+{
+	const struct component *tc;
+	struct srec *s;
+	int attorch = !strcmp(pin(c, "REF"), "@torch");
+
+	s = attorch ? stagerun(c->name, "src", "srctorch", "src") : stage(c->name, "src");
+	key(s, "COMPONENT", c->name);
+	key(s, "URL", pin(c, "URL"));
+	key(s, "REF", pin(c, "REF"));
+	key(s, "SHA", pinsha(c));
+	s->idfile = 1;
+	if (!attorch) {
+		/* the src rule: asks upstream whether a tag moved (ninja/stack.ninja) */
+		s->rule = "src";
+		return;
+	}
+	tc = comp_find("torch");
+	if (c == tc || !on[0] || on[0] != tc || strcmp(pin(tc, "KIND"), "build"))
+		fail("%s: %s_REF=@torch takes %s's pin from torch's source tree, so torch "
+		     "must be built from source here", pins.file, c->name, c->name);
+	parent(s, "torch.patch");
+	key(s, "STEP", "srctorch");
+}
+
+/* C.src, C.patch (the series made for the pinned release) and, for a HIP build, C.hipify;
+   the last of them ("patch" or "hipify"); the series' inputs join ins */
+static const char *
+treestages(const struct component *c, const char *rocmv, char ***ins, size_t *nins)
+{
+	char *range, *base = patchdir(c), *pd, *series, *n, *err = NULL;
+	const char *last = "patch";
+	struct srec *s;
+
+	pd = release_patches(c, base, &range);
+	free(base);
+	if (!(series = series_digest(pd, ins, nins, &err)))
+		fail("%s", err);
+	n = xasprintf("%s/series", pd);
+	srcstage(c);
+	s = stage(c->name, "patch");
+	key(s, "COMPONENT", c->name);
+	key(s, "SERIES", series);
+	key(s, "SERIES_FILE", n);
+	patchrelease(s, c, range);
+	free(range);
+	s->idfile = 1;
+	parent(s, stages[nstages - 2].name);
+	if (!strcmp(pin(c, "KIND"), "build") && cf.backend == BACKEND_GFX && *pin(c, "HIPIFY")) {
+		s = stage(c->name, "hipify");
+		key(s, "PROJECT", pin(c, "HIPIFY"));
+		key(s, "CMD", pin(c, "HIPIFY_CMD"));
+		key(s, "SERIES", series);
+		key(s, "SERIES_FILE", n);
+		key(s, "SUBDIR", pin(c, "SUBDIR"));
+		key(s, "ROCM", rocmv);
 		key(s, "PY_ABI", py.abi);
-		key(s, "ARCH", archs);
-		key(s, "REF", pin(c, "REF"));
-		if (!strcmp(k, "system")) {
-			char *h = NULL, *vp;
-			s->step = "system";
-			if (*py.torchdir && c == &comp_table[0]) {
-				vp = xasprintf("%s/version.py", py.torchdir);
-				h = sha256hex(vp);
-				free(vp);
-			}
-			key(s, "SYSTEM", h ? h : "");
-			free(h);
-			key(s, "IMPORT", pin(c, "IMPORT"));
-			s->idkeys = "PY_ABI,SYSTEM,IMPORT";
-		} else {
-			s->idkeys = "PY_ABI,DIST";
-			n = xasprintf("%s.pick", c->name);
-			parent(s, n);
-			free(n);
-		}
-		if (*pin(c, "IMPORT"))
-			bufprintf(&imports, "%s%s", imports.len ? " " : "", pin(c, "IMPORT"));
-		if (c->fat && strcmp(k, "system"))
-			bufprintf(&comps, "%s%s", comps.len ? " " : "", c->name);
+		parent(s, stages[nstages - 2].name);
+		last = "hipify";
 	}
-	s = stage("stack", "smoke");
-	key(s, "IMPORTS", imports.s ? imports.s : "");
+	free(n);
+	free(series);
+	free(pd);
+	return last;
+}
+
+/* the facts every wheel stage is keyed on, gathered once */
+struct facts {
+	char *archs, *ccv, *rocmv, *flash;
+	char **proflist;
+	size_t nprof;
+};
+
+/* s is a child of each stage named in the space-separated list */
+static void
+parents(struct srec *s, const char *list)
+{
+	const char *tok, *sp;
+	char *n;
+
+	for (tok = list; tok && *tok; tok = sp) {
+		sp = strchr(tok, ' ');
+		n = sp ? xstrndup(tok, (size_t)(sp - tok)) : xstrdup(tok);
+		parent(s, n);
+		free(n);
+		if (sp)
+			sp++;
+	}
+}
+
+/* C.deps, C.wheel (built from C.<last>, against its deps) and C.pick */
+static void
+wheelstages(const struct component *c, const char *last, const struct facts *fx,
+            const char *dep, const char *mods)
+{
+	struct srec *s;
+	char *n;
+
+	depsstage(c, last);
+	s = stage(c->name, "wheel");
+	key(s, "COMPONENT", c->name);
+	/* the release in the wheel's version comes from REF when it is a tag */
+	key(s, "REF", pin(c, "REF"));
+	key(s, "SUBDIR", pin(c, "SUBDIR"));
+	key(s, "BUILD", pin(c, "BUILD"));
+	key(s, "BACKEND", backend_name(cf.backend));
+	key(s, "ARCH", fx->archs);
+	key(s, "PY_ABI", py.abi);
+	key(s, "CC_VERSION", fx->ccv);
+	/* the compiler configure was given (CC=...), which the builds use too */
+	key(s, "CC_CMD", strcmp(cf.cc, "cc") ? cf.cc : "");
+	if (cf.backend == BACKEND_GFX)
+		key(s, "ROCM", fx->rocmv);
+	key(s, "FLASH", fx->flash);
+	key(s, "ENV", pin(c, "ENV"));
+	key(s, "MODULES", mods);
+	/* the package a PEP 517 build force-includes ignored files of */
+	key(s, "IMPORT", pin(c, "IMPORT"));
+	profkeys(s, fx->proflist, fx->nprof);
+	n = xasprintf("%s.%s", c->name, last);
+	parent(s, n);
+	free(n);
+	n = xasprintf("%s.deps", c->name);
+	parent(s, n);
+	free(n);
+	parents(s, dep);
+	s->out = xasprintf("%s/wheels/%s", absb, c->name);
+	s = stage(c->name, "pick");
+	key(s, "DIST", pin(c, "DIST"));
+	key(s, "PY_ABI", py.abi);
+	parent(s, stages[nstages - 2].name);
+}
+
+/* C.pick of a wheel pinned as a file (C_KIND=wheel) */
+static void
+pinnedwheel(const struct component *c)
+{
+	struct srec *s = stage(c->name, "pick");
+	struct stat st;
+	char *ws;
+
+	key(s, "DIST", pin(c, "DIST"));
+	key(s, "PY_ABI", py.abi);
+	key(s, "WHEEL", pin(c, "WHEEL"));
+	if (stat(pin(c, "WHEEL"), &st) < 0)
+		fail("%s: wheel pin %s: no such file", c->name, pin(c, "WHEEL"));
+	ws = xasprintf("%lld %lld", (long long)st.st_size, (long long)st.st_mtime);
+	key(s, "WHEEL_STAT", ws);
+	free(ws);
+}
+
+/* C.install: the picked wheel into the target, or the system's copy checked (KIND=system) */
+static void
+installstage(const struct component *c, const char *archs)
+{
+	struct srec *s = stage(c->name, "install");
+	char *h = NULL, *vp, *n;
+
+	key(s, "DIST", pin(c, "DIST"));
+	key(s, "PY", cf.python);
+	key(s, "PY_ABI", py.abi);
+	key(s, "ARCH", archs);
+	key(s, "REF", pin(c, "REF"));
+	if (strcmp(pin(c, "KIND"), "system")) {
+		s->idkeys = "PY_ABI,DIST";
+		n = xasprintf("%s.pick", c->name);
+		parent(s, n);
+		free(n);
+		return;
+	}
+	s->step = "system";
+	if (*py.torchdir && c == &comp_table[0]) {
+		vp = xasprintf("%s/version.py", py.torchdir);
+		h = sha256hex(vp);
+		free(vp);
+	}
+	key(s, "SYSTEM", h ? h : "");
+	free(h);
+	key(s, "IMPORT", pin(c, "IMPORT"));
+	s->idkeys = "PY_ABI,SYSTEM,IMPORT";
+}
+
+/* the stages of component c; its import name joins imports, a fat-wheel part comps */
+static void
+compstages(const struct component *c, const struct facts *fx, char ***ins, size_t *nins,
+           struct buf *imports, struct buf *comps)
+{
+	const char *k = pin(c, "KIND"), *last;
+	struct buf dep = {0}, mods = {0};
+
+	depsof(c, &dep, &mods);
+	if (!strcmp(k, "build") || !strcmp(k, "source")) {
+		last = treestages(c, fx->rocmv, ins, nins);
+		if (!strcmp(k, "source"))
+			goto out;
+		if (!strcmp(pin(c, "BUILD"), "cmake")) {
+			cmakestages(c, last, fx->ccv, fx->rocmv, fx->proflist, fx->nprof, dep.s ? dep.s : "");
+			goto out;
+		}
+		wheelstages(c, last, fx, dep.s ? dep.s : "", mods.s ? mods.s : "");
+	} else if (!strcmp(k, "wheel")) {
+		pinnedwheel(c);
+	}
+	installstage(c, fx->archs);
+	if (*pin(c, "IMPORT"))
+		bufprintf(imports, "%s%s", imports->len ? " " : "", pin(c, "IMPORT"));
+	if (c->fat && strcmp(k, "system"))
+		bufprintf(comps, "%s%s", comps->len ? " " : "", c->name);
+out:
+	buffree(&dep);
+	buffree(&mods);
+}
+
+/* stack.smoke after every install, and stack.fat when the pins ask for a fat wheel */
+static void
+stackstages(const char *imports, const char *comps, const char *archs)
+{
+	struct srec *s = stage("stack", "smoke");
+	size_t i;
+
+	key(s, "IMPORTS", imports);
 	key(s, "BACKEND", backend_name(cf.backend));
 	key(s, "ARCH", archs);
-	key(s, "PY", pyk);
+	key(s, "PY", cf.python);
 	key(s, "COVER", pins_stack(&pins, "COVER"));
 	for (i = 0; i < nstages; i++)
 		if (!strcmp(stages[i].step, "install") || !strcmp(stages[i].step, "system") ||
 		    !strcmp(stages[i].step, "cmakesmoke"))
 			parent(&stages[nstages - 1], stages[i].name);
-	if (!strcmp(pins_stack(&pins, "FAT"), "yes") && comps.len) {
-		s = stage("stack", "fat");
-		key(s, "COMPONENTS", comps.s);
-		key(s, "BACKEND", backend_name(cf.backend));
-		key(s, "ARCH", archs);
-		parent(s, "torch.pick");
-		s->out = xasprintf("%s/wheels/fat", absb);
-	}
-	if (cf.image)
-		imagestage(proflist, nprof);
-	/* with --venv every stage that runs the target Python comes after stack.venv */
+	if (strcmp(pins_stack(&pins, "FAT"), "yes") || !*comps)
+		return;
+	s = stage("stack", "fat");
+	key(s, "COMPONENTS", comps);
+	key(s, "BACKEND", backend_name(cf.backend));
+	key(s, "ARCH", archs);
+	parent(s, "torch.pick");
+	s->out = xasprintf("%s/wheels/fat", absb);
+}
+
+/* with --venv every stage that runs the target Python comes after stack.venv; with a
+   pinned SDK or a system ROCm, every stage that needs ROCm comes after its check */
+static void
+ordering(void)
+{
+	size_t i;
+
 	if (cf.venv)
 		for (i = 1; i < nstages; i++)
 			if (strcmp(stages[i].step, "src") && strcmp(stages[i].step, "patch") &&
 			    strcmp(stages[i].step, "fat"))
 				parent(&stages[i], "stack.venv");
-	/* with a pinned SDK or a system ROCm, every stage that needs ROCm comes after its check */
 	if (rocmsdk || rocmsys)
 		for (i = 0; i < nstages; i++)
 			if (needsrocm(stages[i].step) || !strcmp(stages[i].step, "smoke"))
 				parent(&stages[i], "rocm.check");
+}
+
+/* the records of every stage */
+static void
+mkstages(char **proflist, size_t nprof)
+{
+	struct facts fx = { .proflist = proflist, .nprof = nprof };
+	struct buf imports = {0}, comps = {0};
+	char **ins = NULL;
+	size_t i, nins = 0;
+
+	/* in this order: the SDK pin's lines come after the compiler's */
+	fx.archs = archlist(";");
+	fx.ccv = ccversion();
+	fx.rocmv = rocmversion();
+	fx.flash = flashfacts();
+
+	if (cf.venv)
+		venvstage();
+	sdkstages();
+	for (i = 0; i < non; i++)
+		if (strcmp(on[i]->kind, "sdk"))   /* the ROCm SDK: sdkstages */
+			compstages(on[i], &fx, &ins, &nins, &imports, &comps);
+	stackstages(imports.s ? imports.s : "", comps.s ? comps.s : "", fx.archs);
+	if (cf.image)
+		imagestage(proflist, nprof);
+	ordering();
 	for (i = 0; i < nins; i++)
 		addregen(ins[i]);
 	strs_free(ins, nins);
-	free(archs);
-	free(ccv);
-	free(rocmv);
-	free(flash);
-	buffree(&mods);
+	free(fx.archs);
+	free(fx.ccv);
+	free(fx.rocmv);
+	free(fx.flash);
 	buffree(&imports);
 	buffree(&comps);
-	buffree(&dep);
 }
 
 /* the tools each stage's step runs, as ninja paths (none with KILN_BIN) */
@@ -1165,21 +1292,13 @@ qvar(struct buf *b, const char *name, const char *dir, const char *file)
 	free(p);
 }
 
+/* build/stack.env: the settings stages read that are not part of any key */
 static void
-writestack(char *const *tools, size_t ntools, const char *profs)
+writeenv(const char *kbin, const char *archs, const char *profs)
 {
-	struct buf b = {0}, env = {0}, t = {0};
-	char *kbin, *p, *archs = archlist(";");
-	size_t i, j;
-	int rocmmissing = 0;
+	struct buf env = {0};
+	char *p;
 
-	if (cf.kilnbin) {
-		if (!(kbin = realpath(cf.kilnbin, NULL)))
-			fail("KILN_BIN=%s: no such folder", cf.kilnbin);
-	} else {
-		kbin = xasprintf("%s/bin", absb);
-	}
-	/* the settings stages read that are not part of any key */
 	bufputs(&env, "# stack settings for ninja/stack-steps.sh, read by kiln-stage env; written by configure\n");
 	kv_put(&env, "KILN_SRC", cf.srcdir);
 	kv_put(&env, "B", absb);
@@ -1205,123 +1324,193 @@ writestack(char *const *tools, size_t ntools, const char *profs)
 	p = xasprintf("%s/stack.env", absb);
 	commit(p, &env, 0);
 	free(p);
+	buffree(&env);
+}
 
-	bufputs(&b, "# Generated by configure (kiln-stage graph, tools/kiln-stage/graph.c): the stages of\n"
-	            "# the stack. Each stage's inputs are in $bdir/keys/STAGE; its stamp in\n"
-	            "# $bdir/stamp/STAGE; its log in $bdir/logs/STAGE.log.\n");
-	qvar(&b, "kstage", kbin, "/kiln-stage");
-	qvar(&b, "stackenv", absb, "/stack.env");
-	qvar(&b, "qkeys", absb, "/keys");
-	qvar(&b, "qlogs", absb, "/logs");
-	bufputs(&b, "stagecache =");
+/* stack.ninja's variables: the stage runner, the settings, keys, logs, the stage cache */
+static void
+stackvars(struct buf *b, const char *kbin)
+{
+	char *p;
+
+	bufputs(b, "# Generated by configure (kiln-stage graph, tools/kiln-stage/graph.c): the stages of\n"
+	           "# the stack. Each stage's inputs are in $bdir/keys/STAGE; its stamp in\n"
+	           "# $bdir/stamp/STAGE; its log in $bdir/logs/STAGE.log.\n");
+	qvar(b, "kstage", kbin, "/kiln-stage");
+	qvar(b, "stackenv", absb, "/stack.env");
+	qvar(b, "qkeys", absb, "/keys");
+	qvar(b, "qlogs", absb, "/logs");
+	bufputs(b, "stagecache =");
 	if (cf.stagecache) {
-		bufputc(&b, ' ');
+		bufputc(b, ' ');
 		p = xasprintf("--stage-cache=%s", cf.stagecache);
-		ninja_shq(&b, p);
+		ninja_shq(b, p);
 		free(p);
-		stagekeys(&b);
+		stagekeys(b);
 	}
-	bufputs(&b, "\ninclude $srcdir/ninja/stack.ninja\n\n");
-	if (cf.backend == BACKEND_GFX && !rocmsdk) {
-		char *hip = xasprintf("%s/bin/hipcc", cf.rocm), *cl = xasprintf("%s/llvm/bin/clang", cf.rocm);
-		if (access(hip, X_OK) < 0 && access(cl, X_OK) < 0) {
-			char *al = archlist(",");
-			rocmmissing = 1;
-			bufputs(&b, "# ROCm is missing: the stages that need it stop here with the reason\n"
-			            "build $bdir/stamp/rocm.missing: missing\n  what = ");
-			p = xasprintf("ROCm was not found at %s (no bin/hipcc, no llvm/bin/clang), and "
-			              "--arch=%s builds for AMD GPUs. Install ROCm (https://rocm.docs.amd.com), "
-			              "or rerun configure with --rocm-path=DIR, or --arch=cpu for a CPU-only stack.",
-			              cf.rocm, al);
-			ninja_shq(&b, p);
-			free(p);
-			bufputs(&b, "\n\n");
-			free(al);
-		}
-		free(hip);
-		free(cl);
-	}
-	for (i = 0; i < nstages; i++) {
-		struct srec *s = &stages[i];
+	bufputs(b, "\ninclude $srcdir/ninja/stack.ninja\n\n");
+}
 
-		/* the key file */
-		p = xasprintf("%s/keys/%s", absb, s->name);
-		commit(p, &s->key, 0);
+/* ROCm is missing for a GPU build: the stages that need it stop at rocm.missing with the
+   reason; 1 when it is */
+static int
+rocmmissing(struct buf *b)
+{
+	char *hip, *cl, *al, *p;
+	int missing;
+
+	if (cf.backend != BACKEND_GFX || rocmsdk)
+		return 0;
+	hip = xasprintf("%s/bin/hipcc", cf.rocm);
+	cl = xasprintf("%s/llvm/bin/clang", cf.rocm);
+	missing = access(hip, X_OK) < 0 && access(cl, X_OK) < 0;
+	if (missing) {
+		al = archlist(",");
+		bufputs(b, "# ROCm is missing: the stages that need it stop here with the reason\n"
+		           "build $bdir/stamp/rocm.missing: missing\n  what = ");
+		p = xasprintf("ROCm was not found at %s (no bin/hipcc, no llvm/bin/clang), and "
+		              "--arch=%s builds for AMD GPUs. Install ROCm (https://rocm.docs.amd.com), "
+		              "or rerun configure with --rocm-path=DIR, or --arch=cpu for a CPU-only stack.",
+		              cf.rocm, al);
+		ninja_shq(b, p);
 		free(p);
-		/* the edge: parents as inputs (kiln-stage reads them from $in), the key file and
-		   the tools the step runs */
-		bufprintf(&b, "build $bdir/stamp/%s: %s", s->name, s->rule ? s->rule : "stage");
-		for (j = 0; j < s->np; j++)
-			bufprintf(&b, " $bdir/stamp/%s", s->parent[j]);
-		bufprintf(&b, " | $bdir/keys/%s", s->name);
-		bufreset(&t);
-		tooldeps(&t, s->step, tools, ntools);
-		if (rocmmissing && needsrocm(s->step))
-			bufputs(&t, " $bdir/stamp/rocm.missing");
-		if (t.len)
-			bufprintf(&b, " ||%s", t.s);
-		bufprintf(&b, "\n  stage = %s\n  step = %s\n  comp = %s\n", s->name, s->step, s->comp);
-		if (s->out || s->idfile || s->idpath || s->idkeys) {
-			bufputs(&b, "  opts =");
-			if (s->out) {
-				bufputc(&b, ' ');
-				p = xasprintf("--out=%s", s->out);
-				ninja_shq(&b, p);
-				free(p);
-			}
-			if (s->idfile || s->idpath) {
-				bufputc(&b, ' ');
-				p = s->idpath ? xasprintf("--id-file=%s/%s", absb, s->idpath)
-				              : xasprintf("--id-file=%s/src/%s.id", absb, s->comp);
-				ninja_shq(&b, p);
-				free(p);
-			}
-			if (s->idkeys)
-				bufprintf(&b, " --id-keys=%s", s->idkeys);
-			bufputc(&b, '\n');
-		}
-		/* NAME.verify for a stage with outputs: rebuild beside them and compare */
-		if (s->out) {
-			bufprintf(&b, "build %s.verify: verify | $bdir/stamp/%s", s->name, s->name);
-			bufreset(&t);
-			tooldeps(&t, s->step, tools, ntools);
-			if (t.len)
-				bufprintf(&b, " ||%s", t.s);
-			bufprintf(&b, "\n  stage = %s\n  step = %s\n  comp = %s\n  stamp = $bdir/stamp/%s\n",
-			          s->name, s->step, s->comp, s->name);
-			bufputs(&b, "  parents =");
-			for (j = 0; j < s->np; j++)
-				bufprintf(&b, " $bdir/stamp/%s", s->parent[j]);
-			bufputs(&b, "\n  opts = ");
-			p = xasprintf("--out=%s", s->out);
-			ninja_shq(&b, p);
-			free(p);
-			bufputc(&b, '\n');
-		}
-		/* the name people type; ninja -t query NAME lists the tools it runs too */
-		bufprintf(&b, "build %s: phony $bdir/stamp/%s", s->name, s->name);
-		bufreset(&t);
-		tooldeps(&t, s->step, tools, ntools);
-		if (t.len)
-			bufprintf(&b, " ||%s", t.s);
-		bufputs(&b, "\n\n");
+		bufputs(b, "\n\n");
+		free(al);
 	}
-	bufputs(&b, "build stack: phony");
+	free(hip);
+	free(cl);
+	return missing;
+}
+
+/* " || TOOLS" the step runs (and rocm.missing where it needs ROCm and ROCm is missing) */
+static void
+orderonly(struct buf *b, const struct srec *s, char *const *tools, size_t ntools, int nocrocm)
+{
+	struct buf t = {0};
+
+	tooldeps(&t, s->step, tools, ntools);
+	if (nocrocm && needsrocm(s->step))
+		bufputs(&t, " $bdir/stamp/rocm.missing");
+	if (t.len)
+		bufprintf(b, " ||%s", t.s);
+	buffree(&t);
+}
+
+/* a quoted --out=DIR */
+static void
+outopt(struct buf *b, const struct srec *s)
+{
+	char *p = xasprintf("--out=%s", s->out);
+
+	ninja_shq(b, p);
+	free(p);
+}
+
+/* the stage's edge: parents as inputs (kiln-stage reads them from $in), the key file and
+   the tools the step runs */
+static void
+stageedge(struct buf *b, const struct srec *s, char *const *tools, size_t ntools, int nocrocm)
+{
+	char *p;
+	size_t j;
+
+	bufprintf(b, "build $bdir/stamp/%s: %s", s->name, s->rule ? s->rule : "stage");
+	for (j = 0; j < s->np; j++)
+		bufprintf(b, " $bdir/stamp/%s", s->parent[j]);
+	bufprintf(b, " | $bdir/keys/%s", s->name);
+	orderonly(b, s, tools, ntools, nocrocm);
+	bufprintf(b, "\n  stage = %s\n  step = %s\n  comp = %s\n", s->name, s->step, s->comp);
+	if (!s->out && !s->idfile && !s->idpath && !s->idkeys)
+		return;
+	bufputs(b, "  opts =");
+	if (s->out) {
+		bufputc(b, ' ');
+		outopt(b, s);
+	}
+	if (s->idfile || s->idpath) {
+		bufputc(b, ' ');
+		p = s->idpath ? xasprintf("--id-file=%s/%s", absb, s->idpath)
+		              : xasprintf("--id-file=%s/src/%s.id", absb, s->comp);
+		ninja_shq(b, p);
+		free(p);
+	}
+	if (s->idkeys)
+		bufprintf(b, " --id-keys=%s", s->idkeys);
+	bufputc(b, '\n');
+}
+
+/* NAME.verify for a stage with outputs: rebuild beside them and compare */
+static void
+verifyedge(struct buf *b, const struct srec *s, char *const *tools, size_t ntools)
+{
+	size_t j;
+
+	bufprintf(b, "build %s.verify: verify | $bdir/stamp/%s", s->name, s->name);
+	orderonly(b, s, tools, ntools, 0);
+	bufprintf(b, "\n  stage = %s\n  step = %s\n  comp = %s\n  stamp = $bdir/stamp/%s\n",
+	          s->name, s->step, s->comp, s->name);
+	bufputs(b, "  parents =");
+	for (j = 0; j < s->np; j++)
+		bufprintf(b, " $bdir/stamp/%s", s->parent[j]);
+	bufputs(b, "\n  opts = ");
+	outopt(b, s);
+	bufputc(b, '\n');
+}
+
+/* `stack`: the smoke test, the fat wheel, the image, and the source-only components */
+static void
+stacktarget(struct buf *b)
+{
+	size_t i;
+
+	bufputs(b, "build stack: phony");
 	for (i = 0; i < nstages; i++)
 		if (!strcmp(stages[i].name, "stack.smoke") || !strcmp(stages[i].name, "stack.fat") ||
 		    !strcmp(stages[i].name, "stack.image") ||
 		    (!strcmp(stages[i].step, "patch") &&
 		     !strcmp(pin(comp_find(stages[i].comp), "KIND"), "source")))
-			bufprintf(&b, " $bdir/stamp/%s", stages[i].name);
-	bufputc(&b, '\n');
+			bufprintf(b, " $bdir/stamp/%s", stages[i].name);
+	bufputc(b, '\n');
+}
+
+static void
+writestack(char *const *tools, size_t ntools, const char *profs)
+{
+	struct buf b = {0};
+	char *kbin, *p, *archs = archlist(";");
+	size_t i;
+	int nocrocm;
+
+	if (cf.kilnbin) {
+		if (!(kbin = realpath(cf.kilnbin, NULL)))
+			fail("KILN_BIN=%s: no such folder", cf.kilnbin);
+	} else {
+		kbin = xasprintf("%s/bin", absb);
+	}
+	writeenv(kbin, archs, profs);
+	stackvars(&b, kbin);
+	nocrocm = rocmmissing(&b);
+	for (i = 0; i < nstages; i++) {
+		const struct srec *s = &stages[i];
+
+		p = xasprintf("%s/keys/%s", absb, s->name);
+		commit(p, &s->key, 0);
+		free(p);
+		stageedge(&b, s, tools, ntools, nocrocm);
+		if (s->out)
+			verifyedge(&b, s, tools, ntools);
+		/* the name people type; ninja -t query NAME lists the tools it runs too */
+		bufprintf(&b, "build %s: phony $bdir/stamp/%s", s->name, s->name);
+		orderonly(&b, s, tools, ntools, 0);
+		bufputs(&b, "\n\n");
+	}
+	stacktarget(&b);
 	p = xasprintf("%s/stack.ninja", cf.builddir);
 	commit(p, &b, 1);
 	free(p);
 	free(kbin);
 	free(archs);
 	buffree(&b);
-	buffree(&env);
-	buffree(&t);
 }
 
 /* a stack without torch (--without=torch) holds only CMake components (the ggml track);

@@ -219,24 +219,17 @@ zip64extra(struct zipent *e, const unsigned char *x, size_t xlen, int wantoff, c
 	            e->name, (unsigned long long)at);
 }
 
-/* zip_open without the cleanup on failure */
+/* the end of central directory record (ZIP64's where present): where the directory is,
+   its size and count; 0 or -1 with err */
 static int
-zip_open1(struct zipin *z, const char *path, char *err, size_t errlen)
+findeocd(const struct zipin *z, uint64_t *cdoff, uint64_t *cdsize, uint64_t *count, char *err,
+         size_t errlen)
 {
-	const unsigned char *p, *c;
-	size_t n, i, lim;
-	uint64_t eocd = 0, cdoff, cdsize, count, pos, end, e64;
-	int found = 0, r;
-	struct zipent *e;
-	struct span *sp;
-	char **names;
-	size_t a, b;
+	const unsigned char *p = z->m.p;
+	size_t n = z->m.n, i, lim;
+	uint64_t eocd = 0, end, e64;
+	int found = 0;
 
-	memset(z, 0, sizeof *z);
-	if (mapin(&z->m, path, err, errlen) < 0)
-		return -1;
-	p = z->m.p;
-	n = z->m.n;
 	if (n < 22)
 		return fail(err, errlen, "not a zip archive (%zu bytes, no end record)", n);
 	lim = n - 22 > 65535 ? n - 22 - 65535 : 0;
@@ -252,134 +245,186 @@ zip_open1(struct zipin *z, const char *path, char *err, size_t errlen)
 	if (rd16(p + eocd + 4) != 0 || rd16(p + eocd + 6) != 0)
 		return fail(err, errlen, "multi-disk archives are not supported (offset %llu)",
 		            (unsigned long long)eocd);
-	count = rd16(p + eocd + 10);
-	cdsize = rd32(p + eocd + 12);
-	cdoff = rd32(p + eocd + 16);
+	*count = rd16(p + eocd + 10);
+	*cdsize = rd32(p + eocd + 12);
+	*cdoff = rd32(p + eocd + 16);
 	end = eocd;
 	if (eocd >= 20 && rd32(p + eocd - 20) == SIG_LOC64) {
 		e64 = rd64(p + eocd - 20 + 8);
 		if (e64 > eocd - 20 || eocd - 20 - e64 < 56 || rd32(p + e64) != SIG_EOCD64)
 			return fail(err, errlen, "bad ZIP64 end of central directory locator (offset %llu)",
 			            (unsigned long long)(eocd - 20));
-		count = rd64(p + e64 + 32);
-		cdsize = rd64(p + e64 + 40);
-		cdoff = rd64(p + e64 + 48);
+		*count = rd64(p + e64 + 32);
+		*cdsize = rd64(p + e64 + 40);
+		*cdoff = rd64(p + e64 + 48);
 		end = e64;
-	} else if (count == MAX16 || cdsize == MAX32 || cdoff == MAX32) {
+	} else if (*count == MAX16 || *cdsize == MAX32 || *cdoff == MAX32) {
 		return fail(err, errlen, "end record needs ZIP64 but the ZIP64 locator is missing (offset %llu)",
 		            (unsigned long long)eocd);
 	}
-	if (cdoff > end || cdsize > end - cdoff)
+	if (*cdoff > end || *cdsize > end - *cdoff)
 		return fail(err, errlen, "central directory (offset %llu, %llu bytes) lies outside the file; truncated?",
-		            (unsigned long long)cdoff, (unsigned long long)cdsize);
-	if (count > cdsize / 46)
+		            (unsigned long long)*cdoff, (unsigned long long)*cdsize);
+	if (*count > *cdsize / 46)
 		return fail(err, errlen, "end record claims %llu members in a %llu-byte central directory",
-		            (unsigned long long)count, (unsigned long long)cdsize);
-	z->e = xcalloc(count ? count : 1, sizeof *z->e);
-	pos = cdoff;
-	for (i = 0; i < count; i++) {
-		uint64_t nl, xl, cl, lnl;
-		e = &z->e[i];
-		if (pos + 46 > cdoff + cdsize || rd32(p + pos) != SIG_CENTRAL)
-			return z->n = i, fail(err, errlen, "bad central directory entry %zu (offset %llu)", i,
-			                      (unsigned long long)pos);
-		c = p + pos;
-		nl = rd16(c + 28);
-		xl = rd16(c + 30);
-		cl = rd16(c + 32);
-		if (pos + 46 + nl + xl + cl > cdoff + cdsize)
-			return z->n = i, fail(err, errlen, "central directory entry %zu overruns the directory (offset %llu)",
-			                      i, (unsigned long long)pos);
-		e->madeby = rd16(c + 4);
-		e->flags = rd16(c + 8);
-		e->method = rd16(c + 10);
-		e->mtime = rd16(c + 12);
-		e->mdate = rd16(c + 14);
-		e->crc = rd32(c + 16);
-		e->csize = rd32(c + 20);
-		e->usize = rd32(c + 24);
-		e->extattr = rd32(c + 38);
-		e->lho = rd32(c + 42);
-		e->name = xstrndup((const char *)c + 46, nl);
-		z->n = i + 1;
-		if (strlen(e->name) != nl)
-			return fail(err, errlen, "member name %zu contains a NUL byte (offset %llu)", i,
-			            (unsigned long long)pos);
-		if (zip64extra(e, c + 46 + nl, xl, e->lho == MAX32, err, errlen, pos) < 0)
-			return -1;
-		if (!zip_safename(e->name)) {
-			struct buf q = {0};
-			wheelpath_escape(&q, e->name);
-			fail(err, errlen, "unsafe member path '%s' (absolute, '..', '\\' or a control character)", q.s);
-			buffree(&q);
-			return ZIP_EPATH;
-		}
-		if (e->flags & 1)
-			return fail(err, errlen, "member '%s' is encrypted", e->name);
-		if (e->method != 0 && e->method != 8)
-			return fail(err, errlen, "member '%s' uses compression method %u (only 0 and 8 are supported)",
-			            e->name, e->method);
-		if (e->method == 0 && e->csize != e->usize)
-			return fail(err, errlen, "stored member '%s' has different sizes (offset %llu)", e->name,
-			            (unsigned long long)pos);
-		if (e->usize > zip_maxinflate)
-			return fail(err, errlen, "member '%s' declares %llu bytes, over the cap of %llu",
-			            e->name, (unsigned long long)e->usize, (unsigned long long)zip_maxinflate);
-		if (e->method == 8 && e->usize / DEFLATE_RATIO > e->csize + 1)
-			return fail(err, errlen, "member '%s' declares %llu bytes from %llu compressed: more than deflate can give; the sizes lie",
-			            e->name, (unsigned long long)e->usize, (unsigned long long)e->csize);
-		if (endswith(e->name, "/") && (e->usize || e->csize > 2))
-			return fail(err, errlen, "folder entry '%s' carries data (%llu bytes, %llu compressed)",
-			            e->name, (unsigned long long)e->usize, (unsigned long long)e->csize);
-		if (e->lho > cdoff || cdoff - e->lho < 30 || rd32(p + e->lho) != SIG_LOCAL)
-			return fail(err, errlen, "member '%s': no local header at offset %llu", e->name,
-			            (unsigned long long)e->lho);
-		lnl = rd16(p + e->lho + 26);
-		if (lnl != nl || e->lho + 30 + lnl > cdoff || memcmp(p + e->lho + 30, e->name, nl) != 0)
-			return fail(err, errlen, "member '%s': local header name differs from the central directory (offset %llu)",
-			            e->name, (unsigned long long)e->lho);
-		if (checklocal(e, p, cdoff, &e->end, err, errlen) < 0)
-			return -1;
-		pos += 46 + nl + xl + cl;
+		            (unsigned long long)*count, (unsigned long long)*cdsize);
+	return 0;
+}
+
+/* what a member may be: a safe name, not encrypted, method 0 or 8, sizes that can be
+   true; 0, -1 or ZIP_EPATH with err */
+static int
+checkmember(const struct zipent *e, uint64_t pos, char *err, size_t errlen)
+{
+	if (!zip_safename(e->name)) {
+		struct buf q = {0};
+		wheelpath_escape(&q, e->name);
+		fail(err, errlen, "unsafe member path '%s' (absolute, '..', '\\' or a control character)", q.s);
+		buffree(&q);
+		return ZIP_EPATH;
 	}
-	/* no two members share bytes (overlapping entries make a small file inflate to
-	   many copies of one member) */
-	sp = xmalloc((z->n ? z->n : 1) * sizeof *sp);
+	if (e->flags & 1)
+		return fail(err, errlen, "member '%s' is encrypted", e->name);
+	if (e->method != 0 && e->method != 8)
+		return fail(err, errlen, "member '%s' uses compression method %u (only 0 and 8 are supported)",
+		            e->name, e->method);
+	if (e->method == 0 && e->csize != e->usize)
+		return fail(err, errlen, "stored member '%s' has different sizes (offset %llu)", e->name,
+		            (unsigned long long)pos);
+	if (e->usize > zip_maxinflate)
+		return fail(err, errlen, "member '%s' declares %llu bytes, over the cap of %llu",
+		            e->name, (unsigned long long)e->usize, (unsigned long long)zip_maxinflate);
+	if (e->method == 8 && e->usize / DEFLATE_RATIO > e->csize + 1)
+		return fail(err, errlen, "member '%s' declares %llu bytes from %llu compressed: more than deflate can give; the sizes lie",
+		            e->name, (unsigned long long)e->usize, (unsigned long long)e->csize);
+	if (endswith(e->name, "/") && (e->usize || e->csize > 2))
+		return fail(err, errlen, "folder entry '%s' carries data (%llu bytes, %llu compressed)",
+		            e->name, (unsigned long long)e->usize, (unsigned long long)e->csize);
+	return 0;
+}
+
+/* member i's central directory entry at *pos, its local header and extent; *pos moves to
+   the next entry; 0, -1 or ZIP_EPATH with err */
+static int
+readentry(struct zipin *z, size_t i, uint64_t *pos, uint64_t cdoff, uint64_t cdsize, char *err,
+          size_t errlen)
+{
+	const unsigned char *p = z->m.p, *c = p + *pos;
+	struct zipent *e = &z->e[i];
+	uint64_t nl, xl, cl, lnl;
+	int r;
+
+	if (*pos + 46 > cdoff + cdsize || rd32(c) != SIG_CENTRAL)
+		return fail(err, errlen, "bad central directory entry %zu (offset %llu)", i,
+		            (unsigned long long)*pos);
+	nl = rd16(c + 28);
+	xl = rd16(c + 30);
+	cl = rd16(c + 32);
+	if (*pos + 46 + nl + xl + cl > cdoff + cdsize)
+		return fail(err, errlen, "central directory entry %zu overruns the directory (offset %llu)",
+		            i, (unsigned long long)*pos);
+	e->madeby = rd16(c + 4);
+	e->flags = rd16(c + 8);
+	e->method = rd16(c + 10);
+	e->mtime = rd16(c + 12);
+	e->mdate = rd16(c + 14);
+	e->crc = rd32(c + 16);
+	e->csize = rd32(c + 20);
+	e->usize = rd32(c + 24);
+	e->extattr = rd32(c + 38);
+	e->lho = rd32(c + 42);
+	e->name = xstrndup((const char *)c + 46, nl);
+	z->n = i + 1;
+	if (strlen(e->name) != nl)
+		return fail(err, errlen, "member name %zu contains a NUL byte (offset %llu)", i,
+		            (unsigned long long)*pos);
+	if (zip64extra(e, c + 46 + nl, xl, e->lho == MAX32, err, errlen, *pos) < 0)
+		return -1;
+	if ((r = checkmember(e, *pos, err, errlen)) != 0)
+		return r;
+	if (e->lho > cdoff || cdoff - e->lho < 30 || rd32(p + e->lho) != SIG_LOCAL)
+		return fail(err, errlen, "member '%s': no local header at offset %llu", e->name,
+		            (unsigned long long)e->lho);
+	lnl = rd16(p + e->lho + 26);
+	if (lnl != nl || e->lho + 30 + lnl > cdoff || memcmp(p + e->lho + 30, e->name, nl) != 0)
+		return fail(err, errlen, "member '%s': local header name differs from the central directory (offset %llu)",
+		            e->name, (unsigned long long)e->lho);
+	if (checklocal(e, p, cdoff, &e->end, err, errlen) < 0)
+		return -1;
+	*pos += 46 + nl + xl + cl;
+	return 0;
+}
+
+/* no two members share bytes (overlapping entries make a small file inflate to many
+   copies of one member); 0 or -1 with err */
+static int
+nooverlap(const struct zipin *z, char *err, size_t errlen)
+{
+	struct span *sp = xmalloc((z->n ? z->n : 1) * sizeof *sp);
+	size_t i;
+	int r = 0;
+
 	for (i = 0; i < z->n; i++) {
-		e = &z->e[i];
-		sp[i].from = e->lho;
-		sp[i].to = e->end;
+		sp[i].from = z->e[i].lho;
+		sp[i].to = z->e[i].end;
 		sp[i].i = i;
 	}
 	qsort(sp, z->n, sizeof *sp, byfrom);
-	for (i = 1; i < z->n; i++) {
-		if (sp[i].from < sp[i - 1].to) {
-			fail(err, errlen, "members '%s' and '%s' overlap (offset %llu)", z->e[sp[i - 1].i].name,
-			     z->e[sp[i].i].name, (unsigned long long)sp[i].from);
-			free(sp);
-			return -1;
-		}
-	}
+	for (i = 1; i < z->n && !r; i++)
+		if (sp[i].from < sp[i - 1].to)
+			r = fail(err, errlen, "members '%s' and '%s' overlap (offset %llu)",
+			         z->e[sp[i - 1].i].name, z->e[sp[i].i].name,
+			         (unsigned long long)sp[i].from);
 	free(sp);
-	names = xmalloc((z->n ? z->n : 1) * sizeof *names);
+	return r;
+}
+
+/* no name twice, and no two spellings of one installed path ("a//b", "a/./b",
+   NAME.data/purelib/a ...); 0 or ZIP_EPATH with err */
+static int
+uniquenames(const struct zipin *z, char *err, size_t errlen)
+{
+	char **names = xmalloc((z->n ? z->n : 1) * sizeof *names);
+	size_t i, a, b;
+	int r = 0, c;
+
 	for (i = 0; i < z->n; i++)
 		names[i] = z->e[i].name;
 	qsort(names, z->n, sizeof *names, cmpname);
-	for (i = 1; i < z->n; i++) {
+	for (i = 1; i < z->n && !r; i++)
 		if (strcmp(names[i - 1], names[i]) == 0) {
 			fail(err, errlen, "member '%s' appears twice", names[i]);
-			free(names);
-			return ZIP_EPATH;
+			r = ZIP_EPATH;
 		}
-	}
-	/* spellings of one installed path: "a//b", "a/./b", NAME.data/purelib/a ... */
-	if ((r = wheelpath_clash(names, z->n, &a, &b)) != 0) {
-		wheelpath_clashmsg(err, errlen, names, r, a, b);
-		free(names);
-		return ZIP_EPATH;
+	if (!r && (c = wheelpath_clash(names, z->n, &a, &b)) != 0) {
+		wheelpath_clashmsg(err, errlen, names, c, a, b);
+		r = ZIP_EPATH;
 	}
 	free(names);
-	return 0;
+	return r;
+}
+
+/* zip_open without the cleanup on failure */
+static int
+zip_open1(struct zipin *z, const char *path, char *err, size_t errlen)
+{
+	uint64_t cdoff = 0, cdsize = 0, count = 0, pos;
+	size_t i;
+	int r;
+
+	memset(z, 0, sizeof *z);
+	if (mapin(&z->m, path, err, errlen) < 0)
+		return -1;
+	if (findeocd(z, &cdoff, &cdsize, &count, err, errlen) < 0)
+		return -1;
+	z->e = xcalloc(count ? count : 1, sizeof *z->e);
+	pos = cdoff;
+	for (i = 0; i < count; i++)
+		if ((r = readentry(z, i, &pos, cdoff, cdsize, err, errlen)) != 0)
+			return r;
+	if (nooverlap(z, err, errlen) < 0)
+		return -1;
+	return uniquenames(z, err, errlen);
 }
 
 int

@@ -318,16 +318,183 @@ distof(const char *name)
 	return NULL;
 }
 
+/* what wheel_check reads out of the zip */
+struct wread {
+	char *dist, *wheel, *meta, *rec;	/* the .dist-info folder, its three files */
+	struct member *m;
+	size_t nm, cap;
+};
+
+static void
+wread_free(struct wread *wr)
+{
+	size_t k;
+
+	for (k = 0; k < wr->nm; k++) {
+		free(wr->m[k].name);
+		free(wr->m[k].b64);
+	}
+	free(wr->m);
+	free(wr->dist);
+	free(wr->wheel);
+	free(wr->meta);
+	free(wr->rec);
+}
+
+/* name's .dist-info folder; whether it is WHEEL, METADATA or RECORD there (*keep); -1 with
+   *err when it is a second .dist-info folder */
+static int
+distmember(struct wread *wr, const char *name, int *keep, char **err)
+{
+	char *top = distof(name);
+	const char *rest;
+
+	*keep = 0;
+	if (!top)
+		return 0;
+	rest = name + strlen(top) + 1;
+	if (!wr->dist) {
+		wr->dist = top;
+	} else if (strcmp(wr->dist, top)) {
+		*err = xasprintf("more than one .dist-info folder (%s, %s)", wr->dist, top);
+		free(top);
+		return -1;
+	} else {
+		free(top);
+	}
+	*keep = !strcmp(rest, "WHEEL") || !strcmp(rest, "METADATA") || !strcmp(rest, "RECORD");
+	return 0;
+}
+
+/* inflate member e (its size and CRC-32 must be what the archive says, as pip's zipfile
+   checks when it installs it): its hash and size into wr's list, the three metadata files
+   kept; 0, or -1 with *err */
+static int
+readmember(struct zipin *z, const struct zipent *e, struct wread *wr, int keep, char **err)
+{
+	struct sink sk;
+	unsigned char d[32];
+	struct buf content = { 0 }, hb = { 0 };
+	char zerr[1024], **to;
+	int rr;
+
+	sha256_init(&sk.h);
+	sk.hash = 1;
+	sk.size = 0;
+	sk.keep = keep ? &content : NULL;
+	rr = zip_read(z, e, sinkchunk, &sk, zerr, sizeof zerr);
+	sha256_final(&sk.h, d);
+	if (rr) {
+		*err = rr > 0 ? xasprintf("%s is over %u MiB", e->name, MAXMETA >> 20) :
+		       xasprintf("not a valid zip: %s", zerr);
+		buffree(&content);
+		return -1;
+	}
+	if (keep) {
+		const char *rest = e->name + strlen(wr->dist) + 1;
+		to = !strcmp(rest, "WHEEL") ? &wr->wheel : !strcmp(rest, "METADATA") ? &wr->meta : &wr->rec;
+		bufputs(&content, "");
+		free(*to);
+		*to = bufdetach(&content);
+	}
+	buffree(&content);
+	wr->m = xgrow(wr->m, &wr->cap, wr->nm + 1, sizeof *wr->m);
+	b64url(&hb, d, 32);
+	wr->m[wr->nm].name = xstrdup(e->name);
+	wr->m[wr->nm].b64 = bufdetach(&hb);
+	wr->m[wr->nm].size = sk.size;
+	wr->m[wr->nm].listed = 0;
+	wr->nm++;
+	return 0;
+}
+
+/* every member, then: one .dist-info folder, no member twice; 0 or -1 with *err */
+static int
+readmembers(struct zipin *z, struct wread *wr, char **err)
+{
+	size_t k;
+	int keep;
+
+	for (k = 0; k < z->n; k++) {
+		if (distmember(wr, z->e[k].name, &keep, err) < 0)
+			return -1;
+		if (!endswith(z->e[k].name, "/") && readmember(z, &z->e[k], wr, keep, err) < 0)
+			return -1;
+	}
+	if (!wr->dist) {
+		*err = xasprintf("no .dist-info folder");
+		return -1;
+	}
+	qsort(wr->m, wr->nm, sizeof *wr->m, bymember);
+	for (k = 1; k < wr->nm; k++)
+		if (!strcmp(wr->m[k - 1].name, wr->m[k].name)) {
+			*err = xasprintf("the member %s is in the zip twice", wr->m[k].name);
+			return -1;
+		}
+	return 0;
+}
+
+/* NAME-VERSION.dist-info agrees with the file name; 0 or -1 with *err */
+static int
+checkdistname(const char *dist, const struct wheelname *w, char **err)
+{
+	char *stem = xstrndup(dist, strlen(dist) - 10);
+	const char *dash = strrchr(stem, '-');
+	struct buf cn = { 0 };
+	struct pep440 v;
+	int ok = 0;
+
+	if (dash) {
+		canonname(&cn, stem, (size_t)(dash - stem));
+		if (!strcmp(cn.s, w->name) && pep440_parses(&v, dash + 1) == 0) {
+			ok = pep440_cmp(&v, &w->ver) == 0;
+			pep440_free(&v);
+		}
+	}
+	buffree(&cn);
+	free(stem);
+	if (!ok)
+		*err = xasprintf("%s does not match the file name (%s %s)", dist, w->name, w->verstr);
+	return ok ? 0 : -1;
+}
+
+/* METADATA's Name and Version are the file name's; 0 or -1 with *err */
+static int
+checkmetadata(const char *meta, const char *dist, const struct wheelname *w, char **err)
+{
+	char *name = header(meta, "Name"), *ver = header(meta, "Version");
+	struct buf cn = { 0 };
+	struct pep440 v;
+
+	if (!name || !ver) {
+		*err = xasprintf("%s/METADATA has no %s", dist, !name ? "Name" : "Version");
+	} else {
+		canonname(&cn, name, strlen(name));
+		if (strcmp(cn.s, w->name)) {
+			*err = xasprintf("%s/METADATA Name '%s' differs from the file name's '%s'", dist,
+			                 name, w->rawname);
+		} else if (pep440_parses(&v, ver) < 0) {
+			*err = xasprintf("%s/METADATA Version '%s' is not a valid version", dist, ver);
+		} else {
+			if (pep440_cmp(&v, &w->ver))
+				*err = xasprintf("%s/METADATA Version '%s' differs from the file name's '%s'",
+				                 dist, ver, w->verstr);
+			pep440_free(&v);
+		}
+	}
+	buffree(&cn);
+	free(name);
+	free(ver);
+	return *err ? -1 : 0;
+}
+
 int
 wheel_check(const char *path, const struct wheelname *w, char **err)
 {
 	struct zipin z;
-	struct member *m = NULL;
-	size_t nm = 0, cap = 0, k;
-	char *dist = NULL, *wheel = NULL, *meta = NULL, *rec = NULL;
-	int ndist = 0, r = 1, zr;
-	struct buf hb = { 0 };
-	char zerr[1024];
+	struct wread wr = { 0 };
+	char zerr[1024], *recname;
+	int r = 1, zr;
 
 	*err = NULL;
 	if (regular(path, err))
@@ -338,159 +505,21 @@ wheel_check(const char *path, const struct wheelname *w, char **err)
 		*err = zr == ZIP_EPATH ? xstrdup(zerr) : xasprintf("not a valid zip: %s", zerr);
 		return zr == ZIP_EPATH ? 2 : 1;
 	}
-	for (k = 0; k < z.n; k++) {
-		const struct zipent *e = &z.e[k];
-		const char *name = e->name;
-		char *top = distof(name);
-		struct sink sk;
-		unsigned char d[32];
-		struct buf content = { 0 };
-		int keep = 0, rr;
-
-		if (top) {
-			const char *rest = name + strlen(top) + 1;
-			if (!dist) {
-				dist = top;
-				ndist = 1;
-			} else if (strcmp(dist, top)) {
-				*err = xasprintf("more than one .dist-info folder (%s, %s)", dist, top);
-				free(top);
-				goto out;
-			} else {
-				free(top);
-			}
-			keep = !strcmp(rest, "WHEEL") || !strcmp(rest, "METADATA") || !strcmp(rest, "RECORD");
-		}
-		if (endswith(name, "/"))
-			continue;
-		sha256_init(&sk.h);
-		sk.hash = 1;
-		sk.size = 0;
-		sk.keep = keep ? &content : NULL;
-		/* every member is inflated: its size and CRC-32 must be what the archive says,
-		   as pip's zipfile checks when it installs it */
-		rr = zip_read(&z, e, sinkchunk, &sk, zerr, sizeof zerr);
-		sha256_final(&sk.h, d);
-		if (rr > 0) {
-			*err = xasprintf("%s is over %u MiB", name, MAXMETA >> 20);
-			buffree(&content);
-			goto out;
-		}
-		if (rr < 0) {
-			*err = xasprintf("not a valid zip: %s", zerr);
-			buffree(&content);
-			goto out;
-		}
-		if (keep) {
-			const char *rest = name + strlen(dist) + 1;
-			bufputs(&content, "");
-			if (!strcmp(rest, "WHEEL")) {
-				free(wheel);
-				wheel = bufdetach(&content);
-			} else if (!strcmp(rest, "METADATA")) {
-				free(meta);
-				meta = bufdetach(&content);
-			} else {
-				free(rec);
-				rec = bufdetach(&content);
-			}
-		}
-		buffree(&content);
-		m = xgrow(m, &cap, nm + 1, sizeof *m);
-		m[nm].name = xstrdup(name);
-		bufreset(&hb);
-		b64url(&hb, d, 32);
-		m[nm].b64 = xstrdup(hb.s);
-		m[nm].size = sk.size;
-		m[nm].listed = 0;
-		nm++;
-	}
-	if (!ndist) {
-		*err = xasprintf("no .dist-info folder");
+	if (readmembers(&z, &wr, err) < 0 || checkdistname(wr.dist, w, err) < 0)
+		goto out;
+	if (!wr.wheel || !wr.meta || !wr.rec) {
+		*err = xasprintf("%s has no %s", wr.dist,
+		                 !wr.wheel ? "WHEEL" : !wr.meta ? "METADATA" : "RECORD");
 		goto out;
 	}
-	qsort(m, nm, sizeof *m, bymember);
-	for (k = 1; k < nm; k++)
-		if (!strcmp(m[k - 1].name, m[k].name)) {
-			*err = xasprintf("the member %s is in the zip twice", m[k].name);
-			goto out;
-		}
-	{
-		/* NAME-VERSION.dist-info agrees with the file name */
-		char *stem = xstrndup(dist, strlen(dist) - 10);
-		const char *dash = strrchr(stem, '-');
-		struct buf cn = { 0 };
-		struct pep440 v;
-		int ok = 0;
-		if (dash) {
-			canonname(&cn, stem, (size_t)(dash - stem));
-			if (!strcmp(cn.s, w->name) && pep440_parses(&v, dash + 1) == 0) {
-				ok = pep440_cmp(&v, &w->ver) == 0;
-				pep440_free(&v);
-			}
-		}
-		buffree(&cn);
-		free(stem);
-		if (!ok) {
-			*err = xasprintf("%s does not match the file name (%s %s)", dist, w->name, w->verstr);
-			goto out;
-		}
-	}
-	if (!wheel || !meta || !rec) {
-		*err = xasprintf("%s has no %s", dist, !wheel ? "WHEEL" : !meta ? "METADATA" : "RECORD");
+	if (checkwheelfile(wr.wheel, wr.dist, w, err) || checkmetadata(wr.meta, wr.dist, w, err))
 		goto out;
-	}
-	if (checkwheelfile(wheel, dist, w, err))
-		goto out;
-	{
-		char *name = header(meta, "Name"), *ver = header(meta, "Version");
-		struct buf cn = { 0 };
-		struct pep440 v;
-		int ok = 1;
-		if (!name || !ver) {
-			*err = xasprintf("%s/METADATA has no %s", dist, !name ? "Name" : "Version");
-			ok = 0;
-		} else {
-			canonname(&cn, name, strlen(name));
-			if (strcmp(cn.s, w->name)) {
-				*err = xasprintf("%s/METADATA Name '%s' differs from the file name's '%s'", dist,
-				                 name, w->rawname);
-				ok = 0;
-			} else if (pep440_parses(&v, ver) < 0) {
-				*err = xasprintf("%s/METADATA Version '%s' is not a valid version", dist, ver);
-				ok = 0;
-			} else {
-				if (pep440_cmp(&v, &w->ver)) {
-					*err = xasprintf("%s/METADATA Version '%s' differs from the file name's '%s'",
-					                 dist, ver, w->verstr);
-					ok = 0;
-				}
-				pep440_free(&v);
-			}
-		}
-		buffree(&cn);
-		free(name);
-		free(ver);
-		if (!ok)
-			goto out;
-	}
-	{
-		char *recname = xasprintf("%s/RECORD", dist);
-		r = checkrecord(rec, recname, m, nm, err);
-		free(recname);
-	}
+	recname = xasprintf("%s/RECORD", wr.dist);
+	r = checkrecord(wr.rec, recname, wr.m, wr.nm, err);
+	free(recname);
 out:
 	zip_close(&z);
-	for (k = 0; k < nm; k++) {
-		free(m[k].name);
-		free(m[k].b64);
-	}
-	free(m);
-	free(dist);
-	free(wheel);
-	free(meta);
-	free(rec);
-	buffree(&hb);
+	wread_free(&wr);
 	return r;
 }
 int
