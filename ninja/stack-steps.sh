@@ -97,19 +97,98 @@ step_src () {
 	fi
 	[ "$rc" = 0 ] || die "srcpin could not fetch $REF from $url"
 	printf '%s %s\n' "$URL" "$commit" >"$B/src/$c.id"
-	# where the objects came from: the --mirror copy srcpin uses for this URL (the order
-	# of srcpin(1)), or the URL itself; build-info records it beside the URL
-	from=$url
-	if [ -n "$MIRROR" ]; then
-		u=${URL#*://}; u=${u%/}; u=${u%.git}
-		for d in "$MIRROR/$c.git" "$MIRROR/$c" "$MIRROR/$u.git" "$MIRROR/$u" "$MIRROR/${u#*/}.git" \
-			"$MIRROR/${u#*/}" "$MIRROR/${u##*/}.git" "$MIRROR/${u##*/}"; do
-			[ -e "$d" ] && { from=$d; break; }
-		done
-	fi
+	# where the objects came from; build-info records it beside the URL
+	srcfrom "$url"
 	printf '%s\n' "$from" >"$B/src/$c.fetched"
 	echo "fetched $commit from $from"
 }
+
+# srcfrom URL: sets from to where srcpin takes C's objects from: the --mirror copy it uses
+# for the pin's URL (the order of srcpin(1)), or URL itself
+srcfrom () {
+	from=$1
+	[ -n "$MIRROR" ] || return 0
+	u=${URL#*://}; u=${u%/}; u=${u%.git}
+	for d in "$MIRROR/$c.git" "$MIRROR/$c" "$MIRROR/$u.git" "$MIRROR/$u" "$MIRROR/${u#*/}.git" \
+		"$MIRROR/${u#*/}" "$MIRROR/${u##*/}.git" "$MIRROR/${u##*/}"; do
+		[ -e "$d" ] && { from=$d; return 0; }
+	done
+}
+
+# srcmoves: whether the pin names a ref upstream may move (a tag or a branch): not a full
+# commit, not one fixed by C_SHA (a moved tag then fails the pin's check), not debsrc:
+srcmoves () {
+	case "$URL:$REF" in
+	debsrc:*|*:@torch) return 1 ;;
+	esac
+	[ -z "$SHA" ] && ! printf '%s' "$REF" | grep -qx '[0-9a-f]\{40\}'
+}
+
+# step_srccheck, step_srcwatch: not a stage's steps: the src rule (ninja/stack.ninja) runs
+# srccheck before kiln-stage run and srcwatch after it, each time ninja runs a C.src edge.
+# A tag or branch pin names whatever commit upstream gives it now: srccheck asks upstream
+# (srcpin fetch, which says a moved tag in one line) and, when the commit is not the one
+# the stamp's ID records, removes the stamp with that line as the reason (STAMP.why, the
+# stage summary's note), so that the stage checks out the new commit and its new ID reruns
+# the stages under it. A fetch that fails removes the stamp too: the stage's own fetch
+# then says what is wrong (a tag deleted upstream), never nothing. (Two ninja runs in one
+# build folder may check at once: their files are their own, by process id.)
+step_srccheck () {
+	KILN_STAGE=$c.src
+	st=${stampf:?srccheck STEP COMP SETTINGS STAMP}
+	[ -f "$st" ] && srcmoves || return 0
+	# a stamp made for other inputs (a pin bumped): kiln-stage run says why and reruns it
+	kiln-stage run -n --key="$B/keys/$c.src" --stamp="$st" "$c.src" 2>/dev/null || return 0
+	id=$(sed -n 's/^ID=//p' "$st" | tr -d "\"'")
+	if now=$(clean -- srcpin fetch "$c" "$URL" "$REF" --cache="$GITC" 2>"$st.err.$$"); then
+		why=$(sed -n 's/^srcpin: \(.*moved upstream: .*\)/\1/p' "$st.err.$$" | head -n 1)
+		grep -v '^srcpin: .*moved upstream: ' "$st.err.$$" >&2 || :
+		[ "$now" != "${id##* }" ] || { rm -f "$st.err.$$"; return 0; }
+		why=${why:-"$REF of $URL is now $now, not ${id##* }"}
+	else
+		why="srcpin could not fetch $REF again: $(tail -n 1 "$st.err.$$")"
+	fi
+	rm -f "$st.err.$$"
+	printf '%s\n' "$why" >"$st.why"
+	rm -f "$st"
+}
+
+# step_srcwatch writes the edge's depfile ($B/src/C.ref.d): the ref file of the pinned tag
+# or branch in the git cache's mirror and in the repository on this machine it is fetched
+# from (a path, file://, --mirror), so that ninja runs this edge again when the ref moves
+# there, and a plain no-op stays a no-op otherwise. A tag the repository keeps packed is
+# watched through packed-refs and refs/tags/, where git writes a moved one loose.
+step_srcwatch () {
+	st=${stampf:?srcwatch STEP COMP SETTINGS STAMP}
+	{
+		printf '%s:' "$(depesc "$st")"
+		if srcmoves; then
+			srcfrom "$URL"
+			from=${from#file://}
+			[ ! -d "$from/.git" ] || from=$from/.git
+			case "$from" in
+			/*) watchref "$from" packed-refs refs/tags ;;
+			esac
+			watchref "$GITC/$c.git"
+		fi
+		echo
+	} >"$B/src/$c.ref.d.$$" && mv -f "$B/src/$c.ref.d.$$" "$B/src/$c.ref.d"
+}
+# watchref GITDIR [FILE...]: the depfile entry of REF's loose ref file in GITDIR (REF as
+# given when it is a full name, else the tag or else the branch); when there is none, the
+# FILEs of GITDIR that are there
+watchref () {
+	g=$1; shift
+	for r in "$REF" "refs/tags/$REF" "refs/heads/$REF"; do
+		case "$r" in
+		refs/*) [ ! -f "$g/$r" ] || { printf ' %s' "$(depesc "$g/$r")"; return 0; } ;;
+		esac
+	done
+	for r; do [ ! -e "$g/$r" ] || printf ' %s' "$(depesc "$g/$r")"; done
+}
+# depesc PATH: PATH for a depfile (make's form: spaces and # escaped with a backslash, $
+# doubled)
+depesc () { printf '%s' "$1" | sed 's/[ #]/\\&/g; s/\$/$$/g'; }
 
 step_patch () {
 	# back to the pinned commit, pristine, then the series: an edited patch is never
@@ -972,53 +1051,8 @@ scstop () {
 }
 # scready PID PORT: wait until the process PID (or a child of it: envclean execs) listens
 # on PORT, its own socket in /proc (not a connect another process could answer); fails as
-# soon as PID has exited, or after 600 s (a hang guard)
-scready () {
-	clean -- "$PY" - "$1" "$2" <<'EOF'
-import os, sys, time
-pid, port = sys.argv[1], int(sys.argv[2])
-def stat(p):
-    try:
-        with open("/proc/%s/stat" % p) as f:
-            s = f.read()
-        return s[s.rindex(")") + 2:].split()
-    except (OSError, ValueError):
-        return None
-def listening():
-    inodes = set()
-    for t in ("/proc/net/tcp", "/proc/net/tcp6"):
-        try:
-            with open(t) as f:
-                for x in (l.split() for l in list(f)[1:]):
-                    if x[3] == "0A" and int(x[1].rsplit(":", 1)[1], 16) == port:
-                        inodes.add("socket:[%s]" % x[9])
-        except OSError:
-            pass
-    procs, todo = set(), [pid]
-    while todo:
-        p = todo.pop()
-        procs.add(p)
-        todo += [q for q in os.listdir("/proc") if q.isdigit() and q not in procs and (stat(q) or [0, 0])[1] == p]
-    for p in procs:
-        try:
-            fds = os.listdir("/proc/%s/fd" % p)
-        except OSError:
-            continue
-        for fd in fds:
-            try:
-                if os.readlink("/proc/%s/fd/%s" % (p, fd)) in inodes:
-                    return True
-            except OSError:
-                pass
-    return False
-t0 = time.monotonic()
-while not listening():
-    st = stat(pid)
-    if not st or st[0] in "ZX" or time.monotonic() - t0 > 600:
-        sys.exit(1)
-    time.sleep(0.1)
-EOF
-}
+# soon as PID has exited, or after 600 s (a hang guard): ninja/listens.py
+scready () { clean -- "$PY" "$KILN_SRC/ninja/listens.py" --wait=600 "$1" "$2"; }
 # schitrate JSON: sccache's hits in this stage (its own server's counters), in its log and
 # the stage's summary line ("sccache 12/40 hits (30%), local disk")
 schitrate () {
@@ -1189,8 +1223,8 @@ step_imagecheck () {
 	   list= ;;
 	esac
 	{
-		printf '%s:' "$(printf '%s' "$st" | sed 's/[ #]/\\&/g; s/\$/$$/g')"
-		[ -z "$list" ] || printf ' %s' "$(printf '%s' "$list" | sed 's/[ #]/\\&/g; s/\$/$$/g')"
+		printf '%s:' "$(depesc "$st")"
+		[ -z "$list" ] || printf ' %s' "$(depesc "$list")"
 		echo
 	} >"$st.d.tmp" && mv -f "$st.d.tmp" "$st.d"
 	[ -f "$st" ] || return 0

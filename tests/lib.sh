@@ -14,6 +14,18 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 PATH=$KILN_BIN:$PATH
 export PATH
+# a HOME of the test's own, without the user's XDG folders: what the tools keep there (the
+# git cache, wheelpick's answers, pip's and ccache's caches) goes with $T, and no
+# configuration of the user's reaches a test. The download caches a test keeps across runs
+# on purpose (large, made once) stay in the user's cache folder, unless given.
+_uc=${XDG_CACHE_HOME:-${HOME:-/nonexistent}/.cache}/kiln
+: "${KILN_DEBSRC_CACHE:=$_uc/debsrc}" "${KILN_ROCM_DEBIAN_CACHE:=$_uc/rocm-debian}"
+: "${KILN_IMAGE_BASE_CACHE:=$_uc/image-base}" "${KILN_REAL_ROOT_CACHE:=$_uc/real-root}"
+export KILN_DEBSRC_CACHE KILN_ROCM_DEBIAN_CACHE KILN_IMAGE_BASE_CACHE KILN_REAL_ROOT_CACHE
+HOME=$T/home
+export HOME
+unset XDG_CACHE_HOME XDG_CONFIG_HOME XDG_DATA_HOME XDG_STATE_HOME _uc
+mkdir -p "$HOME"
 
 ok () { echo "ok $*"; }
 notok () { echo "not ok $*"; }
@@ -49,10 +61,6 @@ lacks () { if grep -qF -- "$3" "$2"; then notok "$1 ('$3' in ${2##*/})"; sed -n 
 # lines FILE: number of lines
 # shq TEXT: TEXT as one single-quoted shell word, for scripts and Makefiles a test writes
 shq () { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
-# waitfor SECONDS CMD...: run CMD (quietly) every 0.1 s until it succeeds; fails when it has
-# not within SECONDS (servers a test starts on a loaded host: give them a minute)
-waitfor () { _wn=$(($1 * 10)); shift; _wi=0
-	until "$@" >/dev/null 2>&1; do _wi=$((_wi + 1)); [ "$_wi" -lt "$_wn" ] || return 1; sleep 0.1; done; }
 lines () { wc -l <"$1" | tr -d ' '; }
 
 # Servers a test starts (nginx, redis, distccd, ...) on loopback ports. A port is asked of
@@ -63,62 +71,12 @@ lines () { wc -l <"$1" | tr -d ' '; }
 # freeport: a TCP port on 127.0.0.1 that was free a moment ago
 freeport () { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 # listens PID PORT: exit 0 when process PID (or a child of it) has a TCP socket listening
-# on PORT (/proc/net/tcp* and its fds), 1 when not yet, 2 when PID is gone or a zombie
-listens () { python3 - "$1" "$2" <<'EOF'
-import os, sys
-pid, port = sys.argv[1], int(sys.argv[2])
-def state(p):
-    try:
-        with open("/proc/%s/stat" % p) as f:
-            s = f.read()
-        return s[s.rindex(")") + 2:].split()
-    except (OSError, ValueError):
-        return None
-st = state(pid)
-if not st or st[0] in "ZX":
-    sys.exit(2)
-inodes = set()
-for t in ("/proc/net/tcp", "/proc/net/tcp6"):
-    try:
-        with open(t) as f:
-            for line in list(f)[1:]:
-                x = line.split()
-                if x[3] == "0A" and int(x[1].rsplit(":", 1)[1], 16) == port:
-                    inodes.add("socket:[%s]" % x[9])
-    except OSError:
-        pass
-procs, todo = set(), [pid]
-while todo:
-    p = todo.pop()
-    procs.add(p)
-    for q in os.listdir("/proc"):
-        if q.isdigit() and q not in procs:
-            qs = state(q)
-            if qs and qs[1] == p:
-                todo.append(q)
-for p in procs:
-    try:
-        fds = os.listdir("/proc/%s/fd" % p)
-    except OSError:
-        continue
-    for fd in fds:
-        try:
-            if os.readlink("/proc/%s/fd/%s" % (p, fd)) in inodes:
-                sys.exit(0)
-        except OSError:
-            pass
-sys.exit(1)
-EOF
-}
-# waitlisten PID PORT: poll until PID listens on PORT (0); 1 as soon as PID has exited;
-# 2 when it did neither in 300 s (a server that hangs: a guard, not a wait for readiness)
-waitlisten () { _wl=0
-	while :; do
-		listens "$1" "$2"
-		case $? in 0) return 0 ;; 2) return 1 ;; esac
-		_wl=$((_wl + 1)); [ "$_wl" -lt 3000 ] || return 2
-		sleep 0.1
-	done; }
+# on PORT (/proc/net/tcp* and its fds), 1 when not yet, 2 when PID is gone or a zombie;
+# waitlisten PID PORT: poll until PID listens on PORT (0); 1 as soon as PID has exited (no
+# clock: a server that hangs without listening is ended by the runner's limit for the file).
+# Both are ninja/listens.py, which the sccache step uses too.
+listens () { python3 "$KILN_SRC/ninja/listens.py" "$1" "$2"; }
+waitlisten () { python3 "$KILN_SRC/ninja/listens.py" --wait "$1" "$2"; }
 # startserver TRIES START: run START PORT (a function that starts a server on PORT in the
 # background and sets SERVER_PID to its process) with a fresh freeport until that server
 # listens there; one that exits first (it lost the port to another process, or failed) is
@@ -128,8 +86,7 @@ startserver () { _st=0
 		SERVER_PORT=$(freeport) || return 1
 		SERVER_PID=
 		"$2" "$SERVER_PORT"
-		waitlisten "$SERVER_PID" "$SERVER_PORT"
-		case $? in 0) return 0 ;; 2) return 1 ;; esac
+		waitlisten "$SERVER_PID" "$SERVER_PORT" && return 0
 		wait "$SERVER_PID" 2>/dev/null
 		_st=$((_st + 1))
 	done
@@ -137,11 +94,11 @@ startserver () { _st=0
 # alive PID: the process is there and not a zombie left to its reaper
 alive () { [ -r "/proc/$1/stat" ] && ! grep -q '^[0-9]* (.*) [ZX] ' "/proc/$1/stat" 2>/dev/null; }
 # waitalive "PID..." CMD...: run CMD (quietly) every 0.1 s until it succeeds; fails at once
-# when one of the PIDs (a server, or the build that is to reach a point) has ended first,
-# and after 300 s (a guard against a hang, not a wait for readiness)
-waitalive () { _wp=$1; shift; _wi=0
+# when one of the PIDs (a server, or the build that is to reach a point) has ended first.
+# No clock: on a loaded host the build only takes longer to get there; one that hangs is
+# ended by the runner's limit for the file (tests/run.sh, KILN_TEST_TIMEOUT)
+waitalive () { _wp=$1; shift
 	until "$@" >/dev/null 2>&1; do
 		for _p in $_wp; do alive "$_p" || return 1; done
-		_wi=$((_wi + 1)); [ "$_wi" -lt 3000 ] || return 1
 		sleep 0.1
 	done; }

@@ -48,8 +48,9 @@ stanza () {
 
 python3 "$KILN_SRC/tests/regress/archive-server.py" "$A" "$T/port" "$T/requests" 2>"$T/server.err" &
 pid=$!
-trap 'kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT INT TERM
-waitfor 60 test -s "$T/port" || { cat "$T/server.err"; notok "the archive server did not start in 60 s"; exit 1; }
+at_exit 'kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null'
+# it writes its port once it listens (bound to port 0: no race for the port)
+waitalive "$pid" test -s "$T/port" || { cat "$T/server.err"; notok "the archive server did not start"; exit 1; }
 URL=http://127.0.0.1:$(cat "$T/port")
 ds () { sh "$D" --cache="$T/cache" --archive="$URL" --keyring=none "$@"; }
 # oneline: stderr is one line (besides the progress line of a download)

@@ -1,7 +1,8 @@
 #!/bin/sh
 # faults: kiln under faults the other tests do not make: a disk that fills up under
 # srcpin (first fetch, checkout), a read-only build folder under the toy graph, two
-# ninja runs at once on one build folder, and SIGKILL while fatwheel writes a big wheel.
+# ninja runs at once on one build folder, and SIGKILL after each step of fatwheel writing
+# a big wheel.
 # Each leaves a clear error, no half-made output that looks valid, and untouched input;
 # the next run with the fault gone succeeds.
 . "$KILN_SRC/tests/lib.sh"
@@ -69,17 +70,17 @@ else
 	echo "skip optional tier privileged: srcpin on a full disk needs root and mount namespaces (tmpfs)"
 fi
 
-# === 4. SIGKILL while fatwheel writes a big wheel ========================================
+# === 4. SIGKILL after each step of fatwheel writing a big wheel ==========================
 fault_fatwheel () {
 	mkdir -p "$T/fw/in" "$T/fw/out" "$T/fw/scratch"
-	# a real wheel (zipfile, correct RECORD) with a 96 MiB incompressible member and an
+	# a real wheel (zipfile, correct RECORD) with a 32 MiB incompressible member and an
 	# ELF from the system, so fatwheel has a closure to resolve and a big file to write
 	elf=$(ls /usr/lib/x86_64-linux-gnu/libz.so.1 /usr/lib/*/libz.so.1 /lib/*/libz.so.1 2>/dev/null | head -n 1)
 	/usr/bin/python3 - "$T/fw/in/big-1.0-py3-none-any.whl" "$elf" <<'PY' || { notok "make the big wheel"; return; }
 import sys, os, zipfile, hashlib, base64
 out, elf = sys.argv[1], sys.argv[2]
 def rec(n, d): return "%s,sha256=%s,%d" % (n, base64.urlsafe_b64encode(hashlib.sha256(d).digest()).rstrip(b"=").decode(), len(d))
-members = [("big/__init__.py", b"x = 1\n"), ("big/blob.bin", os.urandom(96 << 20))]
+members = [("big/__init__.py", b"x = 1\n"), ("big/blob.bin", os.urandom(32 << 20))]
 if elf: members.append(("big/libz_copy.so", open(elf, "rb").read()))
 members += [("big-1.0.dist-info/METADATA", b"Metadata-Version: 2.1\nName: big\nVersion: 1.0\n"),
             ("big-1.0.dist-info/WHEEL", b"Wheel-Version: 1.0\nGenerator: kiln-test\nRoot-Is-Purelib: true\nTag: py3-none-any\n")]
@@ -89,31 +90,38 @@ with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as z:
 PY
 	W=$T/fw/in/big-1.0-py3-none-any.whl
 	sum0=$(sha256sum <"$W")
-	TMPDIR=$T/fw/scratch fatwheel --level=9 "$W" -w "$T/fw/out" >"$T/fw/run.out" 2>"$T/fw/run.err" &
-	fpid=$!
-	# wait until the output wheel is being written: fatwheel holds a file in out/ (named
-	# or not) that has grown past 1 MiB; watched for as long as fatwheel runs (no clock:
-	# a loaded host only makes it slower)
-	seen=
-	while alive "$fpid"; do
-		for f in /proc/$fpid/fd/*; do
-			case $(readlink "$f" 2>/dev/null) in "$T/fw/out/"*) ;; *) continue ;; esac
-			[ "$(stat -L -c %s "$f" 2>/dev/null || echo 0)" -gt 1048576 ] && { seen=$(readlink "$f"); sz=$(stat -L -c %s "$f"); break 2; }
-		done
-		sleep 0.05
+	# FATWHEEL_FAULT_AFTER=N (fatwheel(1), for tests) kills fatwheel (SIGKILL) right after
+	# its N-th step: each member written to the output, the central directory, the wheel
+	# put in place. Every step is a kill point; no clock decides where a kill lands.
+	run env TMPDIR="$T/fw/scratch" FATWHEEL_FAULT_AFTER=list fatwheel --level=9 "$W" -w "$T/fw/out"
+	cp "$T/.err" "$T/fw/steps"
+	n=$(grep -c '^fatwheel: fault point ' "$T/fw/steps")
+	[ "$n" -gt 4 ] && ok "fatwheel: $n steps to kill it at" || { notok "fatwheel: $n steps to kill it at"; _show; }
+	rm -rf "$T/fw/out" && mkdir "$T/fw/out" || exit 2
+	k=1
+	while [ "$k" -le "$n" ]; do
+		step=$(sed -n "s/^fatwheel: fault point $k: //p" "$T/fw/steps")
+		fault_fatwheel_at "$k" "$step"
+		k=$((k + 1))
 	done
-	if [ -n "$seen" ]; then ok "fatwheel: killed while writing ${seen##*/} ($sz bytes so far)"
-	else notok "fatwheel: caught writing its output (it finished or never wrote)"; sed 's/^/#   /' "$T/fw/run.err"; fi
-	kill -KILL "$fpid" 2>/dev/null
-	wait "$fpid" 2>/dev/null
-	same "fatwheel: killed: no wheel and no temp file in the output folder" "" "$(ls -A "$T/fw/out")"
-	same "fatwheel: killed: the input wheel is byte-identical" "$sum0" "$(sha256sum <"$W")"
-	left=$(ls -A "$T/fw/scratch")
-	[ -n "$left" ] && echo "# fatwheel: killed: its scratch folder in TMPDIR stays behind: $left"
+}
+# fault_fatwheel_at K STEP: fatwheel killed after step K; before the last step nothing is in
+# the output folder, after it the whole wheel; the input is never touched, and the next
+# run writes the wheel
+fault_fatwheel_at () {
+	env TMPDIR="$T/fw/scratch" FATWHEEL_FAULT_AFTER="$1" fatwheel --level=9 "$W" -w "$T/fw/out" >"$T/fw/run.out" 2>"$T/fw/run.err"
+	same "fatwheel: killed after step $1 ($2)" 137 "$?"
+	if [ "$1" -lt "$n" ]; then
+		same "fatwheel: killed after step $1: no wheel and no temp file in the output folder" "" "$(ls -A "$T/fw/out")"
+	else
+		check "fatwheel: killed after the last step: the wheel is whole" /usr/bin/python3 -c "import zipfile, sys; sys.exit(zipfile.ZipFile(sys.argv[1]).testzip() is not None)" "$T/fw/out/big-1.0-py3-none-any.whl"
+	fi
+	same "fatwheel: killed after step $1: the input wheel is byte-identical" "$sum0" "$(sha256sum <"$W")"
 	rm -rf "$T/fw/out"/.[!.]* "$T/fw/out"/* "$T/fw/scratch"/*
-	check "fatwheel: the next run writes the wheel" env TMPDIR="$T/fw/scratch" fatwheel "$W" -w "$T/fw/out"
-	same "fatwheel: and only the wheel" "big-1.0-py3-none-any.whl" "$(ls -A "$T/fw/out")"
-	check "fatwheel: the new wheel is a sound zip" /usr/bin/python3 -c "import zipfile, sys; sys.exit(zipfile.ZipFile('$T/fw/out/big-1.0-py3-none-any.whl').testzip() is not None)"
+	check "fatwheel: after a kill after step $1, the next run writes the wheel" env TMPDIR="$T/fw/scratch" fatwheel "$W" -w "$T/fw/out"
+	same "fatwheel: after step $1: and only the wheel" "big-1.0-py3-none-any.whl" "$(ls -A "$T/fw/out")"
+	check "fatwheel: after step $1: the new wheel is a sound zip" /usr/bin/python3 -c "import zipfile, sys; sys.exit(zipfile.ZipFile(sys.argv[1]).testzip() is not None)" "$T/fw/out/big-1.0-py3-none-any.whl"
+	rm -rf "$T/fw/out"/* "$T/fw/scratch"/*
 }
 if command -v fatwheel >/dev/null && [ -x /usr/bin/python3 ]; then fault_fatwheel
 else echo "skip fatwheel SIGKILL: needs fatwheel and /usr/bin/python3"; fi

@@ -63,10 +63,11 @@ cp "$T/librocblas.so.5" "$T/libMIOpen.so.1" "$S/lib/" && cp "$T/hipcc" "$S/bin/h
 TB=therock-dist-linux-multiarch-$V.tar.gz
 tar -C "$S" -czf "$T/www/files/$TB" . || exit 2
 
-# nginx on a free loopback port, in the foreground, its files in $T/ng
-port=$("$PY3" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-mkdir -p "$T/ng/logs" "$T/ng/tmp"
-cat >"$T/ng/nginx.conf" <<CONF
+# nginx on a free loopback port, in the foreground, its files in $T/ng: ready when nginx
+# itself listens there (lib.sh's startserver: another port when it lost that one)
+ngx_run () {
+	mkdir -p "$T/ng/logs" "$T/ng/tmp"
+	cat >"$T/ng/nginx.conf" <<CONF
 worker_processes 1;
 pid $T/ng/nginx.pid;
 error_log $T/ng/logs/error.log;
@@ -80,14 +81,16 @@ http {
 	uwsgi_temp_path $T/ng/tmp/uwsgi;
 	scgi_temp_path $T/ng/tmp/scgi;
 	types { application/octet-stream whl gz; text/html html; }
-	server { listen 127.0.0.1:$port; root $T/www; index index.html; }
+	server { listen 127.0.0.1:$1; root $T/www; index index.html; }
 }
 CONF
-"$NGINX" -e "$T/ng/logs/error.log" -p "$T/ng" -c "$T/ng/nginx.conf" -g 'daemon off;' >"$T/ng/logs/stdout" 2>&1 &
-ngx=$!
-trap 'kill $ngx 2>/dev/null; wait $ngx 2>/dev/null; rm -rf "$T"' EXIT INT TERM
-waitfor 60 "$PY3" -c "import socket; socket.create_connection(('127.0.0.1', $port), 1)" ||
-	{ cat "$T/ng/logs/error.log"; notok "nginx did not start on 127.0.0.1:$port in 60 s"; exit 1; }
+	"$NGINX" -e "$T/ng/logs/error.log" -p "$T/ng" -c "$T/ng/nginx.conf" -g 'daemon off;' >"$T/ng/logs/stdout" 2>&1 &
+	SERVER_PID=$!
+}
+ngx=
+at_exit 'kill $ngx 2>/dev/null; wait $ngx 2>/dev/null'
+startserver 5 ngx_run || { cat "$T/ng/logs/error.log"; notok "nginx did not start"; exit 1; }
+port=$SERVER_PORT ngx=$SERVER_PID
 IDX=http://127.0.0.1:$port/simple/
 
 toy_venv "$T/venv"

@@ -1,5 +1,6 @@
 /* carrying out the plan: ELF edits, deflating, writing the archive */
 #include "state.h"
+#include "fault.h"
 #include "hash.h"
 #include "wheelpath.h"
 
@@ -335,6 +336,7 @@ execute(void)
 		}
 		if (writeone(&zw, o) < 0)
 			writefail(&zw);
+		fault_at("FATWHEEL_FAULT_AFTER", o->name);
 		done += o->data ? o->z.len : o->m->e->csize;
 		progress("writing", i + 1, nout + 1, done);
 	}
@@ -359,13 +361,18 @@ execute(void)
 	o->m = recordm;
 	o->data = &recbuf;
 	deflate1(o);
-	if (writeone(&zw, o) < 0 || zipw_finish(&zw) < 0)
+	if (writeone(&zw, o) < 0)
 		writefail(&zw);
+	fault_at("FATWHEEL_FAULT_AFTER", o->name);
+	if (zipw_finish(&zw) < 0)
+		writefail(&zw);
+	fault_at("FATWHEEL_FAULT_AFTER", "the central directory");
 	if (atomic_commit(&out) < 0) {
 		outopen = 0;
 		dien(EXIT_PROBLEM, "%s: writing the output failed (nothing was left behind):", outpath);
 	}
 	outopen = 0;
+	fault_at("FATWHEEL_FAULT_AFTER", "the wheel in place");
 	buffree(&recbuf);
 }
 

@@ -1240,8 +1240,11 @@ srcstage(const struct component *c)
 	key(s, "SHA", pinsha(c));
 	s->idfile = 1;
 	subkey(s, c);
-	if (!attorch)
+	if (!attorch) {
+		/* the src rule: asks upstream whether a tag moved (ninja/stack.ninja) */
+		s->rule = "src";
 		return;
+	}
 	tc = comp_find("torch");
 	if (c == tc || !on[0] || on[0] != tc || strcmp(pin(tc, "KIND"), "build"))
 		fail("%s: %s_REF=@torch takes %s's pin from torch's source tree, so torch "

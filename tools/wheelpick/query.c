@@ -14,6 +14,7 @@
 #include "mapfile.h"
 #include "os.h"
 #include "proc.h"
+#include "pycache.h"
 #include "target.h"
 
 /* what the interpreter prints: one KEY=VALUE per line (Python 3.6+) */
@@ -150,52 +151,11 @@ ownlibc(char *buf, size_t n)
 	return buf;
 }
 
-/* the cache file for an interpreter file, or NULL when it must not be cached (a script,
-   such as a pyenv shim, may run a different Python in each folder) */
-static char *
-cachefile(const char *abspath)
-{
-	char real[PATH_MAX], lc[64];
-	unsigned char d[32], head[4];
-	const char *base, *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-	struct buf key = { 0 }, hex = { 0 };
-	struct stat st;
-	char *dir, *f;
-	int fd;
-
-	if (!realpath(abspath, real) || stat(real, &st) < 0)
-		return NULL;
-	if ((fd = open(real, O_RDONLY | O_CLOEXEC)) < 0)
-		return NULL;
-	if (read(fd, head, 4) != 4 || !elf_is(head, 4)) {
-		close(fd);
-		return NULL;
-	}
-	close(fd);
-	if (xdg && xdg[0] == '/')
-		base = xdg;
-	else if (home && home[0] == '/')
-		base = NULL;
-	else
-		return NULL;
-	bufprintf(&key, "wheelpick-query-2\n%s\n%s\n%llu %llu %lld %lld.%09ld %lld.%09ld\n%s\n%s",
-	          abspath, real, (unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
-	          (long long)st.st_size, (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec,
-	          (long long)st.st_ctim.tv_sec, st.st_ctim.tv_nsec, ownlibc(lc, sizeof lc), query);
-	sha256_buf(key.s, key.len, d);
-	hexenc(&hex, d, 12);
-	dir = base ? xasprintf("%s/kiln", base) : xasprintf("%s/.cache/kiln", home);
-	f = xasprintf("%s/wheelpick-python-%s", dir, hex.s);
-	free(dir);
-	buffree(&key);
-	buffree(&hex);
-	return f;
-}
-
 int
 target_query(struct target *t, const char *python, int nocache, char **err)
 {
-	char v[4096], v2[256], *cf = NULL, *abs = pathfind(python);
+	char v[4096], v2[256], *abs = pathfind(python);
+	struct pycache cache = {0};
 	struct buf out = { 0 }, eo = { 0 };
 	struct procres r;
 	const char *ext;
@@ -221,7 +181,7 @@ target_query(struct target *t, const char *python, int nocache, char **err)
 		return -1;
 	}
 	t->python = abs;
-	if (!nocache && (cf = cachefile(abs)) && readfile(cf, &out, 1 << 16) == 0 && out.s &&
+	if (!nocache && pycache_open(&cache, abs, query) == 0 && pycache_read(&cache, &out) == 0 &&
 	    getval(out.s, "executable", v, sizeof v)) {
 		/* a cached answer */
 	} else {
@@ -240,10 +200,8 @@ target_query(struct target *t, const char *python, int nocache, char **err)
 			                 r.status, eo.s ? ": " : "", eo.s ? (nl ? nl + 1 : eo.s) : "");
 			goto fail;
 		}
-		if (cf) {
-			os_mkparents(cf, 0755); /* errors are left to the write that follows */
-			writefile_atomic(cf, out.s, out.len, 0644);
-		}
+		if (cache.file)
+			pycache_write(&cache, abs, &out);
 	}
 	t->impl = xstrdup(getval(out.s, "impl", v, sizeof v) ? v : "cpython");
 	if (!strcmp(t->impl, "cpython")) {
@@ -323,12 +281,12 @@ target_query(struct target *t, const char *python, int nocache, char **err)
 	plats_linux(&t->plats, t->sysplat, bits, gmaj, gmin, mmaj, mmin, t->order);
 	buffree(&out);
 	buffree(&eo);
-	free(cf);
+	pycache_free(&cache);
 	return 0;
 fail:
 	buffree(&out);
 	buffree(&eo);
-	free(cf);
+	pycache_free(&cache);
 	return -1;
 }
 

@@ -1,81 +1,20 @@
 #!/bin/sh
 # the remote stage cache against a server that misbehaves and writers that should not be
-# trusted (a python3 http.server on loopback, port chosen by binding 0, serving GET, HEAD
-# and PUT from a folder): signed manifests (kiln-stage keygen, --cache-sign-key,
-# --cache-trusted-keys; unsigned, untrusted or tampered manifests are a miss in one line),
-# objects bounded by their declared size before their digest is checked, and SIGINT
-# obeyed during a restore from a server that trickles (temporary files removed, nothing
-# built, no stamp).
+# trusted (tests/http-faults.py on loopback, serving GET, HEAD and PUT from a folder):
+# signed manifests (kiln-stage keygen, --cache-sign-key, --cache-trusted-keys; unsigned,
+# untrusted or tampered manifests are a miss in one line), objects bounded by their
+# declared size before their digest is checked, and SIGINT obeyed during a restore from
+# a server that trickles (temporary files removed, nothing built, no stamp).
 . "$KILN_SRC/tests/lib.sh"
 need python3 timeout
 cd "$T" || exit 2
 KILN_CACHE_UPLOAD=wait
 export KILN_CACHE_UPLOAD
 
-cat >serve.py <<'EOF'
-import http.server, os, sys, time
-root, log, portfile = sys.argv[1], sys.argv[2], sys.argv[3]
-class H(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    def path_(self):
-        return os.path.join(root, self.path.lstrip("/").replace("..", "_"))
-    def note(self):
-        with open(log, "a") as f:
-            f.write("%s %s\n" % (self.command, self.path))
-    def do_HEAD(self):
-        self.note()
-        p = self.path_()
-        self.send_response(200 if os.path.isfile(p) else 404)
-        self.send_header("Content-Length", str(os.path.getsize(p)) if os.path.isfile(p) else "0")
-        self.end_headers()
-    def do_GET(self):
-        self.note()
-        p = self.path_()
-        if not os.path.isfile(p):
-            self.send_response(404); self.send_header("Content-Length", "0"); self.end_headers(); return
-        data = open(p, "rb").read()
-        cas = "/cas/" in self.path
-        try:
-            if cas and os.path.exists(os.path.join(root, ".endless")):
-                self.send_response(200); self.send_header("Connection", "close"); self.end_headers()
-                self.close_connection = True
-                while True:
-                    self.wfile.write(data)
-            self.send_response(200); self.send_header("Content-Length", str(len(data))); self.end_headers()
-            if cas and os.path.exists(os.path.join(root, ".trickle")):
-                for b in data:
-                    self.wfile.write(bytes([b])); self.wfile.flush(); time.sleep(1)
-            self.wfile.write(data)
-        except (BrokenPipeError, ConnectionResetError):
-            pass
-    def do_PUT(self):
-        self.note()
-        n = int(self.headers.get("Content-Length", "0"))
-        body = self.rfile.read(n)
-        p = self.path_()
-        os.makedirs(os.path.dirname(p), exist_ok=True)
-        with open(p + ".tmp", "wb") as f:
-            f.write(body)
-        os.rename(p + ".tmp", p)
-        self.send_response(201); self.send_header("Content-Length", "0"); self.end_headers()
-    def log_message(self, *a):
-        pass
-class S(http.server.ThreadingHTTPServer):
-    daemon_threads = True
-    def handle_error(self, request, address):
-        pass
-s = S(("127.0.0.1", 0), H)
-with open(portfile + ".tmp", "w") as f:
-    f.write(str(s.server_address[1]))
-os.rename(portfile + ".tmp", portfile)
-s.serve_forever()
-EOF
+. "$KILN_SRC/tests/http-faults.inc"
 mkdir -p srv
-python3 serve.py "$T/srv" req.log port &
-srv=$!
-trap 'kill $srv 2>/dev/null' EXIT INT TERM
-waitfor 60 test -s port || { notok "the test server did not start in 60 s"; exit 1; }
-URL=http://127.0.0.1:$(cat port)/kiln/
+faults_start "$T/srv"
+URL=$FAULTS_URL/kiln/
 
 cat >mk.sh <<'EOF'
 printf '%s\n' "${PAYLOAD:-one}" >"$KILN_STAGE_OUT/x-1.0-py3-none-any.whl"
@@ -150,7 +89,7 @@ mkdir -p i/logs
 (cd i && exec timeout 120 kiln-stage run --key="$T/w.key" --stamp=w.stamp --logdir=logs --out=out \
 	--stage-cache="$URL" --cache-trusted-keys="$PUB" w -- sh "$T/mk.sh" "$T/runs") >i.out 2>i.err &
 kp=$!
-waitfor 60 grep -q 'GET /kiln/cas/' req.log || notok "sigint: the restore never asked for an object"
+waitalive "$kp" grep -q 'GET /kiln/cas/' req.log || notok "sigint: the restore never asked for an object"
 kill -INT "$kp"
 wait "$kp"
 same "sigint: exit 130" 130 "$?"

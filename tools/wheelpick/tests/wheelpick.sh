@@ -312,7 +312,7 @@ has "in the JSON" "$T/.out" '"check":{"ok":false,"error":"kilnwp-1.0.dist-info/W
 
 # the interpreter is asked once, then its answer is cached by file
 run wheelpick --python="$PY" "$T/case.ver"
-if ls "$XDG_CACHE_HOME"/kiln/wheelpick-python-* >/dev/null 2>&1; then
+if ls "$XDG_CACHE_HOME"/kiln/wheelpick/python-* >/dev/null 2>&1; then
 	ok "the interpreter's answer is cached under XDG_CACHE_HOME"
 elif head -c 4 "$(readlink -f "$PY")" | grep -q ELF; then
 	notok "the interpreter's answer is cached under XDG_CACHE_HOME"
@@ -322,6 +322,32 @@ fi
 if "$PY" -m venv --without-pip "$T/venv" >/dev/null 2>&1; then
 	run wheelpick --python="$T/venv" --pip "$T/case.ver"
 	has "--python=VENV asks the venv's interpreter" "$T/.out" "'$T/venv/bin/python' -m pip install"
+	# one cache file per interpreter there is: a venv's goes with the venv (a test's
+	# venvs, made anew on every run, do not pile up), and older-layout files too
+	if [ -d "$XDG_CACHE_HOME/kiln/wheelpick" ]; then
+		n=$(ls "$XDG_CACHE_HOME/kiln/wheelpick" | wc -l)
+		printf 'executable=%s/gone/bin/python\n' "$T" >"$XDG_CACHE_HOME/kiln/wheelpick-python-0123"
+		"$PY" -m venv --without-pip "$T/venv2" >/dev/null 2>&1 || exit 2
+		run wheelpick --python="$T/venv2" "$T/case.ver"
+		same "the cache: one more file for another venv" $((n + 1)) "$(ls "$XDG_CACHE_HOME/kiln/wheelpick" | wc -l)"
+		run wheelpick --python="$T/venv2" "$T/case.ver"
+		same "the cache: none for the same venv asked again" $((n + 1)) "$(ls "$XDG_CACHE_HOME/kiln/wheelpick" | wc -l)"
+		rm -rf "$T/venv"
+		"$PY" -m venv --without-pip "$T/venv3" >/dev/null 2>&1 || exit 2
+		run wheelpick --python="$T/venv3" "$T/case.ver"
+		same "the cache: a removed venv's file goes when another is written" $((n + 1)) "$(ls "$XDG_CACHE_HOME/kiln/wheelpick" | wc -l)"
+		exits "the cache: an older layout's file for a gone interpreter goes too" 1 \
+			test -e "$XDG_CACHE_HOME/kiln/wheelpick-python-0123"
+		# the venv's python is a link: its answer is valid for the file it reaches
+		sig () { cat $(grep -l -x "path=$T/venv3/bin/python" "$XDG_CACHE_HOME"/kiln/wheelpick/*) | sed -n 1p; }
+		was=$(sig)
+		cp "$(readlink -f "$T/venv3/bin/python")" "$T/py3" && ln -sf "$T/py3" "$T/venv3/bin/python" || exit 2
+		run wheelpick --python="$T/venv3" "$T/case.ver"
+		now=$(sig)
+		case "$now" in "$was"|'') notok "the cache: another interpreter file at the same path is asked again" ;;
+		*) ok "the cache: another interpreter file at the same path is asked again" ;; esac
+		same "the cache: and its answer replaces the old one" $((n + 1)) "$(ls "$XDG_CACHE_HOME/kiln/wheelpick" | wc -l)"
+	fi
 else
 	echo "skip venv test: $PY -m venv does not work here"
 fi
