@@ -267,10 +267,9 @@ failreport(const char *name, const struct procres *res, const char *dur, const c
 
 /* what `kiln-stage run` is asked */
 struct runopt {
-	const char *key, *stampf, *logdir, *out, *cache, *remote, *idfile, *idkeys, *name;
+	struct stageopts so;	/* --key, --stamp, --parent, --logdir, --out */
+	const char *cache, *remote, *idfile, *idkeys, *name;
 	const char *trustedarg, *signkeyf;
-	char **parents;
-	size_t np, cap;
 	int dry, explain;
 	char **cmd;	/* the command after -- */
 };
@@ -305,17 +304,8 @@ runoption(struct runopt *o, char *a)
 {
 	char *why;
 
-	if (startswith(a, "--key="))
-		o->key = a + 6;
-	else if (startswith(a, "--stamp="))
-		o->stampf = a + 8;
-	else if (startswith(a, "--parent=")) {
-		o->parents = xgrow(o->parents, &o->cap, o->np + 1, sizeof *o->parents);
-		o->parents[o->np++] = a + 9;
-	} else if (startswith(a, "--logdir="))
-		o->logdir = a + 9;
-	else if (startswith(a, "--out="))
-		o->out = a + 6;
+	if (stage_opt(&o->so, a))
+		;
 	else if (startswith(a, "--stage-cache="))
 		runcache(o, a + 14);
 	else if (startswith(a, "--cache-trusted-keys=")) {
@@ -345,10 +335,10 @@ runargs(struct runopt *o, int argc, char **argv)
 {
 	int i;
 
-	o->logdir = "build/logs";
+	o->so.logdir = "build/logs";
 	for (i = 1; i < argc && strcmp(argv[i], "--") && argv[i][0] == '-'; i++)
 		if (!runoption(o, argv[i])) {
-			free(o->parents);
+			free(o->so.parents);
 			usage(xasprintf("run: unknown option '%s'", argv[i]));
 		}
 	if (i >= argc || strcmp(argv[i], "--") == 0)
@@ -356,10 +346,10 @@ runargs(struct runopt *o, int argc, char **argv)
 	o->name = argv[i++];
 	/* parent stamps may follow the name (ninja's $in: each parent written once) */
 	for (; i < argc && strcmp(argv[i], "--"); i++) {
-		o->parents = xgrow(o->parents, &o->cap, o->np + 1, sizeof *o->parents);
-		o->parents[o->np++] = argv[i];
+		o->so.parents = xgrow(o->so.parents, &o->so.cap, o->so.np + 1, sizeof *o->so.parents);
+		o->so.parents[o->so.np++] = argv[i];
 	}
-	if (!o->key || !o->stampf)
+	if (!o->so.key || !o->so.stamp)
 		usage("run: --key=FILE and --stamp=FILE are required");
 	if (!o->dry && (i >= argc || strcmp(argv[i], "--") != 0 || i + 1 >= argc))
 		usage("run: no command after --");
@@ -375,7 +365,7 @@ runargs(struct runopt *o, int argc, char **argv)
 static void
 stagelock(const struct runopt *o)
 {
-	char *lock = xasprintf("%s.lock", o->stampf);
+	char *lock = xasprintf("%s.lock", o->so.stamp);
 	int lockfd;
 
 	if ((lockfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644)) < 0)
@@ -393,17 +383,17 @@ stagelock(const struct runopt *o)
 static int
 uptodate(const struct runopt *o, struct stage *s, struct stamp *st, int r)
 {
-	if (r != 1 || strcmp(st->key, s->key) || (o->out && dir_count(o->out) <= 0))
+	if (r != 1 || strcmp(st->key, s->key) || (o->so.out && dir_count(o->so.out) <= 0))
 		return 0;
 	if (o->explain || o->dry)
 		fprintf(stderr, "kiln: %s: up to date\n", o->name);
 	if (o->dry)
 		return 1;
 	trace_end("up to date", "-", NULL);
-	if (o->cache && o->out)
-		cachefill(o->cache, s, st, o->out, o->logdir);
-	if (o->remote && o->out)
-		remotefill(o->remote, s, st, o->out, o->logdir, o->stampf);
+	if (o->cache && o->so.out)
+		cachefill(o->cache, s, st, o->so.out, o->so.logdir);
+	if (o->remote && o->so.out)
+		remotefill(o->remote, s, st, o->so.out, o->so.logdir, o->so.stamp);
 	return 1;
 }
 
@@ -414,8 +404,8 @@ sayrun(const struct runopt *o, struct stage *s, struct stamp *st, int r, char **
 	char *why;
 
 	if (r == 1 && strcmp(st->key, s->key) == 0)
-		why = xasprintf("its outputs in %s are missing", o->out);
-	else if (r == 0 && (*extwhy = takeline(xasprintf("%s.why", o->stampf), o->dry)))
+		why = xasprintf("its outputs in %s are missing", o->so.out);
+	else if (r == 0 && (*extwhy = takeline(xasprintf("%s.why", o->so.stamp), o->dry)))
 		why = xstrdup(*extwhy);
 	else
 		why = stage_explain(s, r == 1 ? st : NULL, 6);
@@ -432,13 +422,13 @@ restore(const struct runopt *o, struct stage *s, char **id, char **cachewhy)
 	char *err = NULL, *why;
 	int r;
 
-	if (o->cache && o->out) {
+	if (o->cache && o->so.out) {
 		if (o->explain) {
 			why = cache_explain(o->cache, s);
 			fprintf(stderr, "kiln: %s: %s\n", o->name, why);
 			free(why);
 		}
-		r = cache_restore(o->cache, s->key, o->out, o->logdir, o->name, id, &err);
+		r = cache_restore(o->cache, s->key, o->so.out, o->so.logdir, o->name, id, &err);
 		if (r == 1)
 			return 1;
 		if (r < 0) {
@@ -447,14 +437,14 @@ restore(const struct runopt *o, struct stage *s, char **id, char **cachewhy)
 			err = NULL;
 		}
 	}
-	if (!o->remote || !o->out)
+	if (!o->remote || !o->so.out)
 		return 0;
 	if (o->explain) {
 		why = remote_explain(o->remote, s->key);
 		fprintf(stderr, "kiln: %s: %s\n", o->name, why);
 		free(why);
 	}
-	r = remote_restore(o->remote, s->key, o->name, o->out, o->logdir, id, &err);
+	r = remote_restore(o->remote, s->key, o->name, o->so.out, o->so.logdir, id, &err);
 	if (r < 0 && proc_gotsig) {
 		/* the restore removed what it had fetched; nothing is built either */
 		warn("%s: interrupted during the remote restore; no stamp written", o->name);
@@ -478,16 +468,16 @@ openlog(struct runopt *o, struct stage *s, const char *cachewhy, char **logpath,
 	char *err = NULL, **a;
 	int logfd;
 
-	if (o->out && dir_empty(o->out, &err) < 0)
+	if (o->so.out && dir_empty(o->so.out, &err) < 0)
 		dien(EXIT_USAGE, "%s: %s", o->name, err);
-	if (os_mkdirs(o->logdir, 0777) < 0)
-		dien(EXIT_USAGE, "%s: cannot create:", o->logdir);
-	if ((logfd = log_open(o->logdir, o->name, logpath, &err)) < 0)
+	if (os_mkdirs(o->so.logdir, 0777) < 0)
+		dien(EXIT_USAGE, "%s: cannot create:", o->so.logdir);
+	if ((logfd = log_open(o->so.logdir, o->name, logpath, &err)) < 0)
 		dien(EXIT_USAGE, "%s", err);
 	free(*logpath);
-	if ((*abs = realpath(o->logdir, NULL)))
-		o->logdir = *abs;
-	*logpath = xasprintf("%s/%s.log", o->logdir, o->name);
+	if ((*abs = realpath(o->so.logdir, NULL)))
+		o->so.logdir = *abs;
+	*logpath = xasprintf("%s/%s.log", o->so.logdir, o->name);
 	bufprintf(&b, "# kiln-stage %s (key %.16s)\n# $", o->name, s->key);
 	for (a = o->cmd; *a; a++) {
 		bufputc(&b, ' ');
@@ -511,8 +501,8 @@ runstage(const struct runopt *o, struct stage *s, int logfd, const char *logpath
 	char *note = notepath(logpath), *dur;
 	int r;
 
-	progress_start(&prog, o->name, o->logdir, logpath);
-	r = stage_spawn(o->cmd, logfd, s, logpath, o->out, note, 0, &prog, &res);
+	progress_start(&prog, o->name, o->so.logdir, logpath);
+	r = stage_spawn(o->cmd, logfd, s, logpath, o->so.out, note, 0, &prog, &res);
 	progress_end(&prog, r == 0 && !proc_gotsig && res.status == 0);
 	free(note);
 	close(logfd);
@@ -559,11 +549,11 @@ finish(const struct runopt *o, struct stage *s, const char *id, struct buf *sums
 	struct buf b = {0};
 	char *err = NULL, *dur, *why;
 
-	if (restored && o->out && dir_sums(o->out, sums, &err) < 0)
+	if (restored && o->so.out && dir_sums(o->so.out, sums, &err) < 0)
 		dien(EXIT_PROBLEM, "%s: %s", o->name, err);
 	stamp_format(&b, s, id, sums->s);
-	if (writefile_atomic(o->stampf, b.s, b.len, 0644) < 0)
-		dien(EXIT_PROBLEM, "%s: cannot write the stamp %s:", o->name, o->stampf);
+	if (writefile_atomic(o->so.stamp, b.s, b.len, 0644) < 0)
+		dien(EXIT_PROBLEM, "%s: cannot write the stamp %s:", o->name, o->so.stamp);
 	dur = fmtdur(mono() - t0);
 	why = !restored ? takenote(uplog) : NULL;
 	if (!why) {
@@ -578,8 +568,8 @@ finish(const struct runopt *o, struct stage *s, const char *id, struct buf *sums
 	free(why);
 	free(extwhy);
 	free(dur);
-	if (o->remote && o->out && !restored)
-		upload(o->remote, s, o->out, id, uplog, o->stampf);
+	if (o->remote && o->so.out && !restored)
+		upload(o->remote, s, o->so.out, id, uplog, o->so.stamp);
 	buffree(&b);
 }
 
@@ -598,15 +588,15 @@ build(struct runopt *o, struct stage *s, char *cachewhy, double t0, char **id, s
 		free(abs);
 		return r;
 	}
-	if (o->out)
-		checkout(o->name, o->out, sums);
+	if (o->so.out)
+		checkout(o->name, o->so.out, sums);
 	*id = stageid(o, s);
-	if (o->cache && o->out && cache_store(o->cache, s, o->out, *id, logpath, &err) < 0) {
+	if (o->cache && o->so.out && cache_store(o->cache, s, o->so.out, *id, logpath, &err) < 0) {
 		warn("%s: stage cache: %s (the stage itself succeeded)", o->name, err);
 		free(err);
 	}
 	*uplog = logpath;
-	o->logdir = NULL;	/* it pointed into abs */
+	o->so.logdir = NULL;	/* it pointed into abs */
 	free(abs);
 	return 0;
 }
@@ -629,21 +619,21 @@ cmdrun(int argc, char **argv)
 	remote_setkeys(o.trustedarg, o.signkeyf);
 	if (!o.dry)
 		stagelock(&o);
-	r = stage_load(&s, o.name, o.key, o.parents, o.np, &err);
-	free(o.parents);
+	r = stage_load(&s, o.name, o.so.key, o.so.parents, o.so.np, &err);
+	free(o.so.parents);
 	if (r < 0) {
 		warn("%s: %s", o.name, err);
 		free(err);
 		stage_free(&s);
 		return EXIT_USAGE;
 	}
-	if ((r = stamp_read(&st, o.stampf, &err)) < 0) {
+	if ((r = stamp_read(&st, o.so.stamp, &err)) < 0) {
 		warn("%s (rebuilding)", err);
 		free(err);
 		r = 0;
 	}
 	if (!o.dry)
-		trace_begin(o.logdir, o.name);
+		trace_begin(o.so.logdir, o.name);
 	if (uptodate(&o, &s, &st, r)) {
 		stamp_free(&st);
 		stage_free(&s);
@@ -659,8 +649,8 @@ cmdrun(int argc, char **argv)
 	}
 
 	/* from here until the stamp is written, the stage is not done */
-	if (unlink(o.stampf) < 0 && errno != ENOENT)
-		dien(EXIT_USAGE, "%s: cannot remove the old stamp:", o.stampf);
+	if (unlink(o.so.stamp) < 0 && errno != ENOENT)
+		dien(EXIT_USAGE, "%s: cannot remove the old stamp:", o.so.stamp);
 	t0 = mono();
 	r = restore(&o, &s, &id, &cachewhy);
 	restored = r == 1;

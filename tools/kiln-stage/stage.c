@@ -869,3 +869,22 @@ stage_spawn(char **argv, int logfd, const struct stage *s, const char *logpath,
 	env_free(&env);
 	return r;
 }
+
+int
+stage_opt(struct stageopts *o, char *a)
+{
+	if (startswith(a, "--key="))
+		o->key = a + 6;
+	else if (startswith(a, "--stamp="))
+		o->stamp = a + 8;
+	else if (startswith(a, "--parent=")) {
+		o->parents = xgrow(o->parents, &o->cap, o->np + 1, sizeof *o->parents);
+		o->parents[o->np++] = a + 9;
+	} else if (startswith(a, "--logdir="))
+		o->logdir = a + 9;
+	else if (startswith(a, "--out="))
+		o->out = a + 6;
+	else
+		return 0;
+	return 1;
+}

@@ -59,6 +59,15 @@ char *stage_explain(const struct stage *s, const struct stamp *st, int max);
    (names: comma-separated list; may be empty). Fresh 64-hex string. */
 char *stage_idfrom(const struct stage *s, const char *names);
 
+/* the options run, verify and explain share */
+struct stageopts {
+	const char *key, *stamp, *logdir, *out;
+	char **parents;
+	size_t np, cap;
+};
+/* --key=, --stamp=, --parent=, --logdir=, --out=: 1 when a is one of them (taken into o) */
+int stage_opt(struct stageopts *o, char *a);
+
 /* The stage-cache entry folder for a chained key: DIR/ab/abcdef... (fresh string) */
 char *cache_entry(const char *cachedir, const char *key);
 /* Store private copies (reflink or copy, never links) of outdir's regular files in a new

@@ -20,9 +20,8 @@
 
 /* what run, verify and explain share on their command line */
 struct vopts {
-	const char *key, *stamp, *logdir, *out, *cache, *name;
-	char **parents;
-	size_t np, cap;
+	struct stageopts so;	/* --key, --stamp, --parent, --logdir, --out */
+	const char *cache, *name;
 	char **cmd;     /* after --, NULL-terminated; NULL when absent */
 };
 
@@ -45,22 +44,13 @@ parse(struct vopts *o, int argc, char **argv)
 	int i;
 
 	memset(o, 0, sizeof *o);
-	o->logdir = "build/logs";
+	o->so.logdir = "build/logs";
 	for (i = 1; i < argc; i++) {
 		char *a = argv[i];
 		if (strcmp(a, "--") == 0 || a[0] != '-')
 			break;
-		if (startswith(a, "--key="))
-			o->key = a + 6;
-		else if (startswith(a, "--stamp="))
-			o->stamp = a + 8;
-		else if (startswith(a, "--parent=")) {
-			o->parents = xgrow(o->parents, &o->cap, o->np + 1, sizeof *o->parents);
-			o->parents[o->np++] = a + 9;
-		} else if (startswith(a, "--logdir="))
-			o->logdir = a + 9;
-		else if (startswith(a, "--out="))
-			o->out = a + 6;
+		if (stage_opt(&o->so, a))
+			;
 		else if (startswith(a, "--stage-cache="))
 			o->cache = a[14] ? a + 14 : NULL;
 		else if (startswith(a, "--id-file=") || startswith(a, "--id-keys="))
@@ -78,10 +68,10 @@ parse(struct vopts *o, int argc, char **argv)
 	o->name = argv[i++];
 	/* parent stamps may follow the name, as run takes them (the graph's $in) */
 	for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
-		o->parents = xgrow(o->parents, &o->cap, o->np + 1, sizeof *o->parents);
-		o->parents[o->np++] = argv[i];
+		o->so.parents = xgrow(o->so.parents, &o->so.cap, o->so.np + 1, sizeof *o->so.parents);
+		o->so.parents[o->so.np++] = argv[i];
 	}
-	if (!o->key || !o->stamp)
+	if (!o->so.key || !o->so.stamp)
 		vusage(verb, "--key=FILE and --stamp=FILE are required");
 	if (i < argc && strcmp(argv[i], "--") == 0 && i + 1 < argc)
 		o->cmd = argv + i + 1;
@@ -97,9 +87,9 @@ load(const struct vopts *o, struct stage *s, struct stamp *st)
 	char *err = NULL;
 	int r;
 
-	if (stage_load(s, o->name, o->key, o->parents, o->np, &err) < 0)
+	if (stage_load(s, o->name, o->so.key, o->so.parents, o->so.np, &err) < 0)
 		dien(EXIT_USAGE, "%s: %s", o->name, err);
-	if ((r = stamp_read(st, o->stamp, &err)) < 0)
+	if ((r = stamp_read(st, o->so.stamp, &err)) < 0)
 		dien(EXIT_USAGE, "%s", err);
 	return r;
 }
@@ -115,8 +105,8 @@ cmdexplain(int argc, char **argv)
 
 	parse(&o, argc, argv);
 	r = load(&o, &s, &st);
-	if (r == 1 && strcmp(st.key, s.key) == 0 && o.out && dir_count(o.out) == 0)
-		why = xasprintf("would run: its outputs in %s are missing", o.out);
+	if (r == 1 && strcmp(st.key, s.key) == 0 && o.so.out && dir_count(o.so.out) == 0)
+		why = xasprintf("would run: its outputs in %s are missing", o.so.out);
 	else if (r == 1 && strcmp(st.key, s.key) == 0)
 		why = xstrdup("up to date");
 	else {
@@ -134,7 +124,7 @@ cmdexplain(int argc, char **argv)
 	}
 	stamp_free(&st);
 	stage_free(&s);
-	free(o.parents);
+	free(o.so.parents);
 	return EXIT_OK;
 }
 
@@ -253,31 +243,31 @@ cmdverify(int argc, char **argv)
 	parse(&o, argc, argv);
 	if (!o.cmd)
 		vusage("verify", "no command after -- (the stage's own command)");
-	if (!o.out)
+	if (!o.so.out)
 		vusage("verify", "--out=DIR is required (a stage without outputs has nothing to compare)");
 	r = load(&o, &s, &st);
-	if (r == 0 || strcmp(st.key, s.key) != 0 || dir_count(o.out) == 0)
+	if (r == 0 || strcmp(st.key, s.key) != 0 || dir_count(o.so.out) == 0)
 		dien(EXIT_USAGE, "%s: not built for its current key (%s); build it first (ninja %s)",
-		     o.name, o.stamp, o.name);
-	if (st.sums && (dir_sums(o.out, &now, &err) < 0 || strcmp(st.sums, now.s ? now.s : "") != 0))
+		     o.name, o.so.stamp, o.name);
+	if (st.sums && (dir_sums(o.so.out, &now, &err) < 0 || strcmp(st.sums, now.s ? now.s : "") != 0))
 		warn("%s: the files in %s are not those its stamp records (changed since the build)",
-		     o.name, o.out);
+		     o.name, o.so.out);
 	free(err);
 	err = NULL;
 
 	/* the rebuild goes beside the output, into a folder of its own */
-	scratch = xasprintf("%s.verify", o.out);
+	scratch = xasprintf("%s.verify", o.so.out);
 	if (lstat(scratch, &sb) == 0 && !S_ISDIR(sb.st_mode))
 		dien(EXIT_USAGE, "%s: not a folder; refusing to rebuild into it", scratch);
 	if (dir_empty(scratch, &err) < 0)
 		dien(EXIT_USAGE, "%s", err);
-	if (os_mkdirs(o.logdir, 0777) < 0)
-		dien(EXIT_USAGE, "%s: cannot create:", o.logdir);
+	if (os_mkdirs(o.so.logdir, 0777) < 0)
+		dien(EXIT_USAGE, "%s: cannot create:", o.so.logdir);
 	vname = xasprintf("%s.verify", o.name);
-	if ((fd = log_open(o.logdir, vname, &logpath, &err)) < 0)
+	if ((fd = log_open(o.so.logdir, vname, &logpath, &err)) < 0)
 		dien(EXIT_USAGE, "%s", err);
 	abs = realpath(scratch, NULL);
-	fprintf(stderr, "kiln: %s: rebuilding into %s to compare with %s\n", o.name, scratch, o.out);
+	fprintf(stderr, "kiln: %s: rebuilding into %s to compare with %s\n", o.name, scratch, o.so.out);
 	r = stage_spawn(o.cmd, fd, &s, logpath, abs ? abs : scratch, NULL, 1, NULL, &res);
 	close(fd);
 	if (r < 0)
@@ -286,7 +276,7 @@ cmdverify(int argc, char **argv)
 		dien(EXIT_PROBLEM, "%s: the rebuild failed (%s %d); its log: %s", o.name,
 		     res.sig ? "killed by signal" : "exit", res.sig ? res.sig : res.status, logpath);
 
-	if (dir_files(o.out, &fa) < 0 || dir_files(scratch, &fb) < 0)
+	if (dir_files(o.so.out, &fa) < 0 || dir_files(scratch, &fb) < 0)
 		dien(EXIT_USAGE, "%s: cannot list the outputs:", o.name);
 	for (i = 0; i < fa.n; i++) {
 		for (k = 0; k < fb.n && strcmp(fa.v[i], fb.v[k]) != 0; k++)
@@ -296,7 +286,7 @@ cmdverify(int argc, char **argv)
 			differ++;
 			continue;
 		}
-		p = xasprintf("%s/%s", o.out, fa.v[i]);
+		p = xasprintf("%s/%s", o.so.out, fa.v[i]);
 		q = xasprintf("%s/%s", scratch, fb.v[k]);
 		bufreset(&why);
 		r = filediff(p, q, &why);
@@ -339,6 +329,6 @@ cmdverify(int argc, char **argv)
 	buffree(&now);
 	stamp_free(&st);
 	stage_free(&s);
-	free(o.parents);
+	free(o.so.parents);
 	return differ ? EXIT_PROBLEM : EXIT_OK;
 }

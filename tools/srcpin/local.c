@@ -171,21 +171,191 @@ keptref(const char *name)
 /* Fetch from a repository on this machine without a transport: pack exactly the objects
    the mirror lacks (history behind the mirror's refs is hidden), then set the refs as the
    source has them (pruning the rest). extra: a commit id to fetch besides the refs. */
+/* the refs a fetch takes (names and ids) */
+struct refset {
+	char **names;
+	git_oid *ids;
+	size_t n, cap, cap2;
+};
+
+/* a mirror with no refs yet starts from the source's object files (*dodb reopened) */
+static int
+seedempty(git_repository *src, git_repository *r, git_odb **dodb)
+{
+	git_reference_iterator *ri;
+	git_reference *rr;
+	int empty = 1, e;
+
+	if (git_reference_iterator_new(&ri, r) == 0) {
+		if (git_reference_next(&rr, ri) == 0) {
+			empty = 0;
+			git_reference_free(rr);
+		}
+		git_reference_iterator_free(ri);
+	}
+	if (!empty || seed_local(src, r) != 0)
+		return 0;
+	fault("fetch: objects seeded");
+	git_odb_free(*dodb);
+	*dodb = NULL;
+	if ((e = git_repository_odb(dodb, r)) < 0 || (e = git_odb_refresh(*dodb)) < 0)
+		return e;
+	return 0;
+}
+
+/* what the source has: its kept direct refs */
+static int
+srcrefs(git_repository *src, struct refset *rs)
+{
+	git_reference_iterator *it;
+	git_reference *ref;
+	const char *nm;
+	int e;
+
+	if ((e = git_reference_iterator_new(&it, src)) < 0)
+		return e;
+	while (git_reference_next(&ref, it) == 0) {
+		nm = git_reference_name(ref);
+		if (keptref(nm) && git_reference_type(ref) == GIT_REFERENCE_DIRECT) {
+			rs->names = xgrow(rs->names, &rs->cap, rs->n + 1, sizeof *rs->names);
+			rs->ids = xgrow(rs->ids, &rs->cap2, rs->n + 1, sizeof *rs->ids);
+			rs->names[rs->n] = xstrdup(nm);
+			git_oid_cpy(&rs->ids[rs->n], git_reference_target(ref));
+			rs->n++;
+		}
+		git_reference_free(ref);
+	}
+	git_reference_iterator_free(it);
+	return 0;
+}
+
+/* hide from the walk what the mirror already has */
+static int
+hidehave(git_repository *r, git_odb *sodb, git_revwalk *w)
+{
+	git_reference_iterator *it;
+	git_reference *ref;
+	git_object *c;
+	int e;
+
+	if ((e = git_reference_iterator_new(&it, r)) < 0)
+		return e;
+	while (git_reference_next(&ref, it) == 0) {
+		if (git_reference_peel(&c, ref, GIT_OBJECT_COMMIT) == 0) {
+			if (git_odb_exists(sodb, git_object_id(c)))
+				git_revwalk_hide(w, git_object_id(c));
+			git_object_free(c);
+		}
+		git_reference_free(ref);
+	}
+	git_reference_iterator_free(it);
+	return 0;
+}
+
+/* want id when the mirror lacks it: tags into the pack, a commit onto the walk, a tree
+   or blob into the pack with what it holds */
+static void
+want(git_repository *src, git_odb *dodb, git_packbuilder *pb, git_revwalk *w, const git_oid *id)
+{
+	git_object *obj, *c, *t;
+
+	if (git_odb_exists(dodb, id) || git_object_lookup(&obj, src, id, GIT_OBJECT_ANY) < 0)
+		return;
+	while (git_object_type(obj) == GIT_OBJECT_TAG) {
+		git_packbuilder_insert(pb, git_object_id(obj), NULL);
+		if (git_tag_target(&t, (git_tag *)obj) < 0)
+			break;
+		git_object_free(obj);
+		obj = t;
+	}
+	if (git_object_type(obj) == GIT_OBJECT_COMMIT) {
+		if (!git_odb_exists(dodb, git_object_id(obj)))
+			git_revwalk_push(w, git_object_id(obj));
+	} else if (git_object_peel(&c, obj, GIT_OBJECT_TREE) == 0 ||
+	           git_object_peel(&c, obj, GIT_OBJECT_BLOB) == 0) {
+		git_packbuilder_insert_recur(pb, git_object_id(c), NULL);
+		git_object_free(c);
+	}
+	git_object_free(obj);
+}
+
+/* the pack of what the mirror lacks, written into its object store */
+static int
+writepack(const struct spopts *o, const char *label, git_odb *dodb, git_packbuilder *pb)
+{
+	struct prog p = {label, {0, 0}, {0, 0}, 0};
+	struct packsink k = {0};
+	int e;
+
+	if (!git_packbuilder_object_count(pb))
+		return 0;
+	if (o->progress)
+		clock_gettime(CLOCK_MONOTONIC, &p.t0);
+	if ((e = git_odb_write_pack(&k.wp, dodb, o->progress ? progress_cb : NULL, &p)) < 0)
+		return e;
+	e = git_packbuilder_foreach(pb, packsink_cb, &k);
+	if (e == 0)
+		e = k.wp->commit(k.wp, &k.st);
+	k.wp->free(k.wp);
+	if (p.shown)
+		fputc('\n', stderr);
+	if (e == 0)
+		fault("fetch: pack written");
+	return e;
+}
+
+/* the refs as the source has them (and refs/srcpin/EXTRA), the mirror's other kept refs
+   pruned */
+static int
+setrefs(git_repository *r, git_odb *dodb, const struct refset *rs, const char *extra)
+{
+	git_reference_iterator *it;
+	git_reference *nr, *ref;
+	git_oid id;
+	const char *nm;
+	char *en;
+	size_t i;
+	int e, keep;
+
+	for (i = 0; i < rs->n; i++) {
+		if ((e = git_reference_create(&nr, r, rs->names[i], &rs->ids[i], 1, "srcpin fetch")) < 0)
+			return e;
+		git_reference_free(nr);
+		fault("fetch: a ref set");
+	}
+	if (extra) {
+		en = xasprintf("refs/srcpin/%s", extra);
+		if (git_oid_fromstr(&id, extra) == 0 && git_odb_exists(dodb, &id) &&
+		    git_reference_create(&nr, r, en, &id, 1, "srcpin fetch") == 0)
+			git_reference_free(nr);
+		free(en);
+	}
+	if ((e = git_reference_iterator_new(&it, r)) < 0)
+		return e;
+	while (git_reference_next(&ref, it) == 0) {
+		nm = git_reference_name(ref);
+		keep = !keptref(nm);
+		for (i = 0; !keep && i < rs->n; i++)
+			keep = strcmp(nm, rs->names[i]) == 0;
+		if (!keep)
+			git_reference_delete(ref);
+		git_reference_free(ref);
+	}
+	git_reference_iterator_free(it);
+	return 0;
+}
+
 int
 fetch_local(const struct spopts *o, const char *label, git_repository *r, const char *path,
             const char *extra)
 {
 	git_repository *src;
-	git_reference_iterator *it;
-	git_reference *ref;
 	git_revwalk *w = NULL;
 	git_packbuilder *pb = NULL;
 	git_odb *dodb = NULL, *sodb = NULL;
-	struct prog p = {label, {0, 0}, {0, 0}, 0};
-	struct packsink k = {0};
-	char **names = NULL;
-	git_oid *ids = NULL;
-	size_t n = 0, cap = 0, cap2 = 0, i;
+	struct refset rs = {0};
+	git_oid id;
+	size_t i;
 	int e;
 
 	if ((e = git_repository_open_ext(&src, path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL)) < 0) {
@@ -198,134 +368,22 @@ fetch_local(const struct spopts *o, const char *label, git_repository *r, const 
 	    (e = git_revwalk_new(&w, src)) < 0 || (e = git_packbuilder_new(&pb, src)) < 0)
 		goto out;
 	git_packbuilder_set_threads(pb, 0);
-	{
-		/* a mirror with no refs yet starts from the source's object files */
-		git_reference_iterator *ri;
-		git_reference *rr;
-		int empty = 1;
-		if (git_reference_iterator_new(&ri, r) == 0) {
-			if (git_reference_next(&rr, ri) == 0) {
-				empty = 0;
-				git_reference_free(rr);
-			}
-			git_reference_iterator_free(ri);
-		}
-		if (empty && seed_local(src, r) == 0) {
-			fault("fetch: objects seeded");
-			git_odb_free(dodb);
-			dodb = NULL;
-			if ((e = git_repository_odb(&dodb, r)) < 0 || (e = git_odb_refresh(dodb)) < 0)
-				goto out;
-		}
-	}
-	/* what the source has */
-	if ((e = git_reference_iterator_new(&it, src)) < 0)
+	if ((e = seedempty(src, r, &dodb)) < 0 || (e = srcrefs(src, &rs)) < 0 ||
+	    (e = hidehave(r, sodb, w)) < 0)
 		goto out;
-	while (git_reference_next(&ref, it) == 0) {
-		const char *nm = git_reference_name(ref);
-		if (keptref(nm) && git_reference_type(ref) == GIT_REFERENCE_DIRECT) {
-			names = xgrow(names, &cap, n + 1, sizeof *names);
-			ids = xgrow(ids, &cap2, n + 1, sizeof *ids);
-			names[n] = xstrdup(nm);
-			git_oid_cpy(&ids[n], git_reference_target(ref));
-			n++;
-		}
-		git_reference_free(ref);
-	}
-	git_reference_iterator_free(it);
-	/* hide what the mirror already has */
-	if ((e = git_reference_iterator_new(&it, r)) < 0)
+	/* want what it lacks: the refs' targets, and the extra commit */
+	for (i = 0; i < rs.n; i++)
+		want(src, dodb, pb, w, &rs.ids[i]);
+	if (extra && git_oid_fromstr(&id, extra) == 0)
+		want(src, dodb, pb, w, &id);
+	if ((e = git_packbuilder_insert_walk(pb, w)) < 0 || (e = writepack(o, label, dodb, pb)) < 0)
 		goto out;
-	while (git_reference_next(&ref, it) == 0) {
-		git_object *c;
-		if (git_reference_peel(&c, ref, GIT_OBJECT_COMMIT) == 0) {
-			if (git_odb_exists(sodb, git_object_id(c)))
-				git_revwalk_hide(w, git_object_id(c));
-			git_object_free(c);
-		}
-		git_reference_free(ref);
-	}
-	git_reference_iterator_free(it);
-	/* want what it lacks */
-	for (i = 0; i <= n; i++) {
-		git_oid id;
-		git_object *obj, *c;
-		if (i < n)
-			git_oid_cpy(&id, &ids[i]);
-		else if (!extra || git_oid_fromstr(&id, extra) < 0)
-			break;
-		if (git_odb_exists(dodb, &id) || git_object_lookup(&obj, src, &id, GIT_OBJECT_ANY) < 0)
-			continue;
-		while (git_object_type(obj) == GIT_OBJECT_TAG) {
-			git_object *t;
-			git_packbuilder_insert(pb, git_object_id(obj), NULL);
-			if (git_tag_target(&t, (git_tag *)obj) < 0)
-				break;
-			git_object_free(obj);
-			obj = t;
-		}
-		if (git_object_type(obj) == GIT_OBJECT_COMMIT) {
-			if (!git_odb_exists(dodb, git_object_id(obj)))
-				git_revwalk_push(w, git_object_id(obj));
-		} else if (git_object_peel(&c, obj, GIT_OBJECT_TREE) == 0 ||
-		           git_object_peel(&c, obj, GIT_OBJECT_BLOB) == 0) {
-			git_packbuilder_insert_recur(pb, git_object_id(c), NULL);
-			git_object_free(c);
-		}
-		git_object_free(obj);
-	}
-	if ((e = git_packbuilder_insert_walk(pb, w)) < 0)
-		goto out;
-	if (git_packbuilder_object_count(pb)) {
-		if (o->progress)
-			clock_gettime(CLOCK_MONOTONIC, &p.t0);
-		if ((e = git_odb_write_pack(&k.wp, dodb, o->progress ? progress_cb : NULL, &p)) < 0)
-			goto out;
-		e = git_packbuilder_foreach(pb, packsink_cb, &k);
-		if (e == 0)
-			e = k.wp->commit(k.wp, &k.st);
-		k.wp->free(k.wp);
-		if (p.shown)
-			fputc('\n', stderr);
-		if (e < 0)
-			goto out;
-		fault("fetch: pack written");
-	}
-	/* the refs as the source has them */
-	for (i = 0; i < n; i++) {
-		git_reference *nr;
-		if ((e = git_reference_create(&nr, r, names[i], &ids[i], 1, "srcpin fetch")) < 0)
-			goto out;
-		git_reference_free(nr);
-		fault("fetch: a ref set");
-	}
-	if (extra) {
-		git_oid id;
-		char *nm = xasprintf("refs/srcpin/%s", extra);
-		git_reference *nr;
-		if (git_oid_fromstr(&id, extra) == 0 && git_odb_exists(dodb, &id) &&
-		    git_reference_create(&nr, r, nm, &id, 1, "srcpin fetch") == 0)
-			git_reference_free(nr);
-		free(nm);
-	}
-	if ((e = git_reference_iterator_new(&it, r)) < 0)
-		goto out;
-	while (git_reference_next(&ref, it) == 0) {
-		const char *nm = git_reference_name(ref);
-		int keep = !keptref(nm);
-		for (i = 0; !keep && i < n; i++)
-			keep = strcmp(nm, names[i]) == 0;
-		if (!keep)
-			git_reference_delete(ref);
-		git_reference_free(ref);
-	}
-	git_reference_iterator_free(it);
-	e = 0;
+	e = setrefs(r, dodb, &rs, extra);
 out:
-	for (i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
-	free(ids);
+	for (i = 0; i < rs.n; i++)
+		free(rs.names[i]);
+	free(rs.names);
+	free(rs.ids);
 	git_packbuilder_free(pb);
 	git_revwalk_free(w);
 	git_odb_free(dodb);

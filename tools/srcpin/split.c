@@ -381,169 +381,199 @@ tradsect(const char *s, struct tradp *tp, char *const *subs, size_t nsub,
 	return l1 + l2;
 }
 
+/* a "diff --git a/A b/B" line: a new section, routed by its a/ and b/ paths to the
+   repository (the superproject or a submodule) both lie in; 0 or -1 with *err */
+static int
+gitsect(const char *p, size_t n, char *const *subs, size_t nsub, struct sect *sc, char **err)
+{
+	const char *a = p + 11, *le = p + n;
+	char *pa, *pb;
+	size_t ra, rb;
+	int r = -1;
+
+	while (le > a && (le[-1] == '\n' || le[-1] == '\r'))
+		le--;
+	if (gitpaths(a, le, &pa, &pb) < 0) {
+		*err = xasprintf("cannot read the file names of '%.*s'", (int)(le - p), p);
+		return -1;
+	}
+	ra = route(pa, subs, nsub);
+	rb = route(pb, subs, nsub);
+	if (!patchpath_ok(pa) || !patchpath_ok(pb)) {
+		*err = xasprintf("%s: path escapes the source tree; refused", patchpath_ok(pa) ? pb : pa);
+	} else if (ra != rb) {
+		*err = xasprintf("%s -> %s: a rename across a submodule boundary cannot be applied", pa, pb);
+	} else {
+		sc->repo = ra;
+		sc->prelen = ra < nsub ? strlen(subs[ra]) + 1 : 0;
+		bufputs(&sc->text, "diff --git ");
+		putpath(&sc->text, "a/", pa + sc->prelen);
+		bufputc(&sc->text, ' ');
+		putpath(&sc->text, "b/", pb + sc->prelen);
+		bufputc(&sc->text, '\n');
+		sc->path = xstrdup(pb + sc->prelen);
+		r = 0;
+	}
+	free(pa);
+	free(pb);
+	return r;
+}
+
+/* a header line with a path ("--- ", "+++ ", rename/copy from/to; lead is its length, old
+   whether it is a ---/+++ line): the prefix removed, quoted as git quotes; the path must
+   stay in the tree and in the section's repository; 0 or -1 with *err */
+static int
+pathline(const char *p, size_t n, size_t lead, int old, char *const *subs, size_t nsub,
+         struct sect *sc, char **err)
+{
+	char *hp = hdrpath(p, n, lead), *u;
+	const char *ab = "";
+	int dev, r = -1;
+
+	if (!hp) {
+		*err = xasprintf("cannot read the file name of '%.*s'", (int)n - 1, p);
+		return -1;
+	}
+	dev = old && strcmp(hp, "/dev/null") == 0;
+	if (old && !dev) {
+		u = unprefix(xstrdup(hp));
+		ab = hp[0] == 'a' && hp[1] == '/' ? "a/" : hp[0] == 'b' && hp[1] == '/' ? "b/" : "";
+		free(hp);
+		hp = u;
+	}
+	if (!dev && !patchpath_ok(hp)) {
+		*err = xasprintf("%s: path escapes the source tree; refused", hp);
+	} else if (!dev && route(hp, subs, nsub) != sc->repo) {
+		*err = xasprintf("%s: not in the repository its section '%s' is in", hp, sc->path);
+	} else {
+		bufadd(&sc->text, p, lead);
+		if (dev)
+			bufputs(&sc->text, hp);
+		else
+			putpath(&sc->text, ab, hp + sc->prelen);
+		bufputc(&sc->text, '\n');
+		r = 0;
+	}
+	free(hp);
+	return r;
+}
+
+/* a mode, index or similarity line of a section's header: a gitlink (mode 160000), a file
+   made or deleted; kept as it is */
+static void
+modeline(const char *p, size_t n, struct sect *sc)
+{
+	const char *m = p + n;
+
+	while (m > p && (m[-1] == '\n' || m[-1] == '\r' || m[-1] == ' '))
+		m--;
+	if (m - p >= 6 && memcmp(m - 6, "160000", 6) == 0 && !linestarts(p, n, "Binary files "))
+		sc->gitlink = 1;
+	if (linestarts(p, n, "new file mode "))
+		sc->added = 1;
+	if (linestarts(p, n, "deleted file mode "))
+		sc->deleted = 1;
+	bufadd(&sc->text, p, n);
+}
+
+/* a line of a section's extended header; 0 or -1 with *err */
+static int
+hdrline(const char *p, size_t n, char *const *subs, size_t nsub, struct sect *sc, char **err)
+{
+	static const char *const leads[] = {"--- ", "+++ ", "rename from ", "rename to ",
+	                                    "copy from ", "copy to "};
+	static const char *const ext[] = {"old mode ", "new mode ", "deleted file mode ",
+	                                  "new file mode ", "similarity index ",
+	                                  "dissimilarity index ", "index ", "Binary files "};
+	size_t i;
+
+	for (i = 0; i < sizeof leads / sizeof *leads; i++)
+		if (linestarts(p, n, leads[i]))
+			return pathline(p, n, strlen(leads[i]), i < 2, subs, nsub, sc, err);
+	for (i = 0; i < sizeof ext / sizeof *ext; i++)
+		if (linestarts(p, n, ext[i])) {
+			modeline(p, n, sc);
+			return 0;
+		}
+	if (linestarts(p, n, "GIT binary patch")) {
+		sc->bin = 1;
+		bufadd(&sc->text, p, n);
+	}
+	/* else: text after a section with no hunk (the signature): dropped */
+	return 0;
+}
+
+/* a hunk line: ' ' counts for both sides, '-' old, '+' new, '\' none */
+static void
+hunkline(const char *p, size_t n, struct sect *sc, long *left_old, long *left_new)
+{
+	if (*p == ' ' || *p == '\n' || (*p == '\r' && n == 2)) {
+		(*left_old)--;
+		(*left_new)--;
+	} else if (*p == '-') {
+		(*left_old)--;
+		subcommit(p, n, sc->from);
+	} else if (*p == '+') {
+		(*left_new)--;
+		subcommit(p, n, sc->to);
+	}
+	bufadd(&sc->text, p, n);
+}
+
 /* patch_split over text that has a NUL at text[len] (the line parsers rely on it) */
 static int
 patch_split1(const char *text, size_t len, char *const *subs, size_t nsub,
              const struct splitmode *sm, struct buf *out, struct linkmoves *mv, char **err)
 {
-	const char *p = text, *end = text + len;
+	const char *p = text, *end = text + len, *nl;
 	struct sect sc;
 	struct tradp tp = {1, 0};   /* git apply's default: -p1 */
-	int inhdr = 0;
+	int inhdr = 0, inhunk;
 	long left_old = 0, left_new = 0;  /* lines still due in the current hunk */
+	size_t n, hl, i;
 
 	memset(&sc, 0, sizeof sc);
 	sc.repo = (size_t)-1;
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		size_t n = nl ? (size_t)(nl - p) + 1 : (size_t)(end - p);
-		if (n >= 11 && strncmp(p, "diff --git ", 11) == 0 && left_old <= 0 && left_new <= 0) {
-			/* a new file section: route it by its a/ and b/ paths */
-			const char *a = p + 11, *le = p + n;
-			char *pa, *pb;
-			size_t ra, rb;
-			if (flush(&sc, out, mv, err) < 0)
+	for (; p < end; p += n) {
+		nl = memchr(p, '\n', (size_t)(end - p));
+		n = nl ? (size_t)(nl - p) + 1 : (size_t)(end - p);
+		inhunk = left_old > 0 || left_new > 0;
+		if (n >= 11 && strncmp(p, "diff --git ", 11) == 0 && !inhunk) {
+			if (flush(&sc, out, mv, err) < 0 || gitsect(p, n, subs, nsub, &sc, err) < 0)
 				goto fail;
-			while (le > a && (le[-1] == '\n' || le[-1] == '\r'))
-				le--;
-			if (gitpaths(a, le, &pa, &pb) < 0) {
-				*err = xasprintf("cannot read the file names of '%.*s'", (int)(le - p), p);
-				goto fail;
-			}
-			if (!patchpath_ok(pa) || !patchpath_ok(pb)) {
-				*err = xasprintf("%s: path escapes the source tree; refused",
-				                 patchpath_ok(pa) ? pb : pa);
-				free(pa);
-				free(pb);
-				goto fail;
-			}
-			ra = route(pa, subs, nsub);
-			rb = route(pb, subs, nsub);
-			if (ra != rb) {
-				*err = xasprintf("%s -> %s: a rename across a submodule boundary cannot be applied",
-				                 pa, pb);
-				free(pa);
-				free(pb);
-				goto fail;
-			}
-			sc.repo = ra;
-			sc.prelen = ra < nsub ? strlen(subs[ra]) + 1 : 0;
-			bufputs(&sc.text, "diff --git ");
-			putpath(&sc.text, "a/", pa + sc.prelen);
-			bufputc(&sc.text, ' ');
-			putpath(&sc.text, "b/", pb + sc.prelen);
-			bufputc(&sc.text, '\n');
-			sc.path = xstrdup(pb + sc.prelen);
-			free(pa);
-			free(pb);
 			inhdr = 1;
 			left_old = left_new = 0;
-		} else if (left_old <= 0 && left_new <= 0 && !inhdr && sc.bin != 1 && trad_start(p)) {
+		} else if (!inhunk && !inhdr && sc.bin != 1 && trad_start(p)) {
 			/* a traditional header (no "diff --git" line): diff -u, quilt, debian/patches */
-			size_t hl;
 			if (flush(&sc, out, mv, err) < 0 || !(hl = tradsect(p, &tp, subs, nsub, sm, &sc, err)))
 				goto fail;
-			p += hl;
-			continue;
+			n = hl;
 		} else if (sc.repo == (size_t)-1) {
 			/* mail headers and message before the first section: not part of any diff */
-		} else if (n >= 2 && strncmp(p, "@@", 2) == 0 && left_old <= 0 && left_new <= 0 &&
-		           !sc.bin) {
+		} else if (n >= 2 && strncmp(p, "@@", 2) == 0 && !inhunk && !sc.bin) {
 			inhdr = 0;
 			sc.hunks++;
 			hunklen(p, &left_old, &left_new);
 			bufadd(&sc.text, p, n);
 		} else if (inhdr && !sc.bin) {
-			static const char *const leads[] = {"--- ", "+++ ", "rename from ", "rename to ",
-			                                    "copy from ", "copy to "};
-			static const char *const ext[] = {"old mode ", "new mode ", "deleted file mode ",
-			                                  "new file mode ", "similarity index ",
-			                                  "dissimilarity index ", "index ", "Binary files "};
-			size_t li;
-			int known = 0;
-			for (li = 0; li < sizeof leads / sizeof *leads; li++)
-				if (linestarts(p, n, leads[li]))
-					break;
-			for (size_t i = 0; !known && i < sizeof ext / sizeof *ext; i++)
-				known = linestarts(p, n, ext[i]);
-			if (li < sizeof leads / sizeof *leads) {
-				/* a header line with a path: the prefix removed, quoted as git quotes */
-				size_t ll = strlen(leads[li]);
-				char *hp = hdrpath(p, n, ll);
-				const char *ab = "";
-				int dev;
-				if (!hp) {
-					*err = xasprintf("cannot read the file name of '%.*s'", (int)n - 1, p);
-					goto fail;
-				}
-				dev = li < 2 && strcmp(hp, "/dev/null") == 0;
-				if (li < 2 && !dev) {
-					char *u = unprefix(xstrdup(hp));
-					ab = hp[0] == 'a' && hp[1] == '/' ? "a/" : hp[0] == 'b' && hp[1] == '/' ? "b/" : "";
-					free(hp);
-					hp = u;
-				}
-				bufadd(&sc.text, p, ll);
-				if (dev)
-					bufputs(&sc.text, hp);
-				else if (!patchpath_ok(hp) || route(hp, subs, nsub) != sc.repo) {
-					if (!patchpath_ok(hp))
-						*err = xasprintf("%s: path escapes the source tree; refused", hp);
-					else
-						*err = xasprintf("%s: not in the repository its section '%s' is in",
-						                 hp, sc.path);
-					free(hp);
-					goto fail;
-				} else
-					putpath(&sc.text, ab, hp + sc.prelen);
-				bufputc(&sc.text, '\n');
-				free(hp);
-			} else if (known) {
-				const char *m = p + n;
-				while (m > p && (m[-1] == '\n' || m[-1] == '\r' || m[-1] == ' '))
-					m--;
-				if (m - p >= 6 && memcmp(m - 6, "160000", 6) == 0 &&
-				    !linestarts(p, n, "Binary files "))
-					sc.gitlink = 1;
-				if (linestarts(p, n, "new file mode "))
-					sc.added = 1;
-				if (linestarts(p, n, "deleted file mode "))
-					sc.deleted = 1;
-				bufadd(&sc.text, p, n);
-			} else if (linestarts(p, n, "GIT binary patch")) {
-				sc.bin = 1;
-				bufadd(&sc.text, p, n);
-			}
-			/* else: text after a section with no hunk (the signature): dropped */
+			if (hdrline(p, n, subs, nsub, &sc, err) < 0)
+				goto fail;
 		} else if (sc.bin) {
 			if (sc.bin == 1 && binline(p, n))
 				bufadd(&sc.text, p, n);
 			else
 				sc.bin = 2;   /* the binary data ended: what follows is not part of it */
-		} else if (left_old > 0 || left_new > 0) {
-			/* a hunk line: ' ' counts for both sides, '-' old, '+' new, '\' none */
-			if (*p == ' ' || *p == '\n' || (*p == '\r' && n == 2)) {
-				left_old--;
-				left_new--;
-			} else if (*p == '-') {
-				left_old--;
-				subcommit(p, n, sc.from);
-			} else if (*p == '+') {
-				left_new--;
-				subcommit(p, n, sc.to);
-			}
-			bufadd(&sc.text, p, n);
+		} else if (inhunk) {
+			hunkline(p, n, &sc, &left_old, &left_new);
 		} else if (*p == '\\') {
 			bufadd(&sc.text, p, n);   /* "\ No newline at end of file" */
-		} else {
-			/* after the last hunk: the format-patch signature ("-- ", version) or trailing
-			   text; dropped */
 		}
-		p += n;
+		/* else: after the last hunk: the format-patch signature ("-- ", version) or
+		   trailing text; dropped */
 	}
 	if (flush(&sc, out, mv, err) < 0)
 		goto fail;
-	for (size_t i = 0; i <= nsub; i++)
+	for (i = 0; i <= nsub; i++)
 		if (out[i].len)
 			bufputc(&out[i], 0), out[i].len--;
 	return 0;
