@@ -95,10 +95,41 @@ cpuconf () {
 	mkdir -p "$1" && (cd "$1" && "$KILN_SRC/configure" --arch=cpu --pins="$2" --python="${3:-$PY}" \
 		--mirror="$W/mirror" --stage-cache="$W/stage-cache" KILN_BIN="$KB") >>"$LOG" 2>&1
 }
-if ! done_ cpu; then
+# trixie_verify: audio.wheel.verify: the wheel built again (in another folder,
+# work/audio.verify) is the same, byte for byte
+trixie_verify () {
+	if ! done_ verify; then
+		cpuconf "$W/cpu" "$TRACK" || { notok "verify: configure failed"; exit 1; }
+		: >"$W/verify.out"
+		nin "$W/cpu" "$W/verify.out" audio.wheel.verify
+		echo "$? $took" >"$W/verify.rc"
+		fig "verify: ninja audio.wheel.verify (s)" "$took"
+		mark verify
+	fi
+	vrc= vtook=
+	[ -f "$W/verify.rc" ] && read -r vrc vtook <"$W/verify.rc"
+	if [ "$vrc" = 0 ] && grep -q 'identical' "$W/verify.out"; then
+		ok "verify: audio.wheel.verify: $(grep -m1 'identical' "$W/verify.out" | sed 's/^ *//')"
+	else
+		notok "verify: audio.wheel.verify says the rebuilt wheel differs (exit $vrc)"; showfail "$W/verify.out"
+	fi
+}
+# audio's wheel first, then audio.wheel.verify (the rebuild in work/audio.verify, a
+# path 7 bytes longer), then the rest of the stack
+if ! done_ audio; then
 	cpuconf "$W/cpu" "$TRACK" || { notok "cpu: configure failed (see $LOG)"; tail -n 5 "$LOG" | sed 's/^/#   /'; exit 1; }
+	if nin "$W/cpu" "$W/cpu.out" audio.wheel; then
+		fig "cpu: ninja audio.wheel, first build (s)" "$took"
+		mark audio
+	else
+		notok "cpu: ninja audio.wheel failed"; showfail "$W/cpu.out"; exit 1
+	fi
+fi
+trixie_verify
+if ! done_ cpu; then
+	cpuconf "$W/cpu" "$TRACK" || { notok "cpu: configure failed (see $LOG)"; exit 1; }
 	if nin "$W/cpu" "$W/cpu.out" stack; then
-		fig "cpu: ninja stack, first build (s)" "$took"
+		fig "cpu: ninja stack after audio.wheel (vision and the rest) (s)" "$took"
 		mark cpu
 	else
 		notok "cpu: ninja stack failed"; showfail "$W/cpu.out"; exit 1
@@ -188,24 +219,6 @@ done
 [ "$(sed -n 1,2p "$W/restore.sha" | tr '\n' ' ')" = "$(sed -n 3,4p "$W/restore.sha" | tr '\n' ' ')" ] &&
 	[ "$(wc -l <"$W/restore.sha")" = 4 ] && ok "restore: the restored wheels are the built ones, byte for byte" ||
 	notok "restore: the wheels differ ($(tr '\n' ' ' <"$W/restore.sha"))"
-
-# --- audio.wheel.verify: the wheel built again (in another folder, work/audio.verify) is
-# the same, byte for byte
-if ! done_ verify; then
-	cpuconf "$W/cpu" "$TRACK" || { notok "verify: configure failed"; exit 1; }
-	: >"$W/verify.out"
-	nin "$W/cpu" "$W/verify.out" audio.wheel.verify
-	echo "$? $took" >"$W/verify.rc"
-	fig "verify: ninja audio.wheel.verify (s)" "$took"
-	mark verify
-fi
-vrc= vtook=
-[ -f "$W/verify.rc" ] && read -r vrc vtook <"$W/verify.rc"
-if [ "$vrc" = 0 ] && grep -q 'identical' "$W/verify.out"; then
-	ok "verify: audio.wheel.verify: $(grep -m1 'identical' "$W/verify.out" | sed 's/^ *//')"
-else
-	notok "verify: audio.wheel.verify says the rebuilt wheel differs (exit $vrc)"; showfail "$W/verify.out"
-fi
 
 # --- a patch added to audio's series, in the second folder: only audio's stages rerun -------
 if ! done_ bump; then
