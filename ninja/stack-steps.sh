@@ -108,7 +108,13 @@ step_patch () {
 	# back to the pinned commit, pristine, then the series: an edited patch is never
 	# applied over its older self. A pristine tree may still carry an old series (its
 	# SERIES_DIGEST): when this stage wants none, that tree is checked out afresh too
-	# (srcpin patch itself starts afresh when it is given another series)
+	# (srcpin patch itself starts afresh when it is given another series). A tree the
+	# hipify stage hipified gives hipify-wrap's files back first (--undo: into its state
+	# folder in .git, where checkout --force does not reach), so that stage puts back each
+	# output whose bytes it makes again, mtime kept: compilers and caches see it unchanged
+	if [ -f "$src/.git/kiln-hipify/manifest" ]; then
+		clean -- hipify-wrap --undo "$src" || die "hipify-wrap --undo $src failed (above)"
+	fi
 	st=$(clean -- srcpin state "$src") || die "$src is not a srcpin checkout; run ninja $c.src"
 	commit=$(printf '%s\n' "$st" | sed -n 's/^COMMIT=//p')
 	[ -n "$commit" ] || die "$src is not a srcpin checkout; run ninja $c.src"
