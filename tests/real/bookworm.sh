@@ -8,7 +8,8 @@
 #      local git mirrors with the upstream tags by ninja/debsrc.sh, at the commits
 #      env/tracks/debian.env pins;
 #   2. the stack of env/tracks/debian.env with --arch=cpu --pin torch=system (Debian's
-#      python3-torch) into a venv with --system-site-packages: vision built, installed and
+#      python3-torch) into a venv with --system-site-packages, vision's build requirements
+#      (vision.deps) from Debian's wheels in /usr/share/python-wheels: vision built, installed and
 #      smoke-tested (nms, transforms); a no-op ninja; a second build folder restoring from
 #      the stage cache; a patch added to vision's series rerunning only vision's stages;
 #   3. torch 1.13.1's src, patch (tests/real/patches/torch) and hipify stages on the real
@@ -56,11 +57,14 @@ mirrors "$TRACK" "Debian's orig tarballs of torch 1.13.1 and vision 0.14.1"
 mkvenv venv
 
 # --- 2. the debian track, CPU -----------------------------------------------------------------
+# the build requirements vision 0.14.1's pyproject.toml declares (setuptools, wheel) come
+# from Debian's own wheels (python3-setuptools-whl, python3-wheel-whl): no PyPI here
+WH=/usr/share/python-wheels
 cpuconf () {
 	# $1 folder, $2 pin file
 	mkdir -p "$1" && (cd "$1" && "$KILN_SRC/configure" --arch=cpu --pins="$2" --pin torch=system \
 		--without=audio --python="$PY" --mirror="$W/mirror" --stage-cache="$W/stage-cache" \
-		KILN_BIN="$KB") >>"$LOG" 2>&1
+		--wheelhouse="$WH" KILN_BIN="$KB") >>"$LOG" 2>&1
 }
 if ! done_ cpu; then
 	cpuconf "$W/cpu" "$TRACK" || { notok "cpu: configure failed (see $LOG)"; exit 1; }
@@ -78,7 +82,7 @@ stagefigs cpu "$W/cpu.out"
 got=$(stages "$W/cpu.out" | cut -d' ' -f1 | sort -u | tr '\n' ' ')
 twice=$(stages "$W/cpu.out" | cut -d' ' -f1 | sort | uniq -d | tr '\n' ' ')
 nostamp=
-for s in vision.src vision.patch torch.install vision.wheel vision.pick vision.install stack.smoke; do
+for s in vision.src vision.patch vision.deps torch.install vision.wheel vision.pick vision.install stack.smoke; do
 	[ -f "$W/cpu/build/stamp/$s" ] || nostamp="$nostamp $s"
 done
 [ -z "$nostamp" ] && [ -z "$twice" ] && ok "cpu: every stage is done, none ran twice (ran here: $got)" ||
@@ -148,7 +152,7 @@ if s=$(smoke "$PY" 2>&1); then ok "bump: smoke after the bump: $s"; else notok "
 # problem is there. KILN_REAL_STRICT=1 counts it as a failure.
 rm -rf "$W/cc"
 mkdir -p "$W/cc" && (cd "$W/cc" && "$KILN_SRC/configure" --arch=cpu --pins="$TRACK" --pin torch=system \
-	--without=audio --python="$PY" --mirror="$W/mirror" KILN_BIN="$KB") >>"$LOG" 2>&1
+	--without=audio --python="$PY" --mirror="$W/mirror" --wheelhouse="$WH" KILN_BIN="$KB") >>"$LOG" 2>&1
 if CC=gcc nin "$W/cc" "$W/cc.out" vision.wheel; then
 	ok "cc: a build with CC=gcc exported builds vision's wheel"
 elif kcc=$(sed -n 's/^CC="\(.*\)"$/\1/p' "$W/cc/build/keys/vision.wheel") && w=${kcc#*\(} && w=${w%% *} &&
