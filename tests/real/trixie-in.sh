@@ -57,7 +57,8 @@ case " $steps " in *" cpu "*) ;; *) . "$KILN_SRC/tests/real/trixie-gfx.inc"; rea
 cpuconf () {
 	# $1 folder, $2 pin file, $3 the target Python
 	mkdir -p "$1" && (cd "$1" && "$KILN_SRC/configure" --arch=cpu --pins="$2" --python="${3:-$PY}" \
-		--mirror="$W/mirror" --stage-cache="$W/stage-cache" KILN_BIN="$KB") >>"$LOG" 2>&1
+		--mirror="$W/mirror" --stage-cache="$W/stage-cache" --wheelhouse=/usr/share/python-wheels \
+		KILN_BIN="$KB") >>"$LOG" 2>&1
 }
 # trixie_verify: audio.wheel.verify: the wheel built again (in another folder,
 # work/audio.verify) is the same, byte for byte
