@@ -10,7 +10,8 @@
 # - --cache=ccache gives the same wheel as no cache, on misses and on hits (ccache's
 #   base_dir would hand the compiler relative paths: another __FILE__);
 # - the two-folder and ccache comparisons fail without these fixes: the same builds with
-#   KILN_TEST_RPATH_EDIT (CMake's in-place edit) or CCACHE_BASEDIR in ccache.conf differ.
+#   KILN_TEST_RPATH_EDIT (the project turns CMake's in-place edit back on) or with
+#   CCACHE_BASEDIR given back through audio_ENV differ.
 . "$KILN_SRC/tests/lib.sh"
 need cmake ccache readelf cmp
 . "$KILN_SRC/tests/regress/graph-toy.inc"
