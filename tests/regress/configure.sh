@@ -128,7 +128,7 @@ check "PKGS knone|kfake: configure takes kfake" env PKG_CONFIG_PATH="$T/fake" "$
 has "PKGS knone|kfake: kfake's library is linked" build.ninja "-lkfake"
 printf 'PKGS="knone|knone2"\n' >"$src/tools/fk/build.conf"
 rm -f build.ninja
-exits "PKGS knone|knone2: neither is known: configure fails" 1 env PKG_CONFIG_PATH="$T/fake" "$src/configure"
+exits "PKGS knone|knone2: neither is known: configure fails (2)" 2 env PKG_CONFIG_PATH="$T/fake" "$src/configure"
 has "and names the words" "$T/.err" "pkg-config cannot find knone|knone2"
 rm -rf "$src/tools/fk"
 cd "$T/b" || exit 2
