@@ -50,7 +50,11 @@ mkvenv venv
 
 # --- 2. the trixie track, CPU ------------------------------------------------------------------
 steps=${KILN_REAL_STEPS:-cpu gfx}
-case " $steps " in *" cpu "*) ;; *) . "$KILN_SRC/tests/real/trixie-gfx.inc"; real_end trixie ;; esac
+case " $steps " in
+*" cpu "*) ;;
+*" lite "*) ;;
+*) . "$KILN_SRC/tests/real/trixie-gfx.inc"; real_end trixie ;;
+esac
 # no compiler cache (the root has no ccache): audio.wheel.verify compiles everything again
 # in work/audio.verify and compares; tests/regress/graph-cmakeext.sh proves a ccache build
 # gives the bytes of one without
@@ -60,25 +64,45 @@ cpuconf () {
 		--mirror="$W/mirror" --stage-cache="$W/stage-cache" --wheelhouse=/usr/share/python-wheels \
 		KILN_BIN="$KB") >>"$LOG" 2>&1
 }
-# trixie_verify: audio.wheel.verify: the wheel built again (in another folder,
-# work/audio.verify) is the same, byte for byte
+# trixie_verify FOLDER NAME: audio.wheel.verify in FOLDER: the wheel built again (in
+# another folder, work/audio.verify, 7 bytes longer) is the same, byte for byte; NAME
+# names its files, figure and done mark
 trixie_verify () {
-	if ! done_ verify; then
-		cpuconf "$W/cpu" "$TRACK" || { notok "verify: configure failed"; exit 1; }
-		: >"$W/verify.out"
-		nin "$W/cpu" "$W/verify.out" audio.wheel.verify
-		echo "$? $took" >"$W/verify.rc"
-		fig "verify: ninja audio.wheel.verify (s)" "$took"
-		mark verify
+	if ! done_ "$2"; then
+		: >"$W/$2.out"
+		nin "$1" "$W/$2.out" audio.wheel.verify
+		echo "$? $took" >"$W/$2.rc"
+		fig "$2: ninja audio.wheel.verify (s)" "$took"
+		mark "$2"
 	fi
 	vrc= vtook=
-	[ -f "$W/verify.rc" ] && read -r vrc vtook <"$W/verify.rc"
-	if [ "$vrc" = 0 ] && grep -q 'identical' "$W/verify.out"; then
-		ok "verify: audio.wheel.verify: $(grep -m1 'identical' "$W/verify.out" | sed 's/^ *//')"
+	[ -f "$W/$2.rc" ] && read -r vrc vtook <"$W/$2.rc"
+	if [ "$vrc" = 0 ] && grep -q 'identical' "$W/$2.out"; then
+		ok "$2: audio.wheel.verify: $(grep -m1 'identical' "$W/$2.out" | sed 's/^ *//')"
 	else
-		notok "verify: audio.wheel.verify says the rebuilt wheel differs (exit $vrc)"; showfail "$W/verify.out"
+		notok "$2: audio.wheel.verify says the rebuilt wheel differs (exit $vrc)"; showfail "$W/$2.out"
 	fi
 }
+# KILN_REAL_STEPS=lite: audio alone with libtorchaudio's core only (BUILD_RNNT=0
+# BUILD_RIR=0 BUILD_ALIGN=0: 5 of its 18 compiles), its wheel, then audio.wheel.verify:
+# the same CMake install step as the whole build, in a third of the time
+trixie_lite () {
+	mkdir -p "$W/lite" &&
+		sed 's/^\(audio_ENV="[^"]*\)"$/\1 BUILD_RNNT=0 BUILD_RIR=0 BUILD_ALIGN=0"/' "$TRACK" >"$W/lite/trixie.env" &&
+		grep -q '^audio_ENV=.*BUILD_ALIGN=0"$' "$W/lite/trixie.env" || { notok "lite: cannot write $W/lite/trixie.env"; exit 1; }
+	(cd "$W/lite" && "$KILN_SRC/configure" --arch=cpu --pins="$W/lite/trixie.env" --python="$PY" \
+		--mirror="$W/mirror" --without=vision KILN_BIN="$KB") >>"$LOG" 2>&1 ||
+		{ notok "lite: configure failed (see $LOG)"; exit 1; }
+	if ! done_ lite; then
+		nin "$W/lite" "$W/lite.out" audio.wheel || { notok "lite: ninja audio.wheel failed"; showfail "$W/lite.out"; exit 1; }
+		fig "lite: ninja audio.wheel, libtorchaudio's core only (s)" "$took"
+		mark lite
+	fi
+	stagefigs lite "$W/lite.out"
+	ok "lite: $(basename "$(ls "$W"/lite/build/wheels/audio/*.whl)") built"
+	trixie_verify "$W/lite" liteverify
+}
+case " $steps " in *" lite "*) trixie_lite; real_end trixie ;; esac
 # audio's wheel first, then audio.wheel.verify (the rebuild in work/audio.verify, a
 # path 7 bytes longer), then the rest of the stack
 if ! done_ audio; then
@@ -90,7 +114,8 @@ if ! done_ audio; then
 		notok "cpu: ninja audio.wheel failed"; showfail "$W/cpu.out"; exit 1
 	fi
 fi
-trixie_verify
+cpuconf "$W/cpu" "$TRACK" || { notok "verify: configure failed"; exit 1; }
+trixie_verify "$W/cpu" verify
 if ! done_ cpu; then
 	cpuconf "$W/cpu" "$TRACK" || { notok "cpu: configure failed (see $LOG)"; exit 1; }
 	if nin "$W/cpu" "$W/cpu.out" stack; then
