@@ -17,7 +17,8 @@
 #      the only hipified output whose bytes change.
 # Prints ok / not ok lines and the figures (also in /kiln/real/figures). Resumable: a step
 # that finished is recorded in /kiln/real/done. KILN_REAL_STEPS: "cpu" or "gfx" runs that
-# part only (the two can run at once, in two runs of trixie.sh); default both.
+# part only (the two can run at once, in two runs of trixie.sh once kiln is built there);
+# default both. "lite": audio alone, libtorchaudio's core only, and its verify (below).
 set -u
 KILN_SRC=/kiln/src
 W=/kiln/real
