@@ -4,7 +4,8 @@
 # python3-torch 1.13.1 by the stage graph with --cache=ccache:
 #   1. vision.wheel in an empty build folder with an empty CCACHE_DIR: wall time, hit rate
 #   2. vision.wheel in a second, fresh build folder sharing that CCACHE_DIR (no stage
-#      cache: the wheel is compiled again): wall time, hit rate
+#      cache: the wheel is compiled again): wall time, hit rate. Both build in one
+#      --work-dir: ccache, without a base_dir, hits where the sources are at one path
 # The hit rates are the wheel stage's own summary line (ccache's counters before and
 # after the stage). Work folder: KILN_BENCH_DIR [build/bench-ccache-vision], removed and
 # made afresh; the tarballs come from ~/.cache/kiln/debsrc (ninja/debsrc.sh fetches them
@@ -21,7 +22,7 @@ ccache -z >/dev/null
 build () {
 	mkdir -p "$W/$1" && (cd "$W/$1" && "$KILN_SRC/configure" --arch=cpu --pins="$KILN_SRC/env/tracks/debian.env" \
 		--pin torch=system --without=audio --python="$W/venv/bin/python" --mirror="$W/mirror" \
-		--git-cache="$W/git" --cache=ccache KILN_BIN="$KB") >"$W/$1.conf.log" 2>&1 ||
+		--git-cache="$W/git" --cache=ccache --work-dir="$W/work" KILN_BIN="$KB") >"$W/$1.conf.log" 2>&1 ||
 		{ cat "$W/$1.conf.log" >&2; exit 1; }
 	t0=$(now)
 	ninja -C "$W/$1" vision.wheel >"$W/$1.log" 2>&1 || { tail -n 40 "$W/$1.log" >&2; exit 1; }

@@ -194,7 +194,13 @@ step_patch () {
 	# back to the pinned commit, pristine, then the series: an edited patch is never
 	# applied over its older self. A pristine tree may still carry an old series (its
 	# SERIES_DIGEST): when this stage wants none, that tree is checked out afresh too
-	# (srcpin patch itself starts afresh when it is given another series)
+	# (srcpin patch itself starts afresh when it is given another series). A tree the
+	# hipify stage hipified gives hipify-wrap's files back first (--undo: into its state
+	# folder in .git, where checkout --force does not reach), so that stage puts back each
+	# output whose bytes it makes again, mtime kept: compilers and caches see it unchanged
+	if [ -f "$src/.git/kiln-hipify/manifest" ]; then
+		clean -- hipify-wrap --undo "$src" || die "hipify-wrap --undo $src failed (above)"
+	fi
 	st=$(clean -- srcpin state "$src") || die "$src is not a srcpin checkout; run ninja $c.src"
 	commit=$(printf '%s\n' "$st" | sed -n 's/^COMMIT=//p')
 	[ -n "$commit" ] || die "$src is not a srcpin checkout; run ninja $c.src"
@@ -522,6 +528,19 @@ step_wheel_maps () {
 	done
 	cuda=
 	for m in $maps; do cuda="$cuda -Xcompiler=$m"; done
+	# CMake run by a setup.py (torchaudio 2.6's tools/setup_helpers/extension.py: cmake,
+	# then cmake --build . --target install) links with the build tree's RPATH, and its
+	# install step removes that RPATH in place: NULs of the build path's length stay in
+	# .dynstr, so the .so depends on the folder (audio.wheel.verify differed in
+	# _torchaudio.so). CMAKE_BUILD_WITH_INSTALL_RPATH links with the install RPATH from the
+	# start, leaving nothing to edit. The project's cmake line takes no -D from here, so a
+	# toolchain file says it, named by CMAKE_TOOLCHAIN_FILE in the environment (CMake 3.21+:
+	# the default for a new build tree; cmake-env-variables(7)). torch's own build is left
+	# as upstream makes it.
+	[ "$c" = torch ] && return 0
+	printf 'set(CMAKE_BUILD_WITH_INSTALL_RPATH ON)\n' >"$work.home/kiln-rpath.cmake" ||
+		die "cannot write $work.home/kiln-rpath.cmake"
+	step_wheel_arg --set CMAKE_TOOLCHAIN_FILE="$work.home/kiln-rpath.cmake"
 }
 
 step_wheel_settings () {
@@ -557,7 +576,13 @@ step_wheel_cache () {
 	case "$CACHE" in
 	ccache|sccache)
 		for v in $(passenv CCACHE_ SCCACHE_); do eval "step_wheel_arg --set \"$v=\${$v-}\""; done
-		step_wheel_arg --set CCACHE_BASEDIR="$work" --set SCCACHE_BASEDIRS="$work"
+		# no CCACHE_BASEDIR: ccache runs the compiler with the paths under it made
+		# relative (ccache(1), base_dir), so __FILE__ would read ../../src/x.cpp where a
+		# build without the cache reads /kiln/src/C/src/x.cpp (the prefix map). Without it
+		# ccache hits where the copy is at the same path: this build folder, or every
+		# folder with --work-dir. Empty, it also overrides a base_dir in ccache.conf.
+		# sccache's basedirs only shape its hash.
+		step_wheel_arg --set CCACHE_BASEDIR= --set SCCACHE_BASEDIRS="$work"
 		[ -n "${CCACHE_DIR:-}" ] || step_wheel_arg --set CCACHE_DIR="${XDG_CACHE_HOME:-$HOME/.cache}/ccache"
 		[ -n "${SCCACHE_DIR:-}" ] || step_wheel_arg --set SCCACHE_DIR="${XDG_CACHE_HOME:-$HOME/.cache}/sccache" ;;
 	esac
@@ -1723,7 +1748,8 @@ step_cmake () {
 	ccache|sccache)
 		command -v "$CACHE" >/dev/null 2>&1 || die "--cache=$CACHE, but there is no $CACHE here (install $CACHE)"
 		for v in $(passenv CCACHE_ SCCACHE_); do eval "set -- \"\$@\" --set \"$v=\${$v-}\""; done
-		set -- "$@" --set CCACHE_BASEDIR="$work" --set SCCACHE_BASEDIRS="$work"
+		# no CCACHE_BASEDIR (step_wheel_cache says why)
+		set -- "$@" --set CCACHE_BASEDIR= --set SCCACHE_BASEDIRS="$work"
 		[ -n "${CCACHE_DIR:-}" ] || set -- "$@" --set CCACHE_DIR="${XDG_CACHE_HOME:-$HOME/.cache}/ccache"
 		[ -n "${SCCACHE_DIR:-}" ] || set -- "$@" --set SCCACHE_DIR="${XDG_CACHE_HOME:-$HOME/.cache}/sccache" ;;
 	esac

@@ -8,7 +8,8 @@
 #      local git mirrors with the upstream tags by ninja/debsrc.sh, at the commits
 #      env/tracks/debian.env pins;
 #   2. the stack of env/tracks/debian.env with --arch=cpu --pin torch=system (Debian's
-#      python3-torch) into a venv with --system-site-packages: vision built, installed and
+#      python3-torch) into a venv with --system-site-packages, vision's build requirements
+#      (vision.deps) from Debian's wheels in /usr/share/python-wheels: vision built, installed and
 #      smoke-tested (nms, transforms); a no-op ninja; a second build folder restoring from
 #      the stage cache; a patch added to vision's series rerunning only vision's stages;
 #   3. torch 1.13.1's src, patch (tests/real/patches/torch) and hipify stages on the real
@@ -51,41 +52,19 @@ n=$(grep -c '^ok' "$W/debsrc-test.out") bad=$(grep -c '^not ok' "$W/debsrc-test.
 if [ "$bad" = 0 ] && [ "$n" -gt 0 ]; then ok "debsrc-test: $n checks of ninja/debsrc.sh"
 else notok "debsrc-test: $bad of $((n + bad)) checks failed"; grep -v '^ok' "$W/debsrc-test.out" | sed 's/^/#   /'; fi
 
-# --- 1. Debian's sources as git mirrors -----------------------------------------------------
-if ! done_ mirrors; then
-	t0=$(now)
-	if sh "$KILN_SRC/ninja/debsrc.sh" --cache="$CACHE" --pins="$TRACK" "$W/mirror" >"$W/mirrors.out" 2>&1; then
-		fig "debsrc: tarballs to mirrors (s)" "$(since "$t0")"
-		mark mirrors
-	else
-		notok "debsrc: could not make the mirrors"; sed 's/^/#   /' "$W/mirrors.out"; exit 1
-	fi
-fi
-sed 's/^/# /' "$W/mirrors.out"
-t0=$(now)
-if sh "$KILN_SRC/ninja/debsrc.sh" --cache="$CACHE" --pins="$TRACK" "$W/mirror" >"$W/mirrors2.out" 2>&1; then
-	fig "debsrc: second run, mirrors there (s)" "$(since "$t0")"
-	ok "debsrc: Debian's orig tarballs of torch 1.13.1 and vision 0.14.1 are mirrors at the commits the track pins"
-else
-	notok "debsrc: the mirrors are not at the commits the track pins"; sed 's/^/#   /' "$W/mirrors2.out"
-fi
-
-# --- the target Python: a venv that sees Debian's torch ------------------------------------
-if ! done_ venv; then
-	rm -rf "$W/venv"
-	if "$SYSPY" -m venv --system-site-packages "$W/venv" >>"$LOG" 2>&1 && "$PY" -c 'import torch' 2>>"$LOG"; then
-		mark venv
-	else
-		notok "venv: $SYSPY -m venv --system-site-packages failed (apt-get install python3-venv)"; exit 1
-	fi
-fi
+# --- 1. Debian's sources as git mirrors; the target Python: a venv that sees Debian's torch
+mirrors "$TRACK" "Debian's orig tarballs of torch 1.13.1 and vision 0.14.1"
+mkvenv venv
 
 # --- 2. the debian track, CPU -----------------------------------------------------------------
+# the build requirements vision 0.14.1's pyproject.toml declares (setuptools, wheel) come
+# from Debian's own wheels (python3-setuptools-whl, python3-wheel-whl): no PyPI here
+WH=/usr/share/python-wheels
 cpuconf () {
 	# $1 folder, $2 pin file
 	mkdir -p "$1" && (cd "$1" && "$KILN_SRC/configure" --arch=cpu --pins="$2" --pin torch=system \
 		--without=audio --python="$PY" --mirror="$W/mirror" --stage-cache="$W/stage-cache" \
-		KILN_BIN="$KB") >>"$LOG" 2>&1
+		--wheelhouse="$WH" KILN_BIN="$KB") >>"$LOG" 2>&1
 }
 if ! done_ cpu; then
 	cpuconf "$W/cpu" "$TRACK" || { notok "cpu: configure failed (see $LOG)"; exit 1; }
@@ -103,7 +82,7 @@ stagefigs cpu "$W/cpu.out"
 got=$(stages "$W/cpu.out" | cut -d' ' -f1 | sort -u | tr '\n' ' ')
 twice=$(stages "$W/cpu.out" | cut -d' ' -f1 | sort | uniq -d | tr '\n' ' ')
 nostamp=
-for s in vision.src vision.patch torch.install vision.wheel vision.pick vision.install stack.smoke; do
+for s in vision.src vision.patch vision.deps torch.install vision.wheel vision.pick vision.install stack.smoke; do
 	[ -f "$W/cpu/build/stamp/$s" ] || nostamp="$nostamp $s"
 done
 [ -z "$nostamp" ] && [ -z "$twice" ] && ok "cpu: every stage is done, none ran twice (ran here: $got)" ||
@@ -119,31 +98,8 @@ wk=$(sed -n 's/^KEY="\(.\{10\}\).*/\1/p' "$W/cpu/build/stamp/vision.wheel")
 grep -q '"vision":{[^}]*"commit":"525ac660105c161ae1f98282a9bbb82955e7d251"' "$W/cpu/build/build-info.json" 2>/dev/null &&
 	ok "cpu: build-info.json records vision's commit" || notok "cpu: build-info.json lacks vision's commit"
 
-# smoke: a real op and a real transform, in a fresh interpreter from another folder
-smoke () {
-	(cd / && "$PY" -c '
-import torch, torchvision
-from torchvision.ops import nms
-from torchvision import transforms as T
-boxes = torch.tensor([[0, 0, 10, 10], [1, 1, 11, 11], [50, 50, 60, 60]], dtype=torch.float)
-keep = nms(boxes, torch.tensor([0.9, 0.8, 0.7]), 0.5)
-assert keep.tolist() == [0, 2], keep
-img = torch.rand(3, 64, 48)
-out = T.Compose([T.Resize((32, 24), antialias=True), T.CenterCrop(16), T.Normalize([0.5] * 3, [0.25] * 3)])(img)
-assert tuple(out.shape) == (3, 16, 16), out.shape
-print("nms", keep.tolist(), "transforms", tuple(out.shape), torchvision.__version__, torch.__version__)')
-}
-if s=$(smoke 2>&1); then ok "smoke: $s"; else notok "smoke: nms and transforms"; echo "$s" | sed 's/^/#   /'; fi
-
-# no-op: nothing to do, in milliseconds (the best of 5)
-best=
-for i in 1 2 3 4 5; do
-	: >"$W/noop.out"
-	nin "$W/cpu" "$W/noop.out" stack
-	best=$(awk -v a="$best" -v b="$took" 'BEGIN { if (a == "" || b < a) print b; else print a }')
-done
-grep -q 'no work to do' "$W/noop.out" && ok "cpu: a second ninja has no work to do" || notok "cpu: a second ninja did work"
-fig "cpu: no-op ninja stack, best of 5 (s)" "$best"
+if s=$(smoke "$PY" 2>&1); then ok "smoke: $s"; else notok "smoke: nms and transforms"; echo "$s" | sed 's/^/#   /'; fi
+noop "$W/cpu" stack cpu
 
 # --- another build folder restores from the stage cache ------------------------------------
 if ! done_ restore; then
@@ -188,7 +144,7 @@ got=$(stages "$W/bump.out" | cut -d' ' -f1 | sort -u | tr '\n' ' ')
 	ok "bump: only vision's stages after its series reran ($got)" || notok "bump: the stages that ran: $got"
 grep -q 'parse_version(torch.__version__) >= parse_version("1.5")' "$W/cpu/build/src/vision/setup.py" &&
 	ok "bump: vision's tree carries the added patch" || notok "bump: the added patch is not in vision's tree"
-if s=$(smoke 2>&1); then ok "bump: smoke after the bump: $s"; else notok "bump: smoke"; echo "$s" | sed 's/^/#   /'; fi
+if s=$(smoke "$PY" 2>&1); then ok "bump: smoke after the bump: $s"; else notok "bump: smoke"; echo "$s" | sed 's/^/#   /'; fi
 
 # --- an exported CC reaches the build (known problem: the wheel stage's key file has a
 # variable CC, the compiler's version line, and stack-steps.sh sources it over the exported
@@ -196,7 +152,7 @@ if s=$(smoke 2>&1); then ok "bump: smoke after the bump: $s"; else notok "bump: 
 # problem is there. KILN_REAL_STRICT=1 counts it as a failure.
 rm -rf "$W/cc"
 mkdir -p "$W/cc" && (cd "$W/cc" && "$KILN_SRC/configure" --arch=cpu --pins="$TRACK" --pin torch=system \
-	--without=audio --python="$PY" --mirror="$W/mirror" KILN_BIN="$KB") >>"$LOG" 2>&1
+	--without=audio --python="$PY" --mirror="$W/mirror" --wheelhouse="$WH" KILN_BIN="$KB") >>"$LOG" 2>&1
 if CC=gcc nin "$W/cc" "$W/cc.out" vision.wheel; then
 	ok "cc: a build with CC=gcc exported builds vision's wheel"
 elif kcc=$(sed -n 's/^CC="\(.*\)"$/\1/p' "$W/cc/build/keys/vision.wheel") && w=${kcc#*\(} && w=${w%% *} &&
@@ -245,22 +201,5 @@ grep -q 'no work to do' "$W/gfx-noop.out" && ok "gfx: a second ninja torch.hipif
 fig "gfx: no-op ninja torch.hipify (s)" "$took"
 
 # hipify-wrap itself on the hipified tree, as the hipify stage calls it: up to date
-hw () {
-	"$KB/hipify-wrap" --project=torch --python="$PY" --reset --log "$W/hipify-noop.log" \
-		--series="$KILN_SRC/tests/real/patches/torch/series" "$T"
-}
-o=$(hw 2>&1)
-[ "$o" = "hipify: up to date" ] && ok "hipify-wrap: up to date on the hipified tree" || notok "hipify-wrap: said '$o'"
-best= bu= bs=
-for i in 1 2 3 4 5; do
-	/usr/bin/time -f '%e %U %S' -o "$W/time.out" "$KB/hipify-wrap" --project=torch --python="$PY" --reset \
-		--log "$W/hipify-noop.log" --series="$KILN_SRC/tests/real/patches/torch/series" "$T" >/dev/null 2>&1
-	read -r e u s <"$W/time.out"
-	if [ -z "$best" ] || awk -v a="$e" -v b="$best" 'BEGIN { exit !(a < b) }'; then best=$e bu=$u bs=$s; fi
-done
-fig "hipify-wrap no-op on torch 1.13.1, best of 5 (s; goal < 0.05)" "$best (user $bu, sys $bs)"
-
-echo "# figures (also in $W/figures):"
-sed 's/^/#   /' "$W/figures"
-[ "$fails" = 0 ] && echo "# real: all checks passed" || echo "# real: $fails checks failed"
-[ "$fails" = 0 ]
+hwnoop "$T" "$KILN_SRC/tests/real/patches/torch/series" "torch 1.13.1"
+real_end real

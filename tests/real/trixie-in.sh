@@ -17,7 +17,8 @@
 #      the only hipified output whose bytes change.
 # Prints ok / not ok lines and the figures (also in /kiln/real/figures). Resumable: a step
 # that finished is recorded in /kiln/real/done. KILN_REAL_STEPS: "cpu" or "gfx" runs that
-# part only (the two can run at once, in two runs of trixie.sh); default both.
+# part only (the two can run at once, in two runs of trixie.sh once kiln is built there);
+# default both. "lite": audio alone, libtorchaudio's core only, and its verify (below).
 set -u
 KILN_SRC=/kiln/src
 W=/kiln/real
@@ -43,62 +44,83 @@ for t in kiln-stage srcpin envclean wheelpick hipify-wrap gpucheck; do
 done
 ok "trixie: kiln builds on Debian 13 from the checkout"
 
-# --- 1. Debian 13's sources as git mirrors ---------------------------------------------------
-ds () { sh "$KILN_SRC/ninja/debsrc.sh" --cache="$CACHE" "$@"; }
-if ! done_ mirrors; then
-	t0=$(now)
-	if ds --pins="$TRACK" "$W/mirror" >"$W/mirrors.out" 2>&1; then
-		fig "debsrc --suite=trixie: tarballs to mirrors (s)" "$(since "$t0")"
-		mark mirrors
-	else
-		notok "debsrc: could not make the mirrors"; sed 's/^/#   /' "$W/mirrors.out"; exit 1
-	fi
-fi
-sed 's/^/# /' "$W/mirrors.out"
-t0=$(now)
-if ds --pins="$TRACK" "$W/mirror" >"$W/mirrors2.out" 2>&1; then
-	fig "debsrc: second run, mirrors there (s)" "$(since "$t0")"
-	ok "debsrc: trixie's orig tarballs of torch 2.6.0, vision 0.21.0 and audio 2.6.0 are mirrors at the commits the track pins"
-else
-	notok "debsrc: the mirrors are not at the commits the track pins"; sed 's/^/#   /' "$W/mirrors2.out"
-fi
-
-# --- the target Python: a venv of Python 3.13 that sees Debian's torch ------------------------
-# mkvenv NAME: $W/NAME, a venv that sees Debian's torch
-mkvenv () {
-	done_ "$1" && return 0
-	rm -rf "$W/$1"
-	if "$SYSPY" -m venv --system-site-packages "$W/$1" >>"$LOG" 2>&1 && "$W/$1/bin/python" -c 'import torch' 2>>"$LOG"; then
-		mark "$1"
-	else
-		notok "venv: $SYSPY -m venv --system-site-packages $W/$1 failed"; exit 1
-	fi
-}
+# --- 1. Debian 13's sources as git mirrors; the target Python: a venv of Python 3.13 that
+# sees Debian's torch
+mirrors "$TRACK" "trixie's orig tarballs of torch 2.6.0, vision 0.21.0 and audio 2.6.0"
 mkvenv venv
-# trixie_end: the figures and the verdict
-trixie_end () {
-	echo "# figures (also in $W/figures, the host's real/trixie/figures):"
-	sed 's/^/#   /' "$W/figures"
-	[ "$fails" = 0 ] && echo "# trixie: all checks passed" || echo "# trixie: $fails checks failed"
-	[ "$fails" = 0 ]
-	exit
-}
 
 # --- 2. the trixie track, CPU ------------------------------------------------------------------
 steps=${KILN_REAL_STEPS:-cpu gfx}
-case " $steps " in *" cpu "*) ;; *) . "$KILN_SRC/tests/real/trixie-gfx.inc"; trixie_end ;; esac
-# no compiler cache: --cache=ccache sets CCACHE_BASEDIR, and ccache then hands the compiler
-# relative paths, so __FILE__ in libtorchaudio (its asserts) differs from a build without
-# it; audio.wheel.verify compares a real rebuild with the first build, both without
+case " $steps " in
+*" cpu "*) ;;
+*" lite "*) ;;
+*) . "$KILN_SRC/tests/real/trixie-gfx.inc"; real_end trixie ;;
+esac
+# no compiler cache (the root has no ccache): audio.wheel.verify compiles everything again
+# in work/audio.verify and compares; tests/regress/graph-cmakeext.sh proves a ccache build
+# gives the bytes of one without
 cpuconf () {
 	# $1 folder, $2 pin file, $3 the target Python
 	mkdir -p "$1" && (cd "$1" && "$KILN_SRC/configure" --arch=cpu --pins="$2" --python="${3:-$PY}" \
-		--mirror="$W/mirror" --stage-cache="$W/stage-cache" KILN_BIN="$KB") >>"$LOG" 2>&1
+		--mirror="$W/mirror" --stage-cache="$W/stage-cache" --wheelhouse=/usr/share/python-wheels \
+		KILN_BIN="$KB") >>"$LOG" 2>&1
 }
-if ! done_ cpu; then
+# trixie_verify FOLDER NAME: audio.wheel.verify in FOLDER: the wheel built again (in
+# another folder, work/audio.verify, 7 bytes longer) is the same, byte for byte; NAME
+# names its files, figure and done mark
+trixie_verify () {
+	if ! done_ "$2"; then
+		: >"$W/$2.out"
+		nin "$1" "$W/$2.out" audio.wheel.verify
+		echo "$? $took" >"$W/$2.rc"
+		fig "$2: ninja audio.wheel.verify (s)" "$took"
+		mark "$2"
+	fi
+	vrc= vtook=
+	[ -f "$W/$2.rc" ] && read -r vrc vtook <"$W/$2.rc"
+	if [ "$vrc" = 0 ] && grep -q 'identical' "$W/$2.out"; then
+		ok "$2: audio.wheel.verify: $(grep -m1 'identical' "$W/$2.out" | sed 's/^ *//')"
+	else
+		notok "$2: audio.wheel.verify says the rebuilt wheel differs (exit $vrc)"; showfail "$W/$2.out"
+	fi
+}
+# KILN_REAL_STEPS=lite: audio alone with libtorchaudio's core only (BUILD_RNNT=0
+# BUILD_RIR=0 BUILD_ALIGN=0: 5 of its 18 compiles), its wheel, then audio.wheel.verify:
+# the same CMake install step as the whole build, in a third of the time
+trixie_lite () {
+	mkdir -p "$W/lite" &&
+		sed 's/^\(audio_ENV="[^"]*\)"$/\1 BUILD_RNNT=0 BUILD_RIR=0 BUILD_ALIGN=0"/' "$TRACK" >"$W/lite/trixie.env" &&
+		grep -q '^audio_ENV=.*BUILD_ALIGN=0"$' "$W/lite/trixie.env" || { notok "lite: cannot write $W/lite/trixie.env"; exit 1; }
+	(cd "$W/lite" && "$KILN_SRC/configure" --arch=cpu --pins="$W/lite/trixie.env" --python="$PY" \
+		--mirror="$W/mirror" --without=vision KILN_BIN="$KB") >>"$LOG" 2>&1 ||
+		{ notok "lite: configure failed (see $LOG)"; exit 1; }
+	if ! done_ lite; then
+		nin "$W/lite" "$W/lite.out" audio.wheel || { notok "lite: ninja audio.wheel failed"; showfail "$W/lite.out"; exit 1; }
+		fig "lite: ninja audio.wheel, libtorchaudio's core only (s)" "$took"
+		mark lite
+	fi
+	stagefigs lite "$W/lite.out"
+	ok "lite: $(basename "$(ls "$W"/lite/build/wheels/audio/*.whl)") built"
+	trixie_verify "$W/lite" liteverify
+}
+case " $steps " in *" lite "*) trixie_lite; real_end trixie ;; esac
+# audio's wheel first, then audio.wheel.verify (the rebuild in work/audio.verify, a
+# path 7 bytes longer), then the rest of the stack
+if ! done_ audio; then
 	cpuconf "$W/cpu" "$TRACK" || { notok "cpu: configure failed (see $LOG)"; tail -n 5 "$LOG" | sed 's/^/#   /'; exit 1; }
+	if nin "$W/cpu" "$W/cpu.out" audio.wheel; then
+		fig "cpu: ninja audio.wheel, first build (s)" "$took"
+		mark audio
+	else
+		notok "cpu: ninja audio.wheel failed"; showfail "$W/cpu.out"; exit 1
+	fi
+fi
+cpuconf "$W/cpu" "$TRACK" || { notok "verify: configure failed"; exit 1; }
+trixie_verify "$W/cpu" verify
+if ! done_ cpu; then
+	cpuconf "$W/cpu" "$TRACK" || { notok "cpu: configure failed (see $LOG)"; exit 1; }
 	if nin "$W/cpu" "$W/cpu.out" stack; then
-		fig "cpu: ninja stack, first build (s)" "$took"
+		fig "cpu: ninja stack after audio.wheel (vision and the rest) (s)" "$took"
 		mark cpu
 	else
 		notok "cpu: ninja stack failed"; showfail "$W/cpu.out"; exit 1
@@ -133,35 +155,7 @@ for c in vision:c89dfa208de119f23002d731eafdcfc2748d798b audio:38ad916f5f99ec7ea
 		ok "cpu: build-info.json records ${c%%:*}'s commit" || notok "cpu: build-info.json lacks ${c%%:*}'s commit"
 done
 
-# smoke [PYTHON]: real ops of each, in a fresh interpreter from another folder
-smoke () {
-	(cd / && "${1:-$PY}" -c '
-import torch, torchvision, torchaudio
-from torchvision.ops import nms
-from torchvision.transforms import v2 as T
-import torchaudio.functional as F
-boxes = torch.tensor([[0, 0, 10, 10], [1, 1, 11, 11], [50, 50, 60, 60]], dtype=torch.float)
-keep = nms(boxes, torch.tensor([0.9, 0.8, 0.7]), 0.5)
-assert keep.tolist() == [0, 2], keep
-img = torch.rand(3, 64, 48)
-out = T.Compose([T.Resize((32, 24), antialias=True), T.CenterCrop(16), T.Normalize([0.5] * 3, [0.25] * 3)])(img)
-assert tuple(out.shape) == (3, 16, 16), out.shape
-t = torch.arange(16000) / 16000.0
-wave = torch.sin(2 * torch.pi * 440 * t).unsqueeze(0)
-res = F.resample(wave, 16000, 8000)
-assert tuple(res.shape) == (1, 8000), res.shape
-spec = torchaudio.transforms.Spectrogram(n_fft=400)(wave)
-assert tuple(spec.shape) == (1, 201, 81), spec.shape
-peak = int(spec[0].sum(1).argmax())
-assert abs(peak * 8000 / 200 - 440) <= 40, peak
-# lfilter: libtorchaudio C++ code
-y = F.lfilter(wave, torch.tensor([1.0, -0.5]), torch.tensor([0.5, 0.5]))
-assert tuple(y.shape) == (1, 16000)
-print("nms", keep.tolist(), "transforms", tuple(out.shape), "resample", tuple(res.shape),
-      "spectrogram", tuple(spec.shape), "peak bin", peak, "lfilter ok;",
-      "torch", torch.__version__, "vision", torchvision.__version__, "audio", torchaudio.__version__)')
-}
-if s=$(smoke 2>&1); then ok "smoke: $s"; else notok "smoke: nms, transforms, resample, spectrogram, lfilter"; echo "$s" | sed 's/^/#   /'; fi
+if s=$(smoke "$PY" audio 2>&1); then ok "smoke: $s"; else notok "smoke: nms, transforms, resample, spectrogram, lfilter"; echo "$s" | sed 's/^/#   /'; fi
 
 noop "$W/cpu" stack cpu
 
@@ -188,24 +182,6 @@ done
 [ "$(sed -n 1,2p "$W/restore.sha" | tr '\n' ' ')" = "$(sed -n 3,4p "$W/restore.sha" | tr '\n' ' ')" ] &&
 	[ "$(wc -l <"$W/restore.sha")" = 4 ] && ok "restore: the restored wheels are the built ones, byte for byte" ||
 	notok "restore: the wheels differ ($(tr '\n' ' ' <"$W/restore.sha"))"
-
-# --- audio.wheel.verify: the wheel built again (in another folder, work/audio.verify) is
-# the same, byte for byte
-if ! done_ verify; then
-	cpuconf "$W/cpu" "$TRACK" || { notok "verify: configure failed"; exit 1; }
-	: >"$W/verify.out"
-	nin "$W/cpu" "$W/verify.out" audio.wheel.verify
-	echo "$? $took" >"$W/verify.rc"
-	fig "verify: ninja audio.wheel.verify (s)" "$took"
-	mark verify
-fi
-vrc= vtook=
-[ -f "$W/verify.rc" ] && read -r vrc vtook <"$W/verify.rc"
-if [ "$vrc" = 0 ] && grep -q 'identical' "$W/verify.out"; then
-	ok "verify: audio.wheel.verify: $(grep -m1 'identical' "$W/verify.out" | sed 's/^ *//')"
-else
-	notok "verify: audio.wheel.verify says the rebuilt wheel differs (exit $vrc)"; showfail "$W/verify.out"
-fi
 
 # --- a patch added to audio's series, in the second folder: only audio's stages rerun -------
 if ! done_ bump; then
@@ -237,7 +213,7 @@ av2=$("$PY2" -c 'import torchaudio; print(torchaudio.__version__)' 2>>"$LOG")
 wk2=$(sed -n 's/^KEY="\(.\{10\}\).*/\1/p' "$W/cpu2/build/stamp/audio.wheel")
 [ "$av2" = "2.6.0+kiln.cpu.g$wk2" ] && [ "$av2" != "$av" ] &&
 	ok "bump: torchaudio $av2 installed, a new label for the new key (before: $av)" || notok "bump: torchaudio is '$av2' (before: $av)"
-if s=$(smoke "$PY2" 2>&1); then ok "bump: smoke after the bump: $s"; else notok "bump: smoke"; echo "$s" | sed 's/^/#   /'; fi
+if s=$(smoke "$PY2" audio 2>&1); then ok "bump: smoke after the bump: $s"; else notok "bump: smoke"; echo "$s" | sed 's/^/#   /'; fi
 
 case " $steps " in *" gfx "*) . "$KILN_SRC/tests/real/trixie-gfx.inc" ;; esac
-trixie_end
+real_end trixie

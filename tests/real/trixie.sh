@@ -35,6 +35,9 @@ pkgs=$pkgs,python3-wheel,python3-torch,libtorch-dev,pybind11-dev,cmake,xz-utils,
 # torchvision imports PIL when it is imported (torchvision/datasets); Debian's
 # python3-torchvision depends on python3-pil
 pkgs=$pkgs,python3-pil
+# vision 0.21.0's pyproject.toml asks for setuptools and wheel (vision.deps): Debian's own
+# wheels of them (/usr/share/python-wheels) are the track's wheelhouse, no PyPI
+pkgs=$pkgs,python3-setuptools-whl,python3-wheel-whl
 arch=$(dpkg --print-architecture) || exit 2
 id=$(printf '%s %s %s\n' "$pkgs" "$mirror" "$arch" | sha256sum | cut -c1-12)
 R=$RC/debian-13-$arch-$id

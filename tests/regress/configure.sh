@@ -129,6 +129,15 @@ has "STATIC with an archive: linked by path" build.ninja "$T/fake/libkfake.a"
 check "STATIC with an archive: ninja builds it" env PKG_CONFIG_PATH="$T/fake" ninja build/bin/fk
 same "STATIC with an archive: it runs without the shared library" "7" "$(env LD_LIBRARY_PATH= ./build/bin/fk 2>&1)"
 readelf -d build/bin/fk | grep -q 'libkfake' && notok "STATIC: fk still needs libkfake.so" || ok "STATIC: fk needs no libkfake.so"
+# PKGS a|b: the first name pkg-config knows (msgpack-c 6 renamed msgpack.pc to msgpack-c.pc)
+printf 'PKGS="knone|kfake"\n' >"$src/tools/fk/build.conf"
+rm -f build.ninja
+check "PKGS knone|kfake: configure takes kfake" env PKG_CONFIG_PATH="$T/fake" "$src/configure"
+has "PKGS knone|kfake: kfake's library is linked" build.ninja "-lkfake"
+printf 'PKGS="knone|knone2"\n' >"$src/tools/fk/build.conf"
+rm -f build.ninja
+exits "PKGS knone|knone2: neither is known: configure fails (2)" 2 env PKG_CONFIG_PATH="$T/fake" "$src/configure"
+has "and names the words" "$T/.err" "pkg-config cannot find knone|knone2"
 rm -rf "$src/tools/fk"
 cd "$T/b" || exit 2
 

@@ -15,9 +15,12 @@ startserver 5 redis || { sed 's/^/#   /' "$T/redis.log"; notok "redis-server did
 port=$SERVER_PORT rpid=$SERVER_PID
 check "redis-server answers PING" redis-cli -p "$port" ping
 
+# both folders build in one --work-dir: ccache (without a base_dir, which would hand the
+# compiler relative paths and change __FILE__) hashes the sources' absolute paths
 conf () {
 	"$KSRC/configure" --python="$1/bin/python" --pins="$T/pins.env" --mirror="$T/mirror" \
-		--arch=cpu --jobs=2 --cache=ccache --cache-remote="redis://127.0.0.1:$port" KILN_BIN="$KILN_BIN"
+		--arch=cpu --jobs=2 --cache=ccache --cache-remote="redis://127.0.0.1:$port" --work-dir="$T/wd" \
+		KILN_BIN="$KILN_BIN"
 }
 toy_venv "$T/va"
 mkdir -p "$T/a" && cd "$T/a" || exit 2
@@ -32,7 +35,8 @@ n=$(redis-cli -p "$port" dbsize)
 same "a: the remote storage holds objects" yes "$([ "${n:-0}" -gt 0 ] && echo yes || echo no)"
 
 # another build folder and a fresh venv at the same path (ccache hashes the include paths
-# it is given, so a team shares hits where the target Python lives at the same place)
+# it is given, so a team shares hits where the target Python and --work-dir are at the
+# same places)
 rm -rf "$T/va"
 toy_venv "$T/va"
 mkdir -p "$T/b" && cd "$T/b" || exit 2

@@ -32,9 +32,11 @@ usage(const char *err)
 	          "usage: hipify-wrap [--project=torch|vision|generic] [--python=PATH] [--reset]\n"
 	          "                   [--log FILE] [--state=DIR] [--script=FILE]... [--series=FILE]\n"
 	          "                   [--json] SRCDIR [-- CMD...]\n"
+	          "       hipify-wrap --undo [--state=DIR] [--json] SRCDIR\n"
 	          "       hipify-wrap --version\n"
 	          "Runs the project's hipify on SRCDIR once per source state (generic: CMD, run in\n"
 	          "SRCDIR) and prints a summary; 'hipify: up to date' when nothing changed.\n"
+	          "--undo puts the pristine tree back and keeps hipify's files aside for the next run.\n"
 	          "Exit: 0 done or up to date, 1 hipify failed or the tree was refused, 2 usage.\n");
 }
 
@@ -166,6 +168,8 @@ opts(int argc, char **argv)
 			opt_version();
 		else if (strcmp(a, "--reset") == 0)
 			g.reset = 1;
+		else if (strcmp(a, "--undo") == 0)
+			g.undo = 1;
 		else if (strcmp(a, "--json") == 0)
 			g.json = 1;
 		else if ((v = opt_val(argc, argv, &i, "--project", usage))) {
@@ -204,7 +208,7 @@ opts(int argc, char **argv)
 	}
 	if (!srcdir)
 		usage("missing SRCDIR");
-	if (g.project == P_GENERIC && g.ncmd == 0)
+	if (g.project == P_GENERIC && g.ncmd == 0 && !g.undo)
 		usage("--project=generic needs the hipify command after --");
 	if (g.project != P_GENERIC && g.ncmd > 0)
 		dien(EXIT_USAGE, "--project=%s runs its own hipify; give a command only with --project=generic", projname[g.project]);
@@ -403,6 +407,20 @@ loadstate(void)
 		dien(EXIT_USAGE, "%s", err);
 }
 
+/* refuse (exit 1) when a file hipify rewrote in place must be restored and no original
+   was kept */
+static void
+needorigs(void)
+{
+	size_t i;
+
+	for (i = 0; i < g.man.n; i++)
+		if (g.man.v[i].act == A_RESTORE && !g.man.v[i].has_orig)
+			dien(EXIT_PROBLEM, "%s: refusing to hipify: %s was rewritten in place by hipify and no "
+			     "original was kept; restore the pristine tree (srcpin checkout --force, or git "
+			     "checkout) and run again", g.srcdir, g.man.v[i].path);
+}
+
 /* the tree was hipified before: undo that run (or refuse); 1 when it is up to date (its
    key in key) */
 static int
@@ -410,7 +428,6 @@ undolast(char key[65])
 {
 	char *why = NULL;
 	const char *ok;
-	size_t i;
 	int state = classify(&why, 0);
 
 	if (state == T_CLEAN) {
@@ -444,14 +461,60 @@ undolast(char key[65])
 	}
 	classify(&why, g.reset);
 	free(why);
-	for (i = 0; i < g.man.n; i++)
-		if (g.man.v[i].act == A_RESTORE && !g.man.v[i].has_orig)
-			dien(EXIT_PROBLEM, "%s: refusing to hipify: %s was rewritten in place by hipify and no "
-			     "original was kept; restore the pristine tree (srcpin checkout --force, or git "
-			     "checkout) and run again", g.srcdir, g.man.v[i].path);
+	needorigs();
 	undo();
 	dropstate("manifest", 0);
 	return 0;
+}
+
+/* --undo's result: what (undone, nothing to undo) and the files kept aside */
+static void
+undone(const char *what)
+{
+	struct buf b = {0};
+	struct json j;
+
+	if (!g.json) {
+		if (strcmp(what, "undone") == 0)
+			printf("hipify: %s: the pristine tree is back; %zu files hipify made or rewrote kept aside "
+			       "for the next run\n", g.srcdir, g.nst);
+		else
+			printf("hipify: %s: %s\n", g.srcdir, what);
+		return;
+	}
+	json_init(&j, &b);
+	json_obj(&j);
+	json_kstr(&j, "status", what);
+	json_kstr(&j, "srcdir", g.srcdir);
+	json_kint(&j, "kept_aside", (int64_t)g.nst);
+	json_end(&j);
+	printf("%s\n", b.s);
+	buffree(&b);
+}
+
+/* --undo: the pristine tree back, whatever was edited since; hipify's files stay aside
+   in the state folder, and the next run that hipifies puts back each one whose bytes it
+   makes again (same inode and mtime). For a step that changes the tree between two
+   hipify runs (kiln's patch stage: srcpin checkout --force removes untracked files). */
+static int
+undorun(void)
+{
+	char *why = NULL;
+
+	if (!g.man.n) {
+		undone("nothing to undo");
+		return EXIT_OK;
+	}
+	classify(&why, 1);
+	free(why);
+	needorigs();
+	undo();
+	if (g.nst && stash_save() < 0)
+		die("%s/stash/list:", g.state);
+	dropstate("manifest", 0);
+	dropstate("stamp", 0);
+	undone("undone");
+	return EXIT_OK;
 }
 
 /* refuse a tree that already holds hipify's output at path */
@@ -670,8 +733,9 @@ main(int argc, char **argv)
 	setprogname(argv[0]);
 	findself(argv[0]);
 	opts(argc, argv);
-	findpython();
-	if (g.project == P_TORCH) {
+	if (!g.undo)
+		findpython();
+	if (g.project == P_TORCH && !g.undo) {
 		p = tpath("tools/amd_build/build_amd.py");
 		rc = access(p, R_OK);
 		free(p);
@@ -689,6 +753,8 @@ main(int argc, char **argv)
 	/* where the tree stands against what hipify-wrap made last time */
 	inputs(&g.cur, &g.man);
 	hashlist(&g.cur, &g.man);
+	if (g.undo)
+		return undorun();
 	if (g.man.n && undolast(key)) {
 		report("up to date", key, &t, 0, 0, 0, 0);
 		return EXIT_OK;
@@ -697,6 +763,8 @@ main(int argc, char **argv)
 		srcpinreset();
 	pristine(source);
 	makekey(source, key);
+	/* outputs an --undo kept aside (a patch stage changed the tree in between) */
+	stash_load();
 
 	/* the log first: a log that cannot be written stops us before anything is journaled */
 	if ((logfd = os_createreg(g.logpath, O_TRUNC, 0644, msg, sizeof msg)) < 0)

@@ -33,6 +33,7 @@ struct hw {
 	char *logpath;
 	const char *self;     /* this executable, to find envclean and srcpin beside it */
 	int project, reset, json, progress;
+	int undo;             /* --undo: restore the pristine tree, keep hipify's outputs aside */
 	char *python, *pyid;  /* realpath of the interpreter and its size:mtime */
 	char **cmd;           /* the command that runs hipify */
 	int ncmd;
@@ -96,5 +97,9 @@ void undo(void);
 int rollback(const struct flist *pre, const struct flist *walk, const char *dir);
 /* put stashed files back where hipify remade the same bytes (g.post); drop the rest */
 void unstash(void);
+/* keep the stash and its list for the next run; returns 0, or -1 with errno set */
+int stash_save(void);
+/* take up the stash an earlier run kept (its files join g.st); returns how many */
+size_t stash_load(void);
 
 #endif

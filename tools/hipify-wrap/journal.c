@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "atomic.h"
+#include "hash.h"
 #include "hw.h"
 #include "os.h"
 #include "util.h"
@@ -91,6 +92,21 @@ journal_copy(const struct flist *l, const char *dir)
 	}
 }
 
+/* where a file of the tree waits in the stash: named by its path's digest, so a stash
+   kept for the next run (stash_save) finds each file again */
+static char *
+stashname(const char *rel)
+{
+	unsigned char h[32];
+	char hx[65], *d = spath("stash"), *r;
+
+	sha256_buf(rel, strlen(rel), h);
+	hex32(h, hx);
+	r = xasprintf("%s/%s", d, hx);
+	free(d);
+	return r;
+}
+
 /* move a file of the tree aside into the stash, remembering its bytes */
 static void
 stash(const char *rel, const unsigned char hash[32])
@@ -103,7 +119,7 @@ stash(const char *rel, const unsigned char hash[32])
 	g.st = xgrow(g.st, &g.cst, g.nst + 1, sizeof(*g.st));
 	s = &g.st[g.nst];
 	s->path = xstrdup(rel);
-	s->at = xasprintf("%s/%zu", dir, g.nst);
+	s->at = stashname(rel);
 	memcpy(s->hash, hash, 32);
 	if (rename(from, s->at) < 0) {
 		if (errno == ENOENT) {
@@ -295,4 +311,63 @@ unstash(void)
 		}
 		unlink(g.st[i].at);
 	}
+}
+
+/* Keep the stash for the next run: its list (path and bytes of each file) as a manifest
+   in the stash folder. Returns 0, or -1 with errno set. */
+int
+stash_save(void)
+{
+	struct flist l = {0};
+	struct fent *e;
+	char *p;
+	size_t i;
+	int r;
+
+	for (i = 0; i < g.nst; i++) {
+		e = flist_add(&l, g.st[i].path);
+		e->kind = F_OUTPUT;
+		memcpy(e->hash, g.st[i].hash, 32);
+	}
+	flist_sort(&l);
+	p = spath("stash/list");
+	r = manifest_write(p, &l);
+	free(p);
+	flist_free(&l);
+	return r;
+}
+
+/* Take up the stash an earlier run kept (stash_save): its files join g.st, to be put
+   back by unstash where hipify remakes their bytes. Returns how many. */
+size_t
+stash_load(void)
+{
+	struct flist l = {0};
+	struct stash *s;
+	char *p = spath("stash/list"), *err = NULL;
+	size_t i, n = 0;
+
+	if (manifest_read(p, &l, &err) <= 0) {
+		/* no list, or one that cannot be read: the stash goes with this run */
+		if (err)
+			warn("%s; the outputs kept aside are dropped", err), free(err);
+		free(p);
+		return 0;
+	}
+	for (i = 0; i < l.n; i++) {
+		g.st = xgrow(g.st, &g.cst, g.nst + 1, sizeof(*g.st));
+		s = &g.st[g.nst];
+		s->path = xstrdup(l.v[i].path);
+		s->at = stashname(s->path);
+		memcpy(s->hash, l.v[i].hash, 32);
+		if (access(s->at, F_OK) < 0) {
+			free(s->path), free(s->at);
+			continue;
+		}
+		g.nst++, n++;
+	}
+	unlink(p);
+	free(p);
+	flist_free(&l);
+	return n;
 }

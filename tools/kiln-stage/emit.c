@@ -102,7 +102,34 @@ runline(char *const argv[], struct buf *o)
 	return 0;
 }
 
-/* pkg-config's flags (what: --cflags or --libs) for the space-separated pkgs, one line */
+/* a|b|c (a word of PKGS): the first that pkg-config knows, cut out of w in place; the
+   first when none is known, so pkg-config names what is missing. A library whose .pc
+   file was renamed needs both: msgpack-c 6 installs msgpack-c.pc (Debian 13), older
+   releases msgpack.pc (Debian 12) */
+static const char *
+pkgalt(const char *pkgconfig, char *w)
+{
+	char *alt, *sp, *first = NULL, *argv[4];
+	struct buf o = {0};
+
+	if (!strchr(w, '|'))
+		return w;
+	argv[0] = (char *)pkgconfig, argv[1] = "--exists", argv[3] = NULL;
+	for (alt = strtok_r(w, "|", &sp); alt; alt = strtok_r(NULL, "|", &sp)) {
+		if (!first)
+			first = alt;
+		argv[2] = alt;
+		if (runline(argv, &o) == 0) {
+			buffree(&o);
+			return alt;
+		}
+	}
+	buffree(&o);
+	return first ? first : w;
+}
+
+/* pkg-config's flags (what: --cflags or --libs) for the space-separated pkgs, one line;
+   a word a|b is the first of them that pkg-config knows */
 static int
 pkgflags(const char *pkgconfig, const char *what, const char *pkgs, char **out, char **err)
 {
@@ -116,7 +143,7 @@ pkgflags(const char *pkgconfig, const char *what, const char *pkgs, char **out, 
 	argv[n++] = (char *)what;
 	for (w = strtok_r(copy, " \t", &sp); w; w = strtok_r(NULL, " \t", &sp)) {
 		argv = xgrow(argv, &cap, n + 2, sizeof *argv);
-		argv[n++] = w;
+		argv[n++] = (char *)pkgalt(pkgconfig, w);
 	}
 	argv[n] = NULL;
 	if (runline(argv, &o) < 0) {
