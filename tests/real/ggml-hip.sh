@@ -73,8 +73,10 @@ mkroot () {
 	fig "root: size (MB)" "$(du -xsm "$R" | cut -f1)"
 }
 extend () {
+	# installed, or provided by one installed (sid's libmsgpack-c-dev provides libmsgpack-dev)
+	have=" $(chroot "$R" dpkg-query -W -f '${Package} ${Provides}\n' | sed 's/([^)]*)//g' | tr ',\n' '  ' | tr -s ' ') "
 	lack=
-	for p in $pkgs; do chroot "$R" dpkg -s "$p" >/dev/null 2>&1 || lack="$lack $p"; done
+	for p in $pkgs; do case "$have" in *" $p "*) ;; *) lack="$lack $p" ;; esac; done
 	[ -n "$lack" ] || return 0
 	t0=$(now)
 	cp /etc/resolv.conf "$R/etc/resolv.conf" &&

@@ -121,6 +121,15 @@ has "STATIC with an archive: linked by path" build.ninja "$T/fake/libkfake.a"
 check "STATIC with an archive: ninja builds it" env PKG_CONFIG_PATH="$T/fake" ninja build/bin/fk
 same "STATIC with an archive: it runs without the shared library" "7" "$(env LD_LIBRARY_PATH= ./build/bin/fk 2>&1)"
 readelf -d build/bin/fk | grep -q 'libkfake' && notok "STATIC: fk still needs libkfake.so" || ok "STATIC: fk needs no libkfake.so"
+# PKGS "a|b": one library under the names its releases used (msgpack up to 4.x, msgpack-c
+# from 6.0): the first name pkg-config knows, else the first, named in the error
+printf 'PKGS="knone|kfake"\n' >"$src/tools/fk/build.conf"
+rm -f build.ninja
+check "PKGS knone|kfake: configure takes the name pkg-config knows" env PKG_CONFIG_PATH="$T/fake" "$src/configure"
+has "PKGS knone|kfake: kfake's library is linked" build.ninja "-lkfake"
+printf 'PKGS="knone|kother"\n' >"$src/tools/fk/build.conf"
+exits "PKGS knone|kother: neither is known" 2 env PKG_CONFIG_PATH="$T/fake" "$src/configure"
+has "PKGS knone|kother: the error names the first" "$T/.out" "tools/fk/build.conf: pkg-config cannot find knone"
 rm -rf "$src/tools/fk"
 cd "$T/b" || exit 2
 
