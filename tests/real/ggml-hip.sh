@@ -5,12 +5,14 @@
 # Debian sid's ROCm (hipcc 7.0, HIP 6.4, hipBLAS 6.4, rocBLAS 6.4, LLVM 21), inside a sid
 # root made by mmdebstrap: the root tests/regress/rocm-debian.sh caches
 # (KILN_ROCM_DEBIAN_CACHE, default ~/.cache/kiln/rocm-debian), made here with the packages
-# below or extended with those it lacks (apt-get in the root). Steps:
+# below or extended with those it lacks (apt-get in the root). This tier works in the root's
+# /root/ggml-hip only (rocm-debian.sh uses /root/kiln and /root/b, and may run beside it).
+# Steps:
 #   1. the root: 278 packages, 595 MB downloaded, a 5.4 GB root, 261 s (2026-11-25, load ~30);
 #   2. kiln built in the root by sid's gcc 16 (from this checkout's git files), with no
 #      warning;
 #   3. for each arch of KILN_GGML_HIP_ARCHS (default "gfx803 gfx1151"), one at a time, in
-#      /root/bNNN of the root: configure --arch=A --rocm-path=/usr --cache=ccache, then
+#      /root/ggml-hip/bNNN of the root: configure --arch=A --rocm-path=/usr --cache=ccache, then
 #      ninja stack. Where rocm.check passes (gfx803: Debian's rocBLAS carries it), the graph
 #      builds ggml (ggml.build, .install, .smoke: gpucheck cover), then gpucheck targets
 #      lists A in libggml-hip.so, gpucheck cover passes for A and fails for gfx90a, and a
@@ -41,6 +43,7 @@ TRACK=$KILN_SRC/env/tracks/ggml-hip.env
 rh=$(getent passwd "$(id -u)" | cut -d: -f6)
 R=${KILN_ROCM_DEBIAN_CACHE:-${XDG_CACHE_HOME:-$rh/.cache}/kiln/rocm-debian}/root
 mirror=${KILN_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+G=/root/ggml-hip
 # the root's packages: sid's ROCm for ggml's HIP backend, CMake, kiln's own build packages
 pkgs="hipcc libamdhip64-dev libhipblas-dev librocblas-dev cmake g++ git ccache ca-certificates python3 python3-venv"
 pkgs="$pkgs $(sed 's/#.*//' "$KILN_SRC/env/deps/debian-build.txt" | tr -s ' \t\n' '   ')"
@@ -92,10 +95,10 @@ trap 'exit 1' INT TERM HUP
 
 # --- 2. kiln, built by sid's gcc -------------------------------------------------------------
 # the checkout's git files, with their mtimes (an unchanged file does not rebuild)
-rm -rf "$R/root/kiln" && mkdir -p "$R/root/kiln" || exit 2
-(cd "$KILN_SRC" && git ls-files -z | xargs -0 tar -cf - 2>/dev/null) | tar -C "$R/root/kiln" -xf - || exit 2
+rm -rf "$R$G/kiln" && mkdir -p "$R$G/kiln" || exit 2
+(cd "$KILN_SRC" && git ls-files -z | xargs -0 tar -cf - 2>/dev/null) | tar -C "$R$G/kiln" -xf - || exit 2
 t0=$(now)
-if inroot 'cd /root/kiln && ./configure && nice -n 10 ninja' >"$W/kiln.out" 2>&1; then
+if inroot "cd $G/kiln && ./configure && nice -n 10 ninja" >"$W/kiln.out" 2>&1; then
 	fig "kiln: configure and ninja in the root (s)" "$(since "$t0")"
 	n=$(grep -c 'warning:' "$W/kiln.out")
 	[ "$n" = 0 ] && ok "ggml-hip: sid's $(inroot 'gcc --version' | head -n 1) builds kiln with no warning" ||
@@ -103,30 +106,30 @@ if inroot 'cd /root/kiln && ./configure && nice -n 10 ninja' >"$W/kiln.out" 2>&1
 else
 	notok "ggml-hip: kiln does not build in the sid root"; showfail "$W/kiln.out"; exit 1
 fi
-KB=/root/kiln/build/bin
+KB=$G/kiln/build/bin
 
 # --- ggml's mirror, a venv, the pins --------------------------------------------------------
 sha=$(sed -n 's/^ggml_SHA=//p' "$TRACK")
 if ! done_ mirror; then
-	rm -rf "$R/root/mirror" && mkdir -p "$R/root/mirror" || exit 2
+	rm -rf "$R$G/mirror" && mkdir -p "$R$G/mirror" || exit 2
 	case "$GIT" in /*) src=file://$GIT ;; *) src=$GIT ;; esac
-	if git clone -q --bare --depth 1 "$src" "$R/root/mirror/ggml.git" 2>"$W/mirror.err" &&
-		git --git-dir="$R/root/mirror/ggml.git" cat-file -e "$sha^{commit}" 2>/dev/null; then
+	if git clone -q --bare --depth 1 "$src" "$R$G/mirror/ggml.git" 2>"$W/mirror.err" &&
+		git --git-dir="$R$G/mirror/ggml.git" cat-file -e "$sha^{commit}" 2>/dev/null; then
 		mark mirror
 	else
 		echo "skip ggml-hip: optional tier ggmlhip: no ggml repository holding $sha at $GIT (set KILN_GGML_GIT=DIR)"
 		exit 0
 	fi
 fi
-[ -x "$R/root/venv/bin/python" ] || inroot 'python3 -m venv --without-pip /root/venv' ||
+[ -x "$R$G/venv/bin/python" ] || inroot "python3 -m venv --without-pip $G/venv" ||
 	{ notok "ggml-hip: python3 -m venv failed in the root"; exit 1; }
 # the root's newest LLVM clang++ as the HIP compiler (Debian's hipcc wraps the same one)
 hc=$(cd "$R" && ls -d usr/lib/llvm-*/bin/clang++ 2>/dev/null | sort -V | tail -n 1)
 [ -n "$hc" ] || { notok "ggml-hip: no usr/lib/llvm-*/bin/clang++ in the root"; exit 1; }
 sed -e "s|^ggml_CMAKE_ARGS=\"\(.*\)\"|ggml_CMAKE_ARGS=\"\1 -DGGML_CUDA_FA=OFF -DCMAKE_HIP_COMPILER=/$hc\"|" "$TRACK" >"$W/pins.env"
-echo "ggml_PATCHES=/root/kiln/patches/ggml" >>"$W/pins.env"
+echo "ggml_PATCHES=$G/kiln/patches/ggml" >>"$W/pins.env"
 # written only when changed: an unchanged pin file regenerates nothing
-cmp -s "$W/pins.env" "$R/root/pins.env" || cp "$W/pins.env" "$R/root/pins.env" || exit 2
+cmp -s "$W/pins.env" "$R$G/pins.env" || cp "$W/pins.env" "$R$G/pins.env" || exit 2
 
 # --- 3. ggml for each arch --------------------------------------------------------------------
 # rnin B OUT TARGET: ninja in the root's folder B, output appended to OUT, its time in $took
@@ -167,10 +170,10 @@ built () {
 	fig "$1: no-op ninja stack (s)" "$took"
 }
 for a in $ARCHS; do
-	B=/root/b${a#gfx}
+	B=$G/b${a#gfx}
 	if ! done_ "conf-$a"; then
 		t0=$(now)
-		inroot "mkdir -p $B && cd $B && /root/kiln/configure --arch=$a --rocm-path=/usr --python=/root/venv/bin/python --pins=/root/pins.env --mirror=/root/mirror --cache=ccache" >"$W/$a-configure.out" 2>&1 ||
+		inroot "mkdir -p $B && cd $B && $G/kiln/configure --arch=$a --rocm-path=/usr --python=$G/venv/bin/python --pins=$G/pins.env --mirror=$G/mirror --cache=ccache" >"$W/$a-configure.out" 2>&1 ||
 			{ notok "$a: configure failed"; showfail "$W/$a-configure.out"; continue; }
 		fig "$a: configure (s)" "$(since "$t0")"
 		mark "conf-$a"
