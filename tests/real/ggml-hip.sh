@@ -109,18 +109,8 @@ fi
 KB=$G/kiln/build/bin
 
 # --- ggml's mirror, a venv, the pins --------------------------------------------------------
-sha=$(sed -n 's/^ggml_SHA=//p' "$TRACK")
-if ! done_ mirror; then
-	rm -rf "$R$G/mirror" && mkdir -p "$R$G/mirror" || exit 2
-	case "$GIT" in /*) src=file://$GIT ;; *) src=$GIT ;; esac
-	if git clone -q --bare --depth 1 "$src" "$R$G/mirror/ggml.git" 2>"$W/mirror.err" &&
-		git --git-dir="$R$G/mirror/ggml.git" cat-file -e "$sha^{commit}" 2>/dev/null; then
-		mark mirror
-	else
-		echo "skip ggml-hip: optional tier ggmlhip: no ggml repository holding $sha at $GIT (set KILN_GGML_GIT=DIR)"
-		exit 0
-	fi
-fi
+. "$KILN_SRC/tests/real/ggml.inc"
+ggmlmirror "$R$G/mirror" ggmlhip
 [ -x "$R$G/venv/bin/python" ] || inroot "python3 -m venv --without-pip $G/venv" ||
 	{ notok "ggml-hip: python3 -m venv failed in the root"; exit 1; }
 # the root's newest LLVM clang++ as the HIP compiler (Debian's hipcc wraps the same one)
