@@ -129,7 +129,7 @@ check "PKGS knone|kfake: configure takes the name pkg-config knows" env PKG_CONF
 has "PKGS knone|kfake: kfake's library is linked" build.ninja "-lkfake"
 printf 'PKGS="knone|kother"\n' >"$src/tools/fk/build.conf"
 exits "PKGS knone|kother: neither is known" 2 env PKG_CONFIG_PATH="$T/fake" "$src/configure"
-has "PKGS knone|kother: the error names the first" "$T/.out" "tools/fk/build.conf: pkg-config cannot find knone"
+has "PKGS knone|kother: the error names the first" "$T/.err" "tools/fk/build.conf: pkg-config cannot find knone"
 rm -rf "$src/tools/fk"
 cd "$T/b" || exit 2
 
