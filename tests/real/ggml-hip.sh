@@ -19,9 +19,11 @@
 #      second ninja has no work to do. Where Debian's rocBLAS lacks A (gfx1151: its bundles
 #      and Tensile folder stop at gfx1102), the graph must stop at rocm.check, before any
 #      compile, with the line naming rocBLAS.
-# To cut the compile on 2 cores the track's options get -DGGML_CUDA_FA=OFF (ggml's
-# src/ggml-hip/CMakeLists.txt then defines GGML_CUDA_NO_FA: the flash-attention template
-# instances compile to empty kernels) and the HIP compiler is the root's LLVM clang++.
+# To cut the compile on 2 cores the track's options get ggml's own switches (its
+# CMakeLists.txt options): -DGGML_CUDA_FA=OFF (src/ggml-hip/CMakeLists.txt then defines
+# GGML_CUDA_NO_FA: the flash-attention template instances compile to empty kernels),
+# -DGGML_CPU=OFF (no CPU backend) and -DGGML_BUILD_TESTS=OFF (no test programs: there is
+# no AMD GPU here to run test-backend-ops on); the HIP compiler is the root's LLVM clang++.
 # Needs root (chroot, mounts of /proc and /dev), mmdebstrap and git; ggml's repository:
 # KILN_GGML_GIT (a git folder or URL holding the pinned commit, default
 # https://github.com/ggml-org/ggml). Resumable ($W/done); KILN_REAL_FRESH=1 starts over.
@@ -94,8 +96,9 @@ trap 'umount "$R/dev" "$R/proc" 2>/dev/null' EXIT
 trap 'exit 1' INT TERM HUP
 
 # --- 2. kiln, built by sid's gcc -------------------------------------------------------------
-# the checkout's git files, with their mtimes (an unchanged file does not rebuild)
-rm -rf "$R$G/kiln" && mkdir -p "$R$G/kiln" || exit 2
+# the checkout's git files, with their mtimes, over the last run's copy (an unchanged file
+# does not rebuild: a resumed run compiles what changed)
+mkdir -p "$R$G/kiln" || exit 2
 (cd "$KILN_SRC" && git ls-files -z | xargs -0 tar -cf - 2>/dev/null) | tar -C "$R$G/kiln" -xf - || exit 2
 t0=$(now)
 if inroot "cd $G/kiln && ./configure && nice -n 10 ninja" >"$W/kiln.out" 2>&1; then
@@ -116,7 +119,7 @@ ggmlmirror "$R$G/mirror" ggmlhip
 # the root's newest LLVM clang++ as the HIP compiler (Debian's hipcc wraps the same one)
 hc=$(cd "$R" && ls -d usr/lib/llvm-*/bin/clang++ 2>/dev/null | sort -V | tail -n 1)
 [ -n "$hc" ] || { notok "ggml-hip: no usr/lib/llvm-*/bin/clang++ in the root"; exit 1; }
-sed -e "s|^ggml_CMAKE_ARGS=\"\(.*\)\"|ggml_CMAKE_ARGS=\"\1 -DGGML_CUDA_FA=OFF -DCMAKE_HIP_COMPILER=/$hc\"|" "$TRACK" >"$W/pins.env"
+sed -e "s|^ggml_CMAKE_ARGS=\"\(.*\)\"|ggml_CMAKE_ARGS=\"\1 -DGGML_CUDA_FA=OFF -DGGML_CPU=OFF -DGGML_BUILD_TESTS=OFF -DCMAKE_HIP_COMPILER=/$hc\"|" "$TRACK" >"$W/pins.env"
 echo "ggml_PATCHES=$G/kiln/patches/ggml" >>"$W/pins.env"
 # written only when changed: an unchanged pin file regenerates nothing
 cmp -s "$W/pins.env" "$R$G/pins.env" || cp "$W/pins.env" "$R$G/pins.env" || exit 2
