@@ -1513,6 +1513,7 @@ step_cmakeparts () {
 		for d in "$rd/amdgcn/bitcode" "$rd/lib/amdgcn/bitcode"; do
 			[ -f "$d/ockl.bc" ] && { devlib=--rocm-device-lib-path=$d; return 0; }
 		done
+		return 0
 	}
 	# cmk_configure ENVCLEAN-OPTION...: cmake's configure; a failure is the first "CMake
 	# Error" line and the message under it, in one line
