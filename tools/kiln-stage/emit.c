@@ -102,11 +102,44 @@ runline(char *const argv[], struct buf *o)
 	return 0;
 }
 
+/* pkgs with each word "a|b" (one library under the names its releases used) made the
+   first name pkg-config knows, else the first (whose failure names it); a new string.
+   msgpack-c's C library is "msgpack" up to 4.x (Debian 12's libmsgpack-dev) and
+   "msgpack-c" from 6.0 on (msgpack/msgpack-c CHANGELOG.md, c-6.0.0; Debian sid's
+   libmsgpack-c-dev). */
+static char *
+pkgalts(const char *pkgconfig, const char *pkgs)
+{
+	char *copy, *w, *sp, *a, *sp2, *pick;
+	char *argv[4];
+	struct buf o = {0}, out = {0};
+
+	if (!strchr(pkgs, '|'))
+		return xstrdup(pkgs);
+	copy = xstrdup(pkgs);
+	for (w = strtok_r(copy, " \t", &sp); w; w = strtok_r(NULL, " \t", &sp)) {
+		pick = NULL;
+		for (a = strtok_r(w, "|", &sp2); a; a = strtok_r(NULL, "|", &sp2)) {
+			pick = pick ? pick : a;
+			argv[0] = (char *)pkgconfig, argv[1] = "--exists", argv[2] = a, argv[3] = NULL;
+			if (runline(argv, &o) == 0) {
+				pick = a;
+				break;
+			}
+		}
+		if (pick)
+			bufprintf(&out, "%s%s", out.len ? " " : "", pick);
+	}
+	free(copy);
+	buffree(&o);
+	return out.s ? bufdetach(&out) : xstrdup("");
+}
+
 /* pkg-config's flags (what: --cflags or --libs) for the space-separated pkgs, one line */
 static int
 pkgflags(const char *pkgconfig, const char *what, const char *pkgs, char **out, char **err)
 {
-	char *copy = xstrdup(pkgs), *w, *sp;
+	char *want = pkgalts(pkgconfig, pkgs), *copy = xstrdup(want), *w, *sp;
 	char **argv = NULL;
 	size_t n = 0, cap = 0;
 	struct buf o = {0};
@@ -120,47 +153,18 @@ pkgflags(const char *pkgconfig, const char *what, const char *pkgs, char **out, 
 	}
 	argv[n] = NULL;
 	if (runline(argv, &o) < 0) {
-		*err = xasprintf("pkg-config cannot find %s", pkgs);
+		*err = xasprintf("pkg-config cannot find %s", want);
 		free(argv);
 		free(copy);
+		free(want);
 		buffree(&o);
 		return -1;
 	}
 	*out = o.s ? bufdetach(&o) : xstrdup("");
 	free(argv);
 	free(copy);
+	free(want);
 	return 0;
-}
-
-/* a PKGS word "a|b" names one library under the names its releases used: the first name
-   pkg-config knows, else the first (whose failure names it). msgpack-c's C library is
-   "msgpack" up to 4.x (Debian 12's libmsgpack-dev) and "msgpack-c" from 6.0 on
-   (msgpack/msgpack-c CHANGELOG.md, c-6.0.0; Debian sid's libmsgpack-c-dev). */
-static void
-pkgalts(const char *pkgconfig, char **pkgs)
-{
-	char *copy = xstrdup(*pkgs), *w, *sp, *a, *sp2, *pick;
-	char *argv[4];
-	struct buf o = {0}, out = {0};
-
-	for (w = strtok_r(copy, " \t", &sp); w; w = strtok_r(NULL, " \t", &sp)) {
-		pick = NULL;
-		for (a = strtok_r(w, "|", &sp2); a; a = strtok_r(NULL, "|", &sp2)) {
-			if (!pick)
-				pick = a;
-			argv[0] = (char *)pkgconfig, argv[1] = "--exists", argv[2] = a, argv[3] = NULL;
-			if (runline(argv, &o) == 0) {
-				pick = a;
-				break;
-			}
-		}
-		if (pick)
-			bufprintf(&out, "%s%s", out.len ? " " : "", pick);
-	}
-	free(*pkgs);
-	*pkgs = out.s ? bufdetach(&out) : xstrdup("");
-	free(copy);
-	buffree(&o);
 }
 
 /* replace the word w of the space-separated flags *fl by to (the first one only) */
@@ -432,8 +436,6 @@ emit_tools(struct buf *b, const struct emitcfg *ec, void (*regen)(const char *pa
 			goto out;
 		}
 		free(bc);
-		if (i > 0 && strchr(pkgs, '|'))
-			pkgalts(ec->pkgconfig, &pkgs);
 		tl.libs = libs;
 		tl.pc = xstrdup("");
 		tl.pl = xstrdup("");
