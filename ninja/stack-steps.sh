@@ -1737,7 +1737,7 @@ step_cmake () {
 	cmk_precheck
 	set -- --set HOME="$work.home" --set SOURCE_DATE_EPOCH="$sde" \
 		--set CMAKE_POLICY_VERSION_MINIMUM=3.5 --set GIT_CEILING_DIRECTORIES="$wroot" \
-		--set CFLAGS="$maps" --set CXXFLAGS="$maps" --set HIPFLAGS="$maps" \
+		--set CFLAGS="$maps" --set CXXFLAGS="$maps" --set HIPFLAGS="$maps${devlib:+ $devlib}" \
 		--set CUDAFLAGS="$cuda" --set CMAKE_BUILD_PARALLEL_LEVEL="$JOBS"
 	case "$BACKEND" in
 	gfx) set -- "$@" --set ROCM_PATH="$ROCM_PATH" --set HIP_PATH="$ROCM_PATH" ;;
@@ -1791,9 +1791,9 @@ step_cmakeparts () {
 	# cmk_precheck: what is knowable before compiling, one line each: an AMD --arch the
 	# HIP compiler does not know (clang -print-supported-cpus), and Vulkan turned on
 	# without glslc (ggml's src/ggml-vulkan/CMakeLists.txt: find_package(Vulkan
-	# COMPONENTS glslc REQUIRED))
+	# COMPONENTS glslc REQUIRED)); devlib: the HIP compiler's device-library option
 	cmk_precheck () {
-		hc= glslc= vk=
+		hc= glslc= vk= devlib=
 		for a in $CMAKE_ARGS $ARCH_ARGS; do
 			case "$a" in
 			-DCMAKE_HIP_COMPILER=*|-DCMAKE_HIP_COMPILER:*=*) hc=${a#*=} ;;
@@ -1815,12 +1815,26 @@ step_cmakeparts () {
 		[ -n "$hc" ] || die "no HIP compiler in $ROCM_PATH (llvm/bin/clang); name it with -DCMAKE_HIP_COMPILER=PATH in ${c}_CMAKE_ARGS"
 		known=$(clean -- "$hc" --target=amdgcn-amd-amdhsa -nogpulib -print-supported-cpus 2>&1 | sed -n 's/^[[:space:]]*\(gfx[0-9a-z]*\)$/\1/p' | tr '\n' ' ')
 		[ -n "$known" ] || die "the HIP compiler $hc lists no AMD GPU targets (clang --target=amdgcn-amd-amdhsa -print-supported-cpus)"
+		cmk_devlib "$hc"
 		for a in $(printf '%s' "$ARCH" | tr ';' ' '); do
 			case " $known" in
 			*" $a "*) ;;
 			*) die "--arch=$a: the HIP compiler $hc does not know it (it knows $(printf '%s' "$known" | tr ' ' '\n' | grep -c .) gfx targets, e.g. $(printf '%s' "$known" | tr ' ' '\n' | tail -n 3 | tr '\n' ' ')); use a newer ROCm or another --arch" ;;
 			esac
 		done
+	}
+	# cmk_devlib CLANG: devlib, the --rocm-device-lib-path a distribution's clang needs.
+	# With ROCM_PATH set, clang looks for the device libraries (ockl.bc ...) in
+	# $ROCM_PATH/amdgcn/bitcode only; Debian keeps them in clang's resource folder
+	# (/usr/lib/llvm-21/lib/clang/21/amdgcn/bitcode), where clang finds them only with no
+	# ROCM_PATH: "cannot find ROCm device library" at CMake's first HIP test compile
+	cmk_devlib () {
+		[ ! -f "$ROCM_PATH/amdgcn/bitcode/ockl.bc" ] || return 0
+		rd=$(clean -- "$1" -print-resource-dir 2>/dev/null) || return 0
+		for d in "$rd/amdgcn/bitcode" "$rd/lib/amdgcn/bitcode"; do
+			[ -f "$d/ockl.bc" ] && { devlib=--rocm-device-lib-path=$d; return 0; }
+		done
+		return 0
 	}
 	# cmk_configure ENVCLEAN-OPTION...: cmake's configure; a failure is the first "CMake
 	# Error" line and the message under it, in one line

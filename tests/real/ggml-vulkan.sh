@@ -54,18 +54,8 @@ for c in cmake glslc git ninja; do
 done
 ls /usr/share/vulkan/icd.d/lvp_icd.*.json >/dev/null 2>&1 ||
 	{ notok "ggml-vulkan: no lavapipe (apt-get install mesa-vulkan-drivers)"; exit 1; }
-sha=$(sed -n 's/^ggml_SHA=//p' "$TRACK")
-if ! done_ mirror; then
-	rm -rf "$W/mirror" && mkdir -p "$W/mirror"
-	case "$GIT" in /*) src=file://$GIT ;; *) src=$GIT ;; esac
-	if git clone -q --bare --depth 1 "$src" "$W/mirror/ggml.git" 2>"$W/mirror.err" &&
-		git --git-dir="$W/mirror/ggml.git" cat-file -e "$sha^{commit}" 2>/dev/null; then
-		mark mirror
-	else
-		echo "skip ggml-vulkan: optional tier ggml: no ggml repository holding $sha at $GIT (set KILN_GGML_GIT=DIR)"
-		exit 0
-	fi
-fi
+. "$KILN_SRC/tests/real/ggml.inc"
+ggmlmirror "$W/mirror" ggml
 # the track, with the lavapipe device, the subset of ops and the series by absolute path
 sed -e "s|^ggml_CHECK=.*|ggml_CHECK=\"test-backend-ops test -b Vulkan0 -o $OPS\"|" "$TRACK" >"$W/pins.env"
 printf 'ggml_ENV="GGML_VK_VISIBLE_DEVICES=0"\nggml_PATCHES=%s\n' "${PATCHES:-$KILN_SRC/patches/ggml}" >>"$W/pins.env"

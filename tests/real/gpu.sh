@@ -40,23 +40,8 @@ LIB=$R/usr/lib/x86_64-linux-gnu
 mkdir -p "$W/bin" || exit 2
 PATH=$W/bin:$(dirname "$PY"):/usr/local/cuda/bin:$PATH
 export PATH
-: >>"$OUT/figures"
-fails=0
+. "$K/tests/real/gpu.inc"
 
-log () { printf '%s\n' "$*" | tee -a "$OUT/log"; }
-# t NAME CMD...: run CMD, its output to the log, its time to figures
-t () {
-	n=$1; shift
-	log "== $n: $*"
-	t0=$(date +%s.%N)
-	"$@" >>"$OUT/log" 2>&1
-	rc=$?
-	t1=$(date +%s.%N)
-	f=$(awk -v s="$t0" -v e="$t1" 'BEGIN { printf "%.3f", e - s }')
-	printf '%-28s %8s s  exit %s\n' "$n" "$f" "$rc" | tee -a "$OUT/figures" | tee -a "$OUT/log"
-	[ "$rc" = 0 ] || fails=$((fails + 1))
-	return "$rc"
-}
 want () { case " $STEPS " in *" $1 "*) return 0 ;; esac; return 1; }
 
 # --- the Debian libraries, unpacked; pkg-config, ccache and patchelf that use them ---------

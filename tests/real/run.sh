@@ -13,19 +13,26 @@
 #   flash   tests/real/flash-aiter.sh (only when KILN_REAL_TRACKS names it): AITER's
 #           pure-Python package and flash-attention's Triton AMD wheel through the graph,
 #           offline (unshare -n), from mirrors of the pinned commits.
+#   ggmlhip tests/real/ggml-hip.sh (opt-in: KILN_GGML_HIP=1 adds it to the default list):
+#           ggml with GGML_HIP=ON against Debian sid's ROCm, in a sid root; needs root;
+#           about 600 MB downloaded once, then an hour or more of compiling on 2 cores.
 # KILN_REAL_TRACKS (default "debian trixie ggml") picks the parts. Each prints ok / not ok lines
 # and its figures (in $KILN_REAL_DIR/figures and $KILN_REAL_DIR/trixie/figures); both are
 # resumable (KILN_REAL_FRESH=1 starts over). Exit 0 when every part passed.
 set -u
 here=$(cd "$(dirname "$0")" && pwd) || exit 2
 rc=0
-for p in ${KILN_REAL_TRACKS:-debian trixie ggml}; do
+dflt="debian trixie ggml"
+[ "${KILN_GGML_HIP:-0}" = 1 ] && dflt="$dflt ggmlhip"
+for p in ${KILN_REAL_TRACKS:-$dflt}; do
 	case "$p" in
 	debian) echo "# real: debian (Debian 12, this machine)"; sh "$here/bookworm.sh" || rc=1 ;;
 	trixie) echo "# real: trixie (Debian 13, a root made with mmdebstrap)"; sh "$here/trixie.sh" || rc=1 ;;
 	ggml) echo "# real: ggml (CMake, GGML_VULKAN=ON, test-backend-ops on lavapipe)"; sh "$here/ggml-vulkan.sh" || rc=1 ;;
 	flash) echo "# real: flash (AITER and flash-attention's Triton AMD wheel, offline)"; sh "$here/flash-aiter.sh" || rc=1 ;;
-	*) echo "not ok real: KILN_REAL_TRACKS names '$p' (debian, trixie, ggml, flash)"; rc=1 ;;
+	ggmlhip) echo "# real: ggmlhip (CMake, GGML_HIP=ON, Debian sid's ROCm in a root made with mmdebstrap)"
+		KILN_GGML_HIP=1 sh "$here/ggml-hip.sh" || rc=1 ;;
+	*) echo "not ok real: KILN_REAL_TRACKS names '$p' (debian, trixie, ggml, flash, ggmlhip)"; rc=1 ;;
 	esac
 done
 exit $rc

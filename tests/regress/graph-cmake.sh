@@ -32,6 +32,7 @@ option(TOY_FAIL "fail at configure" OFF)
 if (TOY_FAIL)
     message(FATAL_ERROR "toy: TOY_FAIL is on")
 endif()
+message(STATUS "toy: HIPFLAGS=[$ENV{HIPFLAGS}]")
 set(TOY_SCALE 2 CACHE STRING "the factor")
 add_library(toy SHARED toy.c)
 target_compile_definitions(toy PRIVATE TOY_SCALE=${TOY_SCALE})
@@ -207,6 +208,17 @@ has "the library carries gfx1151" "$T/.out" "gfx1151"
 has "the library carries gfx803" "$T/.out" "gfx803"
 has "ggml.smoke covered gfx1151 with gpucheck" "$b/build/logs/ggml.smoke.log" "gfx1151: covered"
 exits "gpucheck cover fails for gfx90a" 1 gpucheck cover --target=gfx90a "$P/lib"
+lacks "clang-19's resource folder has no device libraries: no --rocm-device-lib-path" "$b/build/logs/ggml.build.log" "--rocm-device-lib-path"
+# a distribution's clang keeps the device libraries in its resource folder (Debian:
+# /usr/lib/llvm-21/lib/clang/21/amdgcn/bitcode), not in $ROCM_PATH/amdgcn/bitcode: the
+# build's HIPFLAGS name it (a clang that reports such a folder, with ockl.bc in it)
+mkdir -p "$T/rocmd/llvm/bin" "$T/res/amdgcn/bitcode" && : >"$T/res/amdgcn/bitcode/ockl.bc" || exit 2
+printf '#!/bin/sh\n[ "$1" = -print-resource-dir ] && { echo %s; exit 0; }\nexec %s "$@"\n' \
+	"$(shq "$T/res")" "$(shq "$(command -v clang-19)")" >"$T/rocmd/llvm/bin/clang" && chmod +x "$T/rocmd/llvm/bin/clang"
+check "configure --arch=gfx803 with that clang" conf --arch=gfx803 --rocm-path="$T/rocmd"
+nb devlib ggml.build
+same "the build succeeds" 0 "$brc"
+has "HIPFLAGS name the resource folder's device libraries" "$b/build/logs/ggml.build.log" "--rocm-device-lib-path=$T/res/amdgcn/bitcode]"
 
 # --arch for CUDA: CMAKE_CUDA_ARCHITECTURES (not built here: no CUDA)
 check "configure --arch=sm_90,sm_90a" conf --arch=sm_90,sm_90a

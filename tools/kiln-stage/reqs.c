@@ -421,7 +421,8 @@ optline(struct reqset *rs, const struct reqopts *o, const char *dir, const char 
         const char *from, char *l, int depth, char **err)
 {
 	char *arg = l + strcspn(l, " \t=");
-	char *inc, *slash, *norm;
+	char *inc, *norm;
+	const char *slash;  /* strrchr of a const string is const (C23, glibc 2.43) */
 	int r;
 
 	if (*arg)
