@@ -7,7 +7,8 @@
 # on any such machine. DEV holds what the machine lacks:
 #   DEV/kiln/            kiln's source (git archive HEAD | tar -x -C DEV/kiln)
 #   DEV/debs/*.deb       Debian 12's libgit2, libarchive, libdeflate, OpenSSL, zstd, zlib,
-#                        pcre2, pkgconf, ccache and patchelf (for auditwheel) packages with their libraries
+#                        pcre2, pkgconf, ccache and patchelf (for auditwheel) packages with their libraries,
+#                        and setuptools and wheel as wheels (the deps stage's --wheelhouse)
 #                        (tests/real/gpu-debs.txt lists them; apt-get download them)
 #   DEV/mirror/vision.git  a bare git mirror of pytorch/extension-cpp (the graph carries a
 #                        custom extension in a component slot; vision's is used here)
@@ -119,6 +120,7 @@ stack () {
 	mkdir -p "$W/$b"
 	t "configure-$b" env -C "$W/$b" "$K/configure" --arch="$ARCH" --python="$PY" --pin torch=system \
 		--pins="$W/ext.env" --without=audio --mirror="$DEV/mirror" --cache="$cache" --work-dir="$W/wd" \
+		--wheelhouse="$R/usr/share/python-wheels" \
 		PKG_CONFIG="$W/bin/pkg-config" KILN_BIN="$KB" || return 1
 	t "ninja-stack-$b" ninja -C "$W/$b" stack || { tail -n 40 "$W/$b"/build/logs/*.log | tee -a "$OUT/log"; return 1; }
 }
