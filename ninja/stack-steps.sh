@@ -181,11 +181,15 @@ watchref () {
 	g=$1; shift
 	for r in "$REF" "refs/tags/$REF" "refs/heads/$REF"; do
 		case "$r" in
-		refs/*) [ ! -f "$g/$r" ] || { printf ' %s' "$(depesc "$g/$r")"; return 0; } ;;
+		refs/*) [ ! -f "$g/$r" ] || { depsafe "$g/$r" && printf ' %s' "$(depesc "$g/$r")"; return 0; } ;;
 		esac
 	done
-	for r; do [ ! -e "$g/$r" ] || printf ' %s' "$(depesc "$g/$r")"; done
+	for r; do [ ! -e "$g/$r" ] || ! depsafe "$g/$r" || printf ' %s' "$(depesc "$g/$r")"; done
 }
+# depsafe PATH: whether a depfile can name PATH (graph.c's depsafe: no quote, backtick,
+# ';', ':' or other character ninja's depfile syntax splits a name at); a repository in
+# such a folder is not watched
+depsafe () { case "$1" in *[!A-Za-z0-9+,/_.~\(\)\}\{%=@\[\]!\ \#\$-]*) return 1 ;; esac; }
 # depesc PATH: PATH for a depfile (make's form: spaces and # escaped with a backslash, $
 # doubled)
 depesc () { printf '%s' "$1" | sed 's/[ #]/\\&/g; s/\$/$$/g'; }

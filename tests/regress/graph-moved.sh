@@ -7,10 +7,7 @@
 . "$KILN_SRC/tests/lib.sh"
 . "$KILN_SRC/tests/regress/graph-toy.inc"
 
-toy_venv "$T/venv"
-b=$T/b
-mkdir -p "$b"
-cd "$b" || exit 2
+toy_folder
 up=$T/mirror/vision
 build () { ninja "$@" >"$T/ninja.log" 2>&1; brc=$?; got=$(rebuilt "$T/ninja.log"); }
 imp () { "$T/venv/bin/python" -c "$1" 2>&1; }

@@ -77,10 +77,7 @@ triton_REF=$1
 $2
 EOF2
 }
-toy_venv "$T/venv"
-b=$T/b
-mkdir -p "$b"
-cd "$b" || exit 2
+toy_folder
 conf () {
 	"$KSRC/configure" --python="$T/venv/bin/python" --pins="$T/pins-triton.env" --mirror="$T/mirror" \
 		--rocm-path="$T/rocm" --jobs=2 KILN_BIN="$KILN_BIN" "$@"

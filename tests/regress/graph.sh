@@ -6,10 +6,7 @@
 . "$KILN_SRC/tests/lib.sh"
 . "$KILN_SRC/tests/regress/graph-toy.inc"
 
-toy_venv "$T/venv"
-b=$T/b
-mkdir -p "$b"
-cd "$b" || exit 2
+toy_folder
 conf () {
 	"$KSRC/configure" --python="$T/venv/bin/python" --pins="$T/pins.env" --mirror="$T/mirror" \
 		--rocm-path="$T/rocm" --stage-cache="$T/stagecache" --jobs=2 KILN_BIN="$KILN_BIN" "$@"
