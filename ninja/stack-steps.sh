@@ -160,39 +160,40 @@ step_srccheck () {
 # watched through packed-refs and refs/tags/, where git writes a moved one loose.
 step_srcwatch () {
 	st=${stampf:?srcwatch STEP COMP SETTINGS STAMP}
-	{
-		printf '%s:' "$(depesc "$st")"
-		if srcmoves; then
-			srcfrom "$URL"
-			from=${from#file://}
-			[ ! -d "$from/.git" ] || from=$from/.git
-			case "$from" in
-			/*) watchref "$from" packed-refs refs/tags ;;
-			esac
-			watchref "$GITC/$c.git"
-		fi
-		echo
-	} >"$B/src/$c.ref.d.$$" && mv -f "$B/src/$c.ref.d.$$" "$B/src/$c.ref.d"
+	refs=
+	if srcmoves; then
+		srcfrom "$URL"
+		from=${from#file://}
+		[ ! -d "$from/.git" ] || from=$from/.git
+		case "$from" in
+		/*) refs=$(watchref "$from" packed-refs refs/tags) ;;
+		esac
+		refs="$refs
+$(watchref "$GITC/$c.git")"
+	fi
+	# one path a line; kiln-stage depfile leaves out one that ninja's depfile syntax
+	# cannot name (a quote, backtick, ';' or ':' in it): a repository in such a folder is
+	# not watched
+	IFS='
+'
+	# shellcheck disable=SC2086
+	kiln-stage depfile -o "$B/src/$c.ref.d" "$st" $refs
+	unset IFS
 }
-# watchref GITDIR [FILE...]: the depfile entry of REF's loose ref file in GITDIR (REF as
-# given when it is a full name, else the tag or else the branch); when there is none, the
-# FILEs of GITDIR that are there
+# watchref GITDIR [FILE...]: the path of REF's loose ref file in GITDIR (REF as given when
+# it is a full name, else the tag or else the branch); when there is none, the FILEs of
+# GITDIR that are there; one a line (a path holding a newline is left out)
 watchref () {
 	g=$1; shift
+	case "$g" in *'
+'*) return 0 ;; esac
 	for r in "$REF" "refs/tags/$REF" "refs/heads/$REF"; do
 		case "$r" in
-		refs/*) [ ! -f "$g/$r" ] || { depsafe "$g/$r" && printf ' %s' "$(depesc "$g/$r")"; return 0; } ;;
+		refs/*) [ ! -f "$g/$r" ] || { printf '%s\n' "$g/$r"; return 0; } ;;
 		esac
 	done
-	for r; do [ ! -e "$g/$r" ] || ! depsafe "$g/$r" || printf ' %s' "$(depesc "$g/$r")"; done
+	for r; do [ ! -e "$g/$r" ] || printf '%s\n' "$g/$r"; done
 }
-# depsafe PATH: whether a depfile can name PATH (graph.c's depsafe: no quote, backtick,
-# ';', ':' or other character ninja's depfile syntax splits a name at); a repository in
-# such a folder is not watched
-depsafe () { case "$1" in *[!A-Za-z0-9+,/_.~\(\)\}\{%=@\[\]!\ \#\$-]*) return 1 ;; esac; }
-# depesc PATH: PATH for a depfile (make's form: spaces and # escaped with a backslash, $
-# doubled)
-depesc () { printf '%s' "$1" | sed 's/[ #]/\\&/g; s/\$/$$/g'; }
 
 step_patch () {
 	# back to the pinned commit, pristine, then the series: an edited patch is never
@@ -1240,8 +1241,8 @@ step_imagecheck () {
 	KILN_STAGE=stack.image
 	step_oci
 	st=${stampf:?imagecheck STEP COMP SETTINGS STAMP}
-	# the depfile: DRIVER-images/images.json under the storage's root (its format:
-	# make's, spaces and # escaped with a backslash, $ doubled)
+	# the depfile: DRIVER-images/images.json under the storage's root (kiln-stage
+	# depfile writes make's form)
 	# (a list not there yet keeps the edge running until the build has made it)
 	store=$(imgstore 2>"$st.d.err") || store=$(imgstore 2>"$st.d.err") || store="failed: $(tail -n 1 "$st.d.err")"
 	rm -f "$st.d.err"
@@ -1251,11 +1252,7 @@ step_imagecheck () {
 	*) say "stack.image: $bld info: $store; ninja will not notice the image leaving the storage"
 	   list= ;;
 	esac
-	{
-		printf '%s:' "$(depesc "$st")"
-		[ -z "$list" ] || printf ' %s' "$(depesc "$list")"
-		echo
-	} >"$st.d.tmp" && mv -f "$st.d.tmp" "$st.d"
+	kiln-stage depfile -o "$st.d" "$st" ${list:+"$list"}
 	[ -f "$st" ] || return 0
 	id=$(sed -n 's/^ID=//p' "$st" | tr -d "\"'")
 	case "$id" in

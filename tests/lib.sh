@@ -91,6 +91,36 @@ startserver () { _st=0
 		_st=$((_st + 1))
 	done
 	return 1; }
+# stagesin NINJAFILE STAGE...: one check per stage: the stack graph has it
+stagesin () { _nf=$1; shift; for _s; do has "the graph has $_s" "$_nf" "build $_s: phony"; done; }
+# after NINJAFILE LATER EARLIER: LATER's stamp edge depends on EARLIER's stamp
+after () {
+	if grep "^build \$bdir/stamp/$2: " "$1" | grep -q "stamp/$3\( \|\$\)"; then ok "$2 comes after $3"
+	else notok "$2 comes after $3"; grep "^build \$bdir/stamp/$2: " "$1" | sed 's/^/#   /'; fi
+}
+# startredis: a redis-server on a free loopback port (startserver), stopped at exit, that
+# answers PING; sets port and rpid. Keeps nothing on disk (no RDB, no AOF)
+_redis () { redis-server --port "$1" --bind 127.0.0.1 --save '' --appendonly no --dir "$T" >"$T/redis.log" 2>&1 & SERVER_PID=$!; }
+startredis () {
+	rpid=
+	at_exit 'kill $rpid 2>/dev/null; wait $rpid 2>/dev/null'
+	startserver 5 _redis || { sed 's/^/#   /' "$T/redis.log"; notok "redis-server did not start"; exit 1; }
+	port=$SERVER_PORT rpid=$SERVER_PID
+	check "redis-server answers PING" redis-cli -p "$port" ping
+}
+# ksrc_copy: a private copy at KSRC=$T/src of what configure reads, so that work elsewhere
+# in the checkout (new tools, edited profiles) does not regenerate the graph under the
+# test; a fixed git identity, no system git config, HOME=$T/home
+ksrc_copy () {
+	KSRC=$T/src
+	mkdir -p "$KSRC/tools"
+	cp -R "$KILN_SRC/configure" "$KILN_SRC/ninja" "$KILN_SRC/env" "$KILN_SRC/mk" "$KSRC/" || exit 2
+	cp -R "$KILN_SRC/tools/lib" "$KSRC/tools/" || exit 2
+	export GIT_AUTHOR_NAME=kiln GIT_AUTHOR_EMAIL=kiln@example.invalid
+	export GIT_COMMITTER_NAME=kiln GIT_COMMITTER_EMAIL=kiln@example.invalid
+	export GIT_CONFIG_NOSYSTEM=1 HOME=$T/home
+	mkdir -p "$HOME"
+}
 # alive PID: the process is there and not a zombie left to its reaper
 alive () { [ -r "/proc/$1/stat" ] && ! grep -q '^[0-9]* (.*) [ZX] ' "/proc/$1/stat" 2>/dev/null; }
 # waitalive "PID..." CMD...: run CMD (quietly) every 0.1 s until it succeeds; fails at once

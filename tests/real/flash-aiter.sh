@@ -39,14 +39,8 @@
 # commits; default the GitHub repositories), KILN_SRC, KILN_BUILD, KILN_REAL_DIR.
 set -u
 KILN_SRC=$(cd "${KILN_SRC:-$(dirname "$0")/../..}" && pwd) || exit 2
-KILN_BUILD=$(cd "${KILN_BUILD:-$KILN_SRC/build}" 2>/dev/null && pwd) || { echo "not ok flash-aiter: no build folder (./configure && ninja first)"; exit 1; }
-KB=$KILN_BUILD/bin
-[ -x "$KB/kiln-stage" ] || KB=${KILN_BIN:-$KB}
-W=${KILN_REAL_DIR:-$KILN_BUILD/real}/flash-aiter
-[ "${KILN_REAL_FRESH:-0}" = 1 ] && rm -rf "$W"
-mkdir -p "$W/done" || exit 2
-W=$(cd "$W" && pwd)
 . "$KILN_SRC/tests/real/real.inc"
+real_begin flash-aiter
 PY3=/usr/bin/python3
 DP=/usr/lib/python3/dist-packages
 pin () { sed -n "s/^$1=//p" "$KILN_SRC/env/versions.env"; }

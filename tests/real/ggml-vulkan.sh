@@ -22,32 +22,11 @@
 # Resumable like run.sh ($W/done); KILN_REAL_FRESH=1 starts over. Figures in $W/figures.
 set -u
 KILN_SRC=$(cd "${KILN_SRC:-$(dirname "$0")/../..}" && pwd) || exit 2
-KILN_BUILD=$(cd "${KILN_BUILD:-$KILN_SRC/build}" 2>/dev/null && pwd) || { echo "not ok ggml-vulkan: no build folder (./configure && ninja first)"; exit 1; }
-KB=$KILN_BUILD/bin
-[ -x "$KB/kiln-stage" ] || KB=${KILN_BIN:-$KB}
-W=${KILN_REAL_DIR:-$KILN_BUILD/real}/ggml-vulkan
+. "$KILN_SRC/tests/real/real.inc"
+real_begin ggml-vulkan
 GIT=${KILN_GGML_GIT:-https://github.com/ggml-org/ggml}
 OPS=${KILN_GGML_OPS:-ADD,MUL,RMS_NORM,SOFT_MAX,GET_ROWS}
 TRACK=$KILN_SRC/env/tracks/ggml-vulkan.env
-[ "${KILN_REAL_FRESH:-0}" = 1 ] && rm -rf "$W"
-mkdir -p "$W/done" || exit 2
-W=$(cd "$W" && pwd)
-fails=0
-: >>"$W/figures"
-ok () { echo "ok $*"; }
-notok () { echo "not ok $*"; fails=$((fails + 1)); }
-fig () {
-	grep -v "^$1	" "$W/figures" >"$W/figures.tmp" 2>/dev/null
-	printf '%s\t%s\n' "$1" "$2" >>"$W/figures.tmp"
-	mv -f "$W/figures.tmp" "$W/figures"
-}
-now () { date +%s.%N; }
-since () { awk -v s="$1" -v e="$(now)" 'BEGIN { printf "%.1f", e - s }'; }
-done_ () { [ -f "$W/done/$1" ]; }
-mark () { : >"$W/done/$1"; }
-stages () { sed -n 's/^\([a-z_]*\.[a-z]*\): rebuilt in \(.*\)$/\1 \2/p' "$1"; }
-nin () { o=$1; shift; t0=$(now); nice ninja -C "$W/b" "$@" >>"$o" 2>&1; rc=$?; took=$(since "$t0"); return $rc; }
-showfail () { tail -n 25 "$1" | sed 's/^/#   /'; }
 
 for c in cmake glslc git ninja; do
 	command -v "$c" >/dev/null 2>&1 || { notok "ggml-vulkan: needs $c (./configure --install-deps installs it)"; exit 1; }
@@ -66,21 +45,28 @@ conf () {
 		--mirror="$W/mirror" --cache=ccache KILN_BIN="$KB") >>"$W/log" 2>&1
 }
 
-# --- 1. the first build ------------------------------------------------------------------
-if ! done_ first; then
-	t0=$(now)
-	conf "$W/pins.env" || { notok "ggml-vulkan: configure failed (see $W/log)"; exit 1; }
-	fig "configure (s)" "$(since "$t0")"
-	: >"$W/first.out"
-	if nin "$W/first.out" stack; then
-		fig "first ninja stack (s)" "$took"
-		mark first
-	else
-		notok "ggml-vulkan: ninja stack failed"; showfail "$W/first.out"; exit 1
+# phase NAME PINS WHAT: configure with PINS, then ninja stack (once: resumable), its output
+# in $W/NAME.out, its time the figure "NAME: WHAT (s)"; each stage's time a figure; the
+# stages that ran in $got (sorted, space-separated)
+phase () {
+	if ! done_ "$1"; then
+		t0=$(now)
+		conf "$2" || { notok "ggml-vulkan: $1: configure failed (see $W/log)"; exit 1; }
+		fig "$1: configure (s)" "$(since "$t0")"
+		: >"$W/$1.out"
+		if KILN_EXPLAIN=1 nin "$W/b" "$W/$1.out" stack; then
+			fig "$1: $3 (s)" "$took"
+			mark "$1"
+		else
+			notok "ggml-vulkan: $1: ninja stack failed"; showfail "$W/$1.out"; exit 1
+		fi
 	fi
-fi
-stages "$W/first.out" | while read -r s t; do fig "first: $s" "$t"; done
-got=$(stages "$W/first.out" | cut -d' ' -f1 | sort | tr '\n' ' ')
+	stagefigs "$1:" "$W/$1.out"
+	got=$(stages "$W/$1.out" | cut -d' ' -f1 | sort | tr '\n' ' ')
+}
+
+# --- 1. the first build ------------------------------------------------------------------
+phase first "$W/pins.env" "ninja stack"
 [ "$got" = "ggml.build ggml.install ggml.patch ggml.smoke ggml.src stack.smoke " ] &&
 	ok "first build: every stage once ($got)" || notok "first build: the stages that ran: $got"
 P=$W/b/build/prefix/ggml
@@ -92,36 +78,18 @@ grep -q 'Backend Vulkan0: .*OK' "$L" && grep -q 'llvmpipe' "$L" &&
 	{ notok "test-backend-ops on lavapipe"; tail -n 20 "$L" | sed 's/^/#   /'; }
 
 # --- 2. no-op -----------------------------------------------------------------------------
-: >"$W/noop.out"
-nin "$W/noop.out" stack
-grep -q 'no work to do' "$W/noop.out" && ok "a second ninja has no work to do" || notok "a second ninja did work"
-fig "no-op ninja stack (s)" "$took"
+noop "$W/b" stack ggml
 
 # --- 3. a pin bump: a patch added to ggml's series ----------------------------------------
-if ! done_ bump; then
-	rm -rf "$W/patches" && mkdir -p "$W/patches" && cp -R "$KILN_SRC/patches/ggml" "$W/patches/" &&
-		cp "$KILN_SRC"/tests/real/bump/ggml-0002-*.patch "$W/patches/ggml/" &&
-		(cd "$W/patches/ggml" && ls ggml-0002-*.patch >>series) ||
-		{ notok "bump: cannot make $W/patches"; exit 1; }
-	PATCHES=$W/patches/ggml
-	sed "s|^ggml_PATCHES=.*|ggml_PATCHES=$PATCHES|" "$W/pins.env" >"$W/bump.env"
-	conf "$W/bump.env" || { notok "bump: configure failed"; exit 1; }
-	: >"$W/bump.out"
-	if KILN_EXPLAIN=1 nin "$W/bump.out" stack; then
-		fig "bump: ninja stack after adding a ggml patch (s)" "$took"
-		mark bump
-	else
-		notok "bump: ninja stack failed"; showfail "$W/bump.out"; exit 1
-	fi
-fi
-stages "$W/bump.out" | while read -r s t; do fig "bump: $s" "$t"; done
-got=$(stages "$W/bump.out" | cut -d' ' -f1 | sort | tr '\n' ' ')
+rm -rf "$W/patches" && mkdir -p "$W/patches" && cp -R "$KILN_SRC/patches/ggml" "$W/patches/" &&
+	cp "$KILN_SRC"/tests/real/bump/ggml-0002-*.patch "$W/patches/ggml/" &&
+	(cd "$W/patches/ggml" && ls ggml-0002-*.patch >>series) ||
+	{ notok "bump: cannot make $W/patches"; exit 1; }
+sed "s|^ggml_PATCHES=.*|ggml_PATCHES=$W/patches/ggml|" "$W/pins.env" >"$W/bump.env"
+phase bump "$W/bump.env" "ninja stack after adding a ggml patch"
 [ "$got" = "ggml.build ggml.install ggml.patch ggml.smoke stack.smoke " ] &&
 	ok "bump: only ggml's stages after its series reran ($got)" || notok "bump: the stages that ran: $got"
 h=$(sed -n 's/^ggml.build: rebuilt in [^(]*(\(.*\))$/\1/p' "$W/bump.out")
 [ -n "$h" ] && fig "bump: ggml.build compiler cache" "$h"
 
-echo "# figures (also in $W/figures):"
-sed 's/^/#   /' "$W/figures"
-[ "$fails" = 0 ] && echo "# ggml-vulkan: all checks passed" || echo "# ggml-vulkan: $fails checks failed"
-[ "$fails" = 0 ]
+real_end ggml-vulkan

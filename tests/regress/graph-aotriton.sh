@@ -17,12 +17,8 @@ need cmake clang-19
 check "configure --arch=gfx1151,gfx803 --with=aotriton" conf --arch=gfx1151,gfx803 --with=aotriton
 has "configure says what AOTriton is built for" "$T/.out" "AOTriton is built for gfx1151 (aotriton.build); torch.wheel gets it as AOTRITON_INSTALLED_PREFIX"
 has "and what gfx803 gets instead, in one line" "$T/.out" "AOTriton has no kernels for gfx803: there torch's SDPA uses the math kernel"
-for s in aotriton.src aotriton.patch aotriton.build aotriton.install aotriton.smoke; do
-	has "the graph has $s" "$b/build/stack.ninja" "build $s: phony"
-done
-has "torch.wheel comes after aotriton.install" /dev/stdin "yes" <<EOF
-$(grep '^build $bdir/stamp/torch.wheel: ' "$b/build/stack.ninja" | grep -q 'stamp/aotriton.install' && echo yes)
-EOF
+stagesin "$b/build/stack.ninja" aotriton.src aotriton.patch aotriton.build aotriton.install aotriton.smoke
+after "$b/build/stack.ninja" torch.wheel aotriton.install
 has "torch.wheel's key: the prefix" "$b/build/keys/torch.wheel" "AOTRITON_PREFIX=\"$(cd "$b/build" && pwd -P)/prefix/aotriton\""
 has "torch.wheel's key: memory-efficient attention on" "$b/build/keys/torch.wheel" 'MEM_EFF="1"'
 has "aotriton.build's key: AOTriton's own arch variable, its targets only" "$b/build/keys/aotriton.build" "-DAOTRITON_TARGET_ARCH=gfx1151\""

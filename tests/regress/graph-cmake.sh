@@ -12,14 +12,8 @@
 need ninja git cc cmake clang-19 pkg-config srcpin envclean kiln-stage gpucheck
 PY3=/usr/bin/python3
 
-KSRC=$T/src
-mkdir -p "$KSRC/tools"
-cp -R "$KILN_SRC/configure" "$KILN_SRC/ninja" "$KILN_SRC/env" "$KILN_SRC/mk" "$KSRC/" || exit 2
-cp -R "$KILN_SRC/tools/lib" "$KSRC/tools/" || exit 2
-export GIT_AUTHOR_NAME=kiln GIT_AUTHOR_EMAIL=kiln@example.invalid
-export GIT_COMMITTER_NAME=kiln GIT_COMMITTER_EMAIL=kiln@example.invalid
-export GIT_CONFIG_NOSYSTEM=1 HOME=$T/home
-mkdir -p "$HOME" "$T/mirror/ggml" "$T/rocm/llvm/bin"
+ksrc_copy
+mkdir -p "$T/mirror/ggml" "$T/rocm/llvm/bin"
 ln -s "$(command -v clang-19)" "$T/rocm/llvm/bin/clang"
 # the target Python configure asks (the CMake stack itself runs none)
 "$PY3" -m venv --without-pip "$T/venv" || exit 2
@@ -126,9 +120,7 @@ build () { ninja "$@" >"$T/$1.log" 2>&1; brc=$?; got=$(rebuilt "$T/$1.log"); }
 nb () { n=$1; shift; ninja "$@" >"$T/$n.log" 2>&1; brc=$?; got=$(rebuilt "$T/$n.log"); }
 
 check "configure --arch=cpu, ggml alone (C_BUILD=cmake by default)" conf --arch=cpu
-for s in ggml.src ggml.patch ggml.build ggml.install ggml.smoke; do
-	has "the graph has $s" "$b/build/stack.ninja" "build $s: phony"
-done
+stagesin "$b/build/stack.ninja" ggml.src ggml.patch ggml.build ggml.install ggml.smoke
 lacks "no torch stages" "$b/build/stack.ninja" "torch."
 has "ggml.build's output is a folder the stage cache and verify know" "$b/build/stack.ninja" "build ggml.build.verify: verify"
 has "key: C_CMAKE_ARGS" "$b/build/keys/ggml.build" 'CMAKE_ARGS="-DTOY_SCALE=3 "'

@@ -19,14 +19,8 @@ PY3=/usr/bin/python3
 WHEELWHL=$(ls /usr/share/python-wheels/wheel-*.whl 2>/dev/null | head -n 1)
 [ -n "$WHEELWHL" ] || need python3-wheel-whl
 
-KSRC=$T/src
-mkdir -p "$KSRC/tools"
-cp -R "$KILN_SRC/configure" "$KILN_SRC/ninja" "$KILN_SRC/env" "$KILN_SRC/mk" "$KSRC/" || exit 2
-cp -R "$KILN_SRC/tools/lib" "$KSRC/tools/" || exit 2
-export GIT_AUTHOR_NAME=kiln GIT_AUTHOR_EMAIL=kiln@example.invalid
-export GIT_COMMITTER_NAME=kiln GIT_COMMITTER_EMAIL=kiln@example.invalid
-export GIT_CONFIG_NOSYSTEM=1 HOME=$T/home
-mkdir -p "$HOME" "$T/mirror"
+ksrc_copy
+mkdir -p "$T/mirror"
 
 venv () {
 	PIP_CONFIG_FILE=/dev/null "$PY3" -m venv "$1" >"$T/.venv.log" 2>&1 &&

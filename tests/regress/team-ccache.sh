@@ -6,14 +6,7 @@
 . "$KILN_SRC/tests/lib.sh"
 need redis-server redis-cli ccache
 . "$KILN_SRC/tests/regress/graph-toy.inc"
-# redis on a free port: ready when redis-server itself listens there (lib.sh's startserver),
-# then its own answer to PING
-redis () { redis-server --port "$1" --bind 127.0.0.1 --save '' --appendonly no --dir "$T" >"$T/redis.log" 2>&1 & SERVER_PID=$!; }
-rpid=
-at_exit 'kill $rpid 2>/dev/null; wait $rpid 2>/dev/null'
-startserver 5 redis || { sed 's/^/#   /' "$T/redis.log"; notok "redis-server did not start"; exit 1; }
-port=$SERVER_PORT rpid=$SERVER_PID
-check "redis-server answers PING" redis-cli -p "$port" ping
+startredis
 
 # both folders build in one --work-dir: ccache (without a base_dir, which would hand the
 # compiler relative paths and change __FILE__) hashes the sources' absolute paths

@@ -13,13 +13,7 @@
 need sccache redis-server redis-cli
 . "$KILN_SRC/tests/regress/graph-toy.inc"
 . "$KILN_SRC/tests/nginx-dav.inc"
-# redis on a free port: ready when redis-server itself listens there (lib.sh's startserver)
-redis () { redis-server --port "$1" --bind 127.0.0.1 --save '' --appendonly no --dir "$T" >"$T/redis.log" 2>&1 & SERVER_PID=$!; }
-rpid=
-at_exit 'kill $rpid 2>/dev/null; wait $rpid 2>/dev/null'
-startserver 5 redis || { sed 's/^/#   /' "$T/redis.log"; notok "redis-server did not start"; exit 1; }
-port=$SERVER_PORT rpid=$SERVER_PID
-check "redis-server answers PING" redis-cli -p "$port" ping
+startredis
 dav_start
 
 # vision, a C++ extension: a .cpp (templates and <algorithm>) in its sources, libstdc++ linked

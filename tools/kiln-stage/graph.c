@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "aotriton.h"
+#include "depfile.h"
 #include "atomic.h"
 #include "emit.h"
 #include "os.h"
@@ -1707,21 +1708,6 @@ outopt(struct buf *b, const struct srec *s)
 	free(p);
 }
 
-/* whether ninja's depfile syntax can name path: its plain-text characters, and space, '#'
-   and '$' that stack-steps.sh's depesc escapes (a quote, backtick, ';' or ':' ends or
-   splits a name there) */
-static int
-depsafe(const char *path)
-{
-	const unsigned char *p;
-
-	for (p = (const unsigned char *)path; *p; p++)
-		if (*p < 0x80 && !(*p >= 'a' && *p <= 'z') && !(*p >= 'A' && *p <= 'Z') &&
-		    !(*p >= '0' && *p <= '9') && !strchr("+,/_.~()}{%=@[]!- #$", *p))
-			return 0;
-	return 1;
-}
-
 /* the stage's edge: parents as inputs (kiln-stage reads them from $in), the key file and
    the tools the step runs */
 static void
@@ -1736,7 +1722,7 @@ stageedge(struct buf *b, const struct srec *s, char *const *tools, size_t ntools
 	bufprintf(b, " | $bdir/keys/%s", s->name);
 	orderonly(b, s, tools, ntools, nocrocm);
 	bufprintf(b, "\n  stage = %s\n  step = %s\n  comp = %s\n", s->name, s->step, s->comp);
-	if (s->rule && !strcmp(s->rule, "src") && depsafe(absb))
+	if (s->rule && !strcmp(s->rule, "src") && depfile_safe(absb))
 		bufprintf(b, "  srcdep = $bdir/src/%s.ref.d\n", s->comp);
 	if (!s->out && !s->idfile && !s->idpath && !s->idkeys)
 		return;

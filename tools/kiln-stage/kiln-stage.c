@@ -28,6 +28,7 @@
 #include "sdklock.h"
 #include "stage.h"
 #include "util.h"
+#include "depfile.h"
 #include "sign.h"
 #include "verify.h"
 #include "vllm.h"
@@ -59,7 +60,8 @@ usage(const char *error)
 	          "       kiln-stage backend [--wheels=DIR] TREE\n"
 	          "       kiln-stage lock DIR\n"
 	          "       kiln-stage vllm-check [--arch=LIST] [--flavour=rocm|cuda|cpu] [--name=TEXT] TREE\n"
-	          "       kiln-stage netguard LOG\n");
+	          "       kiln-stage netguard LOG\n"
+	          "       kiln-stage depfile -o FILE TARGET [DEP...]\n");
 }
 
 /* the stage's output identity from an id file: its content without trailing space */
@@ -904,6 +906,8 @@ main(int argc, char **argv)
 		return vllmcheck_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "netguard") == 0)
 		return netguard_main(argc - 1, argv + 1);
+	if (strcmp(argv[1], "depfile") == 0)
+		return depfile_main(argc - 1, argv + 1);
 	usage(xasprintf("unknown verb '%s' (run, env, info, labels or graph)", argv[1]));
 	return EXIT_USAGE;
 }

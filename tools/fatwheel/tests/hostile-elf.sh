@@ -43,18 +43,30 @@ has_needed () { readelf -d "$1" | grep -q "Shared library: \[$2\]"; }
 check "edit: DT_NEEDED is the new name" has_needed out-user.so libt.so
 same "edit: the edited library loads and its symbol reads" 7 "$(loads "$T/out-user.so" x_libtail.so)"
 
-# --- .dynsym's section header names another string table (the loader does not care)
-python3 - libsame.so relinked.so <<'EOF' || exit 2
+# dynsym_header IN OUT MODE: IN with .dynsym's section header rewritten: "relink" points
+# its sh_link at .shstrtab; "hide" makes it SHT_PROGBITS with no link (the loader reads
+# neither: it finds the tables through the dynamic section)
+dynsym_header () {
+	python3 - "$@" <<'EOF' || exit 2
 import struct, sys
 b = bytearray(open(sys.argv[1], "rb").read())
 shoff, = struct.unpack_from("<Q", b, 0x28)
 shentsize, shnum, shstrndx = struct.unpack_from("<HHH", b, 0x3a)
 for i in range(shnum):
     o = shoff + i * shentsize
-    if struct.unpack_from("<I", b, o + 4)[0] == 11:     # SHT_DYNSYM: sh_link -> .shstrtab
+    if struct.unpack_from("<I", b, o + 4)[0] != 11:     # SHT_DYNSYM
+        continue
+    if sys.argv[3] == "relink":
         struct.pack_into("<I", b, o + 40, shstrndx)
+    else:
+        struct.pack_into("<I", b, o + 4, 1)
+        struct.pack_into("<I", b, o + 40, 0)
 open(sys.argv[2], "wb").write(b)
 EOF
+}
+
+# --- .dynsym's section header names another string table (the loader does not care)
+dynsym_header libsame.so relinked.so relink
 run fatwheel --edit-elf --replace-needed libtail.so libt.so relinked.so out-relinked.so
 same "edit: .dynsym linked to another table: exit 0" 0 "$rc"
 # (nm reads names through the section header, which names .shstrtab: ask the loader)
@@ -62,18 +74,7 @@ same "edit: it loads and its symbol reads" 8 "$(loads "$T/out-relinked.so" libta
 
 # --- a .dynsym whose section header hides it (another type, no link): only the loader's
 # view finds its names; an edit that would clobber one is refused, nothing written
-python3 - libsame.so hidden.so <<'EOF' || exit 2
-import struct, sys
-b = bytearray(open(sys.argv[1], "rb").read())
-shoff, = struct.unpack_from("<Q", b, 0x28)
-shentsize, shnum, shstrndx = struct.unpack_from("<HHH", b, 0x3a)
-for i in range(shnum):
-    o = shoff + i * shentsize
-    if struct.unpack_from("<I", b, o + 4)[0] == 11:     # SHT_DYNSYM -> SHT_PROGBITS, link 0
-        struct.pack_into("<I", b, o + 4, 1)
-        struct.pack_into("<I", b, o + 40, 0)
-open(sys.argv[2], "wb").write(b)
-EOF
+dynsym_header libsame.so hidden.so hide
 run fatwheel --edit-elf --replace-needed libtail.so libt.so hidden.so out-hidden.so
 if [ "$rc" = 0 ]; then
 	same "edit: a hidden .dynsym: what comes out still loads" 8 "$(loads "$T/out-hidden.so" libtail.so)"

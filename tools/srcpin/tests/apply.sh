@@ -11,10 +11,7 @@
 . "$KILN_SRC/tests/lib.sh"
 need git tar
 command -v optional >/dev/null 2>&1 || optional () { echo "skip $1: $2"; }
-cp "$KILN_SRC/tools/srcpin/tests/lsan.supp" "$T/lsan.supp" && export LSAN_OPTIONS="suppressions=$T/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
-export HOME="$T/home" GIT_CONFIG_NOSYSTEM=1 GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@example.org \
-	GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@example.org
-mkdir -p "$HOME"
+. "$KILN_SRC/tools/srcpin/tests/srcpin.inc"
 git config --global protocol.file.allow always
 git config --global init.defaultBranch main
 git config --global advice.detachedHead false

@@ -3,10 +3,7 @@
 . "$KILN_SRC/tests/lib.sh"
 need git
 # Debian's libgit2 1.5.1 leaks pcre2 match data when it reads url.*.insteadOf (not ours)
-cp "$KILN_SRC/tools/srcpin/tests/lsan.supp" "$T/lsan.supp" && export LSAN_OPTIONS="suppressions=$T/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
-export HOME="$T/home" GIT_CONFIG_NOSYSTEM=1 GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@example.org \
-	GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@example.org
-mkdir -p "$HOME"
+. "$KILN_SRC/tools/srcpin/tests/srcpin.inc"
 git config --global protocol.file.allow always
 git config --global init.defaultBranch main
 git config --global advice.detachedHead false

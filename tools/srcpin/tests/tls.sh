@@ -3,10 +3,7 @@
 # over https opens it before it connects (traced with strace).
 . "$KILN_SRC/tests/lib.sh"
 need git strace
-cp "$KILN_SRC/tools/srcpin/tests/lsan.supp" "$T/lsan.supp" && export LSAN_OPTIONS="suppressions=$T/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
-export HOME="$T/home" GIT_CONFIG_NOSYSTEM=1 GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@example.org \
-	GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@example.org
-mkdir -p "$HOME"
+. "$KILN_SRC/tools/srcpin/tests/srcpin.inc"
 git init -q "$T/up" && (cd "$T/up" && echo a >a.txt && git add . && git commit -qm a && git tag v1)
 # traced CMD...: run CMD under strace (the syscalls in $T/trace; LeakSanitizer cannot run
 # under ptrace, so leaks are left to the other srcpin tests)

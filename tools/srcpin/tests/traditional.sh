@@ -6,10 +6,7 @@
 # git apply to a clone of the same commit: the trees must be the same, file by file.
 . "$KILN_SRC/tests/lib.sh"
 need git diff quilt
-cp "$KILN_SRC/tools/srcpin/tests/lsan.supp" "$T/lsan.supp" && export LSAN_OPTIONS="suppressions=$T/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
-export HOME="$T/home" GIT_CONFIG_NOSYSTEM=1 GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@example.org \
-	GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@example.org
-mkdir -p "$HOME"
+. "$KILN_SRC/tools/srcpin/tests/srcpin.inc"
 git config --global init.defaultBranch main
 git config --global advice.detachedHead false
 c=$T/cache u=$T/up

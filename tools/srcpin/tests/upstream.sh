@@ -4,10 +4,7 @@
 # SRCPIN_UPSTREAM (default /work/.mirror) holds OWNER+NAME/repo git directories.
 . "$KILN_SRC/tests/lib.sh"
 need git tar
-cp "$KILN_SRC/tools/srcpin/tests/lsan.supp" "$T/lsan.supp" && export LSAN_OPTIONS="suppressions=$T/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
-export HOME="$T/home" GIT_CONFIG_NOSYSTEM=1 GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@example.org \
-	GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@example.org
-mkdir -p "$HOME"
+. "$KILN_SRC/tools/srcpin/tests/srcpin.inc"
 up=${SRCPIN_UPSTREAM:-/work/.mirror}
 c=$T/cache
 # every file's type, executable bit, link target or content digest, below a folder
