@@ -35,7 +35,9 @@ KILN_BUILD=${KILN_BUILD:-$KILN_SRC/build}
 	echo "skip ggml-hip: optional tier ggmlhip: ggml with GGML_HIP=ON in a Debian sid root (KILN_GGML_HIP=1; about 600 MB downloaded and a 5.4 GB root the first time, cached; an hour or more of compiling on 2 cores)"
 	exit 0
 }
+ROCM=${KILN_GGML_HIP_ROCM:-sid}
 W=${KILN_REAL_DIR:-$KILN_BUILD/real}/ggml-hip
+[ "$ROCM" = sid ] || W=$W-$ROCM
 [ "${KILN_REAL_FRESH:-0}" = 1 ] && rm -rf "$W"
 mkdir -p "$W/done" && W=$(cd "$W" && pwd) || exit 2
 . "$KILN_SRC/tests/real/real.inc"
@@ -44,6 +46,15 @@ ARCHS=${KILN_GGML_HIP_ARCHS:-gfx803 gfx1151}
 TRACK=$KILN_SRC/env/tracks/ggml-hip.env
 rh=$(getent passwd "$(id -u)" | cut -d: -f6)
 R=${KILN_ROCM_DEBIAN_CACHE:-${XDG_CACHE_HOME:-$rh/.cache}/kiln/rocm-debian}/root
+# KILN_GGML_HIP_ROCM=experimental: Debian experimental's ROCm 7.2.4 (hipcc on LLVM 22,
+# rocBLAS 7.2.4, whose Tensile library carries gfx1151 as well as gfx803: `dpkg-deb -c
+# librocblas5_7.2.4-1~exp1_amd64.deb`, 2026-11-25) in a root of its own: a copy of the sid
+# root, then apt-get -t experimental (sid's rocBLAS 6.4.4 stops at gfx1102)
+case "$ROCM" in
+sid) ;;
+experimental) SIDR=$R R=${R%/*}-exp/root ;;
+*) echo "not ok ggml-hip: KILN_GGML_HIP_ROCM is sid or experimental, not '$ROCM'"; exit 1 ;;
+esac
 mirror=${KILN_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 G=/root/ggml-hip
 # the root's packages: sid's ROCm for ggml's HIP backend, CMake, kiln's own build packages
@@ -89,8 +100,25 @@ extend () {
 		{ notok "ggml-hip: apt-get in the root could not install$lack"; tail -n 20 "$W/extend.log" | sed 's/^/#   /'; exit 1; }
 	fig "root: extended with$lack (s)" "$(since "$t0")"
 }
-if [ -x "$R/usr/bin/hipcc" ]; then extend; else mkroot; fi
-ok "ggml-hip: the sid root holds hipcc, hipBLAS, rocBLAS and CMake ($R)"
+# exproot: the experimental root: the sid root copied (made first when missing), then
+# experimental's ROCm over sid's
+exproot () {
+	[ -x "$SIDR/usr/bin/hipcc" ] || { R=$SIDR; mkroot; R=${SIDR%/*}-exp/root; }
+	t0=$(now)
+	rm -rf "$R" "$R.tmp" && mkdir -p "${R%/*}" && cp -ax "$SIDR" "$R.tmp" && mv "$R.tmp" "$R" || exit 2
+	fig "root: the sid root copied (s)" "$(since "$t0")"
+	t0=$(now)
+	printf 'deb %s experimental main\n' "$mirror" >"$R/etc/apt/sources.list.d/experimental.list" &&
+		cp /etc/resolv.conf "$R/etc/resolv.conf" &&
+		inroot "apt-get -o Acquire::Check-Valid-Until=false update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q -t experimental hipcc libamdhip64-dev libhipblas-dev librocblas-dev" >"$W/experimental.log" 2>&1 ||
+		{ notok "ggml-hip: apt-get -t experimental could not install ROCm in the root"; tail -n 20 "$W/experimental.log" | sed 's/^/#   /'; rm -rf "$R"; exit 1; }
+	fig "root: experimental's ROCm installed (s)" "$(since "$t0")"
+}
+if [ -x "$R/usr/bin/hipcc" ]; then extend
+elif [ "$ROCM" = experimental ]; then exproot
+else mkroot; fi
+fig "root: rocBLAS" "$(chroot "$R" dpkg-query -W -f '${Package} ${Version}\n' 'librocblas[0-9]*' | tr '\n' ' ')"
+ok "ggml-hip: the $ROCM root holds hipcc, hipBLAS, rocBLAS and CMake ($R)"
 mount -t proc proc "$R/proc" && mount --bind /dev "$R/dev" || exit 2
 trap 'umount "$R/dev" "$R/proc" 2>/dev/null' EXIT
 trap 'exit 1' INT TERM HUP
