@@ -120,163 +120,192 @@ put(unsigned char *p, uint64_t v, int n)
 		p[k] = (unsigned char)(v >> (8 * k));
 }
 
+/* a three-entry bundle parsed; then a count that overflows, an entry and an id past the end */
+static void
+test_bundle_parse(const struct buf *b, const char *id0)
+{
+	struct buf c = {0};
+	struct offlist l = {0};
+	uint64_t end;
+	char err[256] = "";
+
+	CHECK(off_bundle((unsigned char *)b->s, b->len, 0, "t", &l, &end, err, sizeof err) == 0, "a bundle parses");
+	CHECK_INT(l.ne, 3, "three entries");
+	CHECK_STR(l.e[2].target, "gfx90a:xnack-", "target with features");
+	CHECK_INT(l.e[0].kind, OFF_HOST, "host entry");
+	CHECK_INT(off_feature(l.e[2].target, "xnack"), '-', "xnack- read");
+	CHECK_INT(end, b->len, "the bundle ends after its last entry");
+	off_free(&l);
+
+	/* a count that overflows */
+	bufadd(&c, b->s, b->len);
+	put((unsigned char *)c.s + 24, UINT64_MAX / 2, 8);
+	CHECK(off_bundle((unsigned char *)c.s, c.len, 4096, "t", &l, &end, err, sizeof err) < 0 &&
+	      strstr(err, "claims") && strstr(err, "4096"), "an overflowing count is refused with its offset: %s", err);
+	off_free(&l);
+	/* an entry past the end */
+	memcpy(c.s, b->s, b->len);
+	put((unsigned char *)c.s + 32 + 24 + strlen(id0), UINT64_MAX - 3, 8);
+	CHECK(off_bundle((unsigned char *)c.s, c.len, 0, "t", &l, &end, err, sizeof err) < 0 &&
+	      strstr(err, "past the end"), "an entry offset past the end is refused: %s", err);
+	off_free(&l);
+	/* an id length past the end */
+	memcpy(c.s, b->s, b->len);
+	put((unsigned char *)c.s + 32 + 16, 1u << 30, 8);
+	CHECK(off_bundle((unsigned char *)c.s, c.len, 0, "t", &l, &end, err, sizeof err) < 0 &&
+	      strstr(err, "id"), "an id past the end is refused: %s", err);
+	off_free(&l);
+	buffree(&c);
+}
+
+/* CCOB version v (1: zlib; 2 and 3: zstd) of bundle b, in a new buffer; its length in *n */
+static unsigned char *
+mkccob(const struct buf *b, int v, size_t *n)
+{
+	size_t hl = v == 1 ? 20 : v == 2 ? 24 : 32;
+	size_t zn = ZSTD_compressBound(b->len) + compressBound(b->len);
+	unsigned char *z = calloc(1, hl + zn + 4096);
+	uLongf zl;
+
+	memcpy(z, "CCOB", 4);
+	put(z + 4, (uint64_t)v, 2);
+	put(z + 6, v == 1 ? 0 : 1, 2);
+	if (v == 1) {
+		zl = (uLongf)zn;
+		compress2(z + hl, &zl, (unsigned char *)b->s, b->len, 9);
+		zn = zl;
+		put(z + 8, b->len, 4);
+	} else {
+		zn = ZSTD_compress(z + hl, zn, b->s, b->len, 3);
+		if (v == 2) {
+			put(z + 8, hl + zn, 4);
+			put(z + 12, b->len, 4);
+		} else {
+			put(z + 8, hl + zn, 8);
+			put(z + 16, b->len, 8);
+		}
+	}
+	*n = hl + zn;
+	return z;
+}
+
+/* a .hip_fatbin: CCOB version v of b, zero padding to 4096, the plain bundle; read whole,
+   over a cap, with a raw size that lies and (v2, v3) with a total past the section */
+static void
+test_ccob(const struct buf *b, int v)
+{
+	size_t zn, tot = 4096 + b->len;
+	unsigned char *z = mkccob(b, v, &zn), *sec = calloc(1, tot);
+	struct offlist l = {0};
+	struct offopts o = {0};
+	char err[256] = "";
+
+	memcpy(sec, z, zn);
+	memcpy(sec + 4096, b->s, b->len);
+	CHECK(off_hipfatbin(sec, tot, 0, ".hip_fatbin", &l, &o, err, sizeof err) == 0,
+	      "CCOB v%d then a plain bundle: %s", v, err);
+	CHECK(l.nb == 2 && l.b[0].ccobver == v && l.b[0].fmt == OFFB_CCOB && l.b[1].fmt == OFFB_CLANG &&
+	      l.b[1].off == 4096 && l.ne == 6, "CCOB v%d: two bundles, six entries", v);
+	off_free(&l);
+	/* a cap below the raw size: refused, like a decompression bomb */
+	o.maxraw = 64;
+	CHECK(off_hipfatbin(sec, tot, 0, ".hip_fatbin", &l, &o, err, sizeof err) < 0 &&
+	      strstr(err, "cap"), "CCOB v%d over the cap is refused: %s", v, err);
+	o.maxraw = 0;
+	off_free(&l);
+	/* a raw size that lies (smaller than the stream) */
+	if (v == 1)
+		put(sec + 8, b->len - 10, 4);
+	else if (v == 2)
+		put(sec + 12, b->len - 10, 4);
+	else
+		put(sec + 16, b->len - 10, 8);
+	CHECK(off_hipfatbin(sec, tot, 0, ".hip_fatbin", &l, &o, err, sizeof err) < 0,
+	      "CCOB v%d with a lying raw size is refused: %s", v, err);
+	off_free(&l);
+	if (v > 1) {
+		/* a total size past the section */
+		put(sec + 8, 1u << 30, v == 2 ? 4 : 8);
+		CHECK(off_hipfatbin(sec, tot, 0, ".hip_fatbin", &l, &o, err, sizeof err) < 0 &&
+		      strstr(err, "only"), "CCOB v%d with a total past the end is refused: %s", v, err);
+		off_free(&l);
+	}
+	free(sec);
+	free(z);
+}
+
+/* a real bomb: 1 GiB of zeros squeezed into a few KB, declared honestly */
+static void
+test_ccob_bomb(void)
+{
+	size_t big = (size_t)1 << 30, hl = 32;
+	unsigned char *zeros = calloc(1, 1 << 20), *z, *raw;
+	ZSTD_CCtx *cx = ZSTD_createCCtx();
+	ZSTD_outBuffer ob;
+	ZSTD_inBuffer ib;
+	size_t k, cap = 1 << 20;
+	struct ccobhdr h;
+	uint64_t used;
+	char err[256] = "";
+
+	z = calloc(1, hl + cap);
+	ob.dst = z + hl;
+	ob.size = cap;
+	ob.pos = 0;
+	ZSTD_CCtx_setPledgedSrcSize(cx, big);
+	for (k = 0; k < big >> 20; k++) {
+		ib.src = zeros;
+		ib.size = 1 << 20;
+		ib.pos = 0;
+		ZSTD_compressStream2(cx, &ob, &ib, k + 1 == big >> 20 ? ZSTD_e_end : ZSTD_e_continue);
+	}
+	ZSTD_freeCCtx(cx);
+	memcpy(z, "CCOB", 4);
+	put(z + 4, 3, 2);
+	put(z + 6, 1, 2);
+	put(z + 8, hl + ob.pos, 8);
+	put(z + 16, big, 8);
+	CHECK(off_ccobhdr(z, hl + ob.pos, 0, &h, err, sizeof err) == 0 &&
+	      off_ccobinflate(z, hl + ob.pos, 0, &h, 256 << 20, &raw, &used, err, sizeof err) < 0 &&
+	      strstr(err, "cap"), "a 1 GiB zstd bomb of %zu bytes is refused under a 256 MiB cap: %s",
+	      (size_t)ob.pos, err);
+	free(zeros);
+	free(z);
+}
+
+/* stray bytes between bundles */
+static void
+test_stray(const struct buf *b)
+{
+	unsigned char *sec = calloc(1, 8192);
+	struct offlist l = {0};
+	struct offopts o = {0};
+	char err[256] = "";
+
+	memcpy(sec, b->s, b->len);
+	sec[5000] = 0x41;
+	CHECK(off_hipfatbin(sec, 8192, 100, ".hip_fatbin", &l, &o, err, sizeof err) < 0 &&
+	      strstr(err, "offset 5100"), "stray bytes are refused at their offset: %s", err);
+	off_free(&l);
+	free(sec);
+}
+
 static void
 test_bundles(void)
 {
 	const char *ids[] = {"host-x86_64-unknown-linux--", "hipv4-amdgcn-amd-amdhsa--gfx1151",
 	                     "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-"};
 	const char *pay[] = {"", "code-a", "code-b"};
-	struct buf b = {0}, c = {0};
-	struct offlist l = {0};
-	struct offopts o = {0};
-	uint64_t end;
-	char err[256];
-	unsigned char *z, *raw;
-	size_t zn;
-	uLongf zl;
-	struct ccobhdr h;
-	uint64_t used;
-	int i;
+	struct buf b = {0};
+	int v;
 
 	mkbundle(&b, 3, ids, pay);
-	CHECK(off_bundle((unsigned char *)b.s, b.len, 0, "t", &l, &end, err, sizeof err) == 0, "a bundle parses");
-	CHECK_INT(l.ne, 3, "three entries");
-	CHECK_STR(l.e[2].target, "gfx90a:xnack-", "target with features");
-	CHECK_INT(l.e[0].kind, OFF_HOST, "host entry");
-	CHECK_INT(off_feature(l.e[2].target, "xnack"), '-', "xnack- read");
-	CHECK_INT(end, b.len, "the bundle ends after its last entry");
-	off_free(&l);
-
-	/* a count that overflows */
-	bufadd(&c, b.s, b.len);
-	put((unsigned char *)c.s + 24, UINT64_MAX / 2, 8);
-	CHECK(off_bundle((unsigned char *)c.s, c.len, 4096, "t", &l, &end, err, sizeof err) < 0 &&
-	      strstr(err, "claims") && strstr(err, "4096"), "an overflowing count is refused with its offset: %s", err);
-	off_free(&l);
-	/* an entry past the end */
-	memcpy(c.s, b.s, b.len);
-	put((unsigned char *)c.s + 32 + 24 + strlen(ids[0]), UINT64_MAX - 3, 8);
-	CHECK(off_bundle((unsigned char *)c.s, c.len, 0, "t", &l, &end, err, sizeof err) < 0 &&
-	      strstr(err, "past the end"), "an entry offset past the end is refused: %s", err);
-	off_free(&l);
-	/* an id length past the end */
-	memcpy(c.s, b.s, b.len);
-	put((unsigned char *)c.s + 32 + 16, 1u << 30, 8);
-	CHECK(off_bundle((unsigned char *)c.s, c.len, 0, "t", &l, &end, err, sizeof err) < 0 &&
-	      strstr(err, "id"), "an id past the end is refused: %s", err);
-	off_free(&l);
-
-	/* CCOB v1 (zlib), v2 and v3 (zstd), made from the bundle */
-	for (i = 1; i <= 3; i++) {
-		size_t hl = i == 1 ? 20 : i == 2 ? 24 : 32;
-
-		zn = ZSTD_compressBound(b.len) + compressBound(b.len);
-		z = calloc(1, hl + zn + 4096);
-		memcpy(z, "CCOB", 4);
-		put(z + 4, (uint64_t)i, 2);
-		put(z + 6, i == 1 ? 0 : 1, 2);
-		if (i == 1) {
-			zl = (uLongf)zn;
-			compress2(z + hl, &zl, (unsigned char *)b.s, b.len, 9);
-			zn = zl;
-			put(z + 8, b.len, 4);
-		} else {
-			zn = ZSTD_compress(z + hl, zn, b.s, b.len, 3);
-			if (i == 2) {
-				put(z + 8, hl + zn, 4);
-				put(z + 12, b.len, 4);
-			} else {
-				put(z + 8, hl + zn, 8);
-				put(z + 16, b.len, 8);
-			}
-		}
-		/* a .hip_fatbin: this CCOB, zero padding to 4096, the plain bundle */
-		{
-			size_t tot = 4096 + b.len;
-			unsigned char *sec = calloc(1, tot);
-
-			memcpy(sec, z, hl + zn);
-			memcpy(sec + 4096, b.s, b.len);
-			CHECK(off_hipfatbin(sec, tot, 0, ".hip_fatbin", &l, &o, err, sizeof err) == 0,
-			      "CCOB v%d then a plain bundle: %s", i, err);
-			CHECK(l.nb == 2 && l.b[0].ccobver == i && l.b[0].fmt == OFFB_CCOB && l.b[1].fmt == OFFB_CLANG &&
-			      l.b[1].off == 4096 && l.ne == 6, "CCOB v%d: two bundles, six entries", i);
-			off_free(&l);
-			/* a cap below the raw size: refused, like a decompression bomb */
-			o.maxraw = 64;
-			CHECK(off_hipfatbin(sec, tot, 0, ".hip_fatbin", &l, &o, err, sizeof err) < 0 &&
-			      strstr(err, "cap"), "CCOB v%d over the cap is refused: %s", i, err);
-			o.maxraw = 0;
-			off_free(&l);
-			/* a raw size that lies (smaller than the stream) */
-			if (i == 1)
-				put(sec + 8, b.len - 10, 4);
-			else if (i == 2)
-				put(sec + 12, b.len - 10, 4);
-			else
-				put(sec + 16, b.len - 10, 8);
-			CHECK(off_hipfatbin(sec, tot, 0, ".hip_fatbin", &l, &o, err, sizeof err) < 0,
-			      "CCOB v%d with a lying raw size is refused: %s", i, err);
-			off_free(&l);
-			if (i > 1) {
-				/* a total size past the section */
-				put(sec + 8, 1u << 30, i == 2 ? 4 : 8);
-				CHECK(off_hipfatbin(sec, tot, 0, ".hip_fatbin", &l, &o, err, sizeof err) < 0 &&
-				      strstr(err, "only"), "CCOB v%d with a total past the end is refused: %s", i, err);
-				off_free(&l);
-			}
-			free(sec);
-		}
-		free(z);
-	}
-	/* a real bomb: 1 GiB of zeros squeezed into a few KB, declared honestly */
-	{
-		size_t big = (size_t)1 << 30, hl = 32;
-		unsigned char *zeros = calloc(1, 1 << 20);
-		ZSTD_CCtx *cx = ZSTD_createCCtx();
-		ZSTD_outBuffer ob;
-		ZSTD_inBuffer ib;
-		size_t k, cap = 1 << 20;
-
-		z = calloc(1, hl + cap);
-		ob.dst = z + hl;
-		ob.size = cap;
-		ob.pos = 0;
-		ZSTD_CCtx_setPledgedSrcSize(cx, big);
-		for (k = 0; k < big >> 20; k++) {
-			ib.src = zeros;
-			ib.size = 1 << 20;
-			ib.pos = 0;
-			ZSTD_compressStream2(cx, &ob, &ib, k + 1 == big >> 20 ? ZSTD_e_end : ZSTD_e_continue);
-		}
-		ZSTD_freeCCtx(cx);
-		memcpy(z, "CCOB", 4);
-		put(z + 4, 3, 2);
-		put(z + 6, 1, 2);
-		put(z + 8, hl + ob.pos, 8);
-		put(z + 16, big, 8);
-		o.maxraw = 256 << 20;
-		CHECK(off_ccobhdr(z, hl + ob.pos, 0, &h, err, sizeof err) == 0 &&
-		      off_ccobinflate(z, hl + ob.pos, 0, &h, o.maxraw, &raw, &used, err, sizeof err) < 0 &&
-		      strstr(err, "cap"), "a 1 GiB zstd bomb of %zu bytes is refused under a 256 MiB cap: %s",
-		      (size_t)ob.pos, err);
-		free(zeros);
-		free(z);
-		o.maxraw = 0;
-	}
-	/* stray bytes between bundles */
-	{
-		unsigned char *sec = calloc(1, 8192);
-
-		memcpy(sec, b.s, b.len);
-		sec[5000] = 0x41;
-		CHECK(off_hipfatbin(sec, 8192, 100, ".hip_fatbin", &l, &o, err, sizeof err) < 0 &&
-		      strstr(err, "offset 5100"), "stray bytes are refused at their offset: %s", err);
-		off_free(&l);
-		free(sec);
-	}
+	test_bundle_parse(&b, ids[0]);
+	for (v = 1; v <= 3; v++)
+		test_ccob(&b, v);
+	test_ccob_bomb();
+	test_stray(&b);
 	buffree(&b);
-	buffree(&c);
 }
 
 /* an NVIDIA fatbin laid out as the CUDA 13 toolchain writes it (header fields checked
@@ -286,7 +315,7 @@ test_nvfatbin(void)
 {
 	unsigned char f[16 + 3 * (64 + 8)];
 	struct offlist l = {0};
-	char err[256];
+	char err[256] = "";
 	int i;
 	static const struct { int kind, arch, a; } en[] = {{2, 90, 0}, {2, 90, 1}, {1, 80, 0}};
 
@@ -329,7 +358,7 @@ test_kpack(void)
 	size_t n;
 	struct offentry e;
 	size_t used;
-	char err[256];
+	char err[256] = "";
 	static const unsigned char deep[] = {0x91, 0x91, 0x91, 0x90};
 	static const unsigned char huge[] = {0xdd, 0xff, 0xff, 0xff, 0xff, 0x00};
 	static const unsigned char map[] = {0x81, 0xa1, 'k', 0x01};
