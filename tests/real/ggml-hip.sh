@@ -114,9 +114,22 @@ exproot () {
 		{ notok "ggml-hip: apt-get -t experimental could not install ROCm in the root"; tail -n 20 "$W/experimental.log" | sed 's/^/#   /'; rm -rf "$R"; exit 1; }
 	fig "root: experimental's ROCm installed (s)" "$(since "$t0")"
 }
+# exprune: sid's ROCm 6 libraries that experimental's 7.2 replaces under new sonames (and
+# MIOpen 6.4, which needs them) leave the experimental root: rocm.check reads every GPU
+# library under ROCM_PATH, and sid's rocBLAS 6.4.4 lacks gfx1151
+exprune () {
+	old=
+	for p in librocblas4 libhipblas2 libamdhip64-6 libmiopen1 libmiopen-dev; do
+		chroot "$R" dpkg-query -W -f '${Status}\n' "$p" 2>/dev/null | grep -q 'install ok installed' && old="$old $p"
+	done
+	[ -n "$old" ] || return 0
+	inroot "DEBIAN_FRONTEND=noninteractive apt-get purge -y -q$old" >"$W/prune.log" 2>&1 ||
+		{ notok "ggml-hip: apt-get purge$old failed in the experimental root"; tail -n 20 "$W/prune.log" | sed 's/^/#   /'; exit 1; }
+}
 if [ -x "$R/usr/bin/hipcc" ]; then extend
 elif [ "$ROCM" = experimental ]; then exproot
 else mkroot; fi
+[ "$ROCM" = experimental ] && exprune
 fig "root: rocBLAS" "$(chroot "$R" dpkg-query -W -f '${Package} ${Version}\n' 'librocblas[0-9]*' | tr '\n' ' ')"
 ok "ggml-hip: the $ROCM root holds hipcc, hipBLAS, rocBLAS and CMake ($R)"
 mount -t proc proc "$R/proc" && mount --bind /dev "$R/dev" || exit 2
