@@ -173,11 +173,11 @@ $(watchref "$GITC/$c.git")"
 	fi
 	# one path a line; kiln-stage depfile leaves out one that ninja's depfile syntax
 	# cannot name (a quote, backtick, ';' or ':' in it): a repository in such a folder is
-	# not watched
+	# not watched; in such a build folder (-k) it writes none (the edge has no depfile)
 	IFS='
 '
 	# shellcheck disable=SC2086
-	kiln-stage depfile -o "$B/src/$c.ref.d" "$st" $refs
+	kiln-stage depfile -k -o "$B/src/$c.ref.d" "$st" $refs
 	unset IFS
 }
 # watchref GITDIR [FILE...]: the path of REF's loose ref file in GITDIR (REF as given when
@@ -1252,7 +1252,7 @@ step_imagecheck () {
 	*) say "stack.image: $bld info: $store; ninja will not notice the image leaving the storage"
 	   list= ;;
 	esac
-	kiln-stage depfile -o "$st.d" "$st" ${list:+"$list"}
+	kiln-stage depfile -k -o "$st.d" "$st" ${list:+"$list"}
 	[ -f "$st" ] || return 0
 	id=$(sed -n 's/^ID=//p' "$st" | tr -d "\"'")
 	case "$id" in

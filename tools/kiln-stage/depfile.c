@@ -6,9 +6,11 @@
 #include "atomic.h"
 #include "util.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int
 depfile_safe(const char *path)
@@ -39,28 +41,34 @@ int
 depfile_main(int argc, char **argv)
 {
 	struct buf b = {0};
-	int i;
+	int i = 1, lenient = 0;
 
 	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-		puts("usage: kiln-stage depfile -o FILE TARGET [DEP...]");
+		puts("usage: kiln-stage depfile [-k] -o FILE TARGET [DEP...]");
 		return EXIT_OK;
 	}
-	if (argc < 4 || strcmp(argv[1], "-o"))
-		dien(EXIT_USAGE, "depfile: give -o FILE TARGET [DEP...]");
-	if (!*argv[3] || !depfile_safe(argv[3]))
+	if (argc > 1 && !strcmp(argv[1], "-k"))
+		lenient = 1, i++;
+	if (argc - i < 3 || strcmp(argv[i], "-o"))
+		dien(EXIT_USAGE, "depfile: give [-k] -o FILE TARGET [DEP...]");
+	if (!*argv[i + 2] || !depfile_safe(argv[i + 2])) {
+		/* -k: the edge has no depfile (configure gave it none): nothing to write */
+		if (lenient && (unlink(argv[i + 1]) == 0 || errno == ENOENT))
+			return EXIT_OK;
 		dien(EXIT_USAGE, "depfile: %s: a depfile cannot name this target (a quote, backtick, ';' or ':' in it)",
-		     argv[3]);
-	depesc(&b, argv[3]);
+		     argv[i + 2]);
+	}
+	depesc(&b, argv[i + 2]);
 	bufputc(&b, ':');
-	for (i = 4; i < argc; i++) {
+	for (i += 3; i < argc; i++) {
 		if (!*argv[i] || !depfile_safe(argv[i]))
 			continue;
 		bufputc(&b, ' ');
 		depesc(&b, argv[i]);
 	}
 	bufputc(&b, '\n');
-	if (writefile_atomic(argv[2], b.s, b.len, 0644) < 0)
-		dien(EXIT_USAGE, "%s:", argv[2]);
+	if (writefile_atomic(argv[2 + lenient], b.s, b.len, 0644) < 0)
+		dien(EXIT_USAGE, "%s:", argv[2 + lenient]);
 	buffree(&b);
 	return EXIT_OK;
 }

@@ -7,9 +7,10 @@
    character that ends or splits a name there */
 int depfile_safe(const char *path);
 
-/* kiln-stage depfile -o FILE TARGET [DEP...]: "TARGET: DEP..." written to FILE atomically
-   in make's form (space and '#' escaped with a backslash, '$' doubled); a DEP the syntax
-   cannot name is left out; 2 on a usage error or a TARGET it cannot name */
+/* kiln-stage depfile [-k] -o FILE TARGET [DEP...]: "TARGET: DEP..." written to FILE
+   atomically in make's form (space and '#' escaped with a backslash, '$' doubled); a DEP
+   the syntax cannot name is left out; 2 on a usage error or a TARGET it cannot name (with
+   -k: FILE removed, 0: the edge has no depfile then) */
 int depfile_main(int argc, char **argv);
 
 #endif

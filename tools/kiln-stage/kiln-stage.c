@@ -61,7 +61,7 @@ usage(const char *error)
 	          "       kiln-stage lock DIR\n"
 	          "       kiln-stage vllm-check [--arch=LIST] [--flavour=rocm|cuda|cpu] [--name=TEXT] TREE\n"
 	          "       kiln-stage netguard LOG\n"
-	          "       kiln-stage depfile -o FILE TARGET [DEP...]\n");
+	          "       kiln-stage depfile [-k] -o FILE TARGET [DEP...]\n");
 }
 
 /* the stage's output identity from an id file: its content without trailing space */

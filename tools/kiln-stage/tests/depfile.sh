@@ -2,7 +2,8 @@
 # kiln-stage depfile: what it writes is what ninja reads. A dependency whose name holds a
 # space, '#' and '$' is escaped so that ninja sees that very file (touching it reruns the
 # edge, and a no-op stays one); a name the syntax cannot hold (':', a quote) is left out,
-# never written split; a target it cannot name is a usage error, and the old file stays.
+# never written split; a target it cannot name is a usage error, and the old file stays
+# (with -k, as the steps call it: the file is removed, exit 0).
 . "$KILN_SRC/tests/lib.sh"
 need ninja
 cd "$T" || exit 2
@@ -37,6 +38,9 @@ exits "a target with ':': 2" 2 kiln-stage depfile -o out.d "$T/co:lon/stamp" "$T
 has "named, in one line" "$T/.err" "co:lon/stamp: a depfile cannot name this target"
 same "one line" 1 "$(lines "$T/.err")"
 same "the old depfile stays" "$(cat keep.d)" "$(cat out.d)"
+check "-k: a target with ':' (a build folder configure gives no depfile)" kiln-stage depfile -k -o out.d "$T/co:lon/stamp" "$T/plain"
+[ -e out.d ] && notok "-k: the depfile is removed" || ok "-k: the depfile is removed"
+check "-k: none there, still 0" kiln-stage depfile -k -o out.d "$T/co:lon/stamp"
 exits "no -o: 2" 2 kiln-stage depfile out.d "$T/stamp"
 exits "a folder that is not there: 2" 2 kiln-stage depfile -o "$T/none/out.d" "$T/stamp"
 has "the file named" "$T/.err" "$T/none/out.d"
