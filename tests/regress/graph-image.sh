@@ -32,7 +32,12 @@ conf () {
 	"$KSRC/configure" --python="$T/venv/bin/python" --pins="$T/pins.env" --mirror="$T/mirror" \
 		--jobs=2 --arch=cpu --image=$img --image-base=localhost/kiln-toy-base:1 KILN_BIN="$KILN_BIN" "$@"
 }
-build () { ninja >"$T/$1.log" 2>&1; brc=$?; got=$(rebuilt "$T/$1.log"); }
+# build NAME: ninja, its output in $T/NAME.log; a failure shows the log's kiln lines and end
+build () {
+	ninja >"$T/$1.log" 2>&1; brc=$?; got=$(rebuilt "$T/$1.log")
+	[ "$brc" = 0 ] || { echo "# ninja ($1) exited $brc:"; { grep '^kiln: ' "$T/$1.log"; tail -n 15 "$T/$1.log"
+		tail -n 15 "$b/build/logs/stack.image.log" 2>/dev/null; } | sed 's/^/#   /'; }
+}
 # labels IMAGE: its labels as KEY=VALUE lines, sorted
 labels () { podman image inspect --format '{{range $k, $v := .Labels}}{{$k}}={{$v}}{{"\n"}}{{end}}' "$1" | sed '/^$/d' | sort; }
 
@@ -168,6 +173,7 @@ id1=$(podman image inspect --format '{{.Id}}' $img)
 toy_commit vision v2 5
 check "configure --pin vision=v2" conf --pin vision=v2
 build bump
+same "bump vision: ninja succeeds" 0 "$brc"
 same "bump vision: vision's stages, the smoke test and the image rerun" \
 	"stack.image stack.smoke vision.deps vision.install vision.patch vision.pick vision.src vision.wheel" "$got"
 id2=$(podman image inspect --format '{{.Id}}' $img)

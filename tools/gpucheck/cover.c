@@ -284,11 +284,46 @@ cogroup(const char *path, char *buf, size_t len)
 		snprintf(buf, len, ".");
 }
 
-/* true if every bundle of the file is a code-object file's */
+/* the entry of a file that holds one processor's kernels, the way a kernel library ships
+   them (one file per arch, loaded by the GPU's name): a code object (.hsaco), or a bundle
+   file (plain or compressed; not a section of a library) with one device entry beside its
+   host entry, as Tensile writes rocBLAS's and hipBLASLt's .co files (Debian
+   experimental's rocBLAS 7.2.4: library/TensileLibrary_..._gfx1151.co, a CCOB v3);
+   -1 for any other file */
+static long
+coentry(const struct offlist *l)
+{
+	long dev = -1;
+	size_t i;
+
+	if (l->nb != 1)
+		return -1;
+	if (l->b[0].fmt == OFFB_CODEOBJ)
+		return (long)l->b[0].first;
+	if ((l->b[0].fmt != OFFB_CLANG && l->b[0].fmt != OFFB_CCOB) || strcmp(l->b[0].section, "bundle") != 0)
+		return -1;
+	for (i = l->b[0].first; i < l->b[0].first + l->b[0].n; i++) {
+		if (l->e[i].kind == OFF_HOST)
+			continue;
+		if (dev >= 0)
+			return -1;
+		dev = (long)i;
+	}
+	return dev;
+}
+
+/* true if the file is one of a kernel library's per-arch files (coentry) */
 static int
 iscodeobj(const struct offlist *l)
 {
-	return l->nb == 1 && l->b[0].fmt == OFFB_CODEOBJ;
+	return coentry(l) >= 0;
+}
+
+/* the target of such a file's one entry */
+static const char *
+cotarget(const struct offlist *l)
+{
+	return l->e[coentry(l)].target;
 }
 
 /* does any code object of file k's library run on dev? gok[group] memoizes it per device
@@ -305,7 +340,7 @@ groupok(const struct scanset *s, size_t k, const char *dev, int xnack, signed ch
 		return gok[g];
 	gok[g] = 0;
 	for (j = 0; j < s->n && !gok[g]; j++)
-		if (s->f[j].cog == g && entry_covers(&s->f[j].l.e[s->f[j].l.b[0].first], dev, xnack) <= COV_GENERIC)
+		if (s->f[j].cog == g && entry_covers(&s->f[j].l.e[coentry(&s->f[j].l)], dev, xnack) <= COV_GENERIC)
 			gok[g] = 1;
 	return gok[g];
 }
@@ -571,10 +606,10 @@ grouparches(const struct scanset *s, size_t k, struct buf *out)
 	bufreset(out);
 	for (j = 0; j < s->n; j++)
 		if (s->f[j].cog == g)
-			strv_add(&seen, s->f[j].l.e[s->f[j].l.b[0].first].target, 1);
+			strv_add(&seen, cotarget(&s->f[j].l), 1);
 	for (i = 0; i < seen.n; i++) {
 		for (c = 0, j = 0; j < s->n; j++)
-			c += s->f[j].cog == g && strcmp(s->f[j].l.e[s->f[j].l.b[0].first].target, seen.v[i]) == 0;
+			c += s->f[j].cog == g && strcmp(cotarget(&s->f[j].l), seen.v[i]) == 0;
 		bufprintf(out, "%s%s (%zu)", out->len ? ", " : "", seen.v[i], c);
 	}
 	strv_free(&seen);

@@ -5,7 +5,7 @@
 # rocm-kpack writes them); the loader's archive choice, TheRock issue 7081's stub archive,
 # ROCM_KPACK_PATH, kernel-library code-object folders, and bad input.
 . "$KILN_SRC/tests/lib.sh"
-need clang++-19 python3 zstd objcopy /usr/bin/time
+need clang++-19 clang-offload-bundler-19 python3 zstd objcopy /usr/bin/time
 cd "$T" || exit 2
 py () { /usr/bin/python3 "$KILN_SRC/tools/gpucheck/tests/kpackify.py" "$@" || { notok "kpackify.py $1"; exit 1; }; }
 /usr/bin/python3 -c 'import msgpack' 2>/dev/null || missing "python3-msgpack"
@@ -106,6 +106,32 @@ has "a code object's target from e_flags" "$T/.out" "TensileLibrary_Type_HH_gfx1
 exits "cover gfx1100: the library has its code object" 0 gpucheck cover --target=gfx1100 rb
 exits "cover gfx1151: none of the library's code objects" 1 gpucheck cover --target=gfx1151 rb
 has "names the folder and what it holds" "$T/.out" "rocblas/library/: no code object for gfx1151 among the library's (gfx90a (2), gfx1100 (1))"
+
+# Tensile's bundle files (Debian experimental's rocBLAS 7.2.4 ships its kernels so): one
+# arch each beside a host entry, plain or compressed (CCOB), in library/ with code objects
+tbundle () {
+	clang-offload-bundler-19 --type=o --targets="host-x86_64-unknown-linux-gnu,hipv4-amdgcn-amd-amdhsa--$1" \
+		--input=/dev/null --input="$2" --output="$3" ${4:-} || exit 2
+}
+mkdir -p tb/rocblas/library
+tbundle gfx1100 ka-gfx1100.co tb/rocblas/library/TensileLibrary_Type_HH_gfx1100.co --compress
+tbundle gfx90a ka-gfx90a.co tb/rocblas/library/TensileLibrary_Type_HH_gfx90a.co
+cp kb-gfx90a.co tb/rocblas/library/Kernels.so-000-gfx90a.hsaco
+exits "Tensile's bundle files: cover gfx1100 through its compressed bundle" 0 gpucheck cover --target=gfx1100 tb
+exits "Tensile's bundle files: cover gfx90a through its plain bundle" 0 gpucheck cover --target=gfx90a tb
+exits "Tensile's bundle files: cover gfx1151, none of them" 1 gpucheck cover --target=gfx1151 tb
+has "one gap, naming the folder and what it holds" "$T/.out" "rocblas/library/: no code object for gfx1151 among the library's (gfx90a (2), gfx1100 (1))"
+# a bundle file with two arches is not one arch's file: each of its bundles must cover
+tbundle2 () {
+	clang-offload-bundler-19 --type=o \
+		--targets=host-x86_64-unknown-linux-gnu,hipv4-amdgcn-amd-amdhsa--gfx1100,hipv4-amdgcn-amd-amdhsa--gfx90a \
+		--input=/dev/null --input=ka-gfx1100.co --input=ka-gfx90a.co --output="$1" || exit 2
+}
+mkdir -p tb2/rocblas/library
+tbundle2 tb2/rocblas/library/TensileLibrary_two.co
+tbundle gfx1151 ka-gfx1100.co tb2/rocblas/library/TensileLibrary_Type_HH_gfx1151.co
+exits "a two-arch bundle file beside a gfx1151 file: cover gfx1151 fails" 1 gpucheck cover --target=gfx1151 tb2
+has "the two-arch file is named" "$T/.out" "TensileLibrary_two.co: 1 of 1 bundles lack it"
 
 mkdir -p many/rocblas/library
 i=0; while [ $i -lt 300 ]; do cp ka-gfx90a.co "many/rocblas/library/TensileLibrary_T${i}_gfx90a.co"; i=$((i + 1)); done
