@@ -37,6 +37,17 @@ static const char patch[] =
 	"-- \n"
 	"2.39.5\n";
 
+/* the submodules the patches are routed into */
+static char *subs[] = {"third_party/gloo", "third_party/gloo/deeper"};
+
+/* frees n buffers */
+static void
+freebufs(struct buf *b, int n)
+{
+	for (int i = 0; i < n; i++)
+		buffree(&b[i]);
+}
+
 /* the paths a patch may name */
 static void
 test_paths(void)
@@ -56,7 +67,6 @@ test_paths(void)
 static void
 test_split(void)
 {
-	char *subs[] = {"third_party/gloo", "third_party/gloo/deeper"};
 	struct buf out[3] = {{0}};
 	char *err = NULL;
 	struct linkmoves mv = {0};
@@ -71,15 +81,13 @@ test_split(void)
 	CHECK(out[0].s && strstr(out[0].s, "rename from x/y.c\nrename to x/z.c\n"), "stripped from rename lines");
 	CHECK(out[0].s && !strstr(out[0].s, "2.39.5"), "signature dropped");
 	CHECK_INT(out[1].len, 0, "nothing for the deeper submodule");
-	for (int i = 0; i < 3; i++)
-		buffree(&out[i]);
+	freebufs(out, 3);
 }
 
 /* a path out of the tree, a rename across a submodule: refused */
 static void
 test_split_refused(void)
 {
-	char *subs[] = {"third_party/gloo", "third_party/gloo/deeper"};
 	char *err = NULL;
 	struct linkmoves mv = {0};
 
@@ -96,15 +104,13 @@ test_split_refused(void)
 	CHECK_INT(patch_split(cross, strlen(cross), subs, 2, o3, &mv, &err), -1, "rename across a submodule refused");
 	free(err);
 	err = NULL;
-	for (int i = 0; i < 3; i++)
-		buffree(&o3[i]);
+	freebufs(o3, 3);
 }
 
 /* the shapes libgit2 1.5.1 needs help with, and a gitlink hunk */
 static void
 test_split_shapes(void)
 {
-	char *subs[] = {"third_party/gloo", "third_party/gloo/deeper"};
 	char *err = NULL;
 
 	const char *shapes =
@@ -155,8 +161,7 @@ test_split_shapes(void)
 	CHECK_INT(m4.n ? m4.v[0].repo : 0, 2, "routed to the top");
 	CHECK_STR(m4.n ? m4.v[0].from : NULL, "56c654466e9ac092b3f9ffd6346f5efb7dc02b87", "from");
 	CHECK_STR(m4.n ? m4.v[0].to : NULL, "341bb365d4ab64f14d600d37409195bb4e80e1bd", "to");
-	for (int i = 0; i < 3; i++)
-		buffree(&o4[i]);
+	freebufs(o4, 3);
 	linkmoves_free(&m4);
 }
 
