@@ -1229,6 +1229,22 @@ step_oci () {
 		imgstore () { "$bld" info --format '{{.store.GraphDriverName}} {{.store.GraphRoot}}'; }
 	fi
 }
+# imgq imgid|imgdigest REF: the query, asked up to three times: the storage's "not known"
+# is final at once; another failure (the storage's lock or database busy on a loaded host)
+# is asked again. Fails with the last error line in $B/image.err (empty: not known)
+imgq () {
+	iq_n=0
+	while :; do
+		"$1" "$2" 2>"$B/image.err" && { : >"$B/image.err"; return 0; }
+		case "$(tail -n 1 "$B/image.err")" in
+		*"image not known"*|*"no such image"*|*"not found"*) : >"$B/image.err"; return 1 ;;
+		esac
+		iq_n=$((iq_n + 1))
+		[ "$iq_n" -lt 3 ] || return 1
+	done
+}
+# imgfail: the error imgq kept, for a message ("" when the image is not known)
+imgfail () { e=$(tail -n 1 "$B/image.err" 2>/dev/null); [ -z "$e" ] || printf ' (%s: %s)' "$bld" "$e"; }
 
 # step_imagecheck: not a stage's step: the image rule (ninja/stack.ninja) runs it before
 # kiln-stage run, every time ninja runs stack.image's edge. The stamp's ID is the image
@@ -1259,7 +1275,7 @@ step_imagecheck () {
 	sha256:*) ;;
 	*) return 0 ;;
 	esac
-	cur=$(imgid "$IMAGE" 2>/dev/null) || cur=
+	cur=$(imgq imgid "$IMAGE") || cur=
 	[ "sha256:$cur" != "$id" ] || return 0
 	if [ -z "$cur" ]; then why="input image missing: $IMAGE ($id) is not in $bld's storage"
 	else why="input image changed: $IMAGE is now sha256:$cur, not $id, the image this stage built"; fi
@@ -1278,9 +1294,12 @@ step_image () {
 	# the base: pinned by ID or digest (image_BASE); another image under that name stops here
 	from=scratch
 	if [ "$BASE_REF" != scratch ]; then
-		id=$(imgid "$BASE_REF" 2>/dev/null) ||
-			die "image base $BASE_REF is not in $bld's storage (pull or import it first)"
-		dg=$(imgdigest "$BASE_REF" 2>/dev/null) || dg=
+		id=$(imgq imgid "$BASE_REF") ||
+			die "image base $BASE_REF is not in $bld's storage (pull or import it first)$(imgfail)"
+		dg=$(imgq imgdigest "$BASE_REF") || {
+			[ ! -s "$B/image.err" ] || die "cannot read the digest of image base $BASE_REF$(imgfail)"
+			dg=
+		}
 		want=${BASE#sha256:}
 		case "$id" in
 		"$want"*) from=$id ;;
