@@ -130,6 +130,21 @@ worker(void *arg)
 	}
 }
 
+/* the workers stopped before an exit: no member is handed out any more, and each finishes
+   the one it holds. exit's handlers (OpenSSL's cleanup among them) must not run while a
+   worker still hashes: under ASan that use of freed memory hung the process at exit */
+static void
+stopworkers(pthread_t *th, int nth)
+{
+	int k;
+
+	pthread_mutex_lock(&workmu);
+	worknext = nwork;
+	pthread_mutex_unlock(&workmu);
+	for (k = 0; k < nth; k++)
+		pthread_join(th[k], NULL);
+}
+
 static size_t outcap;
 size_t nout;
 
@@ -329,19 +344,22 @@ execute(void)
 			pthread_mutex_unlock(&workmu);
 			/* a library the editor refuses is malformed input, as one the reader
 			   refuses is (closure.c's parselib): exit 2 both */
-			if (o->edit && o->edit->bad)
+			if (o->edit && o->edit->bad) {
+				stopworkers(th, nth);
 				dien(EXIT_USAGE, "%s: %s", opt.in, o->edit->err);
+			}
 			if (o->m)
 				o->m->changed = 1;
 		}
-		if (writeone(&zw, o) < 0)
+		if (writeone(&zw, o) < 0) {
+			stopworkers(th, nth);
 			writefail(&zw);
+		}
 		fault_at("FATWHEEL_FAULT_AFTER", o->name);
 		done += o->data ? o->z.len : o->m->e->csize;
 		progress("writing", i + 1, nout + 1, done);
 	}
-	for (k = 0; k < nth; k++)
-		pthread_join(th[k], NULL);
+	stopworkers(th, nth);
 	free(jobs);
 	jobs = NULL;
 	free(workq);
