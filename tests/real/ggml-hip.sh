@@ -19,6 +19,10 @@
 #      second ninja has no work to do. Where Debian's rocBLAS lacks A (gfx1151: its bundles
 #      and Tensile folder stop at gfx1102), the graph must stop at rocm.check, before any
 #      compile, with the line naming rocBLAS.
+#   4. for each arch built, a pin bump as in the Vulkan tier: a second patch in ggml's series
+#      (tests/real/bump/ggml-0002-*.patch, a new docs file) reruns ggml.patch, ggml.build,
+#      ggml.install, ggml.smoke and stack.smoke, nothing else; ggml.build's compiler-cache
+#      hits are a figure, and gpucheck targets still lists A in the rebuilt library.
 # To cut the compile on 2 cores the track's options get ggml's own switches (its
 # CMakeLists.txt options): -DGGML_CUDA_FA=OFF (src/ggml-hip/CMakeLists.txt then defines
 # GGML_CUDA_NO_FA: the flash-attention template instances compile to empty kernels),
@@ -203,11 +207,43 @@ built () {
 		{ notok "$1: a second ninja stack did work"; showfail "$W/$1-noop.out"; }
 	fig "$1: no-op ninja stack (s)" "$took"
 }
+# rconf A B PINS: kiln's configure in the root's folder B for arch A with the pin file PINS
+rconf () {
+	inroot "mkdir -p $2 && cd $2 && $G/kiln/configure --arch=$1 --rocm-path=/usr --python=$G/venv/bin/python --pins=$3 --mirror=$G/mirror --cache=ccache"
+}
+# bumppins: $G/bump.env, the pins with ggml's series in $G/patches-bump/ggml: kiln's series
+# and the second patch of tests/real/bump (the one the Vulkan tier adds)
+bumppins () {
+	P=$G/patches-bump/ggml
+	rm -rf "$R$P" && mkdir -p "$R$P" && cp "$KILN_SRC"/patches/ggml/* "$R$P/" &&
+		cp "$KILN_SRC"/tests/real/bump/ggml-0002-*.patch "$R$P/" &&
+		(cd "$R$P" && ls ggml-0002-*.patch >>series) &&
+		sed "s|^ggml_PATCHES=.*|ggml_PATCHES=$P|" "$W/pins.env" >"$R$G/bump.env"
+}
+# bump A: step 4 for arch A (once: resumable); the folder keeps the bumped pins, so a rerun's
+# no-op in built() still has nothing to do
+bump () {
+	done_ "bump-$1" && return 0
+	bumppins || { notok "$1: bump: cannot write $G/bump.env and its series"; return; }
+	rconf "$1" "$B" "$G/bump.env" >"$W/$1-bump-configure.out" 2>&1 ||
+		{ notok "$1: bump: configure failed"; showfail "$W/$1-bump-configure.out"; return; }
+	: >"$W/$1-bump.out"
+	rnin "$B" "$W/$1-bump.out" stack || { notok "$1: bump: ninja stack failed"; showfail "$W/$1-bump.out"; return; }
+	fig "$1: ninja stack after the bump (s)" "$took"
+	stagefigs "$1: bump:" "$W/$1-bump.out"
+	got=$(stages "$W/$1-bump.out" | cut -d' ' -f1 | sort | tr '\n' ' ')
+	[ "$got" = "ggml.build ggml.install ggml.patch ggml.smoke stack.smoke " ] &&
+		ok "$1: bump: only ggml's stages after its series reran ($got)" || notok "$1: bump: the stages that ran: $got"
+	inroot "$KB/gpucheck targets $B/build/prefix/ggml/lib/libggml-hip.so" >"$W/$1-bump-targets" 2>&1
+	grep -q "^ *$1 " "$W/$1-bump-targets" && ok "$1: bump: gpucheck targets lists $1 in the rebuilt libggml-hip.so" ||
+		{ notok "$1: bump: gpucheck targets does not list $1"; sed 's/^/#   /' "$W/$1-bump-targets"; }
+	mark "bump-$1"
+}
 for a in $ARCHS; do
 	B=$G/b${a#gfx}
 	if ! done_ "conf-$a"; then
 		t0=$(now)
-		inroot "mkdir -p $B && cd $B && $G/kiln/configure --arch=$a --rocm-path=/usr --python=$G/venv/bin/python --pins=$G/pins.env --mirror=$G/mirror --cache=ccache" >"$W/$a-configure.out" 2>&1 ||
+		rconf "$a" "$B" "$G/pins.env" >"$W/$a-configure.out" 2>&1 ||
 			{ notok "$a: configure failed"; showfail "$W/$a-configure.out"; continue; }
 		fig "$a: configure (s)" "$(since "$t0")"
 		mark "conf-$a"
@@ -230,6 +266,7 @@ for a in $ARCHS; do
 	fi
 	stagefigs "$a:" "$W/$a-first.out"
 	built "$a"
+	bump "$a"
 done
 echo "# figures (also in $W/figures):"
 sed 's/^/#   /' "$W/figures"
