@@ -148,6 +148,9 @@ trap 'exit 1' INT TERM HUP
 synckiln () {
 	n=$R$G/kiln.new
 	rm -rf "$n" && mkdir -p "$n" "$R$G/kiln" || exit 2
+	# a copy that an older run extracted with the files' own mtimes: every file gets the
+	# time of now once, so that its tools and every build folder's rebuild
+	[ -f "$R$G/kiln.synced" ] || { find "$R$G/kiln" -path "$R$G/kiln/build" -prune -o -type f -exec touch {} + && : >"$R$G/kiln.synced"; } || exit 2
 	(cd "$KILN_SRC" && git ls-files -z | xargs -0 tar -cf - 2>/dev/null) | tar -C "$n" -xf - || exit 2
 	(cd "$n" && find . -type f) | while IFS= read -r f; do
 		cmp -s "$n/$f" "$R$G/kiln/$f" && continue
