@@ -20,7 +20,8 @@
 #      and Tensile folder stop at gfx1102), the graph must stop at rocm.check, before any
 #      compile, with the line naming rocBLAS.
 #   4. for each arch built, a pin bump as in the Vulkan tier: a second patch in ggml's series
-#      (tests/real/bump/ggml-0002-*.patch, a new docs file) reruns ggml.patch, ggml.build,
+#      (tests/real/bump/ggml-0002-*.patch, a new docs file; its line names the arch and the
+#      time, so a rerun's bump is new to the stage cache too) reruns ggml.patch, ggml.build,
 #      ggml.install, ggml.smoke and stack.smoke, nothing else; ggml.build's compiler-cache
 #      hits are a figure, and gpucheck targets still lists A in the rebuilt library.
 # To cut the compile on 2 cores the track's options get ggml's own switches (its
@@ -218,6 +219,9 @@ built () {
 	# a run resumed after its first build (kiln may have changed since): one ninja first,
 	# whose work is not counted, then the no-op
 	if [ "$firstnow" = 0 ]; then
+		# with the base pins: an interrupted bump may have left its pins configured
+		done_ "bump-$1" || rconf "$1" "$B" "$G/pins.env" >"$W/$1-configure.out" 2>&1 ||
+			{ notok "$1: configure failed"; showfail "$W/$1-configure.out"; return; }
 		: >"$W/$1-settle.out"
 		rnin "$B" "$W/$1-settle.out" stack || { notok "$1: ninja stack in the resumed run failed"; showfail "$W/$1-settle.out"; return; }
 		fig "$1: resumed run: the first ninja stack (s)" "$took"
@@ -232,12 +236,16 @@ built () {
 rconf () {
 	inroot "mkdir -p $2 && cd $2 && $G/kiln/configure --arch=$1 --rocm-path=/usr --python=$G/venv/bin/python --pins=$3 --mirror=$G/mirror --cache=ccache"
 }
-# bumppins: $G/bump.env, the pins with ggml's series in $G/patches-bump/ggml: kiln's series
-# and the second patch of tests/real/bump (the one the Vulkan tier adds)
+# bumppins A: $G/bump.env, the pins with ggml's series in $G/patches-bump/ggml: kiln's series
+# and the second patch of tests/real/bump (the one the Vulkan tier adds), its one added line
+# naming A and the time, so that the bump is new to the stage cache (a rerun rebuilds,
+# with the compiler cache, rather than restoring the last run's stages)
 bumppins () {
 	P=$G/patches-bump/ggml
 	rm -rf "$R$P" && mkdir -p "$R$P" && cp "$KILN_SRC"/patches/ggml/* "$R$P/" &&
-		cp "$KILN_SRC"/tests/real/bump/ggml-0002-*.patch "$R$P/" &&
+		for f in "$KILN_SRC"/tests/real/bump/ggml-0002-*.patch; do
+			sed "s|^+Added by .*|+Added by kiln's tests/real/ggml-hip.sh for $1 at $(date -u +%FT%TZ).|" "$f" >"$R$P/${f##*/}"
+		done &&
 		(cd "$R$P" && ls ggml-0002-*.patch >>series) &&
 		sed "s|^ggml_PATCHES=.*|ggml_PATCHES=$P|" "$W/pins.env" >"$R$G/bump.env"
 }
@@ -245,7 +253,7 @@ bumppins () {
 # no-op in built() still has nothing to do
 bump () {
 	done_ "bump-$1" && return 0
-	bumppins || { notok "$1: bump: cannot write $G/bump.env and its series"; return; }
+	bumppins "$1" || { notok "$1: bump: cannot write $G/bump.env and its series"; return; }
 	rconf "$1" "$B" "$G/bump.env" >"$W/$1-bump-configure.out" 2>&1 ||
 		{ notok "$1: bump: configure failed"; showfail "$W/$1-bump-configure.out"; return; }
 	: >"$W/$1-bump.out"
