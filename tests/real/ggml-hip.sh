@@ -253,6 +253,7 @@ bumppins () {
 # no-op in built() still has nothing to do
 bump () {
 	done_ "bump-$1" && return 0
+	f0=$fails
 	bumppins "$1" || { notok "$1: bump: cannot write $G/bump.env and its series"; return; }
 	rconf "$1" "$B" "$G/bump.env" >"$W/$1-bump-configure.out" 2>&1 ||
 		{ notok "$1: bump: configure failed"; showfail "$W/$1-bump-configure.out"; return; }
@@ -266,7 +267,7 @@ bump () {
 	inroot "$KB/gpucheck targets $B/build/prefix/ggml/lib/libggml-hip.so" >"$W/$1-bump-targets" 2>&1
 	grep -q "^ *$1 " "$W/$1-bump-targets" && ok "$1: bump: gpucheck targets lists $1 in the rebuilt libggml-hip.so" ||
 		{ notok "$1: bump: gpucheck targets does not list $1"; sed 's/^/#   /' "$W/$1-bump-targets"; }
-	mark "bump-$1"
+	[ "$fails" = "$f0" ] && mark "bump-$1"
 }
 for a in $ARCHS; do
 	B=$G/b${a#gfx}
