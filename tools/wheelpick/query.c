@@ -151,22 +151,17 @@ ownlibc(char *buf, size_t n)
 	return buf;
 }
 
-int
-target_query(struct target *t, const char *python, int nocache, char **err)
+/* the interpreter PYTHON names: found on PATH, a venv's bin/python, a regular file; malloc'd,
+   NULL with *err set */
+static char *
+pyresolve(const char *python, char **err)
 {
-	char v[4096], v2[256], *abs = pathfind(python);
-	struct pycache cache = {0};
-	struct buf out = { 0 }, eo = { 0 };
-	struct procres r;
-	const char *ext;
-	int dbg, gil, pym, gmaj = 0, gmin = 0, mmaj = 0, mmin = 0, bits = 64;
-	char *musl = NULL;
-
+	char *abs = pathfind(python);
 	struct stat st;
 
 	if (!abs) {
 		*err = xasprintf("%s: not found on PATH", python);
-		return -1;
+		return NULL;
 	}
 	if (stat(abs, &st) == 0 && S_ISDIR(st.st_mode)) {
 		/* a virtual environment: its interpreter */
@@ -178,58 +173,102 @@ target_query(struct target *t, const char *python, int nocache, char **err)
 	if (stat(abs, &st) == 0 && !S_ISREG(st.st_mode)) {
 		*err = xasprintf("%s: is %s, not a Python interpreter", abs, os_ftype(st.st_mode));
 		free(abs);
-		return -1;
+		return NULL;
 	}
-	t->python = abs;
-	if (!nocache && pycache_open(&cache, abs, query) == 0 && pycache_read(&cache, &out) == 0 &&
-	    getval(out.s, "executable", v, sizeof v)) {
-		/* a cached answer */
-	} else {
-		char *argv[] = { abs, "-I", "-S", "-c", (char *)query, NULL };
-		bufreset(&out);
-		if (proc_capture(argv, NULL, &out, &eo, 1 << 16, 60000, &r) < 0 || r.notfound) {
-			*err = xasprintf("%s: cannot run: %s", abs, strerror(r.notfound ? r.err : errno));
-			goto fail;
+	return abs;
+}
+
+/* the interpreter ABS's answer to the query into OUT: the cached one unless NOCACHE, else
+   run (and cached); -1 with *err set */
+static int
+pyask(const char *abs, int nocache, struct buf *out, char **err)
+{
+	struct pycache cache = {0};
+	struct buf eo = { 0 };
+	struct procres r;
+	char v[4096], *argv[] = { (char *)abs, "-I", "-S", "-c", (char *)query, NULL };
+	int rc = 0;
+
+	if (!nocache && pycache_open(&cache, abs, query) == 0 && pycache_read(&cache, out) == 0 &&
+	    getval(out->s, "executable", v, sizeof v)) {
+		pycache_free(&cache);
+		return 0; /* a cached answer */
+	}
+	bufreset(out);
+	if (proc_capture(argv, NULL, out, &eo, 1 << 16, 60000, &r) < 0 || r.notfound) {
+		*err = xasprintf("%s: cannot run: %s", abs, strerror(r.notfound ? r.err : errno));
+		rc = -1;
+	} else if (r.status != 0 || !out->s || !getval(out->s, "major", v, sizeof v)) {
+		char *nl = eo.s ? strrchr(eo.s, '\n') : NULL;
+		if (nl && !nl[1] && nl > eo.s)
+			*nl = 0;
+		nl = eo.s ? strrchr(eo.s, '\n') : NULL;
+		*err = xasprintf("%s: does not answer as a Python interpreter (exit %d%s%s)", abs,
+		                 r.status, eo.s ? ": " : "", eo.s ? (nl ? nl + 1 : eo.s) : "");
+		rc = -1;
+	} else if (cache.file) {
+		pycache_write(&cache, abs, out);
+	}
+	buffree(&eo);
+	pycache_free(&cache);
+	return rc;
+}
+
+/* the interpreter's tag abbreviation (packaging's INTERPRETER_SHORT_NAMES) */
+static char *
+implshort(const char *impl)
+{
+	static const char *const names[][2] = {
+		{ "cpython", "cp" }, { "pypy", "pp" }, { "ironpython", "ip" }, { "jython", "jy" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (!strcmp(impl, names[i][0]))
+			return xstrdup(names[i][1]);
+	return xstrdup(impl);
+}
+
+/* the ABI tag of a non-CPython interpreter: packaging's _generic_abi, the SOABI part of
+   EXT_SUFFIX (".pypy310-pp73-x86_64-linux-gnu.so" -> "pypy310_pp73"); NULL if none */
+static char *
+genericabi(const char *ext)
+{
+	char *soabi = xstrdup(ext + 1), *dot = strchr(soabi, '.'), *abi = NULL;
+	int keep = startswith(soabi, "pypy") ? 2 : startswith(soabi, "graalpy") ? 3 : 0;
+
+	if (dot) {
+		*dot = 0;
+		if (keep) {
+			/* pypy keeps two '-' fields, graalpy three */
+			char *d = soabi;
+			int i;
+			for (i = 0; i < keep && d; i++)
+				d = strchr(d + (i > 0), '-');
+			if (d)
+				*d = 0;
+			abi = normplat(soabi);
+		} else if (*soabi) {
+			abi = normplat(soabi);
 		}
-		if (r.status != 0 || !out.s || !getval(out.s, "major", v, sizeof v)) {
-			char *nl = eo.s ? strrchr(eo.s, '\n') : NULL;
-			if (nl && !nl[1] && nl > eo.s)
-				*nl = 0;
-			nl = eo.s ? strrchr(eo.s, '\n') : NULL;
-			*err = xasprintf("%s: does not answer as a Python interpreter (exit %d%s%s)", abs,
-			                 r.status, eo.s ? ": " : "", eo.s ? (nl ? nl + 1 : eo.s) : "");
-			goto fail;
-		}
-		if (cache.file)
-			pycache_write(&cache, abs, &out);
 	}
-	t->impl = xstrdup(getval(out.s, "impl", v, sizeof v) ? v : "cpython");
-	if (!strcmp(t->impl, "cpython")) {
-		free(t->impl);
-		t->impl = xstrdup("cp");
-	} else if (!strcmp(t->impl, "pypy")) {
-		free(t->impl);
-		t->impl = xstrdup("pp");
-	} else if (!strcmp(t->impl, "ironpython")) {
-		free(t->impl);
-		t->impl = xstrdup("ip");
-	} else if (!strcmp(t->impl, "jython")) {
-		free(t->impl);
-		t->impl = xstrdup("jy");
-	}
-	t->full = getval(out.s, "full", v, sizeof v) ? xstrdup(v) : NULL;
-	t->major = atoi(getval(out.s, "major", v, sizeof v) ? v : "3");
-	t->minor = atoi(getval(out.s, "minor", v, sizeof v) ? v : "0");
-	if (getval(out.s, "nodot", v, sizeof v) && *v)
-		t->nodot = xstrdup(v);
-	else
-		t->nodot = xasprintf("%d%d", t->major, t->minor);
-	t->executable = xstrdup(getval(out.s, "executable", v, sizeof v) ? v : abs);
-	dbg = truthy(getval(out.s, "py_debug", v2, sizeof v2));
+	free(soabi);
+	return abi;
+}
+
+/* t->abis and t->threaded from the answer OUT */
+static void
+setabis(struct target *t, const char *out)
+{
+	char v[4096], v2[256];
+	const char *ext;
+	int dbg, gil, pym;
+
+	dbg = truthy(getval(out, "py_debug", v2, sizeof v2));
 	if (dbg < 0)
-		dbg = truthy(getval(out.s, "refcount", v2, sizeof v2)) > 0;
-	gil = t->major == 3 && t->minor >= 13 && truthy(getval(out.s, "gil_disabled", v2, sizeof v2)) > 0;
-	pym = truthy(getval(out.s, "pymalloc", v2, sizeof v2));
+		dbg = truthy(getval(out, "refcount", v2, sizeof v2)) > 0;
+	gil = t->major == 3 && t->minor >= 13 && truthy(getval(out, "gil_disabled", v2, sizeof v2)) > 0;
+	pym = truthy(getval(out, "pymalloc", v2, sizeof v2));
 	strv_free(&t->abis);
 	if (!strcmp(t->impl, "cp")) {
 		/* packaging's _cpython_abis */
@@ -243,34 +282,24 @@ target_query(struct target *t, const char *python, int nocache, char **err)
 			strv_add(&t->abis, a, 1);
 		}
 		t->threaded = gil;
-	} else if ((ext = getval(out.s, "ext_suffix", v, sizeof v)) && ext[0] == '.') {
-		/* packaging's _generic_abi: the SOABI part of EXT_SUFFIX */
-		char *soabi = xstrdup(ext + 1), *dot = strchr(soabi, '.'), *abi = NULL;
-		if (dot) {
-			*dot = 0;
-			if (startswith(soabi, "pypy")) {
-				char *d1 = strchr(soabi, '-'), *d2 = d1 ? strchr(d1 + 1, '-') : NULL;
-				if (d2)
-					*d2 = 0;
-				abi = normplat(soabi);
-			} else if (startswith(soabi, "graalpy")) {
-				char *d1 = strchr(soabi, '-'), *d2 = d1 ? strchr(d1 + 1, '-') : NULL;
-				char *d3 = d2 ? strchr(d2 + 1, '-') : NULL;
-				if (d3)
-					*d3 = 0;
-				abi = normplat(soabi);
-			} else if (*soabi) {
-				abi = normplat(soabi);
-			}
-		}
+	} else if ((ext = getval(out, "ext_suffix", v, sizeof v)) && ext[0] == '.') {
+		char *abi = genericabi(ext);
 		if (abi)
 			strv_add(&t->abis, abi, 1);
 		free(abi);
-		free(soabi);
 	}
-	t->sysplat = normplat(getval(out.s, "platform", v, sizeof v) ? v : "linux-x86_64");
-	bits = atoi(getval(out.s, "bits", v2, sizeof v2) ? v2 : "64");
-	if (getval(out.s, "libc", v, sizeof v) && startswith(v, "glibc ") &&
+}
+
+/* t->sysplat, t->libc and t->plats from the answer OUT */
+static void
+setplats(struct target *t, const char *out)
+{
+	char v[4096], v2[256], *musl = NULL;
+	int gmaj = 0, gmin = 0, mmaj = 0, mmin = 0, bits;
+
+	t->sysplat = normplat(getval(out, "platform", v, sizeof v) ? v : "linux-x86_64");
+	bits = atoi(getval(out, "bits", v2, sizeof v2) ? v2 : "64");
+	if (getval(out, "libc", v, sizeof v) && startswith(v, "glibc ") &&
 	    sscanf(v + 6, "%d.%d", &gmaj, &gmin) == 2) {
 		t->libc = xstrdup(v);
 	} else if ((musl = muslof(t->executable)) && sscanf(musl, "%d.%d", &mmaj, &mmin) == 2) {
@@ -279,15 +308,34 @@ target_query(struct target *t, const char *python, int nocache, char **err)
 	free(musl);
 	strv_free(&t->plats);
 	plats_linux(&t->plats, t->sysplat, bits, gmaj, gmin, mmaj, mmin, t->order);
+}
+
+int
+target_query(struct target *t, const char *python, int nocache, char **err)
+{
+	struct buf out = { 0 };
+	char v[4096], *abs = pyresolve(python, err);
+
+	if (!abs)
+		return -1;
+	t->python = abs;
+	if (pyask(abs, nocache, &out, err) < 0) {
+		buffree(&out);
+		return -1;
+	}
+	t->impl = implshort(getval(out.s, "impl", v, sizeof v) ? v : "cpython");
+	t->full = getval(out.s, "full", v, sizeof v) ? xstrdup(v) : NULL;
+	t->major = atoi(getval(out.s, "major", v, sizeof v) ? v : "3");
+	t->minor = atoi(getval(out.s, "minor", v, sizeof v) ? v : "0");
+	if (getval(out.s, "nodot", v, sizeof v) && *v)
+		t->nodot = xstrdup(v);
+	else
+		t->nodot = xasprintf("%d%d", t->major, t->minor);
+	t->executable = xstrdup(getval(out.s, "executable", v, sizeof v) ? v : abs);
+	setabis(t, out.s);
+	setplats(t, out.s);
 	buffree(&out);
-	buffree(&eo);
-	pycache_free(&cache);
 	return 0;
-fail:
-	buffree(&out);
-	buffree(&eo);
-	pycache_free(&cache);
-	return -1;
 }
 
 void
