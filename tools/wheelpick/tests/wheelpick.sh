@@ -188,6 +188,31 @@ run wheelpick -v --python="$PY" "$T/case.reqpy"
 has "-v names its Requires-Python" "$T/.err" "skipped kilnwp-7.0-py3-none-any.whl: its Requires-Python >=4 excludes Python"
 compare rp2 "--ignore-requires-python takes it"
 
+# interpreters pip is not run for here: stand-ins answering wheelpick's query as PyPy 3.10,
+# GraalPy 24.2 and a free-threaded debug CPython 3.13 would (their sysconfig EXT_SUFFIX,
+# Py_DEBUG, Py_GIL_DISABLED); the ABI tags are those of packaging's tags.py: _generic_abi
+# keeps the first two '-' fields of PyPy's SOABI and the first three of GraalPy's,
+# _cpython_abis gives cp313td then cp313t
+fakepy () {
+	cat >"$T/$1" <<EOF2
+#!/bin/sh
+printf '%s\\n' impl=$2 major=3 minor=$3 full=3.$3.1 nodot=3$3 ext_suffix=$4 py_debug=$5 \\
+	gil_disabled=$6 pymalloc=0 refcount=$5 platform=linux-x86_64 bits=64 'libc=glibc 2.36' \\
+	executable=/opt/$1/bin/python3
+EOF2
+	chmod +x "$T/$1"
+}
+fakepy pypy pypy 10 .pypy310-pp73-x86_64-linux-gnu.so 0 ''
+fakepy graalpy graalpy 10 .graalpy242-310-native-x86_64-linux.so 0 ''
+fakepy cp313td cpython 13 .cpython-313td-x86_64-linux-gnu.so 1 1
+run wheelpick --tags --no-cache --python="$T/pypy"
+same "PyPy: its ABI tag is SOABI's first two fields" "pp310-pypy310_pp73-manylinux_2_36_x86_64" "$(head -n 1 "$T/.out")"
+run wheelpick --tags --no-cache --python="$T/graalpy"
+same "GraalPy: its ABI tag is SOABI's first three fields" "graalpy310-graalpy242_310_native-manylinux_2_36_x86_64" "$(head -n 1 "$T/.out")"
+run wheelpick --tags --no-cache --python="$T/cp313td"
+same "a free-threaded debug CPython 3.13: cp313td, then cp313t" "cp313-cp313td-manylinux_2_36_x86_64 cp313-cp313t-manylinux_2_36_x86_64" \
+	"$(grep -m 2 -- '-manylinux_2_36_x86_64$' "$T/.out" | tr '\n' ' ' | sed 's/ $//')"
+
 # the whole tag priority list, against the one pip itself prints
 "$PY" -m pip debug --verbose 2>/dev/null | sed -n '/^Compatible tags/,$p' | sed '1d; s/^ *//' >"$T/pip.tags"
 if [ -s "$T/pip.tags" ]; then
