@@ -270,27 +270,20 @@ kpsummary(const struct scanset *s, const struct scanned *f, struct json *js)
 	strv_free(&seen);
 }
 
-int
-cmd_targets(int argc, char **argv)
+/* targets' options into JSON and VERBOSE and s->maxraw; the index of the first FILE */
+static int
+targets_opts(int argc, char **argv, struct scanset *s, int *json, int *verbose)
 {
-	int i, json = 0, verbose = 0, nfiles = 0;
-	struct scanset s = {0};
-	struct buf b = {0};
-	struct json js;
-	struct tsum *t;
-	size_t nt, k, j, m;
-	const struct scanned *f;
-	const struct offbundle *bd;
-	const struct offentry *e;
+	int i;
 
 	for (i = 1; i < argc; i++) {
 		if (gc_commonopt(argv[i]))
 			continue;
 		if (strcmp(argv[i], "--json") == 0)
-			json = 1;
+			*json = 1;
 		else if (strcmp(argv[i], "-v") == 0 || strcmp(argv[i], "--verbose") == 0)
-			verbose = 1;
-		else if (gc_maxinflate(argv[i], &s.maxraw))
+			*verbose = 1;
+		else if (gc_maxinflate(argv[i], &s->maxraw))
 			;
 		else if (strcmp(argv[i], "--") == 0) {
 			i++;
@@ -302,7 +295,133 @@ cmd_targets(int argc, char **argv)
 	}
 	if (i >= argc)
 		gc_usage("targets: name at least one FILE, WHEEL or DIR");
-	for (; i < argc; i++, nfiles++)
+	return i;
+}
+
+/* -v --json: the file's bundles, each with its entries, as "bundle_list" */
+static void
+targets_json_bundles(struct json *js, const struct scanned *f)
+{
+	const struct offbundle *bd;
+	const struct offentry *e;
+	size_t j, m;
+
+	json_key(js, "bundle_list");
+	json_arr(js);
+	for (j = 0; j < f->l.nb; j++) {
+		bd = &f->l.b[j];
+		json_obj(js);
+		json_key(js, "offset");
+		json_uint(js, bd->off);
+		json_key(js, "size");
+		json_uint(js, bd->size);
+		json_kstr(js, "format", fmtname(bd->fmt));
+		json_kstr(js, "section", bd->section);
+		if (bd->fmt == OFFB_CCOB) {
+			json_kint(js, "ccob_version", bd->ccobver);
+			json_kstr(js, "method", bd->method ? "zstd" : "zlib");
+			json_key(js, "raw_size");
+			json_uint(js, bd->rawsize);
+		}
+		json_key(js, "entries");
+		json_arr(js);
+		for (m = bd->first; m < bd->first + bd->n; m++) {
+			e = &f->l.e[m];
+			json_obj(js);
+			json_kstr(js, "id", e->id);
+			json_kstr(js, "target", e->target);
+			json_kstr(js, "kind", off_kindname(e->kind));
+			json_kint(js, "code_object_version", e->cov);
+			json_key(js, "size");
+			json_uint(js, e->size);
+			json_end(js);
+		}
+		json_end(js);
+		json_end(js);
+	}
+	json_end(js);
+}
+
+/* --json: one file's object in "files": its targets (T, NT), with -v its bundles */
+static void
+targets_json_file(const struct scanset *s, struct json *js, const struct scanned *f,
+                  const struct tsum *t, size_t nt, int verbose)
+{
+	size_t j;
+
+	json_obj(js);
+	json_kstr(js, "path", f->path);
+	json_kint(js, "bundles", (int64_t)f->l.nb);
+	json_kint(js, "entries", (int64_t)nentries(&f->l));
+	json_key(js, "targets");
+	json_arr(js);
+	for (j = 0; j < nt; j++) {
+		json_obj(js);
+		json_kstr(js, "target", t[j].target);
+		json_kstr(js, "kind", off_kindname(t[j].kind));
+		json_kint(js, "code_object_version", t[j].cov);
+		json_kint(js, "bundles", (int64_t)t[j].bundles);
+		json_end(js);
+	}
+	json_end(js);
+	if (verbose)
+		targets_json_bundles(js, f);
+	if (f->kp)
+		kpsummary(s, f, js);
+	json_end(js);
+}
+
+/* text: one file's line and a line per target (T, NT), with -v its bundles and entries;
+   a lone file with no GPU code says so (ALONE) */
+static void
+targets_text_file(const struct scanset *s, const struct scanned *f, const struct tsum *t, size_t nt,
+                  int verbose, int alone)
+{
+	const struct offbundle *bd;
+	char kv[32];
+	size_t j, m;
+
+	if (f->l.nb == 0) {
+		if (alone)
+			printf("%s: no GPU code\n", f->path);
+		return;
+	}
+	printf("%s: %zu bundle%s, %zu entr%s\n", f->path, f->l.nb, f->l.nb == 1 ? "" : "s",
+	       nentries(&f->l), nentries(&f->l) == 1 ? "y" : "ies");
+	for (j = 0; j < nt; j++) {
+		if (t[j].cov)
+			snprintf(kv, sizeof kv, "%s v%d", off_kindname(t[j].kind), t[j].cov);
+		else
+			snprintf(kv, sizeof kv, "%s", off_kindname(t[j].kind));
+		printf("  %-24s %-16s %zu bundle%s\n", t[j].target, kv, t[j].bundles,
+		       t[j].bundles == 1 ? "" : "s");
+	}
+	if (f->kp)
+		kpsummary(s, f, NULL);
+	for (j = 0; verbose && j < f->l.nb; j++) {
+		bd = &f->l.b[j];
+		printf("  bundle %zu: offset %llu in %s, %s", j, (unsigned long long)bd->off,
+		       bd->section, fmtname(bd->fmt));
+		if (bd->fmt == OFFB_CCOB)
+			printf(" v%d %s, %llu bytes raw", bd->ccobver, bd->method ? "zstd" : "zlib",
+			       (unsigned long long)bd->rawsize);
+		printf("\n");
+		for (m = bd->first; m < bd->first + bd->n; m++)
+			printf("    %s\n", f->l.e[m].id);
+	}
+}
+
+int
+cmd_targets(int argc, char **argv)
+{
+	int i, json = 0, verbose = 0, nfiles = 0;
+	struct scanset s = {0};
+	struct buf b = {0};
+	struct json js;
+	struct tsum *t;
+	size_t nt, k;
+
+	for (i = targets_opts(argc, argv, &s, &json, &verbose); i < argc; i++, nfiles++)
 		scan_arg(&s, argv[i]);
 	if (json) {
 		json_init(&js, &b);
@@ -311,93 +430,11 @@ cmd_targets(int argc, char **argv)
 		json_arr(&js);
 	}
 	for (k = 0; k < s.n; k++) {
-		f = &s.f[k];
-		t = summarize(&f->l, &nt);
-		if (json) {
-			json_obj(&js);
-			json_kstr(&js, "path", f->path);
-			json_kint(&js, "bundles", (int64_t)f->l.nb);
-			json_kint(&js, "entries", (int64_t)nentries(&f->l));
-			json_key(&js, "targets");
-			json_arr(&js);
-			for (j = 0; j < nt; j++) {
-				json_obj(&js);
-				json_kstr(&js, "target", t[j].target);
-				json_kstr(&js, "kind", off_kindname(t[j].kind));
-				json_kint(&js, "code_object_version", t[j].cov);
-				json_kint(&js, "bundles", (int64_t)t[j].bundles);
-				json_end(&js);
-			}
-			json_end(&js);
-			if (verbose) {
-				json_key(&js, "bundle_list");
-				json_arr(&js);
-				for (j = 0; j < f->l.nb; j++) {
-					bd = &f->l.b[j];
-					json_obj(&js);
-					json_key(&js, "offset");
-					json_uint(&js, bd->off);
-					json_key(&js, "size");
-					json_uint(&js, bd->size);
-					json_kstr(&js, "format", fmtname(bd->fmt));
-					json_kstr(&js, "section", bd->section);
-					if (bd->fmt == OFFB_CCOB) {
-						json_kint(&js, "ccob_version", bd->ccobver);
-						json_kstr(&js, "method", bd->method ? "zstd" : "zlib");
-						json_key(&js, "raw_size");
-						json_uint(&js, bd->rawsize);
-					}
-					json_key(&js, "entries");
-					json_arr(&js);
-					for (m = bd->first; m < bd->first + bd->n; m++) {
-						e = &f->l.e[m];
-						json_obj(&js);
-						json_kstr(&js, "id", e->id);
-						json_kstr(&js, "target", e->target);
-						json_kstr(&js, "kind", off_kindname(e->kind));
-						json_kint(&js, "code_object_version", e->cov);
-						json_key(&js, "size");
-						json_uint(&js, e->size);
-						json_end(&js);
-					}
-					json_end(&js);
-					json_end(&js);
-				}
-				json_end(&js);
-			}
-			if (f->kp)
-				kpsummary(&s, f, &js);
-			json_end(&js);
-		} else if (f->l.nb == 0) {
-			if (nfiles == 1 && s.n == 1)
-				printf("%s: no GPU code\n", f->path);
-		} else {
-			printf("%s: %zu bundle%s, %zu entr%s\n", f->path, f->l.nb, f->l.nb == 1 ? "" : "s",
-			       nentries(&f->l), nentries(&f->l) == 1 ? "y" : "ies");
-			for (j = 0; j < nt; j++) {
-				char kv[32];
-
-				if (t[j].cov)
-					snprintf(kv, sizeof kv, "%s v%d", off_kindname(t[j].kind), t[j].cov);
-				else
-					snprintf(kv, sizeof kv, "%s", off_kindname(t[j].kind));
-				printf("  %-24s %-16s %zu bundle%s\n", t[j].target, kv, t[j].bundles,
-				       t[j].bundles == 1 ? "" : "s");
-			}
-			if (f->kp)
-				kpsummary(&s, f, NULL);
-			for (j = 0; verbose && j < f->l.nb; j++) {
-				bd = &f->l.b[j];
-				printf("  bundle %zu: offset %llu in %s, %s", j, (unsigned long long)bd->off,
-				       bd->section, fmtname(bd->fmt));
-				if (bd->fmt == OFFB_CCOB)
-					printf(" v%d %s, %llu bytes raw", bd->ccobver, bd->method ? "zstd" : "zlib",
-					       (unsigned long long)bd->rawsize);
-				printf("\n");
-				for (m = bd->first; m < bd->first + bd->n; m++)
-					printf("    %s\n", f->l.e[m].id);
-			}
-		}
+		t = summarize(&s.f[k].l, &nt);
+		if (json)
+			targets_json_file(&s, &js, &s.f[k], t, nt, verbose);
+		else
+			targets_text_file(&s, &s.f[k], t, nt, verbose, nfiles == 1 && s.n == 1);
 		free(t);
 	}
 	if (json) {

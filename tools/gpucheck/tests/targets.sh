@@ -54,6 +54,9 @@ same "clang-offload-bundler stops at the first bundle (why gpucheck walks them i
 check "targets --json" gpucheck targets --json libab.so
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); f=d["files"][0]; assert f["bundles"]==2 and f["entries"]==4, f; t={x["target"] for x in f["targets"]}; assert t=={"gfx803","gfx1151","gfx1100","gfx90a:xnack-"}, t' "$T/.out" &&
 	ok "targets --json has the counts and targets" || notok "targets --json has the counts and targets"
+check "targets -v --json" gpucheck targets -v --json kb.o
+python3 -c 'import json,sys; f=json.load(open(sys.argv[1]))["files"][0]; b=f["bundle_list"]; assert len(b)==1 and b[0]["format"]=="ccob" and b[0]["ccob_version"]==2 and b[0]["method"]=="zstd" and b[0]["raw_size"]>0, b; print("\n".join(sorted(e["id"] for e in b[0]["entries"])))' "$T/.out" >"$T/ids" 2>&1
+same "targets -v --json: the CCOB bundle and its entries, the ids the bundler lists" "$(peer kb.o)" "$(cat "$T/ids")"
 
 # a wheel built by pip (read as a zip, not unpacked) and a folder
 mkdir -p pkg/gpk && cp libab.so pkg/gpk/ && : >pkg/gpk/__init__.py
