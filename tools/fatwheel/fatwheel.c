@@ -95,10 +95,170 @@ help(void)
 	exit(0);
 }
 
+/* a flag without a value: 1 when A was one (and is set), else 0 */
+static int
+flagopt(const char *a)
+{
+	if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)
+		help();
+	else if (opt_isversion(a))
+		opt_version();
+	else if (strcmp(a, "-n") == 0 || strcmp(a, "--dry-run") == 0)
+		opt.dryrun = 1;
+	else if (strcmp(a, "--json") == 0)
+		opt.json = 1;
+	else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0)
+		opt.quiet = 1;
+	else if (strcmp(a, "--use-ld-library-path") == 0)
+		opt.useldlp = 1;
+	else if (strcmp(a, "--soname-hash") == 0)
+		opt.sonamehash = 1;
+	else if (strcmp(a, "--only-plat") == 0)
+		opt.onlyplat = 1;
+	else if (strcmp(a, "--no-update-tags") == 0)
+		opt.noupdate = 1;
+	else if (strcmp(a, "--disable-isa-ext-check") == 0 || strcmp(a, "--allow-pure-python-wheel") == 0)
+		; /* fatwheel checks no ISA level and repairs pure wheels: already so */
+	else if (strcmp(a, "--strip") == 0)
+		usage("--strip (auditwheel's) is not supported: strip the libraries before packing the wheel");
+	else if (startswith(a, "--patchelf"))
+		usage("--patchelf is gone: fatwheel edits ELF files itself and runs no patchelf");
+	else
+		return 0;
+	return 1;
+}
+
+/* the value of the short option SHORT ("-w DIR") or the long one LONG ("--wheel-dir DIR",
+   "--wheel-dir=DIR") at argv[*i]; NULL when it is neither; NEED is the usage line when the
+   short one is last */
+static char *
+shortlong(int argc, char **argv, int *i, const char *shrt, const char *lng, const char *need)
+{
+	if (strcmp(argv[*i], shrt) == 0) {
+		if (++*i >= argc)
+			usage(need);
+		return argv[*i];
+	}
+	return optv(argc, argv, i, lng);
+}
+
+/* -z / --zip-compression-level V: auditwheel's 1 to 9 (-1 for zlib's default) */
+static void
+ziplevel(const char *v)
+{
+	int k = atoi(v);
+
+	if (strcmp(v, "-1") == 0)
+		k = FW_LEVEL; /* zlib's default: fatwheel's is as small */
+	else if (k < 1 || k > 9 || strspn(v, "0123456789") != strlen(v))
+		usage(xasprintf("-z %s: fatwheel deflates at 1 to 9 (0, stored, is not supported)", v));
+	opt.level = k;
+}
+
+/* --rocm=DIR|TARBALL: a ROCm root's lib and lib64, or a release tarball, searched */
+static void
+rocmopt(const char *v)
+{
+	struct stat st;
+	char err[512], *d;
+
+	if (stat(v, &st) < 0)
+		die("%s:", v);
+	if (S_ISDIR(st.st_mode)) {
+		d = xasprintf("%s/lib", v);
+		search_add(&opt.sp, d);
+		free(d);
+		d = xasprintf("%s/lib64", v);
+		search_add(&opt.sp, d);
+		free(d);
+		return;
+	}
+	if (opt.sp.tar)
+		usage("--rocm=TARBALL given twice");
+	opt.sp.tar = rocmtar_open(v, err, sizeof err);
+	if (!opt.sp.tar)
+		die("%s: not a readable tarball: %s", v, err);
+	search_add(&opt.sp, "\001rocmtar");
+}
+
+/* a number option V between LO and HI, else the usage line WHAT */
+static int
+numopt(const char *v, int lo, int hi, const char *what)
+{
+	int n = atoi(v);
+
+	if (n < lo || n > hi)
+		usage(what);
+	return n;
+}
+
+/* the options that take a value: 1 when argv[*i] was one (and is set), else 0 */
+static int
+valopt(int argc, char **argv, int *i, int *layoutset)
+{
+	char *v;
+
+	if ((v = shortlong(argc, argv, i, "-w", "--wheel-dir", "-w needs a folder"))) {
+		opt.outdir = v;
+	} else if ((v = shortlong(argc, argv, i, "-L", "--lib-sdir", "-L needs a folder suffix"))) {
+		if (!*v || strchr(v, '/'))
+			usage(xasprintf("-L %s: a suffix for the NAME%s folder, without '/'", v, v));
+		opt.libsdir = v;
+	} else if ((v = shortlong(argc, argv, i, "-z", "--zip-compression-level", "-z needs a level"))) {
+		ziplevel(v);
+	} else if ((v = optv(argc, argv, i, "--ldpaths"))) {
+		opt.ldpaths = v;
+	} else if ((v = optv(argc, argv, i, "--lib-path"))) {
+		search_add(&opt.sp, v);
+	} else if ((v = optv(argc, argv, i, "--rocm"))) {
+		rocmopt(v);
+	} else if ((v = optv(argc, argv, i, "--exclude"))) {
+		opt.exclude = xgrow(opt.exclude, &opt.xcap, opt.nexclude + 1, sizeof *opt.exclude);
+		opt.exclude[opt.nexclude++] = v;
+	} else if ((v = optv(argc, argv, i, "--include"))) {
+		opt.include = xgrow(opt.include, &opt.icap, opt.ninclude + 1, sizeof *opt.include);
+		opt.include[opt.ninclude++] = v;
+	} else if ((v = optv(argc, argv, i, "--arch"))) {
+		opt.arch = v;
+	} else if ((v = optv(argc, argv, i, "--layout"))) {
+		if (strcmp(v, "libs") != 0 && !(startswith(v, "pkg:") && zip_safename(v + 4) && !endswith(v, "/")))
+			usage(xasprintf("--layout=%s: use libs or pkg:DIR (a relative folder in the wheel)", v));
+		opt.layout = v;
+		*layoutset = 1;
+	} else if ((v = optv(argc, argv, i, "--plat"))) {
+		opt.plat = v;
+	} else if ((v = optv(argc, argv, i, "--level"))) {
+		opt.level = numopt(v, 1, 12, "--level must be 1 to 12");
+	} else if ((v = optv(argc, argv, i, "--jobs"))) {
+		opt.jobs = numopt(v, 1, 64, "--jobs must be 1 to 64");
+	} else {
+		return 0;
+	}
+	return 1;
+}
+
+/* what the options say together (LAYOUTSET: --layout was given) */
+static void
+checkopts(int layoutset)
+{
+	if (!opt.in)
+		usage("no input wheel");
+	if (!opt.outdir && opt.repair)
+		opt.outdir = "wheelhouse";
+	if (!opt.outdir && !opt.dryrun)
+		usage("no output folder (-w OUTDIR)");
+	if (layoutset && opt.libsdir)
+		usage("--layout and -L/--lib-sdir both name the library folder: give one");
+	if (opt.noupdate && strcmp(opt.plat, "keep") != 0 && strcmp(opt.plat, "auto") != 0)
+		usage("--no-update-tags keeps the platform tag: drop --plat");
+	if (strcmp(opt.plat, "keep") != 0 && strcmp(opt.plat, "auto") != 0 &&
+	    (strchr(opt.plat, '-') || strchr(opt.plat, '/') || !*opt.plat))
+		usage(xasprintf("--plat=%s is not a platform tag", opt.plat));
+}
+
 static void
 parseargs(int argc, char **argv)
 {
-	char *v;
 	int i, k, layoutset = 0, first = 1;
 
 	opt.level = FW_LEVEL;
@@ -115,108 +275,9 @@ parseargs(int argc, char **argv)
 	}
 	for (i = first; i < argc; i++) {
 		char *a = argv[i];
-		v = NULL;
-		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)
-			help();
-		else if (opt_isversion(a))
-			opt_version();
-		else if (strcmp(a, "-n") == 0 || strcmp(a, "--dry-run") == 0)
-			opt.dryrun = 1;
-		else if (strcmp(a, "--json") == 0)
-			opt.json = 1;
-		else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0)
-			opt.quiet = 1;
-		else if (strcmp(a, "--use-ld-library-path") == 0)
-			opt.useldlp = 1;
-		else if (strcmp(a, "--soname-hash") == 0)
-			opt.sonamehash = 1;
-		else if (strcmp(a, "--only-plat") == 0)
-			opt.onlyplat = 1;
-		else if (strcmp(a, "--no-update-tags") == 0)
-			opt.noupdate = 1;
-		else if (strcmp(a, "--disable-isa-ext-check") == 0 || strcmp(a, "--allow-pure-python-wheel") == 0)
-			; /* fatwheel checks no ISA level and repairs pure wheels: already so */
-		else if (strcmp(a, "--strip") == 0)
-			usage("--strip (auditwheel's) is not supported: strip the libraries before packing the wheel");
-		else if (strcmp(a, "-w") == 0 || strcmp(a, "--wheel-dir") == 0 || startswith(a, "--wheel-dir=")) {
-			if (a[1] == 'w' && !a[2]) {
-				if (++i >= argc)
-					usage("-w needs a folder");
-				opt.outdir = argv[i];
-			} else {
-				opt.outdir = optv(argc, argv, &i, "--wheel-dir");
-			}
-		} else if (strcmp(a, "-L") == 0 || (v = optv(argc, argv, &i, "--lib-sdir"))) {
-			if (a[1] == 'L') {
-				if (++i >= argc)
-					usage("-L needs a folder suffix");
-				v = argv[i];
-			}
-			if (!*v || strchr(v, '/'))
-				usage(xasprintf("-L %s: a suffix for the NAME%s folder, without '/'", v, v));
-			opt.libsdir = v;
-		} else if (strcmp(a, "-z") == 0 || (v = optv(argc, argv, &i, "--zip-compression-level"))) {
-			if (a[1] == 'z') {
-				if (++i >= argc)
-					usage("-z needs a level");
-				v = argv[i];
-			}
-			k = atoi(v);
-			if (strcmp(v, "-1") == 0)
-				k = FW_LEVEL; /* zlib's default: fatwheel's is as small */
-			else if (k < 1 || k > 9 || strspn(v, "0123456789") != strlen(v))
-				usage(xasprintf("-z %s: fatwheel deflates at 1 to 9 (0, stored, is not supported)", v));
-			opt.level = k;
-		} else if ((v = optv(argc, argv, &i, "--ldpaths")))
-			opt.ldpaths = v;
-		else if ((v = optv(argc, argv, &i, "--lib-path")))
-			search_add(&opt.sp, v);
-		else if ((v = optv(argc, argv, &i, "--rocm"))) {
-			struct stat st;
-			char err[512];
-			if (stat(v, &st) < 0)
-				die("%s:", v);
-			if (S_ISDIR(st.st_mode)) {
-				char *d = xasprintf("%s/lib", v);
-				search_add(&opt.sp, d);
-				free(d);
-				d = xasprintf("%s/lib64", v);
-				search_add(&opt.sp, d);
-				free(d);
-			} else {
-				if (opt.sp.tar)
-					usage("--rocm=TARBALL given twice");
-				opt.sp.tar = rocmtar_open(v, err, sizeof err);
-				if (!opt.sp.tar)
-					die("%s: not a readable tarball: %s", v, err);
-				search_add(&opt.sp, "\001rocmtar");
-			}
-		} else if ((v = optv(argc, argv, &i, "--exclude"))) {
-			opt.exclude = xgrow(opt.exclude, &opt.xcap, opt.nexclude + 1, sizeof *opt.exclude);
-			opt.exclude[opt.nexclude++] = v;
-		} else if ((v = optv(argc, argv, &i, "--include"))) {
-			opt.include = xgrow(opt.include, &opt.icap, opt.ninclude + 1, sizeof *opt.include);
-			opt.include[opt.ninclude++] = v;
-		} else if ((v = optv(argc, argv, &i, "--arch")))
-			opt.arch = v;
-		else if ((v = optv(argc, argv, &i, "--layout"))) {
-			if (strcmp(v, "libs") != 0 && !(startswith(v, "pkg:") && zip_safename(v + 4) && !endswith(v, "/")))
-				usage(xasprintf("--layout=%s: use libs or pkg:DIR (a relative folder in the wheel)", v));
-			opt.layout = v;
-			layoutset = 1;
-		} else if ((v = optv(argc, argv, &i, "--plat")))
-			opt.plat = v;
-		else if ((v = optv(argc, argv, &i, "--level"))) {
-			opt.level = atoi(v);
-			if (opt.level < 1 || opt.level > 12)
-				usage("--level must be 1 to 12");
-		} else if ((v = optv(argc, argv, &i, "--jobs"))) {
-			opt.jobs = atoi(v);
-			if (opt.jobs < 1 || opt.jobs > 64)
-				usage("--jobs must be 1 to 64");
-		} else if (startswith(a, "--patchelf"))
-			usage("--patchelf is gone: fatwheel edits ELF files itself and runs no patchelf");
-		else if (strcmp(a, "--") == 0) {
+		if (flagopt(a) || valopt(argc, argv, &i, &layoutset))
+			continue;
+		if (strcmp(a, "--") == 0) {
 			if (i + 1 < argc && !opt.in)
 				opt.in = argv[++i];
 		} else if (a[0] == '-' && a[1])
@@ -226,19 +287,7 @@ parseargs(int argc, char **argv)
 		else
 			opt.in = a;
 	}
-	if (!opt.in)
-		usage("no input wheel");
-	if (!opt.outdir && opt.repair)
-		opt.outdir = "wheelhouse";
-	if (!opt.outdir && !opt.dryrun)
-		usage("no output folder (-w OUTDIR)");
-	if (layoutset && opt.libsdir)
-		usage("--layout and -L/--lib-sdir both name the library folder: give one");
-	if (opt.noupdate && strcmp(opt.plat, "keep") != 0 && strcmp(opt.plat, "auto") != 0)
-		usage("--no-update-tags keeps the platform tag: drop --plat");
-	if (strcmp(opt.plat, "keep") != 0 && strcmp(opt.plat, "auto") != 0 &&
-	    (strchr(opt.plat, '-') || strchr(opt.plat, '/') || !*opt.plat))
-		usage(xasprintf("--plat=%s is not a platform tag", opt.plat));
+	checkopts(layoutset);
 	opt.exused = xcalloc(opt.nexclude + 1, sizeof *opt.exused);
 	opt.tty = isatty(2) && !opt.quiet;
 }
