@@ -86,17 +86,121 @@ validmod(const char *m)
 	return 1;
 }
 
+/* the interpreter --python names (default python3; a venv's bin/python), absolute when it
+   is a relative path; malloc'd */
+static char *
+pyof(const struct checkopt *o)
+{
+	char wd[4096], *python, *a;
+
+	if (!o->python)
+		python = xstrdup("python3");
+	else if (os_isdir(o->python))
+		python = xasprintf("%s/bin/python", o->python);
+	else
+		python = xstrdup(o->python);
+	if (strchr(python, '/') && python[0] != '/') {
+		if (!getcwd(wd, sizeof wd)) {
+			free(python);
+			die("cannot read the working folder:");
+		}
+		a = os_abspath(python, wd);
+		free(python);
+		python = a;
+	}
+	return python;
+}
+
+/* the probe run by PYTHON for O's modules, its answer parsed into st->pr; 0, or -1 after
+   one line on stderr naming --python */
+static int
+probe(struct state *st, const struct checkopt *o, char *python)
+{
+	struct buf out = {0}, err = {0};
+	struct procres res;
+	const char *name = o->python ? o->python : python;
+	char **argv, *first;
+	struct stat sb;
+	size_t i;
+	int rc;
+
+	argv = xcalloc(o->nmodules + 4, sizeof *argv);
+	argv[0] = python;
+	argv[1] = (char *)"-c";
+	argv[2] = (char *)probe_py;
+	for (i = 0; i < o->nmodules; i++)
+		argv[3 + i] = (char *)o->modules[i];
+	rc = proc_capture(argv, NULL, &out, &err, 16 << 20, 60000, &res);
+	free(argv);
+	if (rc < 0 || res.notfound) {
+		int e = rc < 0 ? errno : res.err;
+		/* a FIFO, a device or a folder is named as such */
+		if (stat(python, &sb) == 0 && !S_ISREG(sb.st_mode))
+			fprintf(stderr, "envclean: --python=%s: is %s, not a Python interpreter\n", name,
+			        os_ftype(sb.st_mode));
+		else
+			fprintf(stderr, "envclean: --python=%s: %s\n", name, strerror(e));
+		rc = -1;
+	} else if (res.status != 0 || probe_parse(&st->pr, out.s, out.len) < 0) {
+		first = err.s ? xstrndup(err.s, strcspn(err.s, "\n")) : xstrdup("");
+		if (res.timedout)
+			fprintf(stderr, "envclean: --python=%s: no answer within 60 s\n", name);
+		else
+			fprintf(stderr, "envclean: --python=%s: not a Python interpreter (exit %d%s%s)\n",
+			        name, res.status, *first ? ": " : "", first);
+		free(first);
+		rc = -1;
+	} else {
+		rc = 0;
+	}
+	buffree(&out);
+	buffree(&err);
+	return rc;
+}
+
+/* what a check's state holds */
+static void
+state_free(struct state *st)
+{
+	size_t i, k;
+
+	for (i = 0; i < st->nf; i++) {
+		free(st->f[i].module);
+		free(st->f[i].text);
+		free(st->f[i].fix);
+		strs_free(st->f[i].paths, st->f[i].npaths);
+	}
+	free(st->f);
+	for (i = 0; i < st->nmods; i++) {
+		for (k = 0; k < st->mods[i].nc; k++) {
+			free(st->mods[i].c[k].path);
+			free(st->mods[i].c[k].editfile);
+			free(st->mods[i].c[k].meta);
+		}
+		free(st->mods[i].c);
+	}
+	free(st->mods);
+	for (i = 0; i < st->npl; i++) {
+		free(st->pl[i].file);
+		free(st->pl[i].text);
+		free(st->pl[i].target);
+	}
+	free(st->pl);
+	for (i = 0; i < st->ne; i++)
+		free(st->e[i].path);
+	free(st->e);
+	strs_free(st->pypath, st->npypath);
+	probe_free(&st->pr);
+}
+
 int
 check_run(const struct checkopt *o0)
 {
 	static const char *const deflt[] = {"torch"};
 	struct checkopt o = *o0;
 	struct state st;
-	struct buf out = {0}, err = {0};
-	struct procres res;
-	char **argv, *python, *cwdabs, *first;
+	char *python;
 	size_t i, problems = 0;
-	int rc;
 
 	memset(&st, 0, sizeof st);
 	if (!o.nmodules) {
@@ -110,78 +214,22 @@ check_run(const struct checkopt *o0)
 			return EXIT_USAGE;
 		}
 	st.o = &o;
-	if (!o.python)
-		python = xstrdup("python3");
-	else if (os_isdir(o.python))
-		python = xasprintf("%s/bin/python", o.python);
-	else
-		python = xstrdup(o.python);
-	if (strchr(python, '/') && python[0] != '/') {
-		char wd[4096];
-		char *a;
-
-		if (!getcwd(wd, sizeof wd)) {
-			free(python);
-			die("cannot read the working folder:");
-		}
-		a = os_abspath(python, wd);
-		free(python);
-		python = a;
-	}
 	if (!os_isdir(o.cwd)) {
 		fprintf(stderr, "envclean: --cwd=%s: not a folder\n", o.cwd);
-		free(python);
 		return EXIT_USAGE;
 	}
-	cwdabs = xstrdup(o.cwd);
-	if (chdir(cwdabs) < 0) {
+	python = pyof(&o);
+	if (chdir(o.cwd) < 0) {
 		fprintf(stderr, "envclean: --cwd=%s: %s\n", o.cwd, strerror(errno));
 		free(python);
-		free(cwdabs);
 		return EXIT_USAGE;
 	}
-	argv = xcalloc(o.nmodules + 4, sizeof *argv);
-	argv[0] = python;
-	argv[1] = (char *)"-c";
-	argv[2] = (char *)probe_py;
-	for (i = 0; i < o.nmodules; i++)
-		argv[3 + i] = (char *)o.modules[i];
-	rc = proc_capture(argv, NULL, &out, &err, 16 << 20, 60000, &res);
-	free(argv);
-	if (rc < 0 || res.notfound) {
-		struct stat sb;
-		int e = rc < 0 ? errno : res.err;
-		/* a FIFO, a device or a folder is named as such */
-		if (stat(python, &sb) == 0 && !S_ISREG(sb.st_mode))
-			fprintf(stderr, "envclean: --python=%s: is %s, not a Python interpreter\n",
-			        o.python ? o.python : python, os_ftype(sb.st_mode));
-		else
-			fprintf(stderr, "envclean: --python=%s: %s\n", o.python ? o.python : python,
-			        strerror(e));
-		free(python);
-		free(cwdabs);
-		buffree(&out);
-		buffree(&err);
-		return EXIT_USAGE;
-	}
-	if (res.status != 0 || probe_parse(&st.pr, out.s, out.len) < 0) {
-		first = err.s ? xstrndup(err.s, strcspn(err.s, "\n")) : xstrdup("");
-		if (res.timedout)
-			fprintf(stderr, "envclean: --python=%s: no answer within 60 s\n", o.python ? o.python : python);
-		else
-			fprintf(stderr, "envclean: --python=%s: not a Python interpreter (exit %d%s%s)\n",
-			        o.python ? o.python : python, res.status, *first ? ": " : "", first);
-		free(first);
+	if (probe(&st, &o, python) < 0) {
 		probe_free(&st.pr);
 		free(python);
-		free(cwdabs);
-		buffree(&out);
-		buffree(&err);
 		return EXIT_USAGE;
 	}
-	buffree(&out);
-	buffree(&err);
-
+	free(python);
 	readpth(&st);
 	entries(&st);
 	for (i = 0; i < o.nmodules; i++)
@@ -190,37 +238,6 @@ check_run(const struct checkopt *o0)
 	report(&st);
 	for (i = 0; i < st.nf; i++)
 		problems += st.f[i].level == L_PROBLEM;
-
-	for (i = 0; i < st.nf; i++) {
-		free(st.f[i].module);
-		free(st.f[i].text);
-		free(st.f[i].fix);
-		strs_free(st.f[i].paths, st.f[i].npaths);
-	}
-	free(st.f);
-	for (i = 0; i < st.nmods; i++) {
-		size_t k;
-
-		for (k = 0; k < st.mods[i].nc; k++) {
-			free(st.mods[i].c[k].path);
-			free(st.mods[i].c[k].editfile);
-			free(st.mods[i].c[k].meta);
-		}
-		free(st.mods[i].c);
-	}
-	free(st.mods);
-	for (i = 0; i < st.npl; i++) {
-		free(st.pl[i].file);
-		free(st.pl[i].text);
-		free(st.pl[i].target);
-	}
-	free(st.pl);
-	for (i = 0; i < st.ne; i++)
-		free(st.e[i].path);
-	free(st.e);
-	strs_free(st.pypath, st.npypath);
-	probe_free(&st.pr);
-	free(python);
-	free(cwdabs);
+	state_free(&st);
 	return problems ? EXIT_PROBLEM : EXIT_OK;
 }
