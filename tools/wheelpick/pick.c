@@ -313,16 +313,13 @@ bestof(struct pickset *ps)
 	return best;
 }
 
-int
-pick_run(struct pickset *ps, const struct target *t, const struct pickopts *o)
+/* every candidate's name parsed (a bad one skipped with a warning); the projects' names
+   into NAMES when none was asked for */
+static void
+parsecands(struct pickset *ps, const char *name, struct strv *names)
 {
-	struct strv names = { 0 };
-	const char *name = o->name;
 	size_t k;
-	long best = -1;
-	int allowpre, anyfinal = 0, anylocal = 0;
 
-	ps->chosen = -1;
 	for (k = 0; k < ps->n; k++) {
 		struct cand *c = &ps->c[k];
 		if (wheelname_parse(&c->w, c->base, 0, &c->bad) < 0) {
@@ -334,23 +331,20 @@ pick_run(struct pickset *ps, const struct target *t, const struct pickopts *o)
 		}
 		c->state = C_CHOSEN; /* still in the running */
 		if (!name)
-			strv_add(&names, c->w.name, 1);
+			strv_add(names, c->w.name, 1);
 	}
-	if (!name && names.n > 1) {
-		struct buf b = { 0 };
-		qsort(names.v, names.n, sizeof *names.v, bystr);
-		for (k = 0; k < names.n; k++)
-			bufprintf(&b, "%s%s", k ? ", " : "", names.v[k]);
-		ps->names = bufdetach(&b);
-		strv_free(&names);
-		return 2;
-	}
-	if (!name && names.n == 1)
-		name = names.v[0];
-	ps->name = name ? xstrdup(name) : NULL;
+}
+
+/* the candidates of another project, with no tag the target takes, or outside --require
+   skipped; each one's best tag ranked; 1 when a final release is left */
+static int
+filtercands(struct pickset *ps, const struct target *t, const struct pickopts *o, const char *name)
+{
+	size_t k, j;
+	int anyfinal = 0;
+
 	for (k = 0; k < ps->n; k++) {
 		struct cand *c = &ps->c[k];
-		size_t j;
 		if (c->state != C_CHOSEN)
 			continue;
 		if (name && strcmp(c->w.name, name)) {
@@ -375,66 +369,98 @@ pick_run(struct pickset *ps, const struct target *t, const struct pickopts *o)
 		if (!pep440_isprerelease(&c->w.ver))
 			anyfinal = 1;
 	}
+	return anyfinal;
+}
+
+/* --local LABEL: the candidates without it skipped, unless none has it (then a warning) */
+static void
+filterlocal(struct pickset *ps, const struct pickopts *o)
+{
+	size_t k;
+	int anylocal = 0;
+	char *m;
+
+	for (k = 0; k < ps->n; k++)
+		if (ps->c[k].state == C_CHOSEN && samelocal(&ps->c[k].w.ver, &o->local))
+			anylocal = 1;
+	if (!anylocal) {
+		m = xasprintf("no suitable wheel has the local label %s; choosing among all", o->localtext);
+		strv_add(&ps->warnings, m, 1);
+		free(m);
+		return;
+	}
+	for (k = 0; k < ps->n; k++) {
+		struct cand *c = &ps->c[k];
+		if (c->state == C_CHOSEN && !samelocal(&c->w.ver, &o->local))
+			mark(c, C_SKIPPED, W_LOCAL);
+	}
+}
+
+/* 1 when the wheel C's Requires-Python excludes the interpreter PYVER (C keeps the text);
+   an unreadable one warns, an invalid one is ignored, as pip does */
+static int
+reqpyexcludes(struct pickset *ps, struct cand *c, const struct pep440 *pyver)
+{
+	struct pep440_specset ss;
+	char *rp = NULL, *err = NULL;
+	const char *why;
+	size_t at;
+	int excluded = 0, r = wheel_requirespython(c->path, &rp, &err);
+
+	if (r == -2) {
+		char *m = xasprintf("Requires-Python not read (%s)", err);
+		strv_add(&ps->warnings, m, 1);
+		free(m);
+	}
+	if (r == 1 && pep440_specset_parse(&ss, rp, &why, &at) == 0) {
+		excluded = !pep440_specset_contains(&ss, pyver, NULL);
+		pep440_specset_free(&ss);
+	}
+	free(err);
+	if (excluded)
+		c->reqpy = rp;
+	else
+		free(rp);
+	return excluded;
+}
+
+int
+pick_run(struct pickset *ps, const struct target *t, const struct pickopts *o)
+{
+	struct strv names = { 0 };
+	const char *name = o->name;
+	size_t k;
+	long best;
+	int anyfinal;
+
+	ps->chosen = -1;
+	parsecands(ps, name, &names);
+	if (!name && names.n > 1) {
+		struct buf b = { 0 };
+		qsort(names.v, names.n, sizeof *names.v, bystr);
+		for (k = 0; k < names.n; k++)
+			bufprintf(&b, "%s%s", k ? ", " : "", names.v[k]);
+		ps->names = bufdetach(&b);
+		strv_free(&names);
+		return 2;
+	}
+	if (!name && names.n == 1)
+		name = names.v[0];
+	ps->name = name ? xstrdup(name) : NULL;
 	/* pre-releases: when asked, when a clause names one, or when nothing else is left
 	   (packaging >= 26.0's PEP 440 rule) */
-	allowpre = o->pre || pep440_specset_pre(&o->spec) || !anyfinal;
-	for (k = 0; k < ps->n && !allowpre; k++) {
-		struct cand *c = &ps->c[k];
-		if (c->state == C_CHOSEN && pep440_isprerelease(&c->w.ver)) {
-			mark(c, C_SKIPPED, W_PRE);
-		}
-	}
-	if (o->local.nloc) {
-		for (k = 0; k < ps->n; k++)
-			if (ps->c[k].state == C_CHOSEN && samelocal(&ps->c[k].w.ver, &o->local))
-				anylocal = 1;
-		if (anylocal) {
-			for (k = 0; k < ps->n; k++) {
-				struct cand *c = &ps->c[k];
-				if (c->state != C_CHOSEN || samelocal(&c->w.ver, &o->local))
-					continue;
-				mark(c, C_SKIPPED, W_LOCAL);
-			}
-		} else {
-			char *m = xasprintf("no suitable wheel has the local label %s; choosing among all",
-			                    o->localtext);
-			strv_add(&ps->warnings, m, 1);
-			free(m);
-		}
-	}
-	best = bestof(ps);
+	anyfinal = filtercands(ps, t, o, name);
+	for (k = 0; anyfinal && !o->pre && !pep440_specset_pre(&o->spec) && k < ps->n; k++)
+		if (ps->c[k].state == C_CHOSEN && pep440_isprerelease(&ps->c[k].w.ver))
+			mark(&ps->c[k], C_SKIPPED, W_PRE);
+	if (o->local.nloc)
+		filterlocal(ps, o);
 	/* pip reads the chosen wheel's Requires-Python and falls back to the next one when
 	   it excludes the interpreter (a wheel it cannot read keeps its place: pip fails on
 	   it, and so do wheelpick's own checks after the choice) */
-	while (best >= 0 && o->pyver) {
-		struct cand *c = &ps->c[best];
-		char *rp = NULL, *err = NULL;
-		int excluded = 0;
-		int r = wheel_requirespython(c->path, &rp, &err);
-		if (r == -2) {
-			char *m = xasprintf("Requires-Python not read (%s)", err);
-			strv_add(&ps->warnings, m, 1);
-			free(m);
-		}
-		if (r == 1) {
-			struct pep440_specset ss;
-			const char *why;
-			size_t at;
-			/* an invalid Requires-Python is ignored, as pip does */
-			if (pep440_specset_parse(&ss, rp, &why, &at) == 0) {
-				excluded = !pep440_specset_contains(&ss, o->pyver, NULL);
-				pep440_specset_free(&ss);
-			}
-		}
-		free(err);
-		if (!excluded) {
-			free(rp);
-			break;
-		}
-		c->reqpy = rp;
-		mark(c, C_SKIPPED, W_REQPY);
-		best = bestof(ps);
-	}
+	for (best = bestof(ps); best >= 0 && o->pyver && reqpyexcludes(ps, &ps->c[best], o->pyver);
+	     best = bestof(ps))
+		mark(&ps->c[best], C_SKIPPED, W_REQPY);
 	ps->chosen = best;
 	for (k = 0; k < ps->n && best >= 0; k++)
 		if (ps->c[k].state == C_CHOSEN && (long)k != best)
