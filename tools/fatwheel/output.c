@@ -261,36 +261,34 @@ writefail(struct zipout *zw)
 /* the edits (static: a failed one is reported while workers may still run) */
 static struct editjob *jobs;
 
-void
-execute(void)
+/* WHEEL's Tag lines retagged for the new platform tag, when it changes */
+static void
+retagwheel(void)
+{
+	struct buf wheeltext = {0};
+	char err[512], *t;
+
+	if (strcmp(newplat, wn.plat) == 0)
+		return;
+	if (zip_read(&zin, wheelm->e, collect, &wheeltext, err, sizeof err) < 0)
+		die("%s: %s", opt.in, err);
+	t = wheel_retag(wheeltext.s ? wheeltext.s : "", wheeltext.len, newplat);
+	bufreset(&wheelm->data);
+	bufputs(&wheelm->data, t);
+	free(t);
+	wheelm->changed = 1;
+	buffree(&wheeltext);
+}
+
+/* the output's members in order: package members, the libraries, .dist-info (RECORD
+   comes last, apart); an ELF edit a job for the workers, each checked by reading it back */
+static void
+planout(void)
 {
 	size_t nj = 0, i;
-	struct buf recbuf = {0}, wheeltext = {0};
-	struct zipout zw;
 	struct outm *o;
-	char err[512];
-	uint64_t done = 0;
-	struct stat sin, sout;
-	pthread_t th[64];
-	int k, nth = 0;
 
-	if (stat(opt.in, &sin) == 0 && stat(outpath, &sout) == 0 && sin.st_dev == sout.st_dev &&
-	    sin.st_ino == sout.st_ino)
-		die("%s: the output would replace the input; choose another -w folder", outpath);
 	jobs = xcalloc(nmem + nlibs + 1, sizeof *jobs);
-	if (strcmp(newplat, wn.plat) != 0) {
-		char *t;
-		if (zip_read(&zin, wheelm->e, collect, &wheeltext, err, sizeof err) < 0)
-			die("%s: %s", opt.in, err);
-		t = wheel_retag(wheeltext.s ? wheeltext.s : "", wheeltext.len, newplat);
-		bufreset(&wheelm->data);
-		bufputs(&wheelm->data, t);
-		free(t);
-		wheelm->changed = 1;
-		buffree(&wheeltext);
-	}
-	/* the order: package members, the libraries, .dist-info, RECORD last; the ELF edits
-	   are made in memory by the workers, each checked by reading it back */
 	for (i = 0; i < nmem; i++) {
 		if (mem[i].dist || mem[i].drop)
 			continue;
@@ -324,17 +322,17 @@ execute(void)
 		if (outv[i].data)
 			workq[nwork++] = i;
 	qsort(workq, nwork, sizeof *workq, cmpwork);
-	/* the workers edit, deflate and hash; this thread writes each member in order as
-	   soon as it is ready */
-	if (atomic_open(&out, outpath, 0644) < 0)
-		dien(EXIT_PROBLEM, "%s: cannot create the output wheel:", opt.outdir);
-	outopen = 1;
-	for (k = 0; k < opt.jobs && k < 64 && (size_t)k < nwork; k++)
-		if (pthread_create(&th[nth], NULL, worker, NULL) == 0)
-			nth++;
-	if (!nth && nwork)
-		worker(NULL);
-	zipw_init(&zw, out.fd);
+}
+
+/* each member written in order as soon as the workers (TH, NTH) made it ready; the workers
+   are stopped before any exit from here */
+static void
+writemembers(struct zipout *zw, pthread_t *th, int nth)
+{
+	uint64_t done = 0;
+	struct outm *o;
+	size_t i;
+
 	for (i = 0; i < nout; i++) {
 		o = &outv[i];
 		if (o->data) {
@@ -351,20 +349,24 @@ execute(void)
 			if (o->m)
 				o->m->changed = 1;
 		}
-		if (writeone(&zw, o) < 0) {
+		if (writeone(zw, o) < 0) {
 			stopworkers(th, nth);
-			writefail(&zw);
+			writefail(zw);
 		}
 		fault_at("FATWHEEL_FAULT_AFTER", o->name);
 		done += o->data ? o->z.len : o->m->e->csize;
 		progress("writing", i + 1, nout + 1, done);
 	}
-	stopworkers(th, nth);
-	free(jobs);
-	jobs = NULL;
-	free(workq);
-	workq = NULL;
-	/* RECORD last, listing everything written */
+}
+
+/* RECORD last, listing everything written, then the central directory */
+static void
+writerecord(struct zipout *zw)
+{
+	struct buf recbuf = {0};
+	struct outm *o;
+	size_t i;
+
 	for (i = 0; i < nout; i++) {
 		o = &outv[i];
 		if (endswith(o->name, "/"))
@@ -379,19 +381,53 @@ execute(void)
 	o->m = recordm;
 	o->data = &recbuf;
 	deflate1(o);
-	if (writeone(&zw, o) < 0)
-		writefail(&zw);
+	if (writeone(zw, o) < 0)
+		writefail(zw);
 	fault_at("FATWHEEL_FAULT_AFTER", o->name);
-	if (zipw_finish(&zw) < 0)
-		writefail(&zw);
+	if (zipw_finish(zw) < 0)
+		writefail(zw);
 	fault_at("FATWHEEL_FAULT_AFTER", "the central directory");
+	o->data = NULL;
+	buffree(&recbuf);
+}
+
+void
+execute(void)
+{
+	struct zipout zw;
+	struct stat sin, sout;
+	pthread_t th[64];
+	int k, nth = 0;
+
+	if (stat(opt.in, &sin) == 0 && stat(outpath, &sout) == 0 && sin.st_dev == sout.st_dev &&
+	    sin.st_ino == sout.st_ino)
+		die("%s: the output would replace the input; choose another -w folder", outpath);
+	retagwheel();
+	planout();
+	/* the workers edit, deflate and hash; this thread writes each member in order as
+	   soon as it is ready */
+	if (atomic_open(&out, outpath, 0644) < 0)
+		dien(EXIT_PROBLEM, "%s: cannot create the output wheel:", opt.outdir);
+	outopen = 1;
+	for (k = 0; k < opt.jobs && k < 64 && (size_t)k < nwork; k++)
+		if (pthread_create(&th[nth], NULL, worker, NULL) == 0)
+			nth++;
+	if (!nth && nwork)
+		worker(NULL);
+	zipw_init(&zw, out.fd);
+	writemembers(&zw, th, nth);
+	stopworkers(th, nth);
+	free(jobs);
+	jobs = NULL;
+	free(workq);
+	workq = NULL;
+	writerecord(&zw);
 	if (atomic_commit(&out) < 0) {
 		outopen = 0;
 		dien(EXIT_PROBLEM, "%s: writing the output failed (nothing was left behind):", outpath);
 	}
 	outopen = 0;
 	fault_at("FATWHEEL_FAULT_AFTER", "the wheel in place");
-	buffree(&recbuf);
 }
 
 void
