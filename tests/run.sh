@@ -111,6 +111,10 @@ while IFS= read -r f; do
 	if [ "$n" -gt 0 ]; then
 		echo "FAIL $name ($p passed, $n failed)"
 		grep -v '^ok' "$o.out" | tail -n 60 | sed 's/^/  /'
+		# the failed checks by name, even where the file's later output pushed them
+		# out of that tail
+		echo "  failed checks ($(grep -c '^not ok' "$o.out")):"
+		grep '^not ok' "$o.out" | head -n 40 | sed 's/^/    /'
 	else
 		echo "PASS $name ($p passed${s:+, $s skipped})" | sed 's/, 0 skipped//'
 		grep '^skip' "$o.out" | sed 's/^/  /'
