@@ -59,136 +59,205 @@ elf_is(const void *p, size_t n)
 	return n >= 4 && memcmp(p, ELFMAG, SELFMAG) == 0;
 }
 
-#define FAIL(...) do { snprintf(errbuf, errlen, __VA_ARGS__); elf_close(e); return -1; } while (0)
+#define ERR(...) do { snprintf(errbuf, errlen, __VA_ARGS__); return -1; } while (0)
+
+/* where the ELF header puts the section and program header tables, and their sizes */
+struct ehdr {
+	uint64_t shoff, phoff;
+	uint32_t shnum, phnum, shentsize, phentsize, shstrndx;
+};
+
+/* the identification bytes and the header's size: sets is64, type and machine */
+static int
+readident(struct elf *e, char *errbuf, size_t errlen)
+{
+	const unsigned char *p = e->p;
+	size_t n = e->n;
+
+	if (!elf_is(p, n))
+		ERR("not an ELF file (bad magic at offset 0)");
+	if (n < EI_NIDENT + 4)
+		ERR("truncated ELF header (%zu bytes)", n);
+	if (p[EI_CLASS] != ELFCLASS32 && p[EI_CLASS] != ELFCLASS64)
+		ERR("bad ELF class %u at offset 4", p[EI_CLASS]);
+	if (p[EI_DATA] != ELFDATA2LSB)
+		ERR("big-endian ELF is not supported (offset 5)");
+	e->is64 = p[EI_CLASS] == ELFCLASS64;
+	if (n < (e->is64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr)))
+		ERR("truncated ELF header (%zu bytes)", n);
+	e->type = rd16(p + 16);
+	e->machine = rd16(p + 18);
+	return 0;
+}
+
+static void
+readehdr(const struct elf *e, struct ehdr *h)
+{
+	const unsigned char *p = e->p;
+
+	if (e->is64) {
+		h->phoff = rd64(p + 32);
+		h->shoff = rd64(p + 40);
+		h->phentsize = rd16(p + 54);
+		h->phnum = rd16(p + 56);
+		h->shentsize = rd16(p + 58);
+		h->shnum = rd16(p + 60);
+		h->shstrndx = rd16(p + 62);
+	} else {
+		h->phoff = rd32(p + 28);
+		h->shoff = rd32(p + 32);
+		h->phentsize = rd16(p + 42);
+		h->phnum = rd16(p + 44);
+		h->shentsize = rd16(p + 46);
+		h->shnum = rd16(p + 48);
+		h->shstrndx = rd16(p + 50);
+	}
+}
+
+/* extended numbering: the real counts live in section 0 */
+static int
+extnum(const struct elf *e, struct ehdr *h, char *errbuf, size_t errlen)
+{
+	const unsigned char *s0;
+
+	if (!h->shoff || (h->shnum != 0 && h->shstrndx != SHN_XINDEX))
+		return 0;
+	if (h->shentsize < (e->is64 ? 64u : 40u) || !inside(h->shoff, h->shentsize, e->n))
+		ERR("section header table at offset %llu is past the end (%zu bytes)",
+		    (unsigned long long)h->shoff, e->n);
+	s0 = e->p + h->shoff;
+	if (h->shnum == 0)
+		h->shnum = (uint32_t)(e->is64 ? rd64(s0 + 32) : rd32(s0 + 20));
+	if (h->shstrndx == SHN_XINDEX)
+		h->shstrndx = e->is64 ? rd32(s0 + 40) : rd32(s0 + 24);
+	return 0;
+}
+
+/* one section header at h */
+static void
+readsec(struct elfsec *s, const unsigned char *h, int is64)
+{
+	s->name = "";
+	s->type = rd32(h + 4);
+	if (is64) {
+		s->flags = rd64(h + 8);
+		s->addr = rd64(h + 16);
+		s->off = rd64(h + 24);
+		s->size = rd64(h + 32);
+		s->link = rd32(h + 40);
+		s->info = rd32(h + 44);
+		s->entsize = rd64(h + 56);
+	} else {
+		s->flags = rd32(h + 8);
+		s->addr = rd32(h + 12);
+		s->off = rd32(h + 16);
+		s->size = rd32(h + 20);
+		s->link = rd32(h + 24);
+		s->info = rd32(h + 28);
+		s->entsize = rd32(h + 36);
+	}
+}
+
+/* each section's name, where the name table holds a terminated string for it */
+static int
+secnames(struct elf *e, const struct ehdr *h, char *errbuf, size_t errlen)
+{
+	const struct elfsec *strsec;
+	const char *s0;
+	size_t i;
+
+	if (!h->shstrndx || h->shstrndx >= h->shnum)
+		return 0;
+	strsec = &e->sec[h->shstrndx];
+	if (strsec->type == SHT_NOBITS || !inside(strsec->off, strsec->size, e->n))
+		ERR("section name table (offset %llu, %llu bytes) is past the end of the file",
+		    (unsigned long long)strsec->off, (unsigned long long)strsec->size);
+	s0 = (const char *)e->p + strsec->off;
+	for (i = 0; i < h->shnum; i++) {
+		uint32_t nm = rd32(e->p + h->shoff + i * h->shentsize);
+
+		if (nm < strsec->size && memchr(s0 + nm, 0, strsec->size - nm))
+			e->sec[i].name = s0 + nm;
+	}
+	return 0;
+}
+
+static int
+readsecs(struct elf *e, const struct ehdr *h, char *errbuf, size_t errlen)
+{
+	size_t i;
+
+	if (!h->shoff || !h->shnum)
+		return 0;
+	if (h->shentsize < (e->is64 ? 64u : 40u))
+		ERR("bad section header size %u at offset %d", h->shentsize, e->is64 ? 58 : 46);
+	if (h->shnum > e->n / h->shentsize || !inside(h->shoff, (uint64_t)h->shnum * h->shentsize, e->n))
+		ERR("section header table (%u entries at offset %llu) is past the end of the file (%zu bytes)",
+		    h->shnum, (unsigned long long)h->shoff, e->n);
+	e->sec = xcalloc(h->shnum, sizeof *e->sec);
+	e->nsec = h->shnum;
+	for (i = 0; i < h->shnum; i++)
+		readsec(&e->sec[i], e->p + h->shoff + i * h->shentsize, e->is64);
+	return secnames(e, h, errbuf, errlen);
+}
+
+/* one program header at h */
+static void
+readph(struct elfphdr *ph, const unsigned char *h, int is64)
+{
+	ph->type = rd32(h);
+	if (is64) {
+		ph->flags = rd32(h + 4);
+		ph->off = rd64(h + 8);
+		ph->vaddr = rd64(h + 16);
+		ph->filesz = rd64(h + 32);
+		ph->memsz = rd64(h + 40);
+	} else {
+		ph->off = rd32(h + 4);
+		ph->vaddr = rd32(h + 8);
+		ph->filesz = rd32(h + 16);
+		ph->memsz = rd32(h + 20);
+		ph->flags = rd32(h + 24);
+	}
+}
+
+static int
+readphs(struct elf *e, const struct ehdr *h, char *errbuf, size_t errlen)
+{
+	size_t i;
+
+	if (!h->phoff || !h->phnum)
+		return 0;
+	if (h->phentsize < (e->is64 ? 56u : 32u))
+		ERR("bad program header size %u", h->phentsize);
+	if (h->phnum > e->n / h->phentsize || !inside(h->phoff, (uint64_t)h->phnum * h->phentsize, e->n))
+		ERR("program header table (%u entries at offset %llu) is past the end of the file",
+		    h->phnum, (unsigned long long)h->phoff);
+	e->ph = xcalloc(h->phnum, sizeof *e->ph);
+	e->nph = h->phnum;
+	for (i = 0; i < h->phnum; i++)
+		readph(&e->ph[i], e->p + h->phoff + i * h->phentsize, e->is64);
+	return 0;
+}
 
 int
 elf_open(struct elf *e, const void *bytes, size_t n, char *errbuf, size_t errlen)
 {
-	const unsigned char *p = bytes, *h;
-	uint64_t shoff, phoff;
-	uint32_t shnum, phnum, shentsize, phentsize, shstrndx;
-	const struct elfsec *strsec;
-	size_t i;
+	struct ehdr h;
 
 	memset(e, 0, sizeof *e);
-	e->p = p;
+	e->p = bytes;
 	e->n = n;
-	if (!elf_is(p, n))
-		FAIL("not an ELF file (bad magic at offset 0)");
-	if (n < EI_NIDENT + 4)
-		FAIL("truncated ELF header (%zu bytes)", n);
-	if (p[EI_CLASS] != ELFCLASS32 && p[EI_CLASS] != ELFCLASS64)
-		FAIL("bad ELF class %u at offset 4", p[EI_CLASS]);
-	if (p[EI_DATA] != ELFDATA2LSB)
-		FAIL("big-endian ELF is not supported (offset 5)");
-	e->is64 = p[EI_CLASS] == ELFCLASS64;
-	if (n < (e->is64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr)))
-		FAIL("truncated ELF header (%zu bytes)", n);
-	e->type = rd16(p + 16);
-	e->machine = rd16(p + 18);
-	if (e->is64) {
-		phoff = rd64(p + 32);
-		shoff = rd64(p + 40);
-		phentsize = rd16(p + 54);
-		phnum = rd16(p + 56);
-		shentsize = rd16(p + 58);
-		shnum = rd16(p + 60);
-		shstrndx = rd16(p + 62);
-	} else {
-		phoff = rd32(p + 28);
-		shoff = rd32(p + 32);
-		phentsize = rd16(p + 42);
-		phnum = rd16(p + 44);
-		shentsize = rd16(p + 46);
-		shnum = rd16(p + 48);
-		shstrndx = rd16(p + 50);
-	}
-	if (shoff && (shnum == 0 || shstrndx == SHN_XINDEX)) {
-		/* extended numbering: the real counts live in section 0 */
-		if (shentsize < (e->is64 ? 64u : 40u) || !inside(shoff, shentsize, n))
-			FAIL("section header table at offset %llu is past the end (%zu bytes)",
-			     (unsigned long long)shoff, n);
-		h = p + shoff;
-		if (shnum == 0)
-			shnum = (uint32_t)(e->is64 ? rd64(h + 32) : rd32(h + 20));
-		if (shstrndx == SHN_XINDEX)
-			shstrndx = e->is64 ? rd32(h + 40) : rd32(h + 24);
-	}
-	if (shoff && shnum) {
-		if (shentsize < (e->is64 ? 64u : 40u))
-			FAIL("bad section header size %u at offset %d", shentsize, e->is64 ? 58 : 46);
-		if (shnum > n / shentsize || !inside(shoff, (uint64_t)shnum * shentsize, n))
-			FAIL("section header table (%u entries at offset %llu) is past the end of the file (%zu bytes)",
-			     shnum, (unsigned long long)shoff, n);
-		e->sec = xcalloc(shnum, sizeof *e->sec);
-		e->nsec = shnum;
-		for (i = 0; i < shnum; i++) {
-			struct elfsec *s = &e->sec[i];
-
-			h = p + shoff + i * shentsize;
-			s->name = "";
-			s->type = rd32(h + 4);
-			if (e->is64) {
-				s->flags = rd64(h + 8);
-				s->addr = rd64(h + 16);
-				s->off = rd64(h + 24);
-				s->size = rd64(h + 32);
-				s->link = rd32(h + 40);
-				s->info = rd32(h + 44);
-				s->entsize = rd64(h + 56);
-			} else {
-				s->flags = rd32(h + 8);
-				s->addr = rd32(h + 12);
-				s->off = rd32(h + 16);
-				s->size = rd32(h + 20);
-				s->link = rd32(h + 24);
-				s->info = rd32(h + 28);
-				s->entsize = rd32(h + 36);
-			}
-		}
-		if (shstrndx && shstrndx < shnum) {
-			strsec = &e->sec[shstrndx];
-			if (strsec->type == SHT_NOBITS || !inside(strsec->off, strsec->size, n))
-				FAIL("section name table (offset %llu, %llu bytes) is past the end of the file",
-				     (unsigned long long)strsec->off, (unsigned long long)strsec->size);
-			for (i = 0; i < shnum; i++) {
-				uint32_t nm = rd32(p + shoff + i * shentsize);
-				const char *s0 = (const char *)p + strsec->off;
-
-				if (nm < strsec->size && memchr(s0 + nm, 0, strsec->size - nm))
-					e->sec[i].name = s0 + nm;
-			}
-		}
-	}
-	if (phoff && phnum) {
-		if (phentsize < (e->is64 ? 56u : 32u))
-			FAIL("bad program header size %u", phentsize);
-		if (phnum > n / phentsize || !inside(phoff, (uint64_t)phnum * phentsize, n))
-			FAIL("program header table (%u entries at offset %llu) is past the end of the file",
-			     phnum, (unsigned long long)phoff);
-		e->ph = xcalloc(phnum, sizeof *e->ph);
-		e->nph = phnum;
-		for (i = 0; i < phnum; i++) {
-			struct elfphdr *ph = &e->ph[i];
-
-			h = p + phoff + i * phentsize;
-			ph->type = rd32(h);
-			if (e->is64) {
-				ph->flags = rd32(h + 4);
-				ph->off = rd64(h + 8);
-				ph->vaddr = rd64(h + 16);
-				ph->filesz = rd64(h + 32);
-				ph->memsz = rd64(h + 40);
-			} else {
-				ph->off = rd32(h + 4);
-				ph->vaddr = rd32(h + 8);
-				ph->filesz = rd32(h + 16);
-				ph->memsz = rd32(h + 20);
-				ph->flags = rd32(h + 24);
-			}
-		}
-	}
+	if (readident(e, errbuf, errlen) < 0)
+		goto fail;
+	readehdr(e, &h);
+	if (extnum(e, &h, errbuf, errlen) < 0 || readsecs(e, &h, errbuf, errlen) < 0 ||
+	    readphs(e, &h, errbuf, errlen) < 0)
+		goto fail;
 	return 0;
+fail:
+	elf_close(e);
+	return -1;
 }
 
 void
