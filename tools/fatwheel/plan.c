@@ -240,20 +240,26 @@ planedit(const struct elfinfo *ei, const char *member, int bundled, char **rpath
 	return *rpath || *nren;
 }
 
-void
-plan(void)
+/* the folder the libraries go in, checked */
+static void
+setlibdir(void)
 {
-	size_t i;
-	struct lib *l;
-	const char *arch, *base;
-	int floor, need, want = -1;
-
 	if (opt.libsdir)
 		libdir = xasprintf("%s%s", wn.name, opt.libsdir);
 	else
 		libdir = strcmp(opt.layout, "libs") == 0 ? xasprintf("%s.libs", wn.name) : xstrdup(opt.layout + 4);
 	if (!zip_safename(libdir) || endswith(libdir, "/"))
 		dien(EXIT_USAGE, "%s: the library folder '%s' is not a safe relative path", opt.in, libdir);
+}
+
+/* what every member and every library found needs, until nothing new is found */
+static void
+resolveall(void)
+{
+	size_t i;
+	struct lib *l;
+	const char *base;
+
 	for (i = 0; i < nmem; i++)
 		if (mem[i].iself)
 			resolveobj(&mem[i].ei, mem[i].e->name, NULL, mem[i].e->name);
@@ -276,39 +282,58 @@ plan(void)
 		fputs(errors.s, stderr);
 		exit(EXIT_PROBLEM);
 	}
-	dedupe();
-	if (opt.sonamehash)
-		sysshared();
-	for (i = 0; i < opt.nexclude; i++)
-		if (!opt.exused[i] && !opt.quiet)
-			warn("%s: --exclude '%s' matched no library (sonames look like libfoo.so.N)", opt.in,
-			     opt.exclude[i]);
-	/* names in the wheel */
+}
+
+/* one library's file name in the wheel */
+static char *
+libfile(struct lib *l, const unsigned char sha[32])
+{
+	char *file;
+
+	if (opt.sonamehash && !l->include && l->iself && l->sysby) {
+		/* renamed, it would be a second copy beside the one the system library
+		   loads under the old name: ld.so loads one per soname, so keep it */
+		if (!opt.quiet)
+			warn("%s: %s keeps its soname: the system's %s loads it too, and a renamed copy would be a second one in the process",
+			     opt.in, l->needed, l->sysby);
+		return xstrdup(l->needed);
+	}
+	if (opt.sonamehash && !l->include && l->iself) {
+		file = hashedname(l->needed, sha);
+		l->soname = xstrdup(file);
+		return file;
+	}
+	return xstrdup(l->needed);
+}
+
+/* the libraries' members in the wheel */
+static void
+namelibs(void)
+{
+	size_t i;
+	struct lib *l;
+	char *file;
+
 	libsha = xcalloc(nlibs + 1, sizeof *libsha);
 	if (opt.sonamehash)
 		pfor(nlibs, opt.jobs, hashlib, NULL);
 	for (i = 0; i < nlibs; i++) {
-		char *file;
 		l = libs[i];
-		if (opt.sonamehash && !l->include && l->iself && l->sysby) {
-			/* renamed, it would be a second copy beside the one the system library
-			   loads under the old name: ld.so loads one per soname, so keep it */
-			if (!opt.quiet)
-				warn("%s: %s keeps its soname: the system's %s loads it too, and a renamed copy would be a second one in the process",
-				     opt.in, l->needed, l->sysby);
-			file = xstrdup(l->needed);
-		} else if (opt.sonamehash && !l->include && l->iself) {
-			file = hashedname(l->needed, libsha[i]);
-			l->soname = xstrdup(file);
-		} else {
-			file = xstrdup(l->needed);
-		}
+		file = libfile(l, libsha[i]);
 		l->member = xasprintf("%s/%s", libdir, file);
 		free(file);
 		if (findmember(l->member))
 			die("%s: bundling %s would overwrite the wheel's own %s", opt.in, l->from, l->member);
 	}
 	free(libsha);
+}
+
+/* the edits of the wheel's own objects and of the libraries brought in */
+static void
+planedits(void)
+{
+	size_t i;
+
 	for (i = 0; i < nmem; i++)
 		if (mem[i].iself)
 			mem[i].edit = planedit(&mem[i].ei, mem[i].e->name, 0, &mem[i].rpath, &mem[i].oldn,
@@ -317,51 +342,89 @@ plan(void)
 		if (libs[i]->iself)
 			planedit(&libs[i]->ei, libs[i]->member, 1, &libs[i]->rpath, &libs[i]->oldn, &libs[i]->newn,
 			         &libs[i]->nren);
-	/* the platform: GLIBC_2.N as it is, GLIBCXX/CXXABI through the policy table */
+}
+
+static void
+needs1(const struct elfinfo *ei)
+{
+	if (ei->glibc > glibcmax)
+		glibcmax = ei->glibc;
+	if (ei->cxx > cxxmax)
+		cxxmax = ei->cxx;
+}
+
+/* the platform: GLIBC_2.N as it is, GLIBCXX/CXXABI through the policy table */
+static void
+needs(void)
+{
+	size_t i;
+
 	for (i = 0; i < nmem; i++)
-		if (mem[i].iself) {
-			if (mem[i].ei.glibc > glibcmax)
-				glibcmax = mem[i].ei.glibc;
-			if (mem[i].ei.cxx > cxxmax)
-				cxxmax = mem[i].ei.cxx;
-		}
+		if (mem[i].iself)
+			needs1(&mem[i].ei);
 	for (i = 0; i < nlibs; i++)
-		if (libs[i]->iself) {
-			if (libs[i]->ei.glibc > glibcmax)
-				glibcmax = libs[i]->ei.glibc;
-			if (libs[i]->ei.cxx > cxxmax)
-				cxxmax = libs[i]->ei.cxx;
-		}
-	{
-		char *first = xstrndup(wn.plat, strcspn(wn.plat, "."));
-		arch = plat_arch(first);
-		free(first);
-	}
-	need = glibcmax > cxxmax ? glibcmax : cxxmax;
-	if (strcmp(opt.plat, "keep") == 0 || opt.noupdate) {
+		if (libs[i]->iself)
+			needs1(&libs[i]->ei);
+}
+
+/* the tag --plat asks for (manylinux_2_N_ARCH or auto), checked against what it needs */
+static char *
+repairtag(const char *arch)
+{
+	int floor, need = glibcmax > cxxmax ? glibcmax : cxxmax, want = plat_glibc(opt.plat);
+
+	if (!arch)
+		die("%s: --plat=%s: cannot tell the architecture of platform tag '%s'", opt.in, opt.plat, wn.plat);
+	if (cxxmax >= 1000)
+		dien(EXIT_PROBLEM, "%s: a GLIBCXX_ or CXXABI_ version it needs is newer than every manylinux policy",
+		     opt.in);
+	floor = strcmp(arch, "x86_64") == 0 || strcmp(arch, "i686") == 0 ? 5 : 17;
+	if (need < floor)
+		need = floor;
+	if (strcmp(opt.plat, "auto") == 0)
+		return plat_set(need, -1, arch);
+	if (!endswith(opt.plat, arch) || opt.plat[strlen(opt.plat) - strlen(arch) - 1] != '_')
+		die("%s: --plat=%s: the wheel is for %s", opt.in, opt.plat, arch);
+	if (need > want)
+		dien(EXIT_PROBLEM, "%s: cannot repair to %s: it needs manylinux_2_%d (GLIBC 2.%d%s)", opt.in,
+		     opt.plat, need, glibcmax, cxxmax > glibcmax ? ", and GLIBCXX/CXXABI versions" : "");
+	return plat_set(want, opt.onlyplat ? -1 : need, arch);
+}
+
+/* the output's platform tag, name and path */
+static void
+choosetag(void)
+{
+	char *first = xstrndup(wn.plat, strcspn(wn.plat, "."));
+	const char *arch = plat_arch(first);
+
+	free(first);
+	if (strcmp(opt.plat, "keep") == 0 || opt.noupdate)
 		newplat = xstrdup(wn.plat);
-	} else if (strcmp(opt.plat, "auto") == 0 || (want = plat_glibc(opt.plat)) >= 0) {
-		if (!arch)
-			die("%s: --plat=%s: cannot tell the architecture of platform tag '%s'", opt.in, opt.plat, wn.plat);
-		if (cxxmax >= 1000)
-			dien(EXIT_PROBLEM, "%s: a GLIBCXX_ or CXXABI_ version it needs is newer than every manylinux policy",
-			     opt.in);
-		floor = strcmp(arch, "x86_64") == 0 || strcmp(arch, "i686") == 0 ? 5 : 17;
-		if (need < floor)
-			need = floor;
-		if (strcmp(opt.plat, "auto") == 0) {
-			newplat = plat_set(need, -1, arch);
-		} else {
-			if (!endswith(opt.plat, arch) || opt.plat[strlen(opt.plat) - strlen(arch) - 1] != '_')
-				die("%s: --plat=%s: the wheel is for %s", opt.in, opt.plat, arch);
-			if (need > want)
-				dien(EXIT_PROBLEM, "%s: cannot repair to %s: it needs manylinux_2_%d (GLIBC 2.%d%s)", opt.in,
-				     opt.plat, need, glibcmax, cxxmax > glibcmax ? ", and GLIBCXX/CXXABI versions" : "");
-			newplat = plat_set(want, opt.onlyplat ? -1 : need, arch);
-		}
-	} else {
+	else if (strcmp(opt.plat, "auto") == 0 || plat_glibc(opt.plat) >= 0)
+		newplat = repairtag(arch);
+	else
 		newplat = xstrdup(opt.plat);
-	}
 	outname = whl_fmt(&wn, newplat);
 	outpath = opt.outdir ? xasprintf("%s/%s", opt.outdir, outname) : xstrdup(outname);
+}
+
+void
+plan(void)
+{
+	size_t i;
+
+	setlibdir();
+	resolveall();
+	dedupe();
+	if (opt.sonamehash)
+		sysshared();
+	for (i = 0; i < opt.nexclude; i++)
+		if (!opt.exused[i] && !opt.quiet)
+			warn("%s: --exclude '%s' matched no library (sonames look like libfoo.so.N)", opt.in,
+			     opt.exclude[i]);
+	namelibs();
+	planedits();
+	needs();
+	choosetag();
 }
