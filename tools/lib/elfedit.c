@@ -821,121 +821,178 @@ clearold(struct ed *x, const struct layout *l, int block, uint64_t lo, uint64_t 
 		memset(x->p + a, 0, hi - a);
 }
 
+/* how the block of sections moves: odelta in the file, vdelta in memory, from
+   [bvaddr, bvend); block 0: nothing moves */
+struct shift {
+	int block;
+	uint64_t vdelta, odelta, bvend;
+};
+
+/* the new file in b: grown to the end of the new segment, the block copied to its new
+   place, the string table (its old strings, then the added ones) at its new place */
+static void
+newfile(struct ed *x, struct buf *b, const struct layout *l, int block, uint64_t oldstroff,
+        uint64_t oldstrsize)
+{
+	if (b->cap < l->segoff + l->segsize) {
+		b->s = xrealloc(b->s, l->segoff + l->segsize + 1);
+		b->cap = l->segoff + l->segsize + 1;
+	}
+	x->p = (unsigned char *)b->s;
+	memset(x->p + x->n, 0, l->segoff + l->segsize - x->n);
+	b->len = l->segoff + l->segsize;
+	if (block)
+		memcpy(x->p + l->boff, x->p + l->bs, l->be - l->bs);
+	memcpy(x->p + l->stroff, x->p + oldstroff, oldstrsize);
+	if (x->add.len)
+		memcpy(x->p + l->stroff + oldstrsize, x->add.s, x->add.len);
+	writeinplace(x, l->stroff);
+}
+
+/* .dynamic's entries: the string table's new place and size, and the addresses of moved
+   sections; written at .dynamic's new place or its old one */
+static void
+newdyn(struct ed *x, const struct layout *l, const struct shift *m, uint64_t strsize)
+{
+	size_t i;
+
+	for (i = 0; i < x->nd; i++) {
+		struct dent *d = &x->d[i];
+		if (d->tag == DT_STRTAB)
+			d->val = l->segvaddr + (l->stroff - l->segoff);
+		else if (d->tag == DT_STRSZ)
+			d->val = strsize;
+		else if (m->block && isptrtag(d->tag) && d->val >= l->bvaddr && d->val < m->bvend)
+			d->val += m->vdelta;
+	}
+	if (l->dynoff)
+		writedyn(x, l->dynoff, l->dynslots);
+	else
+		writedyn(x, x->dyn->off, x->slots);
+}
+
+/* version-need file names follow their DT_NEEDED */
+static int
+newverneed(struct ed *x, const struct elfedits *ed, const struct layout *l, const struct shift *m)
+{
+	const struct elfsec *vn = NULL;
+	struct vnfix vf;
+	size_t i;
+
+	for (i = 0; i < x->e.nsec; i++)
+		if (x->e.sec[i].type == SHT_GNU_verneed)
+			vn = &x->e.sec[i];
+	if (!vn)
+		return 0;
+	vf.ed = ed;
+	vf.err = 0;
+	vf.shift = m->block && vn->off >= l->bs && vn->off < l->be ? (int64_t)m->odelta : 0;
+	if (walkverneed(x, vn, vnfix1, &vf) < 0)
+		return -1;
+	if (vf.err)
+		FAIL("a .gnu.version_r file name has no new string");
+	return 0;
+}
+
+/* one program header as it will be: shifted with the block, .dynamic's new place, the
+   PT_PHDR one entry longer */
+static void
+moveph(const struct ed *x, const struct layout *l, const struct shift *m, struct ph *p)
+{
+	if (m->block && p->type != PT_LOAD && p->filesz && p->off >= l->bs && p->off + p->filesz <= l->be) {
+		p->off += m->odelta;
+		p->vaddr += m->vdelta;
+		p->paddr += m->vdelta;
+	}
+	if (p->type == PT_DYNAMIC && l->dynoff) {
+		p->off = l->dynoff;
+		p->vaddr = p->paddr = l->segvaddr + (l->dynoff - l->segoff);
+		p->filesz = p->memsz = l->dynslots * x->esz;
+	}
+	if (p->type == PT_PHDR) {
+		p->filesz += x->phent;
+		p->memsz += x->phent;
+	}
+}
+
+/* program headers: moved ones shifted, the new PT_LOAD after the last one; returns
+   their number */
+static size_t
+newphdrs(struct ed *x, const struct layout *l, const struct shift *m)
+{
+	struct ph *nph = xcalloc(x->nph + 1, sizeof *nph);
+	size_t i, k, lastload = 0;
+
+	for (i = 0; i < x->nph; i++)
+		if (x->ph[i].type == PT_LOAD)
+			lastload = i;
+	for (i = 0, k = 0; i < x->nph; i++) {
+		nph[k] = x->ph[i];
+		moveph(x, l, m, &nph[k++]);
+		if (i == lastload) {
+			struct ph *q = &nph[k++];
+			q->type = PT_LOAD;
+			q->flags = PF_R | PF_W;
+			q->off = l->segoff;
+			q->vaddr = q->paddr = l->segvaddr;
+			q->filesz = q->memsz = l->segsize;
+			q->align = l->align;
+		}
+	}
+	for (i = 0; i < k; i++)
+		writeph(x, x->p + x->phoff + i * x->phent, &nph[i]);
+	free(nph);
+	wr16(x->p + (x->is64 ? 56 : 44), k);
+	return k;
+}
+
+/* section headers: the moved sections, the string table and .dynamic */
+static void
+newshdrs(struct ed *x, const struct layout *l, const struct shift *m, uint64_t strsize)
+{
+	size_t i;
+
+	for (i = 1; m->block && i < x->e.nsec; i++) {
+		const struct elfsec *s = &x->e.sec[i];
+		if (s->type != SHT_NULL && s->type != SHT_NOBITS && s->size && s->off >= l->bs &&
+		    s->off + s->size <= l->be)
+			setsec(x, i, s->addr + m->vdelta, s->off + m->odelta, s->size);
+	}
+	setsec(x, x->stridx, l->segvaddr + (l->stroff - l->segoff), l->stroff, strsize);
+	if (l->dynoff)
+		setsec(x, x->dynidx, l->segvaddr + (l->dynoff - l->segoff), l->dynoff, l->dynslots * x->esz);
+}
+
 /* grow the file: the new segment, the bigger program header table, the moved sections */
 static int
 relocate(struct ed *x, struct buf *b, const struct elfedits *ed)
 {
 	struct layout l;
-	struct ph *nph;
-	size_t i, k, lastload = 0, nnew;
-	int block;
-	uint64_t vdelta, odelta, oldstroff = x->str->off, oldstrsize = x->str->size, bvend;
-	struct vnfix vf;
-	const struct elfsec *vn = NULL;
+	struct shift m;
+	size_t nnew;
+	uint64_t oldstroff = x->str->off, oldstrsize = x->str->size;
 
 	memset(&l, 0, sizeof l);
 	if (x->nph + 1 >= PN_XNUM)
 		FAIL("too many program headers (%zu)", x->nph);
-	if ((block = findblock(x, &l)) < 0)
+	if ((m.block = findblock(x, &l)) < 0)
 		return -1;
-	if (layout(x, &l, block) < 0)
+	if (layout(x, &l, m.block) < 0)
 		return -1;
-	vdelta = block ? l.segvaddr + (l.boff - l.segoff) - l.bvaddr : 0;
-	odelta = block ? l.boff - l.bs : 0;
-	bvend = l.bvaddr + (l.be - l.bs);
-	/* the new file */
-	if (b->cap < l.segoff + l.segsize) {
-		b->s = xrealloc(b->s, l.segoff + l.segsize + 1);
-		b->cap = l.segoff + l.segsize + 1;
-	}
-	x->p = (unsigned char *)b->s;
-	memset(x->p + x->n, 0, l.segoff + l.segsize - x->n);
-	b->len = l.segoff + l.segsize;
-	if (block)
-		memcpy(x->p + l.boff, x->p + l.bs, l.be - l.bs);
-	memcpy(x->p + l.stroff, x->p + oldstroff, oldstrsize);
-	if (x->add.len)
-		memcpy(x->p + l.stroff + oldstrsize, x->add.s, x->add.len);
-	writeinplace(x, l.stroff);
-	/* entries: the table's new place, and addresses of moved sections */
-	for (i = 0; i < x->nd; i++) {
-		struct dent *d = &x->d[i];
-		if (d->tag == DT_STRTAB)
-			d->val = l.segvaddr + (l.stroff - l.segoff);
-		else if (d->tag == DT_STRSZ)
-			d->val = oldstrsize + x->add.len;
-		else if (block && isptrtag(d->tag) && d->val >= l.bvaddr && d->val < bvend)
-			d->val += vdelta;
-	}
-	if (l.dynoff)
-		writedyn(x, l.dynoff, l.dynslots);
-	else
-		writedyn(x, x->dyn->off, x->slots);
-	/* version-need file names follow their DT_NEEDED */
-	for (i = 0; i < x->e.nsec; i++)
-		if (x->e.sec[i].type == SHT_GNU_verneed)
-			vn = &x->e.sec[i];
-	if (vn) {
-		vf.ed = ed;
-		vf.err = 0;
-		vf.shift = block && vn->off >= l.bs && vn->off < l.be ? (int64_t)odelta : 0;
-		if (walkverneed(x, vn, vnfix1, &vf) < 0)
-			return -1;
-		if (vf.err)
-			FAIL("a .gnu.version_r file name has no new string");
-	}
-	/* program headers: moved ones shifted, the new PT_LOAD after the last one */
-	nph = xcalloc(x->nph + 1, sizeof *nph);
-	for (i = 0; i < x->nph; i++)
-		if (x->ph[i].type == PT_LOAD)
-			lastload = i;
-	for (i = 0, k = 0; i < x->nph; i++) {
-		struct ph p = x->ph[i];
-		if (block && p.type != PT_LOAD && p.filesz && p.off >= l.bs && p.off + p.filesz <= l.be) {
-			p.off += odelta;
-			p.vaddr += vdelta;
-			p.paddr += vdelta;
-		}
-		if (p.type == PT_DYNAMIC && l.dynoff) {
-			p.off = l.dynoff;
-			p.vaddr = p.paddr = l.segvaddr + (l.dynoff - l.segoff);
-			p.filesz = p.memsz = l.dynslots * x->esz;
-		}
-		if (p.type == PT_PHDR) {
-			p.filesz += x->phent;
-			p.memsz += x->phent;
-		}
-		nph[k++] = p;
-		if (i == lastload) {
-			struct ph *q = &nph[k++];
-			q->type = PT_LOAD;
-			q->flags = PF_R | PF_W;
-			q->off = l.segoff;
-			q->vaddr = q->paddr = l.segvaddr;
-			q->filesz = q->memsz = l.segsize;
-			q->align = l.align;
-		}
-	}
-	nnew = k;
-	for (i = 0; i < nnew; i++)
-		writeph(x, x->p + x->phoff + i * x->phent, &nph[i]);
-	free(nph);
-	wr16(x->p + (x->is64 ? 56 : 44), nnew);
-	/* section headers */
-	for (i = 1; block && i < x->e.nsec; i++) {
-		const struct elfsec *s = &x->e.sec[i];
-		if (s->type != SHT_NULL && s->type != SHT_NOBITS && s->size && s->off >= l.bs &&
-		    s->off + s->size <= l.be)
-			setsec(x, i, s->addr + vdelta, s->off + odelta, s->size);
-	}
-	setsec(x, x->stridx, l.segvaddr + (l.stroff - l.segoff), l.stroff, oldstrsize + x->add.len);
-	if (l.dynoff)
-		setsec(x, x->dynidx, l.segvaddr + (l.dynoff - l.segoff), l.dynoff, l.dynslots * x->esz);
+	m.vdelta = m.block ? l.segvaddr + (l.boff - l.segoff) - l.bvaddr : 0;
+	m.odelta = m.block ? l.boff - l.bs : 0;
+	m.bvend = l.bvaddr + (l.be - l.bs);
+	newfile(x, b, &l, m.block, oldstroff, oldstrsize);
+	newdyn(x, &l, &m, oldstrsize + x->add.len);
+	if (newverneed(x, ed, &l, &m) < 0)
+		return -1;
+	nnew = newphdrs(x, &l, &m);
+	newshdrs(x, &l, &m, oldstrsize + x->add.len);
 	/* what moved leaves dead bytes behind (the old .dynamic stays: _DYNAMIC and the
 	   GOT's first entry still name it) */
-	clearold(x, &l, block, oldstroff, oldstroff + oldstrsize, x->phoff + nnew * x->phent);
-	if (block)
-		clearold(x, &l, block, l.bs, l.be, x->phoff + nnew * x->phent);
+	clearold(x, &l, m.block, oldstroff, oldstroff + oldstrsize, x->phoff + nnew * x->phent);
+	if (m.block)
+		clearold(x, &l, m.block, l.bs, l.be, x->phoff + nnew * x->phent);
 	return 0;
 }
 
