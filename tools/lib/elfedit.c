@@ -343,37 +343,37 @@ vnfix1(struct ed *x, uint64_t fieldoff, int file, void *ctx)
 	wr32(x->p + (uint64_t)((int64_t)fieldoff + f->shift), (uint64_t)o);
 }
 
-/* read the ELF and its dynamic table into x */
+/* the program headers: at least one PT_LOAD, each inside the file */
 static int
-load(struct ed *x)
+loadphdrs(struct ed *x)
 {
 	size_t i, nload = 0;
-	uint64_t strtab = 0, strsz = 0;
-	int havetab = 0, havesz = 0;
 
-	if (x->e.type != ET_DYN && x->e.type != ET_EXEC)
-		FAIL("not a shared object or executable (ELF type %u)", x->e.type);
-	x->phoff = rdw(x, x->p + (x->is64 ? 32 : 28));
-	x->shoff = rdw(x, x->p + (x->is64 ? 40 : 32));
-	x->phent = rd16(x->p + (x->is64 ? 54 : 42));
-	x->shent = rd16(x->p + (x->is64 ? 58 : 46));
-	if (!x->e.nph || !x->e.nsec)
-		FAIL("no program or section headers");
 	x->nph = x->e.nph;
 	x->ph = xcalloc(x->nph + 1, sizeof *x->ph);
 	for (i = 0; i < x->nph; i++) {
 		readph(x, i, &x->ph[i]);
-		if (x->ph[i].type == PT_LOAD) {
-			nload++;
-			if (!inside(x->ph[i].off, x->ph[i].filesz, x->n) || x->ph[i].filesz > x->ph[i].memsz)
-				FAIL("PT_LOAD %zu (offset %llu) is past the end of the file or larger on disk than in memory",
-				     i, (unsigned long long)x->ph[i].off);
-			if (x->ph[i].vaddr + x->ph[i].memsz < x->ph[i].vaddr)
-				FAIL("PT_LOAD %zu wraps around the address space", i);
-		}
+		if (x->ph[i].type != PT_LOAD)
+			continue;
+		nload++;
+		if (!inside(x->ph[i].off, x->ph[i].filesz, x->n) || x->ph[i].filesz > x->ph[i].memsz)
+			FAIL("PT_LOAD %zu (offset %llu) is past the end of the file or larger on disk than in memory",
+			     i, (unsigned long long)x->ph[i].off);
+		if (x->ph[i].vaddr + x->ph[i].memsz < x->ph[i].vaddr)
+			FAIL("PT_LOAD %zu wraps around the address space", i);
 	}
 	if (!nload)
 		FAIL("no PT_LOAD segment");
+	return 0;
+}
+
+/* the one SHT_DYNAMIC section and its string table, each inside the file, and
+   PT_DYNAMIC at the same place */
+static int
+finddyn(struct ed *x)
+{
+	size_t i;
+
 	for (i = 0; i < x->e.nsec; i++) {
 		if (x->e.sec[i].type != SHT_DYNAMIC)
 			continue;
@@ -400,7 +400,15 @@ load(struct ed *x)
 		if (x->ph[i].type == PT_DYNAMIC && x->ph[i].off != x->dyn->off)
 			FAIL("PT_DYNAMIC (offset %llu) and the .dynamic section (offset %llu) disagree",
 			     (unsigned long long)x->ph[i].off, (unsigned long long)x->dyn->off);
-	/* what the edit writes must not share bytes with the headers or with each other */
+	return 0;
+}
+
+/* what the edit writes must not share bytes with the headers or with each other */
+static int
+nooverlaps(const struct ed *x)
+{
+	size_t i;
+
 	for (i = 0; i < x->e.nsec; i++) {
 		const struct elfsec *s = &x->e.sec[i];
 		if (i != x->dynidx && i != x->stridx &&
@@ -417,6 +425,18 @@ load(struct ed *x)
 		if (i != x->dynidx && overlaps(s->off, s->size, x->dyn->off, x->dyn->size))
 			FAIL("section %zu (offset %llu) overlaps .dynamic", i, (unsigned long long)s->off);
 	}
+	return 0;
+}
+
+/* .dynamic's entries up to DT_NULL; DT_STRTAB/DT_STRSZ must be the string table's, and
+   every string entry must name a string in it */
+static int
+loaddents(struct ed *x)
+{
+	size_t i;
+	uint64_t strtab = 0, strsz = 0;
+	int havetab = 0, havesz = 0;
+
 	x->slots = x->dyn->size / x->esz;
 	for (i = 0; i < x->slots; i++) {
 		const unsigned char *q = x->p + x->dyn->off + i * x->esz;
@@ -449,6 +469,23 @@ load(struct ed *x)
 			     (unsigned long long)x->d[i].val);
 	}
 	return 0;
+}
+
+/* read the ELF and its dynamic table into x */
+static int
+load(struct ed *x)
+{
+	if (x->e.type != ET_DYN && x->e.type != ET_EXEC)
+		FAIL("not a shared object or executable (ELF type %u)", x->e.type);
+	x->phoff = rdw(x, x->p + (x->is64 ? 32 : 28));
+	x->shoff = rdw(x, x->p + (x->is64 ? 40 : 32));
+	x->phent = rd16(x->p + (x->is64 ? 54 : 42));
+	x->shent = rd16(x->p + (x->is64 ? 58 : 46));
+	if (!x->e.nph || !x->e.nsec)
+		FAIL("no program or section headers");
+	if (loadphdrs(x) < 0 || finddyn(x) < 0 || nooverlaps(x) < 0)
+		return -1;
+	return loaddents(x);
 }
 
 /* decide the new entry list; returns 1 if anything changes */
