@@ -130,56 +130,90 @@ static const char *const script[] = {
 "        say('fail', 'sdpa ' + name, err(e) + (' (' + caught(w) + ')' if w else ''))\n",
 };
 
-int
-cmd_smoke(int argc, char **argv)
-{
-	const char *python = NULL;
-	int i, json = 0, timeout = 120, fails = 0, lines = 0;
-	char *end, *line, *next, *t1, *t2;
-	struct buf out = {0}, errout = {0}, b = {0}, code = {0};
-	struct procres res;
+/* one run of the check: its options, and the results as they are reported */
+struct smoke {
+	const char *python;
+	int timeout, json, fails, lines;
 	struct json js;
-	char *cmd[6];
+	struct buf b; /* the JSON document */
+};
+
+static void
+smokeopts(struct smoke *k, int argc, char **argv)
+{
+	char *end;
+	int i;
 
 	for (i = 1; i < argc; i++) {
 		if (gc_commonopt(argv[i]))
 			continue;
 		if (startswith(argv[i], "--python="))
-			python = argv[i] + 9;
+			k->python = argv[i] + 9;
 		else if (startswith(argv[i], "--timeout=")) {
-			timeout = (int)strtol(argv[i] + 10, &end, 10);
-			if (*end || timeout <= 0 || timeout > 86400)
+			k->timeout = (int)strtol(argv[i] + 10, &end, 10);
+			if (*end || k->timeout <= 0 || k->timeout > 86400)
 				gc_usage("smoke: --timeout needs seconds (1-86400)");
 		} else if (strcmp(argv[i], "--json") == 0)
-			json = 1;
+			k->json = 1;
 		else
 			gc_usage("smoke: unknown option '%s'", argv[i]);
 	}
-	if (!python || !*python)
+	if (!k->python || !*k->python)
 		gc_usage("smoke: name the interpreter with --python=PATH");
-	cmd[0] = (char *)python;
+}
+
+/* the script in a fresh interpreter, its stdout and stderr captured */
+static void
+runscript(const struct smoke *k, struct buf *out, struct buf *errout, struct procres *res)
+{
+	struct buf code = {0};
+	char *cmd[6];
+	size_t i;
+
+	for (i = 0; i < sizeof script / sizeof script[0]; i++)
+		bufputs(&code, script[i]);
+	cmd[0] = (char *)k->python;
 	cmd[1] = "-X";
 	cmd[2] = "faulthandler";
 	cmd[3] = "-c";
-	for (i = 0; i < (int)(sizeof script / sizeof script[0]); i++)
-		bufputs(&code, script[i]);
 	cmd[4] = code.s;
 	cmd[5] = NULL;
-	if (proc_capture(cmd, NULL, &out, &errout, 1 << 20, timeout * 1000, &res) < 0)
-		die("smoke: cannot run %s:", python);
-	if (res.notfound) {
-		buffree(&out);
-		buffree(&errout);
-		die("smoke: --python=%s: cannot run it (%s)", python, strerror(res.err));
+	if (proc_capture(cmd, NULL, out, errout, 1 << 20, k->timeout * 1000, res) < 0)
+		die("smoke: cannot run %s:", k->python);
+	buffree(&code);
+	if (res->notfound) {
+		buffree(out);
+		buffree(errout);
+		die("smoke: --python=%s: cannot run it (%s)", k->python, strerror(res->err));
 	}
-	if (json) {
-		json_init(&js, &b);
-		json_obj(&js);
-		json_kstr(&js, "python", python);
-		json_key(&js, "checks");
-		json_arr(&js);
+}
+
+/* one result: STATUS, NAME and TEXT */
+static void
+result(struct smoke *k, const char *status, const char *name, const char *text)
+{
+	k->lines++;
+	k->fails += strcmp(status, "fail") == 0;
+	if (!k->json) {
+		printf("%-4s  %-20s %s\n", status, name, text);
+		return;
 	}
-	for (line = out.s; line && *line; line = next) {
+	json_obj(&k->js);
+	json_kstr(&k->js, "name", name);
+	json_kbool(&k->js, "ok", strcmp(status, "fail") != 0);
+	json_kstr(&k->js, "status", status);
+	json_kstr(&k->js, "text", text);
+	json_end(&k->js);
+}
+
+/* the script's result lines (ok|fail|skip TAB name TAB text); other lines are what the
+   import printed */
+static void
+results(struct smoke *k, char *out)
+{
+	char *line, *next, *t1, *t2;
+
+	for (line = out; line && *line; line = next) {
 		next = strchr(line, '\n');
 		if (next)
 			*next++ = 0;
@@ -187,62 +221,74 @@ cmd_smoke(int argc, char **argv)
 		t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
 		if (!t2 || (strncmp(line, "ok\t", 3) != 0 && strncmp(line, "fail\t", 5) != 0 &&
 			    strncmp(line, "skip\t", 5) != 0))
-			continue; /* something the import printed */
+			continue;
 		*t1++ = 0;
 		*t2++ = 0;
-		lines++;
-		fails += strcmp(line, "fail") == 0;
-		if (json) {
-			json_obj(&js);
-			json_kstr(&js, "name", t1);
-			json_kbool(&js, "ok", strcmp(line, "fail") != 0);
-			json_kstr(&js, "status", line);
-			json_kstr(&js, "text", t2);
-			json_end(&js);
-		} else {
-			printf("%-4s  %-20s %s\n", line, t1, t2);
-		}
+		result(k, line, t1, t2);
 	}
-	if (res.timedout || res.status != 0 || lines == 0) {
-		char why[160];
-		const char *tail = errout.s ? errout.s : "";
-		size_t tl = strlen(tail);
+}
 
-		/* the last line of stderr says where it died */
-		while (tl && tail[tl - 1] == '\n')
-			tl--;
-		for (i = (int)tl; i > 0 && tail[i - 1] != '\n'; i--)
-			;
-		if (res.timedout)
-			snprintf(why, sizeof why, "timed out after %d s", timeout);
-		else if (res.status > 128)
-			snprintf(why, sizeof why, "the interpreter died of signal %d", res.status - 128);
-		else if (res.status)
-			snprintf(why, sizeof why, "the interpreter exited %d", res.status);
-		else
-			snprintf(why, sizeof why, "the interpreter printed no result");
-		fails++;
-		if (json) {
-			json_obj(&js);
-			json_kstr(&js, "name", "interpreter");
-			json_kbool(&js, "ok", 0);
-			json_kstr(&js, "text", why);
-			json_kstr(&js, "stderr", tail + i);
-			json_end(&js);
-		} else {
-			printf("fail  %-20s %s%s%.*s\n", "interpreter", why, tl > (size_t)i ? ": " : "",
-			       (int)(tl - (size_t)i), tail + i);
-		}
+/* an interpreter that timed out, died, failed or printed nothing: one failed result, with
+   the last line of its stderr (where it died) */
+static void
+death(struct smoke *k, const struct procres *res, const char *errout)
+{
+	char why[160];
+	const char *tail = errout ? errout : "";
+	size_t tl = strlen(tail), i;
+
+	while (tl && tail[tl - 1] == '\n')
+		tl--;
+	for (i = tl; i > 0 && tail[i - 1] != '\n'; i--)
+		;
+	if (res->timedout)
+		snprintf(why, sizeof why, "timed out after %d s", k->timeout);
+	else if (res->status > 128)
+		snprintf(why, sizeof why, "the interpreter died of signal %d", res->status - 128);
+	else if (res->status)
+		snprintf(why, sizeof why, "the interpreter exited %d", res->status);
+	else
+		snprintf(why, sizeof why, "the interpreter printed no result");
+	k->fails++;
+	if (!k->json) {
+		printf("fail  %-20s %s%s%.*s\n", "interpreter", why, tl > i ? ": " : "", (int)(tl - i), tail + i);
+		return;
 	}
-	if (json) {
-		json_end(&js);
-		json_kbool(&js, "ok", fails == 0);
-		json_end(&js);
-		printf("%s\n", b.s);
+	json_obj(&k->js);
+	json_kstr(&k->js, "name", "interpreter");
+	json_kbool(&k->js, "ok", 0);
+	json_kstr(&k->js, "text", why);
+	json_kstr(&k->js, "stderr", tail + i);
+	json_end(&k->js);
+}
+
+int
+cmd_smoke(int argc, char **argv)
+{
+	struct smoke k = {.timeout = 120};
+	struct buf out = {0}, errout = {0};
+	struct procres res;
+
+	smokeopts(&k, argc, argv);
+	runscript(&k, &out, &errout, &res);
+	if (k.json) {
+		json_init(&k.js, &k.b);
+		json_obj(&k.js);
+		json_kstr(&k.js, "python", k.python);
+		json_key(&k.js, "checks");
+		json_arr(&k.js);
 	}
-	buffree(&b);
+	results(&k, out.s);
+	if (res.timedout || res.status != 0 || k.lines == 0)
+		death(&k, &res, errout.s);
+	if (k.json) {
+		json_end(&k.js);
+		json_kbool(&k.js, "ok", k.fails == 0);
+		json_end(&k.js);
+		printf("%s\n", k.b.s);
+	}
+	buffree(&k.b);
 	buffree(&out);
 	buffree(&errout);
-	buffree(&code);
-	return fails ? EXIT_PROBLEM : EXIT_OK;
+	return k.fails ? EXIT_PROBLEM : EXIT_OK;
 }
