@@ -16,16 +16,111 @@ humansize(char *buf, size_t len, uint64_t n)
 		snprintf(buf, len, "%.0f MiB", (double)n / (double)(1 << 20));
 }
 
+/* --arch: the targets the runtime will look for, each once, ';'-separated */
+static void
+detect_arch(const struct gpulist *l)
+{
+	struct buf b = {0};
+	size_t k, j;
+
+	for (k = 0; k < l->n; k++) {
+		if (!l->g[k].target[0])
+			continue;
+		for (j = 0; j < k; j++)
+			if (strcmp(l->g[j].target, l->g[k].target) == 0)
+				break;
+		if (j < k)
+			continue;
+		bufprintf(&b, "%s%s", b.len ? ";" : "", l->g[k].target);
+	}
+	if (b.len)
+		printf("%s\n", b.s);
+	buffree(&b);
+}
+
+static void
+gpujson(struct json *js, const struct gpu *g)
+{
+	json_obj(js);
+	json_kint(js, "index", g->index);
+	json_kstr(js, "vendor", g->vendor);
+	json_kint(js, "node", g->node);
+	json_kstr(js, "target", g->target[0] ? g->target : NULL);
+	json_kstr(js, "real_target", g->real[0] ? g->real : NULL);
+	json_kstr(js, "name", g->name[0] ? g->name : NULL);
+	json_kint(js, "compute_units", g->cus);
+	json_key(js, "vram_bytes");
+	json_uint(js, g->vram);
+	json_kstr(js, "driver", g->driver[0] ? g->driver : NULL);
+	json_kint(js, "device_id", g->devid);
+	json_kint(js, "wavefront_size", g->wave);
+	json_kstr(js, "pci_bus", g->bus[0] ? g->bus : NULL);
+	json_key(js, "override");
+	if (g->ovvar[0]) {
+		json_obj(js);
+		json_kstr(js, "variable", g->ovvar);
+		json_kstr(js, "value", g->ovval);
+		json_kbool(js, "valid", !g->ovbad);
+		json_end(js);
+	} else {
+		json_null(js);
+	}
+	json_end(js);
+}
+
+static void
+detect_json(const struct gpulist *l)
+{
+	struct buf b = {0};
+	struct json js;
+	size_t k;
+
+	json_init(&js, &b);
+	json_obj(&js);
+	json_key(&js, "gpus");
+	json_arr(&js);
+	for (k = 0; k < l->n; k++)
+		gpujson(&js, &l->g[k]);
+	json_end(&js);
+	json_end(&js);
+	printf("%s\n", b.s);
+	buffree(&b);
+}
+
+/* one GPU as a line, and its override's line */
+static void
+gpuline(const struct gpu *g)
+{
+	char sz[32];
+
+	printf("%d  %-6s  %-8s", g->index, g->vendor, g->real[0] ? g->real : "unknown");
+	if (g->name[0])
+		printf("  %s", g->name);
+	if (g->cus)
+		printf(", %u %s", g->cus, strcmp(g->vendor, "amd") == 0 ? "CUs" : "SMs");
+	if (g->vram) {
+		humansize(sz, sizeof sz, g->vram);
+		printf(", %s", sz);
+	}
+	if (g->driver[0])
+		printf(", driver %s", g->driver);
+	if (!g->real[0] && g->devid)
+		printf(" (device id 0x%04x is not in gpucheck's table and the kernel gives no gfx_target_version)", g->devid);
+	printf("\n");
+	if (g->ovvar[0] && g->ovbad)
+		printf("   override: %s='%s' is malformed (want MAJOR.MINOR.STEPPING, e.g. 11.0.0); the runtime does not apply it\n",
+		       g->ovvar, g->ovval);
+	else if (g->ovvar[0])
+		printf("   override: %s=%s: the runtime loads %s code (the hardware is %s)\n",
+		       g->ovvar, g->ovval, g->target, g->real[0] ? g->real : "unknown");
+}
+
 int
 cmd_detect(int argc, char **argv)
 {
 	int i, arch = 0, json = 0;
-	size_t k, j;
+	size_t k;
 	struct gpulist l = {0};
-	struct buf b = {0};
-	struct json js;
-	char sz[32];
-	struct gpu *g;
 
 	for (i = 1; i < argc; i++) {
 		if (gc_commonopt(argv[i]))
@@ -38,86 +133,18 @@ cmd_detect(int argc, char **argv)
 			gc_usage("unknown option or verb '%s'", argv[i]);
 	}
 	detect_or_die(&l);
-	if (arch) {
-		/* the targets the runtime will look for, each once */
-		for (k = 0; k < l.n; k++) {
-			if (!l.g[k].target[0])
-				continue;
-			for (j = 0; j < k; j++)
-				if (strcmp(l.g[j].target, l.g[k].target) == 0)
-					break;
-			if (j < k)
-				continue;
-			bufprintf(&b, "%s%s", b.len ? ";" : "", l.g[k].target);
-		}
-		if (b.len)
-			printf("%s\n", b.s);
-	} else if (json) {
-		json_init(&js, &b);
-		json_obj(&js);
-		json_key(&js, "gpus");
-		json_arr(&js);
-		for (k = 0; k < l.n; k++) {
-			g = &l.g[k];
-			json_obj(&js);
-			json_kint(&js, "index", g->index);
-			json_kstr(&js, "vendor", g->vendor);
-			json_kint(&js, "node", g->node);
-			json_kstr(&js, "target", g->target[0] ? g->target : NULL);
-			json_kstr(&js, "real_target", g->real[0] ? g->real : NULL);
-			json_kstr(&js, "name", g->name[0] ? g->name : NULL);
-			json_kint(&js, "compute_units", g->cus);
-			json_key(&js, "vram_bytes");
-			json_uint(&js, g->vram);
-			json_kstr(&js, "driver", g->driver[0] ? g->driver : NULL);
-			json_kint(&js, "device_id", g->devid);
-			json_kint(&js, "wavefront_size", g->wave);
-			json_kstr(&js, "pci_bus", g->bus[0] ? g->bus : NULL);
-			json_key(&js, "override");
-			if (g->ovvar[0]) {
-				json_obj(&js);
-				json_kstr(&js, "variable", g->ovvar);
-				json_kstr(&js, "value", g->ovval);
-				json_kbool(&js, "valid", !g->ovbad);
-				json_end(&js);
-			} else {
-				json_null(&js);
-			}
-			json_end(&js);
-		}
-		json_end(&js);
-		json_end(&js);
-		printf("%s\n", b.s);
-	} else {
-		for (k = 0; k < l.n; k++) {
-			g = &l.g[k];
-			printf("%d  %-6s  %-8s", g->index, g->vendor, g->real[0] ? g->real : "unknown");
-			if (g->name[0])
-				printf("  %s", g->name);
-			if (g->cus)
-				printf(", %u %s", g->cus, strcmp(g->vendor, "amd") == 0 ? "CUs" : "SMs");
-			if (g->vram) {
-				humansize(sz, sizeof sz, g->vram);
-				printf(", %s", sz);
-			}
-			if (g->driver[0])
-				printf(", driver %s", g->driver);
-			if (!g->real[0] && g->devid)
-				printf(" (device id 0x%04x is not in gpucheck's table and the kernel gives no gfx_target_version)", g->devid);
-			printf("\n");
-			if (g->ovvar[0] && g->ovbad)
-				printf("   override: %s='%s' is malformed (want MAJOR.MINOR.STEPPING, e.g. 11.0.0); the runtime does not apply it\n",
-				       g->ovvar, g->ovval);
-			else if (g->ovvar[0])
-				printf("   override: %s=%s: the runtime loads %s code (the hardware is %s)\n",
-				       g->ovvar, g->ovval, g->target, g->real[0] ? g->real : "unknown");
-		}
+	if (arch)
+		detect_arch(&l);
+	else if (json)
+		detect_json(&l);
+	else {
+		for (k = 0; k < l.n; k++)
+			gpuline(&l.g[k]);
 		if (l.n == 0)
 			fprintf(stderr, "%s: no GPU found (no KFD GPU node under %s/class/kfd, no NVIDIA driver in %s/driver/nvidia)\n",
 			        argv0, opt_sysfs, opt_procfs);
 	}
 	k = l.n;
-	buffree(&b);
 	gpulist_free(&l);
 	return k ? EXIT_OK : EXIT_PROBLEM;
 }
