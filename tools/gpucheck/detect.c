@@ -279,108 +279,131 @@ numdirs(const char *dir, size_t *n)
 	return v;
 }
 
-static int
-detect_amd(struct gpulist *l, const char *sysfs, char *err, size_t errlen)
+/* "amdgpu VERSION" from the module's version file, or "" */
+static void
+amdgpu_version(const char *sysfs, char *drv, size_t len, char *err, size_t errlen)
 {
-	char *nodes = xasprintf("%s/class/kfd/kfd/topology/nodes", sysfs);
-	char *path, *bdir, drv[64] = "";
-	long *ids, *banks;
-	size_t n, nb, i, j;
-	struct kfdprops k, mk;
-	struct gpu g;
+	char *path = xasprintf("%s/module/amdgpu/version", sysfs);
 	struct buf vb = {0};
-	const char *t, *nm, *ov;
-	char pn[48];
 
-	ids = numdirs(nodes, &n);
-	path = xasprintf("%s/module/amdgpu/version", sysfs);
 	if (os_readreg(path, 0, &vb, 256, err, errlen) == 0 && vb.len) {
-		snprintf(drv, sizeof drv, "amdgpu %s", vb.s);
+		snprintf(drv, len, "amdgpu %s", vb.s);
 		strrtrim(drv, " \t\r\n");
 	}
 	free(path);
 	buffree(&vb);
-	for (i = 0; i < n; i++) {
-		path = xasprintf("%s/%ld/properties", nodes, ids[i]);
-		if (kfdparse(path, &k, err, errlen) < 0) {
-			free(path);
-			free(ids);
-			free(nodes);
-			return -1;
-		}
-		free(path);
-		if (k.simd_count == 0)
-			continue; /* a CPU node */
-		memset(&g, 0, sizeof g);
-		g.vendor = "amd";
-		g.node = (int)ids[i];
-		g.devid = (unsigned)k.device_id;
-		g.wave = (unsigned)k.wave_front_size;
-		if (k.simd_per_cu)
-			g.cus = (unsigned)(k.simd_count / k.simd_per_cu);
-		t = nm = NULL;
-		devid_lookup(g.devid, &t, &nm);
-		if (k.has_gfxv && k.gfx_target_version) {
-			uint64_t v = k.gfx_target_version;
+}
 
-			gfxname((unsigned)(v / 10000), (unsigned)(v / 100 % 100), (unsigned)(v % 100),
-			        g.real, sizeof g.real);
-		} else if (t) {
-			snprintf(g.real, sizeof g.real, "%.*s", (int)sizeof g.real - 1, t);
+/* a node's identity: target, name and size, from its properties and gpucheck's table */
+static void
+amdgpu_from(struct gpu *g, const struct kfdprops *k, long id, const char *drv)
+{
+	const char *t = NULL, *nm = NULL;
+
+	memset(g, 0, sizeof *g);
+	g->vendor = "amd";
+	g->node = (int)id;
+	g->devid = (unsigned)k->device_id;
+	g->wave = (unsigned)k->wave_front_size;
+	if (k->simd_per_cu)
+		g->cus = (unsigned)(k->simd_count / k->simd_per_cu);
+	devid_lookup(g->devid, &t, &nm);
+	if (k->has_gfxv && k->gfx_target_version) {
+		uint64_t v = k->gfx_target_version;
+
+		gfxname((unsigned)(v / 10000), (unsigned)(v / 100 % 100), (unsigned)(v % 100),
+		        g->real, sizeof g->real);
+	} else if (t) {
+		snprintf(g->real, sizeof g->real, "%.*s", (int)sizeof g->real - 1, t);
+	}
+	if (nm)
+		snprintf(g->name, sizeof g->name, "%.*s", (int)sizeof g->name - 1, nm);
+	snprintf(g->driver, sizeof g->driver, "%.*s", (int)sizeof g->driver - 1, drv);
+}
+
+/* VRAM: the frame-buffer heaps (public 1, private 2) of the node's banks */
+static int
+amdgpu_vram(struct gpu *g, const char *nodes, long id, char *err, size_t errlen)
+{
+	char *bdir = xasprintf("%s/%ld/mem_banks", nodes, id), *path = NULL;
+	size_t nb, j;
+	long *banks = numdirs(bdir, &nb);
+	struct kfdprops mk;
+	int rc = 0;
+
+	for (j = 0; j < nb && rc == 0; j++) {
+		free(path);
+		path = xasprintf("%s/%ld/properties", bdir, banks[j]);
+		if (kfdparse(path, &mk, err, errlen) < 0) {
+			rc = -1;
+			break;
 		}
-		if (nm)
-			snprintf(g.name, sizeof g.name, "%.*s", (int)sizeof g.name - 1, nm);
-		snprintf(g.driver, sizeof g.driver, "%.*s", (int)sizeof g.driver - 1, drv);
-		/* VRAM: the frame-buffer heaps (public 1, private 2) of the node's banks */
-		bdir = xasprintf("%s/%ld/mem_banks", nodes, ids[i]);
-		banks = numdirs(bdir, &nb);
-		for (j = 0; j < nb; j++) {
-			path = xasprintf("%s/%ld/properties", bdir, banks[j]);
-			if (kfdparse(path, &mk, err, errlen) < 0) {
-				free(path);
-				free(banks);
-				free(bdir);
-				free(ids);
-				free(nodes);
-				return -1;
-			}
-			if (mk.heap_type == 1 || mk.heap_type == 2)
-				g.vram += mk.size_in_bytes;
-			if (g.vram > KFD_MAXBANK) {
-				snprintf(err, errlen, "%s: size_in_bytes: the node's banks add up to more memory than "
-				         "a GPU has (at most 1 PiB)", path);
-				free(path);
-				free(banks);
-				free(bdir);
-				free(ids);
-				free(nodes);
-				return -1;
-			}
-			free(path);
+		if (mk.heap_type == 1 || mk.heap_type == 2)
+			g->vram += mk.size_in_bytes;
+		if (g->vram > KFD_MAXBANK) {
+			snprintf(err, errlen, "%s: size_in_bytes: the node's banks add up to more memory than "
+			         "a GPU has (at most 1 PiB)", path);
+			rc = -1;
 		}
-		free(banks);
-		free(bdir);
-		/* overrides, exactly as the thunk reads them: the per-node one first */
-		snprintf(pn, sizeof pn, "HSA_OVERRIDE_GFX_VERSION_%ld", ids[i]);
+	}
+	free(path);
+	free(banks);
+	free(bdir);
+	return rc;
+}
+
+/* overrides, exactly as the thunk reads them: the per-node one first */
+static void
+amdgpu_override(struct gpu *g, long id)
+{
+	char pn[48];
+	const char *ov;
+
+	snprintf(pn, sizeof pn, "HSA_OVERRIDE_GFX_VERSION_%ld", id);
+	ov = getenv(pn);
+	if (!ov) {
+		snprintf(pn, sizeof pn, "HSA_OVERRIDE_GFX_VERSION");
 		ov = getenv(pn);
-		if (!ov) {
-			snprintf(pn, sizeof pn, "HSA_OVERRIDE_GFX_VERSION");
-			ov = getenv(pn);
-		}
-		snprintf(g.target, sizeof g.target, "%.*s", (int)sizeof g.target - 1, g.real);
-		if (ov) {
-			snprintf(g.ovvar, sizeof g.ovvar, "%.*s", (int)sizeof g.ovvar - 1, pn);
-			snprintf(g.ovval, sizeof g.ovval, "%.*s", (int)sizeof g.ovval - 1, ov);
-			if (parse_override(ov, g.target, sizeof g.target) < 0) {
-				g.ovbad = 1;
-				snprintf(g.target, sizeof g.target, "%.*s", (int)sizeof g.target - 1, g.real);
-			}
-		}
+	}
+	snprintf(g->target, sizeof g->target, "%.*s", (int)sizeof g->target - 1, g->real);
+	if (!ov)
+		return;
+	snprintf(g->ovvar, sizeof g->ovvar, "%.*s", (int)sizeof g->ovvar - 1, pn);
+	snprintf(g->ovval, sizeof g->ovval, "%.*s", (int)sizeof g->ovval - 1, ov);
+	if (parse_override(ov, g->target, sizeof g->target) < 0) {
+		g->ovbad = 1;
+		snprintf(g->target, sizeof g->target, "%.*s", (int)sizeof g->target - 1, g->real);
+	}
+}
+
+static int
+detect_amd(struct gpulist *l, const char *sysfs, char *err, size_t errlen)
+{
+	char *nodes = xasprintf("%s/class/kfd/kfd/topology/nodes", sysfs), *path;
+	char drv[64] = "";
+	long *ids;
+	size_t n, i;
+	struct kfdprops k;
+	struct gpu g;
+	int rc = 0;
+
+	ids = numdirs(nodes, &n);
+	amdgpu_version(sysfs, drv, sizeof drv, err, errlen);
+	for (i = 0; i < n && rc == 0; i++) {
+		path = xasprintf("%s/%ld/properties", nodes, ids[i]);
+		rc = kfdparse(path, &k, err, errlen);
+		free(path);
+		if (rc < 0 || k.simd_count == 0)
+			continue; /* unreadable, or a CPU node */
+		amdgpu_from(&g, &k, ids[i], drv);
+		if ((rc = amdgpu_vram(&g, nodes, ids[i], err, errlen)) < 0)
+			continue;
+		amdgpu_override(&g, ids[i]);
 		addgpu(l, &g);
 	}
 	free(ids);
 	free(nodes);
-	return 0;
+	return rc;
 }
 
 /* the text after "key:" on a line of an NVIDIA information file */
