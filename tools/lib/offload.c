@@ -243,113 +243,140 @@ off_ccobhdr(const unsigned char *p, size_t n, uint64_t base, struct ccobhdr *h,
 	return 0;
 }
 
+/* one compressed bundle's stream: its header h at file offset base, the stream at src
+   (*srcn bytes, cut to what the stream used), the declared raw size's field at rawoff */
+struct ccobin {
+	const struct ccobhdr *h;
+	uint64_t base, rawoff;
+	const unsigned char *src;
+	size_t srcn;
+};
+
+#ifndef OFFLOAD_NO_ZSTD
+/* the zstd frame into dst (h->raw bytes); its decompressed size in *r */
+static int
+unzstd(struct ccobin *c, unsigned char *dst, size_t *r, char *err, size_t errlen)
+{
+	const struct ccobhdr *h = c->h;
+	unsigned long long fsz;
+
+	if (h->version == 1) {
+		*r = ZSTD_findFrameCompressedSize(c->src, c->srcn);
+		if (ZSTD_isError(*r))
+			FAIL("compressed bundle at offset %llu: bad zstd stream at offset %llu (%s)",
+			     (ull)c->base, (ull)(c->base + h->hdrlen), ZSTD_getErrorName(*r));
+		c->srcn = *r;
+	}
+	fsz = ZSTD_getFrameContentSize(c->src, c->srcn);
+	if (fsz != ZSTD_CONTENTSIZE_UNKNOWN && fsz != ZSTD_CONTENTSIZE_ERROR && fsz != h->raw)
+		FAIL("compressed bundle at offset %llu says %llu bytes decompressed but its zstd frame holds %llu (offset %llu)",
+		     (ull)c->base, (ull)h->raw, fsz, (ull)c->rawoff);
+	*r = ZSTD_decompress(dst, h->raw, c->src, c->srcn);
+	if (!ZSTD_isError(*r))
+		return 0;
+	if (ZSTD_getErrorCode(*r) == ZSTD_error_dstSize_tooSmall)
+		FAIL("compressed bundle at offset %llu decompresses to more than the %llu bytes its header says (offset %llu)",
+		     (ull)c->base, (ull)h->raw, (ull)c->rawoff);
+	FAIL("compressed bundle at offset %llu: bad zstd stream at offset %llu (%s)",
+	     (ull)c->base, (ull)(c->base + h->hdrlen), ZSTD_getErrorName(*r));
+}
+#endif
+
+/* inflate in chunks zlib's 32-bit counters can take, into dst (raw bytes); any output
+   past raw means the header lied (*over set); returns inflate's last answer */
+static int
+inflatecapped(z_stream *z, const unsigned char *src, size_t srcn, unsigned char *dst, size_t raw, int *over)
+{
+	unsigned char extra;
+	int zr = Z_OK;
+
+	*over = 0;
+	while (zr == Z_OK) {
+		size_t inleft = srcn - (size_t)(z->next_in - src);
+		size_t outleft = raw - (size_t)(z->next_out - dst);
+
+		z->avail_in = inleft > 0x40000000 ? 0x40000000 : (uInt)inleft;
+		z->avail_out = outleft > 0x40000000 ? 0x40000000 : (uInt)outleft;
+		if (outleft == 0) {
+			z->next_out = &extra;
+			z->avail_out = 1;
+		}
+		zr = inflate(z, Z_NO_FLUSH);
+		if (outleft == 0 && z->avail_out == 0) {
+			*over = 1;
+			return Z_BUF_ERROR;
+		}
+		if (zr == Z_BUF_ERROR && z->avail_in == 0)
+			break;
+		if (zr == Z_OK && z->avail_in == 0 && inleft == 0)
+			break;
+	}
+	return zr;
+}
+
+/* the zlib stream into dst (h->raw bytes); its decompressed size in *r */
+static int
+unzlib(struct ccobin *c, unsigned char *dst, size_t *r, char *err, size_t errlen)
+{
+	const struct ccobhdr *h = c->h;
+	z_stream z;
+	int zr, over;
+
+	memset(&z, 0, sizeof z);
+	if (inflateInit(&z) != Z_OK)
+		FAIL("compressed bundle at offset %llu: zlib cannot start", (ull)c->base);
+	z.next_in = (unsigned char *)c->src;
+	z.next_out = dst;
+	zr = inflatecapped(&z, c->src, c->srcn, dst, h->raw, &over);
+	c->srcn = (size_t)(z.next_in - c->src);
+	inflateEnd(&z);
+	if (over)
+		FAIL("compressed bundle at offset %llu decompresses to more than the %llu bytes its header says (offset %llu)",
+		     (ull)c->base, (ull)h->raw, (ull)c->rawoff);
+	if (zr != Z_STREAM_END)
+		FAIL("compressed bundle at offset %llu: bad or truncated zlib stream at offset %llu (%s)",
+		     (ull)c->base, (ull)(c->base + h->hdrlen + c->srcn), z.msg ? z.msg : "ends early");
+	*r = z.total_out;
+	return 0;
+}
+
 int
 off_ccobinflate(const unsigned char *p, size_t n, uint64_t base, const struct ccobhdr *h,
                 uint64_t maxraw, unsigned char **out, uint64_t *used, char *err, size_t errlen)
 {
-	const unsigned char *src = p + h->hdrlen;
-	size_t srcn, r;
+	struct ccobin c = {h, base, base + (h->version == 3 ? 16 : h->version == 2 ? 12 : 8), p + h->hdrlen, 0};
+	size_t r = 0;
 	unsigned char *dst;
-	uint64_t rawoff = base + (h->version == 3 ? 16 : h->version == 2 ? 12 : 8);
+	int rc;
 
 	*out = NULL;
 	if (!maxraw)
 		maxraw = OFF_MAXRAW;
 	if (h->raw > maxraw || h->raw > SIZE_MAX - 1)
 		FAIL("compressed bundle at offset %llu would decompress to %llu bytes, over the %llu-byte cap (offset %llu)",
-		     (ull)base, (ull)h->raw, (ull)maxraw, (ull)rawoff);
-	srcn = (h->total ? h->total : n) - h->hdrlen;
+		     (ull)base, (ull)h->raw, (ull)maxraw, (ull)c.rawoff);
+	c.srcn = (h->total ? h->total : n) - h->hdrlen;
 	dst = xmalloc(h->raw ? h->raw : 1);
-	if (h->method == 1) {
 #ifdef OFFLOAD_NO_ZSTD
+	if (h->method == 1) {
 		free(dst);
 		FAIL("compressed bundle at offset %llu is zstd, and this build has no zstd", (ull)base);
-#else
-		unsigned long long fsz;
-
-		if (h->version == 1) {
-			r = ZSTD_findFrameCompressedSize(src, srcn);
-			if (ZSTD_isError(r)) {
-				free(dst);
-				FAIL("compressed bundle at offset %llu: bad zstd stream at offset %llu (%s)",
-				     (ull)base, (ull)(base + h->hdrlen), ZSTD_getErrorName(r));
-			}
-			srcn = r;
-		}
-		fsz = ZSTD_getFrameContentSize(src, srcn);
-		if (fsz != ZSTD_CONTENTSIZE_UNKNOWN && fsz != ZSTD_CONTENTSIZE_ERROR && fsz != h->raw) {
-			free(dst);
-			FAIL("compressed bundle at offset %llu says %llu bytes decompressed but its zstd frame holds %llu (offset %llu)",
-			     (ull)base, (ull)h->raw, fsz, (ull)rawoff);
-		}
-		r = ZSTD_decompress(dst, h->raw, src, srcn);
-		if (ZSTD_isError(r)) {
-			free(dst);
-			if (ZSTD_getErrorCode(r) == ZSTD_error_dstSize_tooSmall)
-				FAIL("compressed bundle at offset %llu decompresses to more than the %llu bytes its header says (offset %llu)",
-				     (ull)base, (ull)h->raw, (ull)rawoff);
-			FAIL("compressed bundle at offset %llu: bad zstd stream at offset %llu (%s)",
-			     (ull)base, (ull)(base + h->hdrlen), ZSTD_getErrorName(r));
-		}
-#endif
-	} else {
-		z_stream z;
-		int zr;
-		unsigned char extra;
-
-		memset(&z, 0, sizeof z);
-		if (inflateInit(&z) != Z_OK) {
-			free(dst);
-			FAIL("compressed bundle at offset %llu: zlib cannot start", (ull)base);
-		}
-		z.next_in = (unsigned char *)src;
-		z.next_out = dst;
-		r = 0;
-		zr = Z_OK;
-		/* feed in chunks zlib's 32-bit counters can take */
-		while (zr == Z_OK) {
-			size_t inleft = srcn - (size_t)(z.next_in - src);
-			size_t outleft = h->raw - (size_t)(z.next_out - dst);
-
-			z.avail_in = inleft > 0x40000000 ? 0x40000000 : (uInt)inleft;
-			z.avail_out = outleft > 0x40000000 ? 0x40000000 : (uInt)outleft;
-			if (outleft == 0) {
-				/* any further output means the header lied */
-				z.next_out = &extra;
-				z.avail_out = 1;
-			}
-			zr = inflate(&z, Z_NO_FLUSH);
-			if (outleft == 0 && z.avail_out == 0) {
-				zr = Z_BUF_ERROR;
-				r = 1;
-				break;
-			}
-			if (zr == Z_BUF_ERROR && z.avail_in == 0)
-				break;
-			if (zr == Z_OK && z.avail_in == 0 && inleft == 0)
-				break;
-		}
-		srcn = (size_t)(z.next_in - src);
-		inflateEnd(&z);
-		if (r) {
-			free(dst);
-			FAIL("compressed bundle at offset %llu decompresses to more than the %llu bytes its header says (offset %llu)",
-			     (ull)base, (ull)h->raw, (ull)rawoff);
-		}
-		if (zr != Z_STREAM_END) {
-			free(dst);
-			FAIL("compressed bundle at offset %llu: bad or truncated zlib stream at offset %llu (%s)",
-			     (ull)base, (ull)(base + h->hdrlen + srcn), z.msg ? z.msg : "ends early");
-		}
-		r = z.total_out;
 	}
-	if (r != h->raw) {
+	rc = unzlib(&c, dst, &r, err, errlen);
+#else
+	rc = h->method == 1 ? unzstd(&c, dst, &r, err, errlen) : unzlib(&c, dst, &r, err, errlen);
+#endif
+	if (rc == 0 && r != h->raw) {
+		snprintf(err, errlen, "compressed bundle at offset %llu decompresses to %zu bytes, not the %llu its header says (offset %llu)",
+		         (ull)base, r, (ull)h->raw, (ull)c.rawoff);
+		rc = -1;
+	}
+	if (rc < 0) {
 		free(dst);
-		FAIL("compressed bundle at offset %llu decompresses to %zu bytes, not the %llu its header says (offset %llu)",
-		     (ull)base, r, (ull)h->raw, (ull)rawoff);
+		return -1;
 	}
 	*out = dst;
-	*used = h->total ? h->total : h->hdrlen + srcn;
+	*used = h->total ? h->total : h->hdrlen + c.srcn;
 	return 0;
 }
 
