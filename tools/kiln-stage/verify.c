@@ -226,90 +226,120 @@ filediff(const char *a, const char *b, struct buf *why)
 	return r;
 }
 
+/* the stage must be built for its current key; say if its files changed since */
+static void
+verify_built(const struct vopts *o, struct stage *s, struct stamp *st)
+{
+	struct buf now = {0};
+	char *err = NULL;
+	int r = load(o, s, st);
+
+	if (r == 0 || strcmp(st->key, s->key) != 0 || dir_count(o->so.out) == 0)
+		dien(EXIT_USAGE, "%s: not built for its current key (%s); build it first (ninja %s)",
+		     o->name, o->so.stamp, o->name);
+	if (st->sums && (dir_sums(o->so.out, &now, &err) < 0 || strcmp(st->sums, now.s ? now.s : "") != 0))
+		warn("%s: the files in %s are not those its stamp records (changed since the build)",
+		     o->name, o->so.out);
+	free(err);
+	buffree(&now);
+}
+
+/* the stage's command again, into SCRATCH (empty, a folder of its own), logged to
+   NAME.verify's log; any failure ends kiln-stage */
+static void
+rebuild(const struct vopts *o, const struct stage *s, const char *scratch)
+{
+	struct stat sb;
+	struct procres res;
+	char *vname, *logpath = NULL, *err = NULL, *abs;
+	int fd, r;
+
+	if (lstat(scratch, &sb) == 0 && !S_ISDIR(sb.st_mode))
+		dien(EXIT_USAGE, "%s: not a folder; refusing to rebuild into it", scratch);
+	if (dir_empty(scratch, &err) < 0)
+		dien(EXIT_USAGE, "%s", err);
+	if (os_mkdirs(o->so.logdir, 0777) < 0)
+		dien(EXIT_USAGE, "%s: cannot create:", o->so.logdir);
+	vname = xasprintf("%s.verify", o->name);
+	if ((fd = log_open(o->so.logdir, vname, &logpath, &err)) < 0)
+		dien(EXIT_USAGE, "%s", err);
+	abs = realpath(scratch, NULL);
+	fprintf(stderr, "kiln: %s: rebuilding into %s to compare with %s\n", o->name, scratch, o->so.out);
+	r = stage_spawn(o->cmd, fd, s, logpath, abs ? abs : scratch, NULL, 1, NULL, &res);
+	close(fd);
+	if (r < 0)
+		dien(EXIT_PROBLEM, "%s: cannot run %s:", o->name, o->cmd[0]);
+	if (res.status != 0)
+		dien(EXIT_PROBLEM, "%s: the rebuild failed (%s %d); its log: %s", o->name,
+		     res.sig ? "killed by signal" : "exit", res.sig ? res.sig : res.status, logpath);
+	free(err);
+	free(abs);
+	free(vname);
+	free(logpath);
+}
+
+/* each output beside its rebuild, a line each; returns how many differ */
+static size_t
+compare(const struct vopts *o, const char *scratch, size_t *same)
+{
+	struct strv fa = {0}, fb = {0};
+	struct buf why = {0};
+	size_t i, k, differ = 0;
+	char *p, *q;
+	int r;
+
+	if (dir_files(o->so.out, &fa) < 0 || dir_files(scratch, &fb) < 0)
+		dien(EXIT_USAGE, "%s: cannot list the outputs:", o->name);
+	for (i = 0; i < fa.n; i++) {
+		if (!strv_has(&fb, fa.v[i])) {
+			printf("%s: %s: missing from the rebuild\n", o->name, fa.v[i]);
+			differ++;
+			continue;
+		}
+		p = xasprintf("%s/%s", o->so.out, fa.v[i]);
+		q = xasprintf("%s/%s", scratch, fa.v[i]);
+		bufreset(&why);
+		if ((r = filediff(p, q, &why)) < 0)
+			dien(EXIT_USAGE, "%s: cannot compare with %s:", p, q);
+		if (r)
+			printf("%s: %s: identical\n", o->name, fa.v[i]);
+		else
+			printf("%s: %s: %s\n", o->name, fa.v[i], why.s);
+		*same += r != 0;
+		differ += r == 0;
+		free(p);
+		free(q);
+	}
+	for (k = 0; k < fb.n; k++)
+		if (!strv_has(&fa, fb.v[k])) {
+			printf("%s: %s: only in the rebuild\n", o->name, fb.v[k]);
+			differ++;
+		}
+	strv_free(&fa);
+	strv_free(&fb);
+	buffree(&why);
+	return differ;
+}
+
 int
 cmdverify(int argc, char **argv)
 {
 	struct vopts o;
 	struct stage s;
 	struct stamp st;
-	struct strv fa = {0}, fb = {0};
-	struct buf why = {0}, now = {0};
-	struct stat sb;
-	char *scratch, *vname, *logpath = NULL, *err = NULL, *abs, *p, *q;
-	size_t i, k, same = 0, differ = 0;
-	struct procres res;
-	int fd, r;
+	char *scratch, *err = NULL;
+	size_t same = 0, differ;
 
 	parse(&o, argc, argv);
 	if (!o.cmd)
 		vusage("verify", "no command after -- (the stage's own command)");
 	if (!o.so.out)
 		vusage("verify", "--out=DIR is required (a stage without outputs has nothing to compare)");
-	r = load(&o, &s, &st);
-	if (r == 0 || strcmp(st.key, s.key) != 0 || dir_count(o.so.out) == 0)
-		dien(EXIT_USAGE, "%s: not built for its current key (%s); build it first (ninja %s)",
-		     o.name, o.so.stamp, o.name);
-	if (st.sums && (dir_sums(o.so.out, &now, &err) < 0 || strcmp(st.sums, now.s ? now.s : "") != 0))
-		warn("%s: the files in %s are not those its stamp records (changed since the build)",
-		     o.name, o.so.out);
-	free(err);
-	err = NULL;
-
+	verify_built(&o, &s, &st);
 	/* the rebuild goes beside the output, into a folder of its own */
 	scratch = xasprintf("%s.verify", o.so.out);
-	if (lstat(scratch, &sb) == 0 && !S_ISDIR(sb.st_mode))
-		dien(EXIT_USAGE, "%s: not a folder; refusing to rebuild into it", scratch);
-	if (dir_empty(scratch, &err) < 0)
-		dien(EXIT_USAGE, "%s", err);
-	if (os_mkdirs(o.so.logdir, 0777) < 0)
-		dien(EXIT_USAGE, "%s: cannot create:", o.so.logdir);
-	vname = xasprintf("%s.verify", o.name);
-	if ((fd = log_open(o.so.logdir, vname, &logpath, &err)) < 0)
-		dien(EXIT_USAGE, "%s", err);
-	abs = realpath(scratch, NULL);
-	fprintf(stderr, "kiln: %s: rebuilding into %s to compare with %s\n", o.name, scratch, o.so.out);
-	r = stage_spawn(o.cmd, fd, &s, logpath, abs ? abs : scratch, NULL, 1, NULL, &res);
-	close(fd);
-	if (r < 0)
-		dien(EXIT_PROBLEM, "%s: cannot run %s:", o.name, o.cmd[0]);
-	if (res.status != 0)
-		dien(EXIT_PROBLEM, "%s: the rebuild failed (%s %d); its log: %s", o.name,
-		     res.sig ? "killed by signal" : "exit", res.sig ? res.sig : res.status, logpath);
-
-	if (dir_files(o.so.out, &fa) < 0 || dir_files(scratch, &fb) < 0)
-		dien(EXIT_USAGE, "%s: cannot list the outputs:", o.name);
-	for (i = 0; i < fa.n; i++) {
-		for (k = 0; k < fb.n && strcmp(fa.v[i], fb.v[k]) != 0; k++)
-			;
-		if (k == fb.n) {
-			printf("%s: %s: missing from the rebuild\n", o.name, fa.v[i]);
-			differ++;
-			continue;
-		}
-		p = xasprintf("%s/%s", o.so.out, fa.v[i]);
-		q = xasprintf("%s/%s", scratch, fb.v[k]);
-		bufreset(&why);
-		r = filediff(p, q, &why);
-		if (r < 0)
-			dien(EXIT_USAGE, "%s: cannot compare with %s:", p, q);
-		if (r) {
-			printf("%s: %s: identical\n", o.name, fa.v[i]);
-			same++;
-		} else {
-			printf("%s: %s: %s\n", o.name, fa.v[i], why.s);
-			differ++;
-		}
-		free(p);
-		free(q);
-	}
-	for (k = 0; k < fb.n; k++) {
-		for (i = 0; i < fa.n && strcmp(fa.v[i], fb.v[k]) != 0; i++)
-			;
-		if (i == fa.n) {
-			printf("%s: %s: only in the rebuild\n", o.name, fb.v[k]);
-			differ++;
-		}
-	}
+	rebuild(&o, &s, scratch);
+	differ = compare(&o, scratch, &same);
 	if (differ)
 		printf("%s: %zu identical, %zu differ; the rebuild is kept in %s\n", o.name, same, differ,
 		       scratch);
@@ -319,14 +349,7 @@ cmdverify(int argc, char **argv)
 			rmdir(scratch);
 	}
 	free(err);
-	free(abs);
 	free(scratch);
-	free(vname);
-	free(logpath);
-	strv_free(&fa);
-	strv_free(&fb);
-	buffree(&why);
-	buffree(&now);
 	stamp_free(&st);
 	stage_free(&s);
 	free(o.so.parents);
