@@ -42,12 +42,17 @@ has "saying how it exited" "$T/.out" "not ok tests/regress/exit3.sh: exited 3"
 # the hang guard counts seconds at the CPU share the machine gives (KILN_LOADAVG stands in
 # for /proc/loadavg): a file that never ends is stopped and named; under a load many times
 # the CPU count the same limit lets a slow file finish
-mk hang 'ok started; exec sleep 100000'
+# (the hung file waits on its sleep with wait, which a trapped signal ends, so its EXIT
+# trap runs; `exec sleep` left its folder in /tmp on every run)
+mk hang 'ok started; echo "# T=$T"; sleep 100000 & at_exit "kill $!"; wait $!'
 run env KILN_SRC="$T/src" KILN_BIN="$T/bin" KILN_TEST= KILN_BUILD="$T" KILN_TEST_TIMEOUT=3 \
 	sh "$T/src/tests/run.sh"
 same "a hung file fails the run" 1 "$rc"
 has "named as hung by the guard" "$T/.out" "not ok tests/regress/hang.sh: hung: stopped after 3 s at the CPU share"
 has "what ran before counts" "$T/.out" "1 passed, 1 failed, 0 skipped"
+ht=$(sed -n 's/^ *# T=//p' "$T/.out")
+check "the hung file named its folder" test -n "$ht"
+check "the stopped file's folder is removed" test ! -e "$ht"
 echo "1000.00 1000.00 1000.00 2/300 1" >"$T/loadavg"
 mk slow 'ok started; sleep 5; ok finished'
 run env KILN_SRC="$T/src" KILN_BIN="$T/bin" KILN_TEST= KILN_BUILD="$T" KILN_TEST_TIMEOUT=3 \
