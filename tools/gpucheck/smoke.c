@@ -169,6 +169,7 @@ runscript(const struct smoke *k, struct buf *out, struct buf *errout, struct pro
 	struct buf code = {0};
 	char *cmd[6];
 	size_t i;
+	int rc;
 
 	for (i = 0; i < sizeof script / sizeof script[0]; i++)
 		bufputs(&code, script[i]);
@@ -178,9 +179,10 @@ runscript(const struct smoke *k, struct buf *out, struct buf *errout, struct pro
 	cmd[3] = "-c";
 	cmd[4] = code.s;
 	cmd[5] = NULL;
-	if (proc_capture(cmd, NULL, out, errout, 1 << 20, k->timeout * 1000, res) < 0)
-		die("smoke: cannot run %s:", k->python);
+	rc = proc_capture(cmd, NULL, out, errout, 1 << 20, k->timeout * 1000, res);
 	buffree(&code);
+	if (rc < 0)
+		die("smoke: cannot run %s:", k->python);
 	if (res->notfound) {
 		buffree(out);
 		buffree(errout);

@@ -261,20 +261,22 @@ rebuild(const struct vopts *o, const struct stage *s, const char *scratch)
 	if (os_mkdirs(o->so.logdir, 0777) < 0)
 		dien(EXIT_USAGE, "%s: cannot create:", o->so.logdir);
 	vname = xasprintf("%s.verify", o->name);
-	if ((fd = log_open(o->so.logdir, vname, &logpath, &err)) < 0)
+	fd = log_open(o->so.logdir, vname, &logpath, &err);
+	free(vname);
+	if (fd < 0)
 		dien(EXIT_USAGE, "%s", err);
 	abs = realpath(scratch, NULL);
 	fprintf(stderr, "kiln: %s: rebuilding into %s to compare with %s\n", o->name, scratch, o->so.out);
 	r = stage_spawn(o->cmd, fd, s, logpath, abs ? abs : scratch, NULL, 1, NULL, &res);
 	close(fd);
+	/* freed before any exit here: LeakSanitizer counts what no live frame still holds */
+	free(abs);
 	if (r < 0)
 		dien(EXIT_PROBLEM, "%s: cannot run %s:", o->name, o->cmd[0]);
 	if (res.status != 0)
 		dien(EXIT_PROBLEM, "%s: the rebuild failed (%s %d); its log: %s", o->name,
 		     res.sig ? "killed by signal" : "exit", res.sig ? res.sig : res.status, logpath);
 	free(err);
-	free(abs);
-	free(vname);
 	free(logpath);
 }
 
