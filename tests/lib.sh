@@ -8,7 +8,11 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/kiln-t.XXXXXX") || exit 2
 # PIDs wrapping at 32768, a kill by an old process id can reach a test's shell)
 _atexit=:
 at_exit () { _atexit="$1; $_atexit"; }
-trap 'eval "$_atexit"; chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT
+# once the file is ending, a second signal must not cut its cleanup short: timeout(1)
+# sends TERM to the file and then to its whole process group, and on a loaded machine the
+# second can land inside this trap, where `exit 143` would end it before the rm (the
+# runner.sh case "the stopped file's folder is removed", red in a loaded fresh clone)
+trap 'trap "" HUP INT TERM; eval "$_atexit"; chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT
 trap 'exit 129' HUP
 trap 'exit 130' INT
 trap 'exit 143' TERM

@@ -59,7 +59,8 @@ case "$f" in
 *.sh) set -- sh "$f" ;;
 *) set -- "$f" ;;
 esac
-timeout -s TERM $((limit * 20)) "$@" >"$o.out" 2>&1 &
+# wall, user and sys seconds of the file and all its children, for the slowest-files table
+/usr/bin/time -f '%e %U %S' -o "$o.time" timeout -s TERM $((limit * 20)) "$@" >"$o.out" 2>&1 &
 pid=$!
 ncpu=$(nproc 2>/dev/null || echo 1)
 (
@@ -68,7 +69,8 @@ ncpu=$(nproc 2>/dev/null || echo 1)
 		used=$(awk -v u="$used" -v n="$ncpu" '{ s = $1 > n ? n / $1 : 1; printf "%.1f", u + 2 * s }' "${KILN_LOADAVG:-/proc/loadavg}")
 		if awk -v u="$used" -v l="$limit" 'BEGIN { exit !(u > l) }'; then
 			echo "$used $(($(date +%s) - t0))" >"$o.guard"
-			kill -TERM "$pid" 2>/dev/null
+			# TERM to timeout (the child of time), which passes it on to the test
+			pkill -TERM -P "$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null
 			exit 0
 		fi
 	done
@@ -120,5 +122,17 @@ while IFS= read -r f; do
 		grep '^skip' "$o.out" | sed 's/^/  /'
 	fi
 done <"$list"
+# the slowest files, for whoever makes the suite faster (wall, user, sys seconds)
+i=0
+while IFS= read -r f; do
+	i=$((i + 1))
+	name=${f#"$KILN_SRC"/}; name=${name#"$KILN_TEST"/}
+	[ -s "$out/$i.time" ] && printf '%s %s\n' "$(tail -n 1 "$out/$i.time")" "$name"
+done <"$list" | sort -rn -k1,1 >"$out/times"
+if [ -s "$out/times" ]; then
+	echo "slowest files (wall s, user s, sys s):"
+	head -n 10 "$out/times" | sed 's/^/  /'
+	[ -n "${KILN_TEST_TIMES:-}" ] && cp "$out/times" "$KILN_TEST_TIMES"
+fi
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" = 0 ] && [ "$pass" -gt 0 ]

@@ -53,14 +53,28 @@ has "what ran before counts" "$T/.out" "1 passed, 1 failed, 0 skipped"
 ht=$(sed -n 's/^ *# T=//p' "$T/.out")
 check "the hung file named its folder" test -n "$ht"
 check "the stopped file's folder is removed" test ! -e "$ht"
+
+# the fault that made that check red on a loaded machine, injected where it lands: a second
+# TERM while the file's cleanup runs (timeout signals the file, then its process group)
+mk twice 'ok started; echo "$T" >"$TWICE"; at_exit "kill -TERM \$\$; echo went-on >\"\$TWICE.after\""'
+run env TWICE="$T/twice" KILN_SRC="$T/src" KILN_BIN="$T/bin" KILN_TEST= KILN_BUILD="$T" \
+	sh "$T/src/tests/run.sh"
+same "a file signalled again in its cleanup passes" 0 "$rc"
+check "it named its folder" test -s "$T/twice"
+check "its folder is still removed" test ! -e "$(cat "$T/twice")"
+check "and the rest of its cleanup ran" test -s "$T/twice.after"
+
 echo "1000.00 1000.00 1000.00 2/300 1" >"$T/loadavg"
 mk slow 'ok started; sleep 5; ok finished'
 run env KILN_SRC="$T/src" KILN_BIN="$T/bin" KILN_TEST= KILN_BUILD="$T" KILN_TEST_TIMEOUT=3 \
 	KILN_LOADAVG="$T/loadavg" sh "$T/src/tests/run.sh"
 same "under a load of 1000 a 5 s file is within a 3 s limit" 0 "$rc"
 has "and both its lines count" "$T/.out" "2 passed, 0 failed, 0 skipped"
+# idle, a file that outlasts the limit is stopped (one that waits on a sleep it would never
+# see end: a 5 s file raced the guard's second tick at 4 s on a loaded machine)
 echo "0.00 0.00 0.00 1/300 1" >"$T/loadavg"
+mk slow 'ok started; sleep 100000 & at_exit "kill $!"; wait $!'
 run env KILN_SRC="$T/src" KILN_BIN="$T/bin" KILN_TEST= KILN_BUILD="$T" KILN_TEST_TIMEOUT=3 \
 	KILN_LOADAVG="$T/loadavg" sh "$T/src/tests/run.sh"
-same "idle, the same file is stopped at 3 s" 1 "$rc"
+same "idle, a longer file is stopped at 3 s" 1 "$rc"
 has "as hung" "$T/.out" "hung: stopped after 3 s"
