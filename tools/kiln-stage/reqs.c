@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "hash.h"
@@ -18,6 +19,7 @@
 #include "os.h"
 #include "schema.h"
 #include "wheelname.h"
+#include "wheelpath.h"
 #include "zip.h"
 
 /* --- pyproject.toml ----------------------------------------------------------------- */
@@ -45,8 +47,68 @@ skipws(struct tp *t, int nl)
 	}
 }
 
+/* append code point c to out as UTF-8 */
+static void
+pututf8(struct buf *out, unsigned long c)
+{
+	if (c < 0x80) {
+		bufputc(out, (int)c);
+	} else if (c < 0x800) {
+		bufputc(out, (int)(0xc0 | c >> 6));
+		bufputc(out, (int)(0x80 | (c & 0x3f)));
+	} else if (c < 0x10000) {
+		bufputc(out, (int)(0xe0 | c >> 12));
+		bufputc(out, (int)(0x80 | (c >> 6 & 0x3f)));
+		bufputc(out, (int)(0x80 | (c & 0x3f)));
+	} else {
+		bufputc(out, (int)(0xf0 | c >> 18));
+		bufputc(out, (int)(0x80 | (c >> 12 & 0x3f)));
+		bufputc(out, (int)(0x80 | (c >> 6 & 0x3f)));
+		bufputc(out, (int)(0x80 | (c & 0x3f)));
+	}
+}
+
+/* one escape of a basic string at t->p (just after the backslash) into out (when not
+   NULL), as TOML 1.1 reads it: \b \t \n \f \r \e \" \\ \xHH \uHHHH \UHHHHHHHH, and in
+   a triple-quoted string a backslash ending a line (the white space after it goes);
+   0, or -2 for any other escape or a code point that is not a scalar value */
+static int
+tomlesc(struct tp *t, struct buf *out, int triple)
+{
+	static const char from[] = "btnfre\"\\", to[] = "\b\t\n\f\r\033\"\\";
+	const char *k = strchr(from, *t->p);
+	unsigned long c = 0;
+	int n = *t->p == 'x' ? 2 : *t->p == 'u' ? 4 : *t->p == 'U' ? 8 : 0, i;
+
+	if (triple && t->p[strspn(t->p, " \t\r")] == '\n') {
+		for (; *t->p == ' ' || *t->p == '\t' || *t->p == '\r' || *t->p == '\n'; t->p++)
+			t->line += *t->p == '\n';
+		return 0;
+	}
+	if (*t->p && k) {
+		if (out)
+			bufputc(out, to[k - from]);
+		t->p++;
+		return 0;
+	}
+	if (!n)
+		return -2;
+	for (i = 1; i <= n; i++) {
+		char h = t->p[i];
+		if (!isdig((unsigned char)h) && ((h | 0x20) < 'a' || (h | 0x20) > 'f'))
+			return -2;
+		c = c << 4 | (unsigned long)(h <= '9' ? h - '0' : (h | 0x20) - 'a' + 10);
+	}
+	if (c > 0x10ffff || (c >= 0xd800 && c < 0xe000))
+		return -2;
+	if (out)
+		pututf8(out, c);
+	t->p += n + 1;
+	return 0;
+}
+
 /* a TOML string at t->p ("...", '...', or their triple forms) into out (when not NULL);
-   0, or -1 when it does not end */
+   0, -1 when it does not end, -2 at an escape TOML does not have */
 static int
 tomlstr(struct tp *t, struct buf *out)
 {
@@ -54,6 +116,11 @@ tomlstr(struct tp *t, struct buf *out)
 	int triple = t->p[1] == q && t->p[2] == q;
 
 	t->p += triple ? 3 : 1;
+	/* a newline right after the opening delimiter is not part of the string */
+	if (triple && (*t->p == '\n' || (*t->p == '\r' && t->p[1] == '\n'))) {
+		t->p += *t->p == '\r' ? 2 : 1;
+		t->line++;
+	}
 	for (;;) {
 		if (!*t->p || (!triple && *t->p == '\n'))
 			return -1;
@@ -63,11 +130,10 @@ tomlstr(struct tp *t, struct buf *out)
 		}
 		if (*t->p == '\n')
 			t->line++;
-		if (q == '"' && *t->p == '\\' && t->p[1]) {
+		if (q == '"' && *t->p == '\\') {
 			t->p++;
-			if (out)
-				bufputc(out, *t->p == 'n' ? '\n' : *t->p == 't' ? '\t' : *t->p);
-			t->p++;
+			if (tomlesc(t, out, triple) < 0)
+				return -2;
 			continue;
 		}
 		if (out)
@@ -112,6 +178,7 @@ strarray(struct tp *t, struct strv *l, struct strv *lines, char **err)
 {
 	struct buf s = {0};
 	char *ln;
+	int r;
 
 	if (*t->p != '[') {
 		*err = xasprintf("%d: expected an array of strings", t->line);
@@ -133,8 +200,13 @@ strarray(struct tp *t, struct strv *l, struct strv *lines, char **err)
 		bufreset(&s);
 		bufputc(&s, 0);
 		s.len = 0;
-		if (tomlstr(t, &s) < 0) {
-			*err = xasprintf("%d: a string that does not end", t->line);
+		if ((r = tomlstr(t, &s)) < 0) {
+			*err = xasprintf(r == -2 ? "%d: an escape TOML does not have" : "%d: a string that does not end", t->line);
+			buffree(&s);
+			return -1;
+		}
+		if (s.len && memchr(s.s, 0, s.len)) {
+			*err = xasprintf("%d: a string holding U+0000", t->line);
 			buffree(&s);
 			return -1;
 		}
@@ -211,8 +283,8 @@ keyvalue(struct tp *t, int in, struct buildsys *bs, char **err)
 		if (*t->p != '"' && *t->p != '\'') {
 			*err = xasprintf("%d: build-backend is not a string", t->line);
 			r = -1;
-		} else if (tomlstr(t, &v) < 0) {
-			*err = xasprintf("%d: a string that does not end", t->line);
+		} else if ((r = tomlstr(t, &v)) < 0) {
+			*err = xasprintf(r == -2 ? "%d: an escape TOML does not have" : "%d: a string that does not end", t->line);
 			r = -1;
 		} else {
 			bufputc(&v, 0);
@@ -284,6 +356,9 @@ treefile(const char *dir, const char *name, struct buf *b, char **err)
 	} else if (os_readreg(p, 0, b, 4u << 20, e, sizeof e) < 0) {
 		*err = xasprintf("%s", e);
 		r = -1;
+	} else if (b->len && memchr(b->s, 0, b->len)) {
+		*err = xasprintf("%s: holds a NUL byte; it is not a text file", name);
+		r = -1;
 	} else {
 		bufputc(b, 0);
 		b->len--;
@@ -302,6 +377,21 @@ backendok(const char *b)
 
 	free(m);
 	return ok;
+}
+
+/* the message for a backend no frontend can import, its text escaped (fresh) */
+static char *
+badbackend(const char *backend)
+{
+	struct buf e = {0};
+	char *m;
+
+	wheelpath_escape(&e, backend);
+	bufputc(&e, 0);
+	m = xasprintf("pyproject.toml: build-backend = \"%s\" is not a module a frontend can import "
+	              "(module.path or module.path:object)", e.s);
+	buffree(&e);
+	return m;
 }
 
 char *
@@ -337,8 +427,7 @@ tree_backend(const char *dir, char **backend, char **err)
 		*err = xstrdup("pyproject.toml: [build-system] names no build-backend and there is no "
 		               "setup.py: kiln cannot tell how it builds");
 	else if (*bs.backend && !backendok(bs.backend))
-		*err = xasprintf("pyproject.toml: build-backend = \"%s\" is not a module a frontend "
-		                 "can import (module.path or module.path:object)", bs.backend);
+		*err = badbackend(bs.backend);
 	else if (setup && (!*bs.backend || startswith(bs.backend, "setuptools.build_meta")))
 		word = xstrdup("setup");
 	else
@@ -351,14 +440,143 @@ out:
 
 /* --- requirement files ------------------------------------------------------------- */
 
+/* the code point of the UTF-8 sequence at s (n bytes left) and its length in *len, or
+   -1 (*len 1) where it is not valid UTF-8: a stray continuation, a truncated or overlong
+   sequence, a surrogate, or a value past U+10FFFF */
+static long
+utf8at(const unsigned char *s, size_t n, size_t *len)
+{
+	size_t k = s[0] < 0x80 ? 1 : s[0] >= 0xc2 && s[0] < 0xe0 ? 2 : s[0] >= 0xe0 && s[0] < 0xf0 ? 3 :
+	           s[0] >= 0xf0 && s[0] < 0xf5 ? 4 : 0, i;
+	long c = k == 1 ? s[0] : k == 2 ? s[0] & 0x1f : k == 3 ? s[0] & 0x0f : s[0] & 0x07;
+
+	*len = 1;
+	if (!k || k > n)
+		return -1;
+	for (i = 1; i < k; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return -1;
+		c = c << 6 | (s[i] & 0x3f);
+	}
+	if ((k == 3 && c < 0x800) || (k == 4 && (c < 0x10000 || c > 0x10ffff)) || (c >= 0xd800 && c < 0xe000))
+		return -1;
+	*len = k;
+	return c;
+}
+
+/* the first character of s (n bytes) that pip or a terminal takes for a line break or a
+   control: what Python's str.splitlines() splits on (pip reads a requirement file with
+   it: \n \v \f \r, U+001C-U+001E, U+0085, U+2028, U+2029), any other C0 control but a
+   tab (when tabok), DEL, the C1 controls U+0080-U+009F, and any byte that is not UTF-8
+   (read as latin-1, byte 0x85 is NEL); NULL when there is none, else a fresh
+   description */
+static char *
+linebreak(const char *s, size_t n, int tabok)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t i, len;
+	long c;
+
+	for (i = 0; i < n; i += len) {
+		if ((c = utf8at(u + i, n - i, &len)) < 0)
+			return xasprintf("byte 0x%02x, which is not UTF-8", u[i]);
+		if ((c >= 0x0a && c <= 0x0d) || (c >= 0x1c && c <= 0x1e) || c == 0x85 || c == 0x2028 ||
+		    c == 0x2029)
+			return xasprintf("a line break (U+%04lX)", (unsigned long)c);
+		if ((c < 0x20 && !(c == '\t' && tabok)) || (c >= 0x7f && c < 0xa0))
+			return xasprintf("a control character (U+%04lX)", (unsigned long)c);
+	}
+	return NULL;
+}
+
+/* *err for the text s (n bytes) at from holding what (a fresh linebreak() answer, freed):
+   one line, s shown escaped and cut at 120 bytes */
 static void
-addreq(struct reqset *rs, const char *spec, const char *name, const char *from)
+brokenline(const char *from, const char *s, size_t n, char *what, char **err)
+{
+	char *cut = xstrndup(s, n > 120 ? 120 : n);
+	struct buf e = {0};
+
+	wheelpath_escape(&e, cut);
+	bufputc(&e, 0);
+	*err = xasprintf("%s: '%s'%s holds %s: pip would read what follows as a line of its own "
+	                 "(an option such as --find-links); a requirement is one line of printable text",
+	                 from, e.s, n > 120 ? "..." : "", what);
+	free(what);
+	free(cut);
+	buffree(&e);
+}
+
+/* a set of strings (open addressing, FNV-1a): each insertion and lookup takes time
+   linear in the string, whatever the set holds */
+struct reqseen {
+	char **v;
+	size_t cap, n;
+};
+
+/* the slot of s in st: where it is, or the empty one where it goes */
+static size_t
+seenslot(const struct reqseen *st, const char *s)
+{
+	const unsigned char *p;
+	size_t i, h = 2166136261u;
+
+	for (p = (const unsigned char *)s; *p; p++)
+		h = (h ^ *p) * 16777619u;
+	for (i = h & (st->cap - 1); st->v[i] && strcmp(st->v[i], s); i = (i + 1) & (st->cap - 1))
+		;
+	return i;
+}
+
+/* add s to the set (created at first use); 1 when it was there already, else 0 */
+static int
+seenadd(struct reqseen **sp, const char *s)
+{
+	struct reqseen *st = *sp ? *sp : (*sp = xcalloc(1, sizeof **sp));
+	char **old = st->v;
+	size_t i, oc = st->cap;
+
+	if (2 * (st->n + 1) > st->cap) {
+		st->cap = oc ? 2 * oc : 64;
+		st->v = xcalloc(st->cap, sizeof *st->v);
+		for (i = 0; i < oc; i++)
+			if (old[i])
+				st->v[seenslot(st, old[i])] = old[i];
+		free(old);
+	}
+	i = seenslot(st, s);
+	if (st->v[i])
+		return 1;
+	st->v[i] = xstrdup(s);
+	st->n++;
+	return 0;
+}
+
+/* is s in the set */
+static int
+seenhas(const struct reqseen *st, const char *s)
+{
+	return st && st->v[seenslot(st, s)];
+}
+
+static void
+seenfree(struct reqseen *st)
 {
 	size_t i;
 
-	for (i = 0; i < rs->n; i++)
-		if (!strcmp(rs->v[i].spec, spec))
-			return;
+	if (!st)
+		return;
+	for (i = 0; i < st->cap; i++)
+		free(st->v[i]);
+	free(st->v);
+	free(st);
+}
+
+static void
+addreq(struct reqset *rs, const char *spec, const char *name, const char *from)
+{
+	if (seenadd(&rs->seen, spec))
+		return;
 	rs->v = xgrow(rs->v, &rs->cap, rs->n + 1, sizeof *rs->v);
 	rs->v[rs->n].spec = xstrdup(spec);
 	rs->v[rs->n].name = xstrdup(name);
@@ -389,7 +607,12 @@ onereq(struct reqset *rs, const struct reqopts *o, const char *spec, const char 
 {
 	struct buf name = {0};
 	size_t n = 0;
+	char *what;
 
+	if ((what = linebreak(spec, strlen(spec), 0))) {
+		brokenline(from, spec, strlen(spec), what, err);
+		return -1;
+	}
 	while (isalnumc((unsigned char)spec[n]) || (spec[n] && strchr("._-", spec[n])))
 		n++;
 	if (n == 0 || !isalnumc((unsigned char)spec[n - 1])) {
@@ -486,6 +709,56 @@ relnorm(const char *rel)
 	return b.s ? bufdetach(&b) : NULL;
 }
 
+/* line ln of the requirement file rel (its '\n' gone): -1 with *err when it holds a line
+   break or control, a CR ending it (CRLF) and tabs aside */
+static int
+rawline(const char *rel, int ln, const char *l, char **err)
+{
+	size_t n = strlen(l);
+	char *what, *from;
+
+	if (n && l[n - 1] == '\r')
+		n--;
+	if (!(what = linebreak(l, n, 1)))
+		return 0;
+	from = xasprintf("%s:%d", rel, ln);
+	brokenline(from, l, n, what, err);
+	free(from);
+	return -1;
+}
+
+/* pip decodes a requirement file without a byte order mark with the encoding a PEP 263
+   declaration names in its first two lines, "#...coding[:=] *NAME" (pip 23's
+   utils/encoding.py auto_decode and ENCODING_RE): in UTF-7 "six+AAw-" is "six\f". Line
+   ln's l (its '\n' gone): -1 with *err when it declares anything but UTF-8 or ASCII */
+static int
+codingline(const char *rel, int ln, const char *l, char **err)
+{
+	static const char *const ok[] = {"utf-8", "utf8", "utf_8", "u8", "utf-8-sig", "utf_8_sig",
+	                                 "ascii", "us-ascii", "us_ascii", "646"};
+	const char *c = l;
+	size_t i, n;
+
+	if (*l != '#')
+		return 0;
+	while ((c = strstr(c, "coding")) && c[6] != ':' && c[6] != '=')
+		c += 6;
+	if (!c)
+		return 0;
+	c += 7;
+	c += strspn(c, " \t\f\v\r");
+	for (n = 0; isalnumc((unsigned char)c[n]) || (c[n] && strchr("-_.", c[n])); n++)
+		;
+	if (!n)
+		return 0;
+	for (i = 0; i < sizeof ok / sizeof *ok; i++)
+		if (strlen(ok[i]) == n && !strncasecmp(c, ok[i], n))
+			return 0;
+	*err = xasprintf("%s:%d: declares the encoding '%.*s' (PEP 263), which pip would decode the file "
+	                 "with; a requirement file is read as UTF-8 only", rel, ln, (int)(n > 40 ? 40 : n), c);
+	return -1;
+}
+
 /* the requirement file dir/rel (and its includes); 1 read, 0 absent, -1 with *err */
 static int
 readreqs(struct reqset *rs, const struct reqopts *o, const char *dir, const char *rel,
@@ -493,7 +766,7 @@ readreqs(struct reqset *rs, const struct reqopts *o, const char *dir, const char
 {
 	struct buf b = {0};
 	char *norm = relnorm(rel), *cur, *l, *e, *from;
-	int r, ln = 0;
+	int r, ln = 0, bom;
 
 	if (!norm) {
 		*err = xasprintf("%s: leaves the source tree", rel);
@@ -504,16 +777,28 @@ readreqs(struct reqset *rs, const struct reqopts *o, const char *dir, const char
 		free(norm);
 		return -1;
 	}
+	/* each file is read once, however often it is included: time stays linear */
+	if (seenhas(rs->files, norm)) {
+		free(norm);
+		return 1;
+	}
 	if ((r = treefile(dir, norm, &b, err)) <= 0) {
 		free(norm);
 		buffree(&b);
 		return r;
 	}
-	for (cur = b.s; cur && *cur; cur = e) {
+	seenadd(&rs->files, norm);
+	/* a UTF-8 byte order mark, which pip skips (and then reads the file as UTF-8) */
+	bom = b.s && startswith(b.s, "\xef\xbb\xbf");
+	cur = bom ? b.s + 3 : b.s;
+	for (; cur && *cur; cur = e) {
 		ln++;
 		l = cur;
 		if ((e = strchr(cur, '\n')))
 			*e++ = 0;
+		/* the whole line, comment too: pip splits lines before it drops comments */
+		if ((r = rawline(norm, ln, l, err)) < 0 || (!bom && ln <= 2 && (r = codingline(norm, ln, l, err)) < 0))
+			break;
 		/* a comment starts a line or follows white space (pip's rule) */
 		for (char *h = l; (h = strchr(h, '#')); h++)
 			if (h == l || h[-1] == ' ' || h[-1] == '\t') {
@@ -527,15 +812,12 @@ readreqs(struct reqset *rs, const struct reqopts *o, const char *dir, const char
 		from = xasprintf("%s:%d", norm, ln);
 		r = *l == '-' ? optline(rs, o, dir, norm, from, l, depth, err) : onereq(rs, o, l, from, err);
 		free(from);
-		if (r < 0) {
-			free(norm);
-			buffree(&b);
-			return -1;
-		}
+		if (r < 0)
+			break;
 	}
 	free(norm);
 	buffree(&b);
-	return 1;
+	return r < 0 ? -1 : 1;
 }
 
 /* pyproject.toml's [build-system] requires */
@@ -635,6 +917,8 @@ reqs_free(struct reqset *rs)
 		free(rs->v[i].from);
 	}
 	free(rs->v);
+	seenfree(rs->seen);
+	seenfree(rs->files);
 	strv_free(&rs->skipped);
 	memset(rs, 0, sizeof *rs);
 }

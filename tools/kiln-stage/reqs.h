@@ -34,10 +34,13 @@ struct req {
 	char *from;           /* FILE:LINE, relative to the tree */
 };
 
+struct reqseen;
 struct reqset {
 	struct req *v;
 	size_t n, cap;
 	struct strv skipped;  /* "FILE:LINE: what was left out and why", for messages */
+	struct reqseen *seen; /* the specs listed (a hash set: duplicates in linear time) */
+	struct reqseen *files;/* the requirement files read (each once, however included) */
 };
 
 /* what to read: the gpu flavour of vLLM-style requirements/build/FLAVOUR.txt (rocm,
@@ -54,7 +57,9 @@ struct reqopts {
 /* Collect the build requirements the tree at dir declares: pyproject.toml's
    [build-system] requires, requirements-build.txt, requirements/build/FLAVOUR.txt (else
    requirements/build.txt) with their -r includes, and with o->runtime requirements.txt.
-   Exact duplicates are listed once. Returns 0, or -1 with *err naming the file and line. */
+   Exact duplicates are listed once. A requirement or requirement-file line holding a line
+   break or control character (anything pip would read as a second line) is refused.
+   Time is linear in the bytes read. Returns 0, or -1 with *err naming the file and line. */
 int reqs_collect(const char *dir, const struct reqopts *o, struct reqset *rs, char **err);
 void reqs_free(struct reqset *rs);
 
