@@ -7,7 +7,9 @@
 #       repository holding the tarball's tree as one commit, tagged vVERSION (VERSION
 #       without Debian's +dfsg-style suffix). Prints the commit. The second form is the
 #       first with --suite=SUITE (a pin debsrc:SUITE/PACKAGE/VERSION split at its first
-#       slash, as the src stage does).
+#       slash, as the src stage does). A full Debian VERSION (2.6.0+dfsg-7, with the
+#       revision) adds that revision's debian/ folder (its .debian.tar.*, checked the same
+#       way) to the tree, its patches unapplied: Debian's quilt series, for srcpin.
 #   sh ninja/debsrc.sh [OPTION]... --pins=FILE DIR
 #       The same for every component of the pin file whose URL is
 #       debsrc:[SUITE/]PACKAGE/VERSION: DIR/COMPONENT.git, the layout srcpin's --mirror=DIR
@@ -197,14 +199,23 @@ suitefetch () {
 	n=$(printf '%s\n' "$rec" | sed -n '/^Checksums-Sha256:/,/^[^ ]/p' |
 		awk -v n="$1_$2.orig.tar." 'index($3, n) == 1 && $3 !~ /\.asc$/ { print $3; exit }')
 	[ -n "$n" ] || die "$1 $2: $suite's Sources index lists no orig tarball $1_$2.orig.tar.*"
+	dsc=
+	idxget "$1" "$2" "$n"
+	orig=$file
+}
+
+# idxget PACKAGE VERSION NAME: sets file, the file NAME of the index's record ($rec) found
+# in KILN_DEBSRC_PATH or the cache, or downloaded into the cache, checked against the index
+idxget () {
+	n=$3
 	dir=$(printf '%s\n' "$rec" | sed -n 's/^Directory: //p')
-	orig= dsc=
+	file=
 	oldifs=$IFS; IFS=:
 	for d in ${KILN_DEBSRC_PATH:-} "$cache"; do
 		IFS=$oldifs
 		if [ -n "$d" ] && [ -f "$d/$n" ]; then
-			orig=$d/$n
-			checkidx "$orig" " (remove it to download again)"
+			file=$d/$n
+			checkidx "$file" " (remove it to download again)"
 			return 0
 		fi
 	done
@@ -221,11 +232,39 @@ suitefetch () {
 		fi
 		die "$1 $2: the download of ${archive%/}/$dir/$n failed ($(firsterr "$p/$n.log")); run again to resume it"
 	fi
-	orig=$p/$n
-	checkidx "$orig"
-	mv -f "$orig" "$cache/$n" || die "cannot move $orig into $cache"
+	checkidx "$p/$n"
+	mv -f "$p/$n" "$cache/$n" || die "cannot move $p/$n into $cache"
 	rm -f "$p/$n.log"
-	orig=$cache/$n
+	file=$cache/$n
+}
+
+# debfetch PACKAGE VERSION: sets debtar, the Debian part (debian.tar.*) of a full Debian
+# version (2.6.0+dfsg-7): from the suite's index (checked there), or beside its .dsc in
+# KILN_DEBSRC_PATH or the cache (checked against the .dsc)
+debfetch () {
+	if [ -n "$suite" ]; then
+		rec=$(srcrec "$1" "$2")
+		printf '%s\n' "$rec" | grep -qx "Version: $2" || die "$1: $suite has no source version $2"
+		n=$(printf '%s\n' "$rec" | sed -n '/^Checksums-Sha256:/,/^[^ ]/p' |
+			awk -v n="$1_$2.debian.tar." 'index($3, n) == 1 { print $3; exit }')
+		[ -n "$n" ] || die "$1 $2: $suite's Sources index lists no $1_$2.debian.tar.*"
+		idxget "$1" "$2" "$n"
+		debtar=$file
+		return 0
+	fi
+	debtar= dsc=
+	oldifs=$IFS; IFS=:
+	for d in ${KILN_DEBSRC_PATH:-} "$cache"; do
+		IFS=$oldifs
+		[ -n "$d" ] && [ -f "$d/$1_$2.dsc" ] || continue
+		dsc=$d/$1_$2.dsc
+		for f in "$d/$1_$2".debian.tar.*; do [ -f "$f" ] && debtar=$f; done
+		break
+	done
+	IFS=$oldifs
+	[ -n "$debtar" ] || die "$1 $2: no $1_$2.dsc and $1_$2.debian.tar.* in ${KILN_DEBSRC_PATH:+$KILN_DEBSRC_PATH or }$cache (or use --suite=SUITE)"
+	want=$(sed -n '/^Checksums-Sha256:/,/^[^ ]/p' "$dsc" | awk -v n="${debtar##*/}" '$3 == n { print $1 }')
+	[ "$want" = "$(sha256sum "$debtar" | cut -c1-64)" ] || die "$debtar: its SHA-256 is not the one $dsc gives"
 }
 
 # check the orig tarball's SHA-256 against the .dsc's Checksums-Sha256
@@ -239,7 +278,12 @@ verify () {
 
 # mirror PACKAGE VERSION GITDIR: make or check GITDIR; prints the commit
 mirror () {
-	pkg=$1 ver=$2 gd=$3 tag=v${2%%[+~]*}
+	pkg=$1 ver=$2 gd=$3
+	# a full Debian version (2.6.0+dfsg-7): the orig tarball of its upstream part, and the
+	# Debian part (debian/, its patches unapplied) in the tree too
+	up=$ver deb=
+	case "$ver" in *-*) up=${ver%-*} deb=$ver ;; esac
+	tag=v${up%%[+~]*}
 	if [ -d "$gd" ]; then
 		have=$(git --git-dir="$gd" rev-parse -q --verify "refs/tags/$tag^{commit}" 2>/dev/null) ||
 			die "$gd exists but has no tag $tag (remove it, or name another folder)"
@@ -253,7 +297,8 @@ mirror () {
 	for x in "$gd".tmp.*; do
 		[ -d "$x" ] && ! kill -0 "${x##*.}" 2>/dev/null && rm -rf "$x"
 	done
-	fetch "$pkg" "$ver"
+	fetch "$pkg" "$up"
+	[ -z "$deb" ] || debfetch "$pkg" "$deb"
 	if [ -n "$suite" ]; then got=$(sha256sum "$orig" | cut -c1-64); else verify; fi
 	tmp=$gd.tmp.$$
 	rm -rf "$tmp"
@@ -261,6 +306,11 @@ mirror () {
 	mkdir -p "$tmp/tree" || die "cannot create $tmp"
 	tar -xf "$orig" -C "$tmp/tree" --strip-components=1 --no-same-owner ||
 		die "$orig: tar cannot extract it"
+	if [ -n "$deb" ]; then
+		rm -rf "$tmp/tree/debian" && tar -xf "$debtar" -C "$tmp/tree" --no-same-owner ||
+			die "$debtar: tar cannot extract it"
+		got="$got, ${debtar##*/} SHA-256 $(sha256sum "$debtar" | cut -c1-64)"
+	fi
 	# the commit's date: the tarball's newest file (deterministic, and near the release)
 	date=$(find "$tmp/tree" -type f -printf '%T@\n' | sort -n | tail -n 1 | cut -d. -f1)
 	[ -n "$date" ] || die "$orig: no files in it"

@@ -29,9 +29,15 @@ dsc () {
 		echo "Version: 2.1+dfsg-1"
 		echo "Checksums-Sha256:"
 		echo " $(sha256sum "$T/debs/demo_2.1+dfsg.orig.tar.gz" | cut -c1-64) $(stat -c %s "$T/debs/demo_2.1+dfsg.orig.tar.gz") demo_2.1+dfsg.orig.tar.gz"
-		echo " 0000000000000000000000000000000000000000000000000000000000000000 10 demo_2.1+dfsg-1.debian.tar.xz"
+		echo " $(sha256sum "$T/debs/demo_2.1+dfsg-1.debian.tar.xz" | cut -c1-64) $(stat -c %s "$T/debs/demo_2.1+dfsg-1.debian.tar.xz") demo_2.1+dfsg-1.debian.tar.xz"
 	} >"$T/debs/demo_2.1+dfsg-1.dsc"
 }
+# the Debian part: debian/ with a quilt series
+mkdir -p "$T/deb/debian/patches"
+printf '0001-x.patch\n' >"$T/deb/debian/patches/series"
+printf -- '--- a/src/x.c\n+++ b/src/x.c\n@@ -1 +1 @@\n-int x;\n+int x = 1;\n' >"$T/deb/debian/patches/0001-x.patch"
+touch -d '2024-01-01 00:00:00 UTC' "$T/deb/debian/patches/series" "$T/deb/debian/patches/0001-x.patch"
+(cd "$T/deb" && tar -cJf "$T/debs/demo_2.1+dfsg-1.debian.tar.xz" debian)
 dsc
 export KILN_DEBSRC_PATH=$T/debs
 
@@ -62,6 +68,21 @@ exits "a pin whose SHA differs is refused" 1 sh "$D" --cache="$T/cache" --pins="
 has "... saying both commits" "$T/.err" "demo_SHA=1111111111111111111111111111111111111111, but demo 2.1+dfsg makes commit $c1"
 printf 'torch_URL=https://github.com/pytorch/pytorch\n' >"$T/none.env"
 exits "a pin file without debsrc: pins is an error" 1 sh "$D" --pins="$T/none.env" "$T/m5"
+
+# a full Debian version: the tree holds debian/ too (patches unapplied), tag v2.1
+check "a full Debian version makes a mirror" sh "$D" --cache="$T/cache" demo 2.1+dfsg-1 "$T/md/demo.git"
+cd1=$(cat "$T/.out")
+git --git-dir="$T/md/demo.git" ls-tree -r --name-only v2.1 >"$T/dtree"
+has "... with debian/patches/series in the tree" "$T/dtree" "debian/patches/series"
+same "... the orig tarball's files unpatched" "int x;" "$(git --git-dir="$T/md/demo.git" show v2.1:src/x.c)"
+[ "$cd1" != "$c1" ] && ok "... another commit than the orig tarball's alone" || notok "... the same commit as the orig tarball's alone"
+git --git-dir="$T/md/demo.git" log -1 --format=%B >"$T/dmsg"
+has "... the commit names the Debian part" "$T/dmsg" "demo_2.1+dfsg-1.debian.tar.xz SHA-256"
+cp "$T/debs/demo_2.1+dfsg-1.debian.tar.xz" "$T/debian.good"
+printf 'x' >>"$T/debs/demo_2.1+dfsg-1.debian.tar.xz"
+exits "a Debian part that is not the .dsc's is refused" 1 sh "$D" --cache="$T/cache" demo 2.1+dfsg-1 "$T/md2/demo.git"
+has "... naming the file" "$T/.err" "demo_2.1+dfsg-1.debian.tar.xz: its SHA-256 is not the one"
+cp "$T/debian.good" "$T/debs/demo_2.1+dfsg-1.debian.tar.xz"
 
 # refusals
 git init -q --bare "$T/other.git"
