@@ -63,6 +63,7 @@ libkey(const struct lib *l)
 static void
 freelib(struct lib *l)
 {
+	free(l->origin);
 	free(l->from);
 	free(l->by);
 	elfinfo_free(&l->ei);
@@ -95,6 +96,10 @@ dedupe(void)
 		aliases = xgrow(aliases, &aliascap, naliases + 1, sizeof *aliases);
 		aliases[naliases].needed = b->needed;
 		aliases[naliases++].to = libs[i];
+		/* what b loaded was loaded by the one copy */
+		for (k = 0; k < nlibs; k++)
+			if (libs[k]->up == &b->ld)
+				libs[k]->up = &libs[i]->ld;
 		freelib(b);
 		for (k = j; k + 1 < nlibs; k++)
 			libs[k] = libs[k + 1];
@@ -121,14 +126,16 @@ sysseen(const char *name)
 	return 0;
 }
 
-/* add what the system library name (needed by an object like want) loads, recursively */
+/* add what the system library name (needed by the object up) loads, recursively */
 static void
-sysadd(const char *name, const char *by, const struct elfinfo *want)
+sysadd(const char *name, const char *by, const struct loader *up)
 {
 	struct mapfile mf;
 	struct elfinfo ei;
+	struct loader ld;
 	char *path, err[256];
 	size_t i, at;
+	int inwheel;
 
 	if (sysseen(name))
 		return;
@@ -136,15 +143,21 @@ sysadd(const char *name, const char *by, const struct elfinfo *want)
 	at = nsysn++;
 	sysn[at].name = xstrdup(name);
 	sysn[at].by = by ? by : sysn[at].name;
-	path = search_find(&opt.sp, name, want);
+	path = ldso_find(&opt.sp, up, name, &inwheel);
 	bufreset(&search_skipped);
 	if (!path || startswith(path, "tar:") || map_open(&mf, path) < 0) {
 		free(path);
 		return;
 	}
-	if (elfinfo_read(&ei, mf.p, mf.n, err, sizeof err) == 0)
+	if (elfinfo_read(&ei, mf.p, mf.n, err, sizeof err) == 0) {
+		ld.ei = &ei;
+		ld.inwheel = 0;
+		ld.up = up;
+		ld.origin = diskorigin(path);
 		for (i = 0; i < ei.nneeded; i++)
-			sysadd(ei.needed[i], sysn[at].by, &ei);
+			sysadd(ei.needed[i], sysn[at].by, &ld);
+		free((char *)ld.origin);
+	}
 	elfinfo_free(&ei);
 	map_close(&mf);
 	free(path);
@@ -154,15 +167,15 @@ void
 sysshared(void)
 {
 	size_t i, k, j;
-	const struct elfinfo *ei;
+	const struct loader *ld;
 
 	for (i = 0; i < nmem + nlibs; i++) {
-		ei = i < nmem ? &mem[i].ei : &libs[i - nmem]->ei;
+		ld = i < nmem ? &mem[i].ld : &libs[i - nmem]->ld;
 		if (i < nmem ? !mem[i].iself : !libs[i - nmem]->iself)
 			continue;
-		for (k = 0; k < ei->nneeded; k++)
-			if (policy_system(ei->needed[k]) && !sysseen(ei->needed[k]))
-				sysadd(ei->needed[k], NULL, ei);
+		for (k = 0; k < ld->ei->nneeded; k++)
+			if (policy_system(ld->ei->needed[k]) && !sysseen(ld->ei->needed[k]))
+				sysadd(ld->ei->needed[k], NULL, ld);
 	}
 	for (i = 0; i < nlibs; i++) {
 		if (libs[i]->include || !libs[i]->iself)
@@ -237,6 +250,22 @@ expand_origin(const char *ent, const char *origin)
 	return bufdetach(&b);
 }
 
+/* the folder of a file on disk as ld.so's $ORIGIN has it: absolute */
+char *
+diskorigin(const char *path)
+{
+	char *d = memberdir(path), *cwd, *r;
+
+	if (d[0] == '/')
+		return d;
+	if (!(cwd = getcwd(NULL, 0)))
+		die("getcwd:");
+	r = *d ? xasprintf("%s/%s", cwd, d) : xstrdup(cwd);
+	free(cwd);
+	free(d);
+	return r;
+}
+
 /* dirname of a member path ("" at the top) */
 char *
 memberdir(const char *name)
@@ -246,53 +275,18 @@ memberdir(const char *name)
 	return s ? xstrndup(name, (size_t)(s - name)) : xstrdup("");
 }
 
-/* Look for needed in the object's own RPATH/RUNPATH. For a wheel member, $ORIGIN is its
-   folder in the wheel: returns 1 if a wheel member provides needed. For a file on disk,
-   $ORIGIN is its folder; a hit is returned in *path. */
-static int
-ownpath(const struct elfinfo *ei, const char *wheelname, const char *diskpath, const char *needed,
-        char **path)
-{
-	const char *list = ei->runpath ? ei->runpath : ei->rpath;
-	char *copy, *tok, *save = NULL, *dir, *origin, *full, *n;
-	int found = 0;
-
-	*path = NULL;
-	/* a library inside a --rocm tarball: its $ORIGIN folders are the tarball's library
-	   folders, which the search list covers */
-	if (!list || (!wheelname && !diskpath))
-		return 0;
-	origin = wheelname ? memberdir(wheelname) : memberdir(diskpath);
-	copy = xstrdup(list);
-	for (tok = strtok_r(copy, ":", &save); tok && !found && !*path; tok = strtok_r(NULL, ":", &save)) {
-		dir = expand_origin(tok, origin);
-		if (wheelname && strstr(tok, "ORIGIN") && dir[0] != '/') {
-			full = xasprintf("%s/%s", dir, needed);
-			n = normrel(full);
-			if (n && findmember(n))
-				found = 1;
-			free(n);
-			free(full);
-		} else if (dir[0] == '/' && !(wheelname && strstr(tok, "ORIGIN"))) {
-			*path = search_in(dir, needed, ei);
-		}
-		free(dir);
-	}
-	free(copy);
-	free(origin);
-	return found;
-}
-
 static void loadlib(struct lib *l);
 
 /* add the libraries an object needs; by names the object in messages */
 void
-resolveobj(const struct elfinfo *ei, const char *wheelname, const char *diskpath, const char *by)
+resolveobj(const struct loader *ld, const char *by)
 {
+	const struct elfinfo *ei = ld->ei;
 	size_t i;
 	char *path;
 	struct lib *l;
 	const char *n;
+	int inwheel;
 
 	for (i = 0; i < ei->nneeded; i++) {
 		n = ei->needed[i];
@@ -308,10 +302,9 @@ resolveobj(const struct elfinfo *ei, const char *wheelname, const char *diskpath
 			    opt.in, by, q.s);
 		}
 		bufreset(&search_skipped);
-		if (ownpath(ei, wheelname, diskpath, n, &path))
+		path = ldso_find(&opt.sp, ld, n, &inwheel);
+		if (inwheel)
 			continue;
-		if (!path)
-			path = search_find(&opt.sp, n, ei);
 		if (!path) {
 			bufprintf(&errors, "fatwheel: %s: %s needed by %s not found (add --lib-path DIR or --exclude '%s')%s\n",
 			          opt.in, n, by, n, search_skipped.len ? search_skipped.s : "");
@@ -326,6 +319,7 @@ resolveobj(const struct elfinfo *ei, const char *wheelname, const char *diskpath
 		l->needed = xstrdup(n);
 		l->from = path;
 		l->by = xstrdup(by);
+		l->up = ld;
 		loadlib(l);
 	}
 }

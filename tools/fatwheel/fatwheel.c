@@ -18,11 +18,12 @@
 
 static const char *usagetext =
 	"usage: fatwheel [repair] [-n|--dry-run] [--json] [-q] [--lib-path DIR]...\n"
-	"                [--rocm=DIR|TARBALL] [--use-ld-library-path] [--ldpaths DIRS]\n"
-	"                [--exclude GLOB]... [--include FILE]... [--arch=LIST]\n"
-	"                [--layout=libs|pkg:DIR | -L SUFFIX] [--soname-hash]\n"
+	"                [--rocm=DIR|TARBALL] [--no-ld-library-path] [--ldpaths DIRS]\n"
+	"                [--ld-so-cache FILE] [--exclude GLOB]... [--include FILE]...\n"
+	"                [--arch=LIST] [--layout=libs|pkg:DIR | -L SUFFIX] [--soname-hash]\n"
 	"                [--plat=keep|auto|TAG] [--only-plat] [--no-update-tags]\n"
 	"                [--level=N | -z N] [--jobs=N] IN.whl -w OUTDIR\n"
+	"       fatwheel --ldd [--json] [search options] FILE\n"
 	"       fatwheel --edit-elf [--set-soname NAME] [--replace-needed OLD NEW]...\n"
 	"                [--set-rpath PATH | --set-runpath PATH] IN OUT\n";
 
@@ -72,9 +73,14 @@ help(void)
 	      "                         unless after repair)\n"
 	      "  -n, --dry-run          print the plan, write nothing\n"
 	      "  --json                 the plan or result as JSON on stdout\n"
-	      "  --lib-path DIR         search DIR for libraries (repeatable, before the system)\n"
+	      "Libraries are found as ld.so finds them: DT_RPATH (of the object and those that\n"
+	      "loaded it), --lib-path and --rocm, LD_LIBRARY_PATH, DT_RUNPATH, ld.so.cache, the\n"
+	      "system folders; fatwheel(1) gives the details.\n"
+	      "  --lib-path DIR         search DIR for libraries (repeatable, before LD_LIBRARY_PATH)\n"
 	      "  --rocm=DIR|TARBALL     search a ROCm root (lib, lib64) or a release tarball\n"
-	      "  --use-ld-library-path  also search LD_LIBRARY_PATH\n"
+	      "  --no-ld-library-path   do not search LD_LIBRARY_PATH (searched by default)\n"
+	      "  --ld-so-cache FILE     read FILE instead of /etc/ld.so.cache\n"
+	      "  --ldd FILE             print where each library FILE loads is found, and exit\n"
 	      "  --exclude GLOB         never bundle libraries whose soname or path matches\n"
 	      "  --include FILE         add a file or folder to the library folder\n"
 	      "  --arch=LIST            keep only included files for these GPU targets\n"
@@ -110,7 +116,11 @@ flagopt(const char *a)
 	else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0)
 		opt.quiet = 1;
 	else if (strcmp(a, "--use-ld-library-path") == 0)
-		opt.useldlp = 1;
+		opt.sp.useenv = 1; /* the default now; kept for old command lines */
+	else if (strcmp(a, "--no-ld-library-path") == 0)
+		opt.sp.useenv = 0;
+	else if (strcmp(a, "--ldd") == 0)
+		opt.ldd = 1;
 	else if (strcmp(a, "--soname-hash") == 0)
 		opt.sonamehash = 1;
 	else if (strcmp(a, "--only-plat") == 0)
@@ -166,10 +176,10 @@ rocmopt(const char *v)
 		die("%s:", v);
 	if (S_ISDIR(st.st_mode)) {
 		d = xasprintf("%s/lib", v);
-		search_add(&opt.sp, d);
+		search_add(&opt.sp.dirs, &opt.sp.n, &opt.sp.cap, d);
 		free(d);
 		d = xasprintf("%s/lib64", v);
-		search_add(&opt.sp, d);
+		search_add(&opt.sp.dirs, &opt.sp.n, &opt.sp.cap, d);
 		free(d);
 		return;
 	}
@@ -178,7 +188,7 @@ rocmopt(const char *v)
 	opt.sp.tar = rocmtar_open(v, err, sizeof err);
 	if (!opt.sp.tar)
 		die("%s: not a readable tarball: %s", v, err);
-	search_add(&opt.sp, "\001rocmtar");
+	search_add(&opt.sp.dirs, &opt.sp.n, &opt.sp.cap, "\001rocmtar");
 }
 
 /* a number option V between LO and HI, else the usage line WHAT */
@@ -207,9 +217,11 @@ valopt(int argc, char **argv, int *i, int *layoutset)
 	} else if ((v = shortlong(argc, argv, i, "-z", "--zip-compression-level", "-z needs a level"))) {
 		ziplevel(v);
 	} else if ((v = optv(argc, argv, i, "--ldpaths"))) {
-		opt.ldpaths = v;
+		search_addlist(&opt.sp.ldpaths, &opt.sp.nldpaths, &opt.sp.ldcap, v);
+	} else if ((v = optv(argc, argv, i, "--ld-so-cache"))) {
+		opt.sp.cache = v;
 	} else if ((v = optv(argc, argv, i, "--lib-path"))) {
-		search_add(&opt.sp, v);
+		search_add(&opt.sp.dirs, &opt.sp.n, &opt.sp.cap, v);
 	} else if ((v = optv(argc, argv, i, "--rocm"))) {
 		rocmopt(v);
 	} else if ((v = optv(argc, argv, i, "--exclude"))) {
@@ -242,7 +254,9 @@ static void
 checkopts(int layoutset)
 {
 	if (!opt.in)
-		usage("no input wheel");
+		usage(opt.ldd ? "--ldd needs a file" : "no input wheel");
+	if (opt.ldd)
+		return;
 	if (!opt.outdir && opt.repair)
 		opt.outdir = "wheelhouse";
 	if (!opt.outdir && !opt.dryrun)
@@ -262,6 +276,7 @@ parseargs(int argc, char **argv)
 	int i, k, layoutset = 0, first = 1;
 
 	opt.level = FW_LEVEL;
+	opt.sp.useenv = 1;
 	opt.layout = "libs";
 	opt.plat = "keep";
 	k = (int)sysconf(_SC_NPROCESSORS_ONLN);
@@ -405,6 +420,7 @@ freeall(void)
 	for (i = 0; i < nmem; i++) {
 		elfinfo_free(&mem[i].ei);
 		free(mem[i].rpath);
+		free(mem[i].origin);
 		free(mem[i].oldn);
 		free(mem[i].newn);
 		buffree(&mem[i].data);
@@ -414,6 +430,7 @@ freeall(void)
 		struct lib *l = libs[i];
 		free(l->needed);
 		free(l->from);
+		free(l->origin);
 		free(l->by);
 		free(l->member);
 		free(l->soname);
@@ -430,6 +447,8 @@ freeall(void)
 	record_free(rec, nrec);
 	zip_close(&zin);
 	search_free(&opt.sp);
+	ldso_free();
+	ldcache_free();
 	whl_free(&wn);
 	free(distinfo);
 	free(libdir);
@@ -458,14 +477,26 @@ main(int argc, char **argv)
 	signal(SIGTERM, onsignal);
 	signal(SIGHUP, onsignal);
 	parseargs(argc, argv);
+	/* ld.so reads LD_LIBRARY_PATH split at ':' and ';' (an empty entry: the current
+	   folder); auditwheel follows it too */
+	if ((ldlp = getenv("LD_LIBRARY_PATH")) != NULL && *ldlp) {
+		ldlp = xstrdup(ldlp);
+		for (char *c = ldlp; *c; c++)
+			if (*c == ';')
+				*c = ':';
+		search_addlist(&opt.sp.env, &opt.sp.nenv, &opt.sp.envcap, ldlp);
+		free(ldlp);
+	}
+	if (opt.ldd) {
+		int rc = ldd_main(&opt.sp, opt.in, opt.json);
+		search_free(&opt.sp);
+		ldso_free();
+		ldcache_free();
+		free(opt.exused);
+		return rc;
+	}
 	if (whl_parse(&wn, opt.in, &why) < 0)
 		die("%s: not a wheel file name: %s", opt.in, why);
-	if (opt.useldlp && (ldlp = getenv("LD_LIBRARY_PATH")) != NULL)
-		search_addlist(&opt.sp, ldlp);
-	if (opt.ldpaths)
-		search_addlist(&opt.sp, opt.ldpaths); /* auditwheel: instead of the system's */
-	else
-		search_addsystem(&opt.sp);
 	if (opt.outdir && !opt.dryrun) {
 		struct stat st;
 		/* created with its parents, as auditwheel does */

@@ -69,27 +69,59 @@ int policy_cxx(const char *ver);
 /* true if soname is a library every manylinux platform provides (never bundled) */
 int policy_system(const char *soname);
 
-/* where libraries are searched, in ld.so's order after the object's own paths */
+/* where libraries are searched besides the objects' own RPATH/RUNPATH (ldso.c gives the
+   order) */
 struct searchpath {
-	char **dirs;
+	char **dirs;                     /* --lib-path and --rocm, in the order given */
 	size_t n, cap;
+	char **env;                      /* LD_LIBRARY_PATH's folders */
+	size_t nenv, envcap;
+	int useenv;                      /* search them (default; --no-ld-library-path) */
+	char **ldpaths;                  /* --ldpaths: instead of the cache and system folders */
+	size_t nldpaths, ldcap;
+	const char *cache;               /* --ld-so-cache FILE, or NULL for /etc/ld.so.cache */
 	struct rocmtar *tar;             /* --rocm=TARBALL, or NULL */
 };
-/* add a folder to the search list */
-void search_add(struct searchpath *s, const char *dir);
-/* add the folders of a colon list (LD_LIBRARY_PATH form) */
-void search_addlist(struct searchpath *s, const char *list);
-/* add ld.so.cache's folders (from ldconfig -p) and the default system folders */
-void search_addsystem(struct searchpath *s);
+/* add a folder to a list (dirs/n/cap of a searchpath), once */
+void search_add(char ***dirs, size_t *n, size_t *cap, const char *dir);
+/* add the folders of a colon list (LD_LIBRARY_PATH form; an empty entry is ".") */
+void search_addlist(char ***dirs, size_t *n, size_t *cap, const char *list);
 /* files search_in passed over, as "; skipped PATH: why" (reset by the caller) */
 extern struct buf search_skipped;
 /* Find name in dir: it must be an ELF file of the same class and machine as want.
    Returns the path (fresh string) or NULL. */
 char *search_in(const char *dir, const char *name, const struct elfinfo *want);
-/* Find name in the search list; returns a path or NULL. For a tarball hit, the path is
-   "tar:MEMBER". */
-char *search_find(struct searchpath *s, const char *name, const struct elfinfo *want);
+/* true if path is a regular ELF file of want's class and machine (any ELF if want is NULL) */
+int search_matches(const char *path, const struct elfinfo *want);
 void search_free(struct searchpath *s);
+
+/* an object whose DT_NEEDED entries are looked up, and the object that loaded it (ld.so's
+   l_loader), whose DT_RPATH is searched too, and so on up */
+struct loader {
+	const struct elfinfo *ei;
+	const char *origin;              /* $ORIGIN: its folder (in the wheel when inwheel); NULL
+	                                    when it has none (a --rocm tarball member) */
+	int inwheel;
+	const struct loader *up;
+};
+/* Where ld.so loads name from for the object ld (ldso.c has the order). Returns a fresh
+   path ("tar:MEMBER" for a --rocm tarball), or NULL: *inwheel is then 1 when an $ORIGIN
+   entry of a wheel member reaches a member of the wheel, 0 when nothing has it. */
+char *ldso_find(struct searchpath *s, const struct loader *ld, const char *name, int *inwheel);
+/* which search ldso_find's last hit came from ("RPATH", "--lib-path", "LD_LIBRARY_PATH",
+   "RUNPATH", "ld.so.cache", "system", "--ldpaths") */
+extern const char *ldso_via;
+/* one RPATH/RUNPATH entry with $ORIGIN (origin), $LIB and $PLATFORM expanded, as ld.so
+   does; *usedorigin says whether $ORIGIN was in it. NULL when a token has no value. */
+char *ldso_expand(const char *ent, const char *origin, int *usedorigin);
+/* the path ld.so.cache gives for name, checked against want's class and machine, or NULL */
+char *ldcache_find(struct searchpath *s, const char *name, const struct elfinfo *want);
+/* free what ldso.c and ldcache.c keep */
+void ldso_free(void);
+void ldcache_free(void);
+/* fatwheel --ldd FILE: print where ld.so loads each library of FILE's closure from;
+   returns the exit status */
+int ldd_main(struct searchpath *s, const char *file, int json);
 
 /* --rocm=TARBALL: a release tarball read in place with libarchive */
 struct rocmtar;
@@ -118,6 +150,14 @@ int fast_inflate(const struct zipin *z, const struct zipent *e, struct buf *out,
                  size_t errlen);
 /* raw deflate of n bytes at level (1-12) into out with libdeflate; sets *crc */
 void fast_deflate(const void *p, size_t n, int level, struct buf *out, uint32_t *crc);
+/* the piece size a big member is deflated in (pdeflate.c): fixed, so that the bytes out
+   do not depend on the number of threads; 1 MiB pieces cost 0.15% (libLLVM) to 0.46%
+   (librocsparse) in size */
+#define FW_PIECE ((size_t)1 << 20)
+/* raw deflate of n bytes at level into out on up to nthreads threads, in pieces of the
+   given size joined into one stream; sets *crc. The same bytes for any nthreads. */
+void fast_pdeflate(const void *p, size_t n, int level, int nthreads, size_t piece, struct buf *out,
+                   uint32_t *crc);
 /* CRC-32 (libdeflate's, carry-less multiply where the CPU has it) */
 uint32_t fast_crc(const void *p, size_t n);
 

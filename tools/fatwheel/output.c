@@ -72,7 +72,7 @@ static void
 deflate1(struct outm *o)
 {
 	o->usize = o->data->len;
-	fast_deflate(o->data->s, o->data->len, opt.level, &o->z, &o->crc);
+	fast_pdeflate(o->data->s, o->data->len, opt.level, opt.jobs, FW_PIECE, &o->z, &o->crc);
 	sha256_buf(o->data->s, o->data->len, o->sha);
 	free(o->data->s);
 	o->data->s = NULL;

@@ -260,9 +260,13 @@ resolveall(void)
 	struct lib *l;
 	const char *base;
 
-	for (i = 0; i < nmem; i++)
-		if (mem[i].iself)
-			resolveobj(&mem[i].ei, mem[i].e->name, NULL, mem[i].e->name);
+	for (i = 0; i < nmem; i++) {
+		if (!mem[i].iself)
+			continue;
+		mem[i].origin = memberdir(mem[i].e->name);
+		mem[i].ld = (struct loader){&mem[i].ei, mem[i].origin, 1, NULL};
+		resolveobj(&mem[i].ld, mem[i].e->name);
+	}
 	for (i = 0; i < opt.ninclude; i++) {
 		base = strrchr(opt.include[i], '/');
 		base = base && base[1] ? base + 1 : opt.include[i];
@@ -275,8 +279,11 @@ resolveall(void)
 		if (libs[i]->unread)
 			loadunread();
 		l = libs[i];
-		if (l->iself)
-			resolveobj(&l->ei, NULL, startswith(l->from, "tar:") ? NULL : l->from, l->from);
+		if (!l->iself)
+			continue;
+		l->origin = startswith(l->from, "tar:") ? NULL : diskorigin(l->from);
+		l->ld = (struct loader){&l->ei, l->origin, 0, l->up};
+		resolveobj(&l->ld, l->from);
 	}
 	if (errors.len) {
 		fputs(errors.s, stderr);

@@ -1,6 +1,5 @@
 /* finding libraries the way ld.so does: folders, ld.so.cache, a ROCm tarball */
 #include "fw.h"
-#include "proc.h"
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -17,67 +16,36 @@
 #include "os.h"
 
 void
-search_add(struct searchpath *s, const char *dir)
+search_add(char ***dirs, size_t *n, size_t *cap, const char *dir)
 {
 	size_t i;
 
 	if (!*dir)
 		dir = ".";
-	for (i = 0; i < s->n; i++)
-		if (strcmp(s->dirs[i], dir) == 0)
+	for (i = 0; i < *n; i++)
+		if (strcmp((*dirs)[i], dir) == 0)
 			return;
-	s->dirs = xgrow(s->dirs, &s->cap, s->n + 1, sizeof *s->dirs);
-	s->dirs[s->n++] = xstrdup(dir);
+	*dirs = xgrow(*dirs, cap, *n + 1, sizeof **dirs);
+	(*dirs)[(*n)++] = xstrdup(dir);
 }
 
 void
-search_addlist(struct searchpath *s, const char *list)
+search_addlist(char ***dirs, size_t *n, size_t *cap, const char *list)
 {
 	const char *p = list, *c;
 	char *d;
 
-	while (p && *p) {
+	while (p) {
 		c = strchr(p, ':');
 		d = xstrndup(p, c ? (size_t)(c - p) : strlen(p));
-		search_add(s, d);
+		search_add(dirs, n, cap, d);
 		free(d);
 		p = c ? c + 1 : NULL;
 	}
 }
 
-void
-search_addsystem(struct searchpath *s)
-{
-	static const char *defaults[] = {"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
-	                                 "/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
-	                                 "/lib64", "/usr/lib64", "/lib", "/usr/lib", NULL};
-	char *argv[] = {"ldconfig", "-p", NULL};
-	struct buf out = {0};
-	struct procres res;
-	char *p, *arrow, *nl, *slash;
-	size_t i;
-
-	/* the folders ld.so.cache covers, in its order (/etc/ld.so.conf.d included) */
-	if (access("/sbin/ldconfig", X_OK) == 0)
-		argv[0] = "/sbin/ldconfig";
-	if (proc_capture(argv, NULL, &out, NULL, 0, 10000, &res) == 0 && res.status == 0 && out.s) {
-		for (p = out.s; (nl = strchr(p, '\n')) != NULL; p = nl + 1) {
-			*nl = 0;
-			arrow = strstr(p, " => ");
-			if (arrow && (slash = strrchr(arrow + 4, '/')) != NULL) {
-				*slash = 0;
-				search_add(s, arrow + 4);
-			}
-		}
-	}
-	buffree(&out);
-	for (i = 0; defaults[i]; i++)
-		search_add(s, defaults[i]);
-}
-
-/* read the ELF header of path and compare class and machine with want */
-static int
-elfmatch(const char *path, const struct elfinfo *want)
+int
+search_matches(const char *path, const struct elfinfo *want)
 {
 	unsigned char h[64];
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -108,36 +76,17 @@ search_in(const char *dir, const char *name, const struct elfinfo *want)
 	struct stat st;
 
 	if (stat(p, &st) == 0 && S_ISREG(st.st_mode)) {
-		if (elfmatch(p, want))
+		if (search_matches(p, want))
 			return p;
 		/* ld.so skips it too; say so if nothing else is found */
 		bufprintf(&search_skipped, "; skipped %s: %s", p,
-		          elfmatch(p, NULL) ? "wrong ELF class or machine" : "not an ELF file");
+		          search_matches(p, NULL) ? "wrong ELF class or machine" : "not an ELF file");
 	} else if (stat(p, &st) == 0 && !S_ISDIR(st.st_mode)) {
 		/* a FIFO, device or socket where a library should be: ld.so would block or
 		   fail on it; it is bad input, not a miss */
 		dien(EXIT_USAGE, "%s: is %s, not a library file", p, os_ftype(st.st_mode));
 	}
 	free(p);
-	return NULL;
-}
-
-char *
-search_find(struct searchpath *s, const char *name, const struct elfinfo *want)
-{
-	size_t i;
-	char *p;
-	const char *m;
-
-	for (i = 0; i < s->n; i++) {
-		if (strcmp(s->dirs[i], "\001rocmtar") == 0) {
-			if (s->tar && (m = rocmtar_find(s->tar, name)) != NULL)
-				return xasprintf("tar:%s", m);
-			continue;
-		}
-		if ((p = search_in(s->dirs[i], name, want)) != NULL)
-			return p;
-	}
 	return NULL;
 }
 
@@ -149,6 +98,12 @@ search_free(struct searchpath *s)
 	for (i = 0; i < s->n; i++)
 		free(s->dirs[i]);
 	free(s->dirs);
+	for (i = 0; i < s->nenv; i++)
+		free(s->env[i]);
+	free(s->env);
+	for (i = 0; i < s->nldpaths; i++)
+		free(s->ldpaths[i]);
+	free(s->ldpaths);
 	if (s->tar)
 		rocmtar_close(s->tar);
 	memset(s, 0, sizeof *s);

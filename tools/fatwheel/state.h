@@ -25,6 +25,8 @@ struct member {
 	size_t nren;
 	struct buf data;            /* new content (edited or rewritten) */
 	int changed;
+	struct loader ld;           /* as a loader of libraries (plan) */
+	char *origin;               /* its folder in the wheel */
 };
 
 /* a library or file being added */
@@ -38,6 +40,9 @@ struct lib {
 	int pending;                /* in the --rocm tarball, not read yet */
 	int unread;                 /* on disk, not read yet */
 	const char *sysby;          /* a system library that loads this one too, or NULL */
+	const struct loader *up;    /* the object that loaded it first (ld.so's l_loader) */
+	struct loader ld;           /* as a loader of libraries */
+	char *origin;               /* its folder on disk, or NULL (a --rocm tarball member) */
 	struct elfinfo ei;
 	char *rpath;
 	char **oldn, **newn;
@@ -51,10 +56,10 @@ struct lib {
 
 /* the command line */
 struct options {
-	int dryrun, json, quiet, useldlp, sonamehash, level, jobs, tty;
+	int dryrun, json, quiet, ldd, sonamehash, level, jobs, tty;
 	int onlyplat, noupdate, repair;  /* auditwheel's --only-plat, --no-update-tags, `repair` */
 	char *outdir, *in, *layout, *plat, *arch;
-	char *libsdir, *ldpaths;         /* auditwheel's -L/--lib-sdir and --ldpaths */
+	char *libsdir;                   /* auditwheel's -L/--lib-sdir */
 	char **exclude, **include;
 	size_t nexclude, ninclude, xcap, icap;
 	int *exused;                /* per --exclude: it matched something */
@@ -104,10 +109,13 @@ struct member *findmember(const char *name);
 char *normrel(const char *p);
 /* expand $ORIGIN / ${ORIGIN} in one search-path entry */
 char *expand_origin(const char *ent, const char *origin);
+/* the folder of a file on disk, absolute (the current folder joined), as $ORIGIN */
+char *diskorigin(const char *path);
 /* the folder of a member path ("" at the top) */
 char *memberdir(const char *name);
-/* add the libraries an object needs (a wheel member or a file on disk); by names it */
-void resolveobj(const struct elfinfo *ei, const char *wheelname, const char *diskpath, const char *by);
+/* add the libraries the object ld needs (a wheel member or a file on disk), found where
+   ld.so finds them; by names it in messages */
+void resolveobj(const struct loader *ld, const char *by);
 /* read and parse the libraries waiting on disk, in parallel */
 void loadunread(void);
 /* read the libraries waiting in the --rocm tarball, all in one pass */

@@ -216,9 +216,11 @@ readelf -d "$T/u6/zdemo-1.0/zdemo.libs/libpriv.so.1" >"$T/p6.dyn"
 has "the one that needs libpriv2 gets \$ORIGIN" "$T/p6.dyn" 'Library rpath: [$ORIGIN]'
 lacks "... and loses its RUNPATH into the build machine's /opt/rocm" "$T/p6.dyn" "RUNPATH"
 LD_LIBRARY_PATH=$T/priv run fatwheel -n "$W" -w "$T/o7"
-same "LD_LIBRARY_PATH is ignored by default" 1 "$rc"
+same "LD_LIBRARY_PATH is searched by default (as auditwheel and ld.so do)" 0 "$rc"
+LD_LIBRARY_PATH=$T/priv run fatwheel -n --no-ld-library-path "$W" -w "$T/o7"
+same "--no-ld-library-path leaves it out" 1 "$rc"
 LD_LIBRARY_PATH=$T/priv run fatwheel -n --use-ld-library-path "$W" -w "$T/o7"
-same "--use-ld-library-path searches it" 0 "$rc"
+same "--use-ld-library-path (the old switch) is still taken" 0 "$rc"
 
 # --- no patchelf at run time ---------------------------------------------------------------
 mkdir -p "$T/o8"
