@@ -26,7 +26,10 @@
 # extension built by nvcc for sm_80 only (no PTX) beside it, which must fail naming it;
 # "repro" builds in a second
 # folder and compares the wheels byte for byte, then runs vision.wheel.verify; "ccacheplain" builds once more with
-# --cache=ccache and nothing else, to show that it does not reach a setuptools build).
+# --cache=ccache and nothing else, to show that it does not reach a setuptools build;
+# "torchfat" makes the venv's torch wheel (venv-wheel.py) and times fatwheel and
+# auditwheel repairing it with NVIDIA's libraries excluded and bundled, then imports torch
+# from the fat wheel in a fresh venv and runs torch.ones(1, device="cuda") there).
 set -u
 DEV=$(cd "${1:?usage: gpu.sh DEV [OUT]}" && pwd) || exit 2
 OUT=${2:-${OUT:-/tmp/kiln-gpu-out}}
@@ -210,9 +213,9 @@ if want fat; then
 	"$KB/fatwheel" -n --json --plat=auto --exclude 'libc10*' \
 		--exclude 'libtorch*' --exclude 'libcuda.so*' "$w" -w "$W/fat2" >"$OUT/fatwheel-plan.json" 2>&1
 	if [ -d "$DEV/aw/src/auditwheel" ]; then
-		# the peer, side by side: five runs each, best time of each
+		# the peer, side by side: three runs each, best time of each
 		rm -rf "$W/aw" "$W/fat3"
-		for i in 1 2 3 4 5; do
+		for i in 1 2 3; do
 			t "auditwheel-repair-$i" env PYTHONPATH="$DEV/aw/src" "$PY" -m auditwheel repair \
 				--exclude 'libc10*' --exclude 'libtorch*' --exclude 'libcuda.so*' -w "$W/aw" "$w"
 			t "fatwheel-repair-$i" "$KB/fatwheel" -q --plat=auto --exclude 'libc10*' \
@@ -220,9 +223,15 @@ if want fat; then
 		done
 		ls -l "$W"/aw/*.whl "$W"/fat3/*.whl | tee -a "$OUT/log"
 		grep -E '^(auditwheel|fatwheel)-repair-' "$OUT/figures" | awk '$5 != 0 { bad = 1 } /^auditwheel-repair-/ { if (a == "" || $2 < a) a = $2 } /^fatwheel-repair-/ { if (f == "" || $2 < f) f = $2 }
-			END { if (!bad && a != "" && f > 0) printf "fatwheel vs auditwheel, best of 5: %.3f s vs %.3f s, %.1fx\n", f, a, a / f }' \
+			END { if (!bad && a != "" && f > 0) printf "fatwheel vs auditwheel, best of 3: %.3f s vs %.3f s, %.1fx\n", f, a, a / f }' \
 			| tee -a "$OUT/figures" | tee -a "$OUT/log"
 	fi
+	# why the extension grew (2026-11-24: _C.abi3.so 182 KB; 2026-11-26: 8.4 MB): its
+	# sections, the debug ones summed, and the compile line and setuptools of the build
+	so=$W/ext-C.so
+	"$PY" -c 'import sys, zipfile; z = zipfile.ZipFile(sys.argv[1]); open(sys.argv[2], "wb").write(z.read([n for n in z.namelist() if n.endswith(".so")][0]))' "$w" "$so" || so=
+	[ -n "$so" ] && size -A -d "$so" | grep -E '^(\.debug|\.text|\.nv_fatbin|Total)' | tee -a "$OUT/log"
+	grep -h -E 'g\+\+ .*muladd\.cpp|setuptools' "$W/b1/build/logs/vision.wheel.log" "$W/b1/build/logs/vision.deps.log" 2>/dev/null | head -n 6 | cut -c 1-3000 | tee -a "$OUT/log"
 	t wheel-check "$KB/wheelpick" --check "$fw"
 	python3 -c 'import sys, zipfile; [print(i.filename, i.file_size) for i in zipfile.ZipFile(sys.argv[1]).infolist()]' "$fw" | tee -a "$OUT/log"
 	t gpucheck-cover-fat "$KB/gpucheck" cover --target="$ARCH" "$fw"
@@ -232,6 +241,61 @@ if want fat; then
 import torch, extension_cpp
 a = torch.randn(4096, device="cuda")
 assert torch.allclose(extension_cpp.ops.mymuladd(a, a, 1.0), a * a + 1.0); print("fat wheel: mymuladd ok")'
+fi
+# best NAME: the best time of the steps NAME-1, NAME-2 ... in OUT/figures (empty if one failed)
+best () { awk -v n="$1-" 'index($1, n) == 1 { if ($5 != 0) bad = 1; if (b == "" || $2 < b) b = $2 } END { if (!bad) print b }' "$OUT/figures"; }
+# ratio WHAT FW AW: one line "WHAT: fatwheel F s vs auditwheel A s, Rx" to the figures
+ratio () { [ -n "$2" ] && [ -n "$3" ] && awk -v w="$1" -v f="$2" -v a="$3" 'BEGIN { printf "%s: fatwheel %.3f s vs auditwheel %.3f s, %.1fx\n", w, f, a, a / f }' | tee -a "$OUT/figures" | tee -a "$OUT/log"; }
+
+if want torchfat; then
+	# the torch wheel of the venv, repaired by both tools: "slim" with NVIDIA's libraries
+	# excluded (a retag, nothing to bundle), "fat" with them bundled from the venv's nvidia
+	# packages through LD_LIBRARY_PATH, as auditwheel finds them; the same options for
+	# both; fatwheel best of KILN_GPU_RUNS (3), auditwheel best of KILN_GPU_AW_RUNS (3;
+	# one run of the fat case takes minutes)
+	site=$("$PY" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+	nv=$(ls -d "$site"/nvidia/*/lib "$site"/nvidia/cu*/lib 2>/dev/null | sort -u | tr '\n' ':')
+	rm -rf "$W/tw" && mkdir -p "$W/tw"
+	t torch-wheel "$PY" "$K/tests/real/venv-wheel.py" "$PY" "${KILN_GPU_TORCH_DIST:-torch}" "$W/tw" 6
+	tw=$(ls "$W"/tw/*.whl | head -n 1)
+	ls -l "$tw" | tee -a "$OUT/log"
+	slim="--exclude libcu* --exclude libnv* --exclude libnccl* --exclude libcudnn*"
+	set -f # the globs in $slim go to the tools as they are
+	for i in $(seq "${KILN_GPU_RUNS:-3}"); do
+		rm -rf "$W/tf-slim" "$W/tf-fat"
+		t "fw-torch-slim-$i" env -u LD_LIBRARY_PATH "$KB/fatwheel" repair -q $slim "$tw" -w "$W/tf-slim"
+		t "fw-torch-fat-$i" env LD_LIBRARY_PATH="$nv" "$KB/fatwheel" repair -q --exclude 'libcuda.so*' "$tw" -w "$W/tf-fat"
+	done
+	ls -l "$W"/tf-slim/*.whl "$W"/tf-fat/*.whl | tee -a "$OUT/log"
+	env LD_LIBRARY_PATH="$nv" "$KB/fatwheel" repair -n --json --exclude 'libcuda.so*' "$tw" -w "$W/tf-x" >"$OUT/torchfat-plan.json" 2>&1
+	# the fat wheel in a fresh venv, the venv's nvidia packages off every path: torch's
+	# pure-Python needs come from the old venv through a .pth, torch and nvidia not
+	rm -rf "$W/fv" "$W/deps" && mkdir -p "$W/deps"
+	for e in "$site"/*; do case "${e##*/}" in torch|torch-*|nvidia|nvidia_*|functorch|torchgen|triton|triton-*|*.pth|__pycache__) ;; *) ln -s "$e" "$W/deps/" ;; esac; done
+	"$PY" -m venv --without-pip "$W/fv" && fsite=$("$W/fv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])') &&
+		echo "$W/deps" >"$fsite/deps.pth"
+	t install-torchfat "$PY" -m pip --python "$W/fv/bin/python" install -q --no-deps --no-index --no-compile --disable-pip-version-check "$(ls "$W"/tf-fat/*.whl)"
+	t torchfat-cuda env -u LD_LIBRARY_PATH "$W/fv/bin/python" -c '
+import torch, sys
+x = torch.ones(1, device="cuda"); torch.cuda.synchronize()
+maps = open("/proc/self/maps").read()
+nv = sorted({l.split()[-1] for l in maps.splitlines() if "/nvidia/" in l and "site-packages" in l})
+libs = sorted({l.split()[-1].rsplit("/", 1)[-1] for l in maps.splitlines() if "torch.libs/" in l})
+print("torch", torch.__version__, "from", torch.__file__, "on", torch.cuda.get_device_name(0), "x =", x.tolist())
+print("from torch.libs:", " ".join(libs))
+assert not nv, "loaded from the venv nvidia packages: %s" % nv
+assert torch.__file__.startswith(sys.prefix), torch.__file__'
+	if [ -d "$DEV/aw/src/auditwheel" ]; then
+		for i in $(seq "${KILN_GPU_AW_RUNS:-3}"); do
+			rm -rf "$W/ta-slim" "$W/ta-fat"
+			t "aw-torch-slim-$i" env -u LD_LIBRARY_PATH PYTHONPATH="$DEV/aw/src" "$PY" -m auditwheel repair $slim -w "$W/ta-slim" "$tw"
+			t "aw-torch-fat-$i" env LD_LIBRARY_PATH="$nv" PYTHONPATH="$DEV/aw/src" timeout "${KILN_GPU_AW_LIMIT:-400}" "$PY" -m auditwheel repair --exclude 'libcuda.so*' -w "$W/ta-fat" "$tw"
+		done
+		ls -l "$W"/ta-slim/*.whl "$W"/ta-fat/*.whl | tee -a "$OUT/log"
+		ratio "torch wheel, NVIDIA excluded (slim)" "$(best fw-torch-slim)" "$(best aw-torch-slim)"
+		ratio "torch wheel, NVIDIA bundled (fat)" "$(best fw-torch-fat)" "$(best aw-torch-fat)"
+	fi
+	set +f
 fi
 # cold: drop the page cache (root only; says so otherwise)
 cold () { sync; echo 3 >/proc/sys/vm/drop_caches 2>/dev/null || log "(cannot drop the page cache: not root; this time is warm)"; }
