@@ -9,33 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* "sm_86" / "compute_90" / "sm_90a": the number and suffix; returns 0 or -1 */
-static int
-smnum(const char *t, unsigned *num, char *suffix)
-{
-	const char *p;
-	char *end;
-
-	if (startswith(t, "sm_"))
-		p = t + 3;
-	else if (startswith(t, "compute_"))
-		p = t + 8;
-	else
-		return -1;
-	*num = (unsigned)strtoul(p, &end, 10);
-	if (end == p)
-		return -1;
-	*suffix = *end;
-	return 0;
-}
-
 int
 is_nvidia_target(const char *t)
 {
 	unsigned n;
 	char suf;
 
-	return smnum(t, &n, &suf) == 0;
+	return nv_smnum(t, &n, &suf) == 0;
 }
 
 enum how
@@ -44,26 +24,10 @@ entry_covers(const struct offentry *e, const char *dev, int xnack)
 	char dp[64], ep[64];
 	const struct arch *ea, *da;
 	int ef, df;
-	unsigned dn, en;
-	char ds, es;
+	enum nvrule r;
 
-	if (is_nvidia_target(dev)) {
-		if (smnum(dev, &dn, &ds) < 0 || smnum(e->target, &en, &es) < 0)
-			return COV_NONE;
-		/* CUDA Programming Guide, binary compatibility: a cubin for X.y runs on X.z,
-		   z >= y; arch-specific ("sm_90a") code only on exactly that capability;
-		   family-specific ("sm_100f", CUDA 12.9) within its major, z >= y; PTX is
-		   compiled by the driver for any newer device ('a'/'f' PTX as narrowly) */
-		if (es == 'a')
-			return en != dn ? COV_NONE : e->kind == OFF_NV_SASS ? COV_NATIVE : COV_PTX;
-		if (e->kind == OFF_NV_SASS)
-			return en / 10 == dn / 10 && en <= dn ? COV_NATIVE : COV_NONE;
-		if (e->kind == OFF_NV_PTX && es == 'f')
-			return en / 10 == dn / 10 && en <= dn ? COV_PTX : COV_NONE;
-		if (e->kind == OFF_NV_PTX)
-			return en <= dn ? COV_PTX : COV_NONE;
-		return COV_NONE;
-	}
+	if (is_nvidia_target(dev))
+		return nv_entry(e, dev, &r);
 	if (e->kind != OFF_AMDGCN && e->kind != OFF_AMDGCN_BC)
 		return COV_NONE;
 	off_processor(dev, dp, sizeof dp);
@@ -118,46 +82,85 @@ gated(const struct offlist *l, size_t b)
 	for (j = l->b[b].first; j < l->b[b].first + l->b[b].n; j++) {
 		if (l->e[j].kind != OFF_NV_SASS && l->e[j].kind != OFF_NV_PTX)
 			continue;
-		if (smnum(l->e[j].target, &n, &suf) < 0 || (suf != 'a' && suf != 'f'))
+		if (nv_smnum(l->e[j].target, &n, &suf) < 0 || (suf != 'a' && suf != 'f'))
 			return 0;
 	}
 	return 1;
 }
 
+/* the best entry of bundle i for dev, and for NVIDIA the rule that decided it */
+static enum how
+bestentry(const struct offlist *l, size_t i, const char *dev, int xnack, int nv, enum nvrule *rule,
+          const char **via)
+{
+	size_t j;
+	enum how best = COV_NONE, h;
+	enum nvrule r;
+
+	*rule = NVR_NONE;
+	for (j = l->b[i].first; j < l->b[i].first + l->b[i].n; j++) {
+		h = nv ? nv_entry(&l->e[j], dev, &r) : entry_covers(&l->e[j], dev, xnack);
+		if (h < best) {
+			best = h;
+			if (nv)
+				*rule = r;
+			if (h != COV_NATIVE)
+				*via = l->e[j].target;
+		}
+	}
+	return best;
+}
+
+/* count bundle i's verdict h into v */
+static void
+tally(struct fileverdict *v, size_t i, enum how h)
+{
+	switch (h) {
+	case COV_NATIVE: v->native++; break;
+	case COV_GENERIC: v->generic++; break;
+	case COV_PTX: v->ptx++; break;
+	default:
+		if (v->missing < sizeof v->bad / sizeof v->bad[0])
+			v->bad[v->missing] = i;
+		v->missing++;
+	}
+}
+
 void
 cover_file(const struct offlist *l, const char *dev, int xnack, struct fileverdict *v)
 {
-	size_t i, j;
-	enum how best, h;
+	size_t i;
+	enum how best;
+	enum nvrule rule;
+	enum nvmod m;
 	int nv = is_nvidia_target(dev);
 
 	memset(v, 0, sizeof *v);
+	if (nv && l->nb)
+		v->mrule = xcalloc(l->nb, 1);
 	for (i = 0; i < l->nb; i++) {
 		if (!relevant(l, i, nv))
 			continue;
-		v->bundles++;
-		best = COV_NONE;
-		for (j = l->b[i].first; j < l->b[i].first + l->b[i].n; j++) {
-			h = entry_covers(&l->e[j], dev, xnack);
-			if (h < best) {
-				best = h;
-				if (h != COV_NATIVE)
-					v->via = l->e[j].target;
-			}
+		m = nv ? nv_module(l, i) : NVM_MODULE;
+		if (m == NVM_STUB || m == NVM_RELOC) {
+			v->mrule[i] = m == NVM_STUB ? NVR_STUB : NVR_RELOC;
+			v->stubs++;
+			continue;
 		}
+		v->bundles++;
+		best = bestentry(l, i, dev, xnack, nv, &rule, &v->via);
+		if (best == COV_NONE && m == NVM_LINKED && (best = nv_relink(l, dev)) != COV_NONE) {
+			rule = NVR_RELINK;
+			v->via = "the objects' PTX, JIT-linked";
+		}
+		if (nv)
+			v->mrule[i] = rule;
 		if (best == COV_NONE && nv && gated(l, i)) {
+			v->mrule[i] = NVR_GATED;
 			v->gated++;
 			continue;
 		}
-		switch (best) {
-		case COV_NATIVE: v->native++; break;
-		case COV_GENERIC: v->generic++; break;
-		case COV_PTX: v->ptx++; break;
-		default:
-			if (v->missing < sizeof v->bad / sizeof v->bad[0])
-				v->bad[v->missing] = i;
-			v->missing++;
-		}
+		tally(v, i, best);
 	}
 }
 
@@ -438,6 +441,8 @@ cover_free(struct fileverdict *v)
 {
 	free(v->why);
 	v->why = NULL;
+	free(v->mrule);
+	v->mrule = NULL;
 }
 
 void
@@ -649,6 +654,24 @@ textfile(const struct scanset *s, size_t k, const struct fileverdict *v, const c
 	printf("%s\n", v->missing > j ? "; ..." : "");
 }
 
+/* -v: each NVIDIA module of file k and the rule that judged it */
+static void
+textmodules(const struct scanset *s, size_t k, const struct fileverdict *v, struct buf *tb)
+{
+	const struct offlist *l = &s->f[k].l;
+	size_t i;
+
+	if (!v->mrule)
+		return;
+	for (i = 0; i < l->nb; i++) {
+		if (!relevant(l, i, 1))
+			continue;
+		bundletargets(l, i, tb);
+		printf("    module at offset %llu (%s): %s: %s\n", (unsigned long long)l->b[i].off,
+		       l->b[i].section, tb->s, nv_rulename((enum nvrule)v->mrule[i]));
+	}
+}
+
 /* the summary line of a covered device */
 static void
 textcovered(const struct devsum *d)
@@ -707,6 +730,8 @@ textdev(const struct scanset *s, const struct dev *dv, const struct fileverdict 
 		else if (verbose)
 			printf("  %s: covered [%s]%s%s\n", s->f[k].path, v[k].rule, s->f[k].kp ? ": " : "",
 			       s->f[k].kp ? v[k].why : "");
+		if (verbose)
+			textmodules(s, k, &v[k], tb);
 	}
 	free(said);
 	if (ok)
@@ -718,6 +743,33 @@ textdev(const struct scanset *s, const struct dev *dv, const struct fileverdict 
 		printf("  fix: rebuild with TORCH_CUDA_ARCH_LIST=%s (or include PTX for an older sm)\n", dev);
 	else
 		printf("  fix: %srebuild with PYTORCH_ROCM_ARCH=%.*s\n", d->haveov ? "or " : "", (int)strcspn(dev, ":"), dev);
+}
+
+/* --json: each NVIDIA module of a file, its rule, and whether it runs */
+static void
+jsonmodules(struct json *js, const struct offlist *l, const struct fileverdict *v, struct buf *tb)
+{
+	size_t i;
+	enum nvrule r;
+
+	json_key(js, "modules");
+	json_arr(js);
+	for (i = 0; i < l->nb; i++) {
+		if (!relevant(l, i, 1))
+			continue;
+		r = (enum nvrule)v->mrule[i];
+		json_obj(js);
+		json_key(js, "offset");
+		json_uint(js, l->b[i].off);
+		json_kstr(js, "section", l->b[i].section);
+		bundletargets(l, i, tb);
+		json_kstr(js, "targets", tb->s);
+		json_kstr(js, "rule", nv_rulename(r));
+		json_kbool(js, "runs", r != NVR_NONE && r != NVR_GATED && r != NVR_STUB && r != NVR_RELOC);
+		json_kbool(js, "needed", r != NVR_STUB && r != NVR_RELOC && r != NVR_GATED);
+		json_end(js);
+	}
+	json_end(js);
 }
 
 /* one file of a device in --json */
@@ -753,6 +805,8 @@ jsonfile(struct json *js, const struct scanset *s, size_t k, const struct fileve
 		json_end(js);
 	}
 	json_end(js);
+	if (v->mrule)
+		jsonmodules(js, &s->f[k].l, v, tb);
 	json_end(js);
 }
 

@@ -9,6 +9,17 @@
 /* how an entry serves a device, best first */
 enum how { COV_NATIVE, COV_GENERIC, COV_PTX, COV_NONE };
 
+/* the rule by which an NVIDIA module runs, or does not need to (nvrule.c) */
+enum nvrule { NVR_NONE, NVR_CUBIN, NVR_PTX, NVR_ARCH, NVR_FAMILY, NVR_STUB, NVR_RELOC, NVR_RELINK,
+              NVR_GATED };
+/* what an NVIDIA fatbin is to the runtime */
+enum nvmod {
+	NVM_MODULE,   /* a module of its own: loaded when one of its kernels is launched */
+	NVM_STUB,     /* nvcc's device-link cubin without any function: never needed */
+	NVM_RELOC,    /* -rdc: an object's relocatable code, input of the device link */
+	NVM_LINKED    /* -rdc: the device-linked module */
+};
+
 /* what one file's bundles give one device */
 struct fileverdict {
 	size_t bundles;      /* bundles with code for the device's vendor */
@@ -23,7 +34,23 @@ struct fileverdict {
 	const char *rule;    /* the rule that decided, in words */
 	char *why;           /* kpack: the archive picked, or what the loader misses
 	                        (allocated; freed by cover_judge's next call on it) */
+	unsigned char *mrule; /* NVIDIA: the enum nvrule of each bundle (allocated), or NULL */
+	size_t stubs;        /* NVIDIA: device-link stubs and -rdc inputs, not judged */
 };
+
+/* "sm_86" / "compute_90" / "sm_90a": the number and suffix; returns 0 or -1 */
+int nv_smnum(const char *t, unsigned *num, char *suffix);
+/* How NVIDIA entry e serves dev (sm_90): as a cubin (COV_NATIVE), as PTX the driver
+   compiles (COV_PTX) or not at all; *why receives the rule that decided */
+enum how nv_entry(const struct offentry *e, const char *dev, enum nvrule *why);
+/* what NVIDIA bundle b of l is to the runtime */
+enum nvmod nv_module(const struct offlist *l, size_t b);
+/* For an -rdc linked file whose linked cubin does not run on dev: COV_PTX if every
+   relocatable module has PTX the driver can compile for dev (the runtime JIT-links
+   them), else COV_NONE */
+enum how nv_relink(const struct offlist *l, const char *dev);
+/* the rule in words */
+const char *nv_rulename(enum nvrule r);
 
 /* true for sm_NN / compute_NN names */
 int is_nvidia_target(const char *t);

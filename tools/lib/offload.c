@@ -441,6 +441,39 @@ off_hipfatbin(const unsigned char *p, size_t n, uint64_t base, const char *sec,
 	}
 }
 
+/* True if the cubin p[0..n) is an ELF64 file whose symbol tables hold no STT_FUNC
+   symbol: a module with no kernel or device function. nvcc's link step always runs
+   nvlink --register-link-binaries (nvcc -dryrun shows it, CUDA 13.0) and embeds its
+   cubin in a fatbin of its own; without -rdc that cubin has no function at all. False
+   for anything it cannot read whole (then the module is judged as having code). */
+static int
+cubin_nofunc(const unsigned char *p, size_t n)
+{
+	uint64_t shoff, off, size, ent, i, k;
+	uint16_t shentsize, shnum;
+	const unsigned char *sh;
+
+	if (n < 64 || memcmp(p, "\177ELF", 4) != 0 || p[4] != 2 || p[5] != 1)
+		return 0;
+	shoff = rd64(p + 40);
+	shentsize = rd16(p + 58);
+	shnum = rd16(p + 60);
+	if (shentsize < 64 || shnum == 0 || !fits(shoff, (uint64_t)shentsize * shnum, n))
+		return 0;
+	for (i = 0; i < shnum; i++) {
+		sh = p + shoff + i * shentsize;
+		if (rd32(sh + 4) != 2 && rd32(sh + 4) != 11)   /* SHT_SYMTAB, SHT_DYNSYM */
+			continue;
+		off = rd64(sh + 24), size = rd64(sh + 32), ent = rd64(sh + 56);
+		if (ent < 24 || !fits(off, size, n))
+			return 0;
+		for (k = 0; k + ent <= size; k += ent)
+			if ((p[off + k + 4] & 0xf) == 2)       /* st_info: STT_FUNC */
+				return 0;
+	}
+	return 1;
+}
+
 int
 off_nvfatbin(const unsigned char *p, size_t n, uint64_t base, const char *sec,
              struct offlist *l, char *err, size_t errlen)
@@ -494,6 +527,8 @@ off_nvfatbin(const unsigned char *p, size_t n, uint64_t base, const char *sec,
 			} else if (kind == 2 || kind == 0x10) {
 				e->kind = OFF_NV_SASS;
 				snprintf(e->target, sizeof e->target, "sm_%u%s", arch, asfx);
+				/* flag 0x2000 (LZ4) or 0x8000 (zstd): a compressed payload, unread */
+				e->nofunc = !(flags & 0xa000) && cubin_nofunc(p + epos + esz, (size_t)pay);
 			} else {
 				e->kind = OFF_OTHER;
 				snprintf(e->target, sizeof e->target, "kind%u_%u", kind, arch);

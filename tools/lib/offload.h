@@ -40,6 +40,8 @@ struct offentry {
 	uint64_t off;     /* payload offset: in the file, or in the decompressed bundle */
 	uint64_t size;    /* payload size */
 	int archive;      /* OFFB_KPACK: the caller's index of the archive holding it */
+	int nofunc;       /* OFF_NV_SASS: an uncompressed cubin with no function symbol (nvcc's
+	                     device-link stub of a whole-program build): nothing to load */
 };
 
 /* one bundle or fatbin container */
