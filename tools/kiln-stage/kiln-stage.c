@@ -311,11 +311,9 @@ runoption(struct runopt *o, char *a)
 	else if (startswith(a, "--stage-cache="))
 		runcache(o, a + 14);
 	else if (startswith(a, "--cache-trusted-keys=")) {
-		if ((why = sign_checklist(a + 21))) {
-			char *m = xasprintf("run: --cache-trusted-keys: %s", why);
-			free(why);
-			usage(m);
-		}
+		/* one line, exit 2: the list is wrong, not the command's shape */
+		if ((why = sign_checklist(a + 21)))
+			dien(EXIT_USAGE, "run: --cache-trusted-keys: %s", why);
 		o->trustedarg = a + 21;
 	} else if (startswith(a, "--cache-sign-key="))
 		o->signkeyf = a + 17;
@@ -621,6 +619,8 @@ cmdrun(int argc, char **argv)
 	remote_setkeys(o.trustedarg, o.signkeyf);
 	if (!o.dry)
 		stagelock(&o);
+	if (!o.dry && o.so.out)
+		remote_rmstale(o.so.out);
 	r = stage_load(&s, o.name, o.so.key, o.so.parents, o.so.np, &err);
 	free(o.so.parents);
 	if (r < 0) {

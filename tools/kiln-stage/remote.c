@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -524,6 +525,40 @@ getmanifest(const char *acurl, struct buf *man, char **err)
 	if (code == -2)
 		strv_add(&suspect, acurl, 0);
 	return code;
+}
+
+void
+remote_rmstale(const char *outdir)
+{
+	char *o = xstrdup(outdir);
+	const char *slash;
+	char *dir, *pre, *p, *end;
+	struct strv names = {0};
+	long pid;
+	size_t i;
+
+	while (strlen(o) > 1 && o[strlen(o) - 1] == '/')
+		o[strlen(o) - 1] = 0;
+	slash = strrchr(o, '/');
+	dir = slash ? xstrndup(o, slash == o ? 1 : (size_t)(slash - o)) : xstrdup(".");
+	pre = xasprintf("%s.remote.", slash ? slash + 1 : o);
+	os_listdir(dir, &names);
+	for (i = 0; i < names.n; i++) {
+		if (!startswith(names.v[i], pre) || !isdig((unsigned char)names.v[i][strlen(pre)]))
+			continue;
+		errno = 0;
+		pid = strtol(names.v[i] + strlen(pre), &end, 10);
+		if (*end || errno || pid <= 0 || pid == (long)getpid() || kill((pid_t)pid, 0) == 0 ||
+		    errno != ESRCH)
+			continue;
+		p = xasprintf("%s/%s", dir, names.v[i]);
+		os_rmtree(p);
+		free(p);
+	}
+	strv_free(&names);
+	free(pre);
+	free(dir);
+	free(o);
 }
 
 /* the private entry TMP/ab/KEY beside outdir (fresh; *tmp too), emptied */

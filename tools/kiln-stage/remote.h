@@ -29,4 +29,10 @@ int remote_has(const char *url, const char *key, char **err);
    or why it could not say (fresh string). */
 char *remote_explain(const char *url, const char *key);
 
+/* remove the private folders OUTDIR.remote.PID beside outdir that a restore killed
+   outright (SIGKILL, a power cut) left behind: only those whose process is gone
+   (kill(PID, 0) answers no such process), so a restore running beside this one keeps
+   its own. Quiet: what it cannot remove stays. */
+void remote_rmstale(const char *outdir);
+
 #endif

@@ -14,6 +14,7 @@
 
 #include "atomic.h"
 #include "os.h"
+#include "wheelpath.h"
 
 #define KEYLEN 32
 #define SIGLEN 64
@@ -45,18 +46,28 @@ unb64(const char *s, size_t slen, unsigned char *out, size_t want)
 	return 0;
 }
 
+/* is s (n bytes) a key name: 1 to 128 letters, digits, '.', '_' and '-' */
+static int
+keyname(const char *s, size_t n)
+{
+	size_t i;
+
+	if (n == 0 || n > 128)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!(isalnumc((unsigned char)s[i]) || (s[i] && strchr("._-", s[i]))))
+			return 0;
+	return 1;
+}
+
 /* split "NAME:BASE64" into name (fresh) and want raw bytes; -1 if malformed */
 static int
 parsekey(const char *s, size_t len, char **name, unsigned char *raw, size_t want)
 {
 	const char *c = memchr(s, ':', len);
-	size_t i;
 
-	if (!c || c == s)
+	if (!c || !keyname(s, (size_t)(c - s)))
 		return -1;
-	for (i = 0; s + i < c; i++)
-		if (!(isalnumc((unsigned char)s[i]) || strchr("._-", s[i])))
-			return -1;
 	if (unb64(c + 1, len - (size_t)(c + 1 - s), raw, want) < 0)
 		return -1;
 	*name = xstrndup(s, (size_t)(c - s));
@@ -69,15 +80,12 @@ sign_keygen(const char *name, const char *secf, const char *pubf, char **err)
 	EVP_PKEY_CTX *c = EVP_PKEY_CTX_new_id(EVP_PKEY_ED25519, NULL);
 	EVP_PKEY *k = NULL;
 	unsigned char seed[KEYLEN], pub[KEYLEN];
-	size_t sl = KEYLEN, pl = KEYLEN, i;
+	size_t sl = KEYLEN, pl = KEYLEN;
 	char *s1, *s2, *line;
 	int fd, r = -1;
 
-	for (i = 0; name[i]; i++)
-		if (!(isalnumc((unsigned char)name[i]) || strchr("._-", name[i])))
-			break;
-	if (!*name || name[i]) {
-		*err = xasprintf("%s: a key name is letters, digits, '.', '_' and '-'", name);
+	if (!keyname(name, strlen(name))) {
+		*err = xasprintf("%.128s: a key name is 1 to 128 letters, digits, '.', '_' and '-'", name);
 		return -1;
 	}
 	if (!c || EVP_PKEY_keygen_init(c) <= 0 || EVP_PKEY_keygen(c, &k) <= 0 ||
@@ -221,11 +229,21 @@ char *
 sign_checklist(const char *trusted)
 {
 	unsigned char pub[KEYLEN];
+	struct buf e = {0};
+	char *m;
 
-	if (trustedkey(trusted, "\n", pub) < 0)
-		return xasprintf("'%s' is not a list of NAME:BASE64 public keys (from kiln-stage keygen)",
-		                 trusted);
-	return NULL;
+	/* an empty list would trust nothing and so restore unsigned manifests (trusted()
+	   reads "" as no list): never what someone who wrote the option meant */
+	if (!trusted[strspn(trusted, " ,\t")])
+		return xstrdup("names no key: an empty list would restore unsigned manifests; give "
+		               "NAME:BASE64 public keys (from kiln-stage keygen), or leave the option out");
+	if (trustedkey(trusted, "\n", pub) == 0)
+		return NULL;
+	wheelpath_escape(&e, trusted);
+	bufputc(&e, 0);
+	m = xasprintf("'%.200s' is not a list of NAME:BASE64 public keys (from kiln-stage keygen)", e.s);
+	buffree(&e);
+	return m;
 }
 
 int
@@ -259,8 +277,12 @@ sign_check(const char *man, size_t len, const char *trusted, size_t *signedlen, 
 		}
 		nsig++;
 		v = p + 5;
-		if (!(c = memchr(v, ':', (size_t)(nl - 1 - v))))
+		if (!(c = memchr(v, ':', (size_t)(nl - 1 - v))) || !keyname(v, (size_t)(c - v))) {
+			/* not NAME:BASE64: a miss like any untrusted signature, said so */
+			if (!untrusted)
+				untrusted = xstrdup("a signature line that is not NAME:BASE64");
 			continue;
+		}
 		name = xstrndup(v, (size_t)(c - v));
 		if ((t = trustedkey(trusted, name, pub)) < 0) {
 			*why = sign_checklist(trusted);
@@ -282,7 +304,7 @@ sign_check(const char *man, size_t len, const char *trusted, size_t *signedlen, 
 		               "(KILN_CACHE_TRUSTED_KEYS)");
 	else
 		*why = xasprintf("has %s%s, and only manifests a trusted key signed are restored", untrusted,
-		                 strstr(untrusted, "bad") ? "" : ", a key not in KILN_CACHE_TRUSTED_KEYS");
+		                 startswith(untrusted, "a signature by ") ? ", a key not in KILN_CACHE_TRUSTED_KEYS" : "");
 	free(untrusted);
 	return 0;
 }
