@@ -259,11 +259,13 @@ if want torchfat; then
 	t torch-wheel "$PY" "$K/tests/real/venv-wheel.py" "$PY" "${KILN_GPU_TORCH_DIST:-torch}" "$W/tw" 6
 	tw=$(ls "$W"/tw/*.whl | head -n 1)
 	ls -l "$tw" | tee -a "$OUT/log"
+	# the globs in $slim go to the tools as they are: no file-name expansion while it is used
 	slim="--exclude libcu* --exclude libnv* --exclude libnccl* --exclude libcudnn*"
-	set -f # the globs in $slim go to the tools as they are
 	for i in $(seq "${KILN_GPU_RUNS:-3}"); do
 		rm -rf "$W/tf-slim" "$W/tf-fat"
+		set -f
 		t "fw-torch-slim-$i" env -u LD_LIBRARY_PATH "$KB/fatwheel" repair -q $slim "$tw" -w "$W/tf-slim"
+		set +f
 		t "fw-torch-fat-$i" env LD_LIBRARY_PATH="$nv" "$KB/fatwheel" repair -q --exclude 'libcuda.so*' "$tw" -w "$W/tf-fat"
 	done
 	ls -l "$W"/tf-slim/*.whl "$W"/tf-fat/*.whl | tee -a "$OUT/log"
@@ -288,14 +290,15 @@ assert torch.__file__.startswith(sys.prefix), torch.__file__'
 	if [ -d "$DEV/aw/src/auditwheel" ]; then
 		for i in $(seq "${KILN_GPU_AW_RUNS:-3}"); do
 			rm -rf "$W/ta-slim" "$W/ta-fat"
+			set -f
 			t "aw-torch-slim-$i" env -u LD_LIBRARY_PATH PYTHONPATH="$DEV/aw/src" "$PY" -m auditwheel repair $slim -w "$W/ta-slim" "$tw"
+			set +f
 			t "aw-torch-fat-$i" env LD_LIBRARY_PATH="$nv" PYTHONPATH="$DEV/aw/src" timeout "${KILN_GPU_AW_LIMIT:-400}" "$PY" -m auditwheel repair --exclude 'libcuda.so*' -w "$W/ta-fat" "$tw"
 		done
 		ls -l "$W"/ta-slim/*.whl "$W"/ta-fat/*.whl | tee -a "$OUT/log"
 		ratio "torch wheel, NVIDIA excluded (slim)" "$(best fw-torch-slim)" "$(best aw-torch-slim)"
 		ratio "torch wheel, NVIDIA bundled (fat)" "$(best fw-torch-fat)" "$(best aw-torch-fat)"
 	fi
-	set +f
 fi
 # cold: drop the page cache (root only; says so otherwise)
 cold () { sync; echo 3 >/proc/sys/vm/drop_caches 2>/dev/null || log "(cannot drop the page cache: not root; this time is warm)"; }
