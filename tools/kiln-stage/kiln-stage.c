@@ -94,12 +94,12 @@ notepath(const char *logpath)
 	return xasprintf("%.*s.note", (int)(n - 4), logpath);
 }
 
-/* the first line (at most 200 bytes) of the file at p, which is then removed unless keep;
-   fresh, or NULL when there is none or it is empty; frees p */
+/* the first line (at most 200 bytes, made safe for a terminal) of the file at p, which is
+   then removed unless keep; fresh, or NULL when there is none or it is empty; frees p */
 static char *
 takeline(char *p, int keep)
 {
-	struct buf b = {0};
+	struct buf b = {0}, safe = {0};
 	char *nl;
 
 	if (!p)
@@ -114,11 +114,16 @@ takeline(char *p, int keep)
 	if (!keep)
 		unlink(p);
 	free(p);
-	if ((nl = strchr(b.s, '\n')))
-		*nl = 0;
-	if (strlen(b.s) > 200)
-		b.s[200] = 0;
-	return bufdetach(&b);
+	/* the step's text goes to the terminal: made safe (progress.h's safeadd) */
+	if (!(nl = memchr(b.s, '\n', b.len)))
+		nl = b.s + b.len;
+	safeadd(&safe, b.s, (size_t)(nl - b.s), 200);
+	buffree(&b);
+	if (!safe.len) {
+		buffree(&safe);
+		return NULL;
+	}
+	return bufdetach(&safe);
 }
 
 /* the note the step left (LOGDIR/NAME.note), removed; fresh or NULL */

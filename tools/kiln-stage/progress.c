@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "atomic.h"
+#include "json.h"
 #include "os.h"
 #include "strv.h"
 #include "trace.h"
@@ -49,22 +50,88 @@ fmtdur(double s)
 	return xasprintf("%ldh%02ldm", t / 3600, (t / 60) % 60);
 }
 
-void
-safeadd(struct buf *b, const char *s, size_t n, size_t max)
+/* the C1 control at s[i] (raw 8-bit, or UTF-8's C2 80-9F), its length in *len; -1 none */
+static int
+c1at(const unsigned char *s, size_t i, size_t n, size_t *len)
 {
-	size_t i, kept = 0;
-	unsigned char c;
+	if (s[i] >= 0x80 && s[i] <= 0x9f) {
+		*len = 1;
+		return s[i];
+	}
+	if (s[i] == 0xc2 && i + 1 < n && s[i + 1] >= 0x80 && s[i + 1] <= 0x9f) {
+		*len = 2;
+		return s[i + 1];
+	}
+	return -1;
+}
 
-	for (i = 0; i < n && kept < max; i++) {
-		c = (unsigned char)s[i];
-		if (c == 0x1b && i + 1 < n && s[i + 1] == '[') {
-			/* a CSI sequence (colours): dropped whole */
-			for (i += 2; i < n && !(s[i] >= 0x40 && s[i] <= 0x7e); i++)
+/* the end of the escape sequence at s[i] (ESC, or the C1 control c of length len): CSI
+   through its final byte, OSC, DCS, SOS, PM and APC through BEL or ST (ESC \ or C1 9C),
+   another ESC sequence through its final byte */
+static size_t
+escend(const unsigned char *s, size_t i, size_t n, int c, size_t len)
+{
+	size_t k;
+
+	if (c == 0x1b) {
+		if (i + 1 >= n)
+			return n;
+		c = s[i + 1] >= 0x40 && s[i + 1] <= 0x5f ? s[i + 1] + 0x40 : 0;
+		if (!c) {
+			/* nF / Fp / Fs: intermediates 0x20-0x2f, then one final byte */
+			for (i++; i < n && s[i] >= 0x20 && s[i] <= 0x2f; i++)
 				;
+			return i < n ? i + 1 : n;
+		}
+		len = 2;
+	}
+	i += len;
+	if (c == 0x9b) {
+		for (; i < n && !(s[i] >= 0x40 && s[i] <= 0x7e); i++)
+			;
+		return i < n ? i + 1 : n;
+	}
+	if (c != 0x9d && c != 0x90 && c != 0x98 && c != 0x9e && c != 0x9f)
+		return i;
+	for (; i < n; i++) {
+		if (s[i] == 0x07)
+			return i + 1;
+		if (s[i] == 0x1b && i + 1 < n && s[i + 1] == '\\')
+			return i + 2;
+		if (c1at(s, i, n, &k) == 0x9c)
+			return i + k;
+	}
+	return n;
+}
+
+void
+safeadd(struct buf *b, const char *str, size_t n, size_t max)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t i = 0, kept = 0, k = 1;
+	int c;
+
+	while (i < n && kept < max) {
+		c = s[i] == 0x1b ? 0x1b : c1at(s, i, n, &k);
+		if (c == 0x1b || c == 0x9b || c == 0x9d || c == 0x90 || c == 0x98 || c == 0x9e || c == 0x9f) {
+			/* an escape sequence (colours, a window title): dropped whole */
+			i = escend(s, i, n, c, k);
 			continue;
 		}
-		bufputc(b, c == '\t' ? ' ' : (c < 0x20 || c == 0x7f) ? '?' : c);
-		kept++;
+		if (c < 0)
+			k = s[i] < 0x80 ? 1 : utf8_seq(s + i, n - i);
+		if (c >= 0 || k == 0 || s[i] < 0x20 || s[i] == 0x7f) {
+			/* a control (C0, DEL, C1) or a byte that is not UTF-8: one '?' */
+			bufputc(b, s[i] == '\t' ? ' ' : '?');
+			i += c >= 0 ? k : 1;
+			kept++;
+			continue;
+		}
+		if (kept + k > max)
+			break;
+		bufadd(b, s + i, k);
+		i += k;
+		kept += k;
 	}
 	if (i < n)
 		bufputs(b, "...");

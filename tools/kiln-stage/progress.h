@@ -53,8 +53,11 @@ void progress_end(struct progress *p, int built);
 char *fmtdur(double s);
 /* seconds on the monotonic clock */
 double mono(void);
-/* replace control bytes and escape sequences of s[0..n) with '?', at most max bytes kept
-   (then "..."): text from a log made safe for a terminal or a file */
+/* s[0..n) made safe for a terminal or a file, at most max bytes kept (then "..."):
+   escape sequences dropped whole (CSI colours; OSC titles, DCS, SOS, PM, APC through BEL
+   or ST; other ESC sequences), in their 7-bit, raw 8-bit and UTF-8 C1 forms; a tab is a
+   space; every other C0 control, DEL, C1 control or byte that is not UTF-8 is one '?';
+   valid UTF-8 kept whole */
 void safeadd(struct buf *b, const char *s, size_t n, size_t max);
 
 #endif

@@ -30,7 +30,7 @@ bystart(const void *a, const void *b)
 static void
 cachecol(const struct rec *r, struct buf *b)
 {
-	bufputs(b, r->cache);
+	safeadd(b, r->cache, strlen(r->cache), 120);
 	if (r->note) {
 		bufputs(b, "; ");
 		safeadd(b, r->note, strlen(r->note), 120);
@@ -38,7 +38,7 @@ cachecol(const struct rec *r, struct buf *b)
 }
 
 static void
-table(const struct rec *v, size_t n)
+table(struct rec *v, size_t n)
 {
 	struct buf c = {0};
 	int w = 5, nb = 0, nr = 0, nu = 0, nf = 0;
@@ -46,9 +46,19 @@ table(const struct rec *v, size_t n)
 	size_t i;
 	char *d;
 
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
+		/* what the .run records say is shown safe for a terminal, like a log's text */
+		bufreset(&c);
+		safeadd(&c, v[i].stage, strlen(v[i].stage), 200);
+		free(v[i].stage);
+		v[i].stage = xstrdup(c.s ? c.s : "");
+		bufreset(&c);
+		safeadd(&c, v[i].result, strlen(v[i].result), 40);
+		free(v[i].result);
+		v[i].result = xstrdup(c.s ? c.s : "");
 		if ((int)strlen(v[i].stage) > w)
 			w = (int)strlen(v[i].stage);
+	}
 	printf("%-*s  %-19s  %8s  %s\n", w, "STAGE", "RESULT", "TIME", "CACHE");
 	for (i = 0; i < n; i++) {
 		d = strcmp(v[i].result, "up to date") && strcmp(v[i].result, "not run") ?

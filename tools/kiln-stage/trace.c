@@ -130,6 +130,21 @@ freerec(struct rec *r)
 }
 
 /* every LOGDIR/STAGE.run, in name order */
+/* a .run time field: microseconds since the epoch, 0 when absent, not a number or past
+   2^53 (year 2255), so that no difference of two overflows */
+static int64_t
+usfield(const char *s)
+{
+	char *end;
+	long long v;
+
+	if (!s || !isdig(*s))
+		return 0;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	return errno || *end || v > (1LL << 53) ? 0 : (int64_t)v;
+}
+
 void
 loadrecs(const char *logdir, struct rec **v, size_t *n)
 {
@@ -154,8 +169,11 @@ loadrecs(const char *logdir, struct rec **v, size_t *n)
 			(*v)[*n].cache = xstrdup((s = kv_get(&f, "CACHE")) ? s : "-");
 			(*v)[*n].note = (s = kv_get(&f, "NOTE")) ? xstrdup(s) : NULL;
 			(*v)[*n].build = xstrdup(kv_get(&f, "BUILD"));
-			(*v)[*n].start = (s = kv_get(&f, "START")) ? strtoll(s, NULL, 10) : 0;
-			(*v)[*n].end = (s = kv_get(&f, "END")) ? strtoll(s, NULL, 10) : 0;
+			(*v)[*n].start = usfield(kv_get(&f, "START"));
+			(*v)[*n].end = usfield(kv_get(&f, "END"));
+			/* a span never runs backwards (a clock set back, a record edited) */
+			if ((*v)[*n].end < (*v)[*n].start)
+				(*v)[*n].end = (*v)[*n].start;
 			(*n)++;
 		}
 		free(err);
@@ -202,6 +220,10 @@ thisbuild(struct rec *v, size_t n)
 	return n ? start : 0;
 }
 
+/* the most milliseconds a .ninja_log step time may say (34 years): past it, or ending
+   before it starts, the line is not a step (and no sum of such times overflows) */
+#define STEPMAX ((int64_t)1 << 40)
+
 /* the steps of a .ninja_log (v5 and later: START END MTIME OUTPUT HASH, tab-separated);
    *mt: the MTIME of the step that ended last, in microseconds since the epoch (0: none) */
 static size_t
@@ -227,7 +249,9 @@ loadsteps(const char *path, struct step **v, int64_t *mt)
 		for (k = 0, f[0] = line; k < 4 && f[k]; k++)
 			if ((f[k + 1] = strchr(f[k], '\t')))
 				*f[k + 1]++ = 0;
-		if (k < 4 || !f[4] || !isdig(*f[0]) || !isdig(*f[1]))
+		if (k < 4 || !f[4] || !isdig(*f[0]) || !isdig(*f[1]) || strlen(f[0]) > 15 || strlen(f[1]) > 15 ||
+		    strtoll(f[0], NULL, 10) > STEPMAX || strtoll(f[1], NULL, 10) > STEPMAX ||
+		    strtoll(f[1], NULL, 10) < strtoll(f[0], NULL, 10))
 			continue;
 		*v = xgrow(*v, &cap, n + 1, sizeof **v);
 		(*v)[n].start = strtoll(f[0], NULL, 10);

@@ -83,7 +83,17 @@ json_quote(struct buf *b, const char *s, size_t n)
 				bufprintf(b, "\\u%04x", c);
 			} else if (c < 0x80) {
 				bufputc(b, c);
-			} else if ((k = utf8_seq((const unsigned char *)s + i, n - i)) > 0) {
+			} else if ((k = utf8_seq((const unsigned char *)s + i, n - i)) == 2 && c == 0xc2 &&
+			           (unsigned char)s[i + 1] < 0xa0) {
+				/* a C1 control (U+0080-U+009F): escaped, so no terminal acts on it */
+				bufprintf(b, "\\u%04x", (unsigned char)s[i + 1]);
+				i++;
+			} else if (k == 3 && c == 0xe2 && (unsigned char)s[i + 1] == 0x80 &&
+			           ((unsigned char)s[i + 2] & 0xfe) == 0xa8) {
+				/* U+2028 and U+2029 are line breaks to JavaScript */
+				bufprintf(b, "\\u%04x", 0x2000 | ((unsigned char)s[i + 2] - 0x80));
+				i += 2;
+			} else if (k > 0) {
 				bufadd(b, s + i, k);
 				i += k - 1;
 			} else {

@@ -40,7 +40,8 @@ void json_kbool(struct json *j, const char *k, int v);
 /* key k and an array of the n strings of v */
 void json_kstrs(struct json *j, const char *k, char *const *v, size_t n);
 
-/* append s as a quoted JSON string: UTF-8 passed through, controls escaped, and a byte
+/* append s as a quoted JSON string: UTF-8 passed through, controls escaped (C0, DEL, the
+   C1 controls U+0080-U+009F, U+2028 and U+2029 as \uXXXX), and a byte
    that is not part of valid UTF-8 written as \udcXX (Python's surrogateescape: json.loads
    and os.fsencode give the byte back), so the output is always valid JSON */
 void json_quote(struct buf *b, const char *s, size_t n);

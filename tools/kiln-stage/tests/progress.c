@@ -83,6 +83,53 @@ kinds(void)
 		CHECK_STR(errkind(t[i].line, strlen(t[i].line)), t[i].kind, "errkind: %.40s", t[i].line);
 }
 
+/* safeadd on hostile text: escape sequences in their 7-bit, raw 8-bit and UTF-8 C1
+   forms dropped whole, other controls one '?', UTF-8 kept, never cut inside a character */
+static void
+safe(void)
+{
+	static const struct {
+		const char *in, *want, *what;
+		size_t max;
+	} t[] = {
+		{"a\033]0;pwned\007b", "ab", "an OSC title ending in BEL", 100},
+		{"a\033]2;pwned\033\\b", "ab", "an OSC title ending in ESC \\", 100},
+		{"a\033]8;;http://evil\033\\link\033]8;;\033\\b", "alinkb", "an OSC 8 hyperlink", 100},
+		{"a\033]0;never ends", "a", "an OSC without its end: the rest goes", 100},
+		{"a\033P+q544e\033\\b", "ab", "a DCS request", 100},
+		{"a\033_apc\007b", "ab", "an APC", 100},
+		{"a\033cb", "ab", "ESC c (reset the terminal)", 100},
+		{"a\033(Bb", "ab", "ESC ( B (a character set)", 100},
+		{"a\033", "a", "a lone ESC at the end", 100},
+		{"a\xc2\x9b" "2Jb", "ab", "UTF-8 C1 CSI (U+009B)", 100},
+		{"a\xc2\x9d" "0;t\xc2\x9c" "b", "ab", "UTF-8 C1 OSC to UTF-8 ST", 100},
+		{"a\x9b" "31mb", "ab", "a raw 8-bit CSI", 100},
+		{"a\x9d" "0;t\x07" "b", "ab", "a raw 8-bit OSC", 100},
+		{"a\xc2\x85" "b\xc2\x8d" "c", "a?b?c", "UTF-8 NEL and RI: one '?' each", 100},
+		{"a\x85" "b", "a?b", "a raw NEL", 100},
+		{"a\x7f" "b\x08" "c\r" "d", "a?b?c?d", "DEL, BS, CR", 100},
+		{"a\xff\xfe" "b", "a??b", "bytes that are not UTF-8", 100},
+		{"caf\xc3\xa9 \xe2\x82\xac", "caf\xc3\xa9 \xe2\x82\xac", "UTF-8 kept", 100},
+		{"ab\xe2\x82\xac", "ab...", "a character that does not fit is left out whole", 4},
+		{"a\xe2\x80\xa8" "b", "a\xe2\x80\xa8" "b", "U+2028 is no control", 100},
+	};
+	struct buf b = {0};
+	size_t i, k;
+	int clean;
+
+	for (i = 0; i < sizeof t / sizeof *t; i++) {
+		bufreset(&b);
+		safeadd(&b, t[i].in, strlen(t[i].in), t[i].max);
+		CHECK_STR(b.s ? b.s : "", t[i].want, "safeadd: %s", t[i].what);
+		for (k = 0, clean = 1; k < b.len; k++)
+			if ((unsigned char)b.s[k] < 0x20 || b.s[k] == 0x7f ||
+			    ((unsigned char)b.s[k] == 0xc2 && (unsigned char)b.s[k + 1] < 0xa0))
+				clean = 0;
+		CHECK(clean, "safeadd: %s: no control byte out", t[i].what);
+	}
+	buffree(&b);
+}
+
 int
 main(void)
 {
@@ -90,6 +137,7 @@ main(void)
 
 	inner();
 	kinds();
+	safe();
 	safeadd(&b, "a\033[31mred\033[0m\tb\x01", 16, 100);
 	CHECK_STR(b.s, "ared b?", "safeadd drops colours, turns tabs and controls");
 	bufreset(&b);

@@ -148,6 +148,10 @@ test_json(void)
 	json_quote(&b, "v1\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80-\xe9-\xc3-\xc0\xaf-\xed\xa0\x80-\xf4\x90\x80\x80", 27);
 	CHECK_STR(b.s, "\"v1\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80-\\udce9-\\udcc3-\\udcc0\\udcaf-"
 	          "\\udced\\udca0\\udc80-\\udcf4\\udc90\\udc80\\udc80\"", "JSON escapes bytes that are not UTF-8");
+	bufreset(&b);
+	/* C1 controls (a UTF-8 CSI, NEL) and U+2028/U+2029 are escaped: no terminal acts on them */
+	json_quote(&b, "a\xc2\x9b" "2J\xc2\x85\xc2\xa0\xe2\x80\xa8\xe2\x80\xa9\xe2\x80\xa7", 18);
+	CHECK_STR(b.s, "\"a\\u009b2J\\u0085\xc2\xa0\\u2028\\u2029\xe2\x80\xa7\"", "JSON escapes C1, U+2028, U+2029");
 	CHECK(utf8_badat("ok\xc3\xa9", 4) == 4 && utf8_badat("ok\xff", 3) == 2 &&
 	      utf8_badat("\xe2\x82", 2) == 0, "utf8_badat");
 	bufreset(&b);
