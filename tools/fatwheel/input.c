@@ -45,6 +45,28 @@ hashchunk(void *ctx, const void *p, size_t n)
 
 /* members up to this size are inflated whole with libdeflate, larger ones streamed */
 #define FAST_MAX ((uint64_t)1 << 30)
+/* the inflated bytes of ELF members are kept for their edit, up to this much in all:
+   inflating a big member a second time is on the critical path of a small wheel */
+#define KEEP_MAX ((uint64_t)1 << 30)
+static uint64_t kept;
+
+/* keep the inflated ELF member m's bytes (in keep) as m->data, within KEEP_MAX */
+static void
+keepelf(struct member *m, struct buf *keep)
+{
+	int ok;
+
+	pthread_mutex_lock(&progmu);
+	ok = kept + keep->len <= KEEP_MAX;
+	if (ok)
+		kept += keep->len;
+	pthread_mutex_unlock(&progmu);
+	if (!ok)
+		return;
+	m->data = *keep;
+	memset(keep, 0, sizeof *keep);
+	m->inflated = 1;
+}
 
 /* inflate one member: check it against RECORD, read its ELF facts */
 static void
@@ -101,6 +123,8 @@ verify1(void *ctx, size_t i)
 			m->iself = m->ei.dynamic;
 		else
 			elfinfo_free(&m->ei);
+		if (m->iself)
+			keepelf(m, &keep);
 	}
 	buffree(&keep);
 	pthread_mutex_lock(&progmu);

@@ -53,7 +53,7 @@ edit1(void *ctx, size_t i)
 	const char *what = j->m ? j->m->e->name : j->l->member;
 	char e2[900];
 
-	if (j->m && fast_inflate(&zin, j->m->e, data, j->err, sizeof j->err) < 0) {
+	if (j->m && !j->m->inflated && fast_inflate(&zin, j->m->e, data, j->err, sizeof j->err) < 0) {
 		j->bad = 1;
 	} else if (j->m ? elf_editbuf(data, NULL, j->m->oldn, j->m->newn, j->m->nren, j->m->rpath, e2,
 	                              sizeof e2) < 0
@@ -68,12 +68,30 @@ edit1(void *ctx, size_t i)
 
 /* deflate and hash one new member's content; the uncompressed bytes are let go once
    they are in z (only their size is kept: data->len stays for the report) */
+static void *
+sha1thread(void *arg)
+{
+	struct outm *o = arg;
+
+	sha256_buf(o->data->s, o->data->len, o->sha);
+	return NULL;
+}
+
 static void
 deflate1(struct outm *o)
 {
+	pthread_t th;
+	int hashing;
+
 	o->usize = o->data->len;
+	/* a member of several pieces: its hash on a thread of its own meanwhile, so that
+	   the hash does not wait for the pieces (nor they for it) */
+	hashing = o->data->len > FW_PIECE && pthread_create(&th, NULL, sha1thread, o) == 0;
 	fast_pdeflate(o->data->s, o->data->len, opt.level, opt.jobs, FW_PIECE, &o->z, &o->crc);
-	sha256_buf(o->data->s, o->data->len, o->sha);
+	if (hashing)
+		pthread_join(th, NULL);
+	else
+		sha256_buf(o->data->s, o->data->len, o->sha);
 	free(o->data->s);
 	o->data->s = NULL;
 	o->data->cap = 0;
@@ -289,6 +307,12 @@ planout(void)
 	struct outm *o;
 
 	jobs = xcalloc(nmem + nlibs + 1, sizeof *jobs);
+	/* the bytes kept for an edit that is not made are let go */
+	for (i = 0; i < nmem; i++)
+		if (mem[i].inflated && !mem[i].edit) {
+			buffree(&mem[i].data);
+			mem[i].inflated = 0;
+		}
 	for (i = 0; i < nmem; i++) {
 		if (mem[i].dist || mem[i].drop)
 			continue;

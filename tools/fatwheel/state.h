@@ -23,8 +23,10 @@ struct member {
 	char *rpath;
 	char **oldn, **newn;
 	size_t nren;
-	struct buf data;            /* new content (edited or rewritten) */
+	struct buf data;            /* new content (edited or rewritten); for an ELF member
+	                               kept from the check (inflated set), its bytes */
 	int changed;
+	int inflated;               /* data holds the member's inflated bytes */
 	struct loader ld;           /* as a loader of libraries (plan) */
 	char *origin;               /* its folder in the wheel */
 };
