@@ -27,6 +27,10 @@ trap 'rm -rf "$out"' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
+# the venvs the tests make are copied from one made per run (tests/lib.sh venv_new)
+KILN_VENV_CACHE=$out/venvs
+export KILN_VENV_CACHE
+
 list=$out/list
 : >"$list"
 if [ -n "$KILN_TEST" ]; then

@@ -79,7 +79,7 @@ cat >src/c.c <<'EOF2'
 static struct PyModuleDef m = {PyModuleDef_HEAD_INIT, "_c", 0, -1, 0};
 PyMODINIT_FUNC PyInit__c(void) { return PyModule_Create(&m); }
 EOF2
-{ "$PY3" -m venv .venv && .venv/bin/python -m pip install -q --no-index --disable-pip-version-check "$WHEELWHL" &&
+{ venv_new "$PY3" "$PWD/.venv" "$WHEELWHL" &&
 	"$PY3" -m pip wheel -q --no-deps --no-build-isolation --disable-pip-version-check -w dist .; } >"$T/fixture.log" 2>&1
 check "the fixture: a wheel in dist/" sh -c 'ls dist/mypkg-1.0-*.whl'
 { echo 'set -e'; cat "$T/run.sh"; } >"$T/run-e.sh"

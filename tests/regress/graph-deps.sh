@@ -28,7 +28,7 @@ py () { "$1/bin/python" -c "$2" 2>&1; }
 pylist () { "$1/bin/python" -m pip list --format=freeze --disable-pip-version-check 2>/dev/null; }
 secs () { sed -n "s/^$1: rebuilt in \([0-9.]*\)s.*/\1/p" "$2" | head -n 1; }
 
-"$PY3" -m venv "$T/venv" || exit 2
+venv_new "$PY3" "$T/venv" || exit 2
 same "the venv starts empty (pip and setuptools from venv only)" "pip setuptools" \
 	"$(pylist "$T/venv" | sed 's/==.*//' | sort | tr '\n' ' ' | sed 's/ $//')"
 
@@ -115,7 +115,7 @@ same "warm: only torch.deps reruns (its lock, its ID, is unchanged)" "torch.deps
 echo "# C.deps timings (torch.deps: 12 requirements, 13 wheels locked, loopback index): cold ${cold}s, warm ${warm}s, no-op ninja ${noop}s"
 
 # a second build folder and venv: the same requirement files, the same wheels
-"$PY3" -m venv "$T/venv2" || exit 2
+venv_new "$PY3" "$T/venv2" || exit 2
 check "configure a second build folder" conf "$T/b2" "$T/venv2" --index-url="$idx"
 build second
 same "the second build folder builds" 0 "$brc"
@@ -134,7 +134,7 @@ for n in sorted(set(a) | set(b)):
 fi
 
 # a wheelhouse: the same files, offline
-"$PY3" -m venv "$T/venv3" || exit 2
+venv_new "$PY3" "$T/venv3" || exit 2
 check "configure with --wheelhouse" conf "$T/b3" "$T/venv3" --wheelhouse="$T/wheelhouse"
 check "torch.deps from the wheelhouse" ninja torch.deps
 same "the wheelhouse gives the same lock" "$(cat "$T/b/build/deps/torch.lock")" "$(cat "$T/b3/build/deps/torch.lock")"
@@ -154,7 +154,7 @@ fails () {
 	same "$1: the environment is as before" "$before" "$(pylist "$T/venvf")"
 	check "$1: no stamp" test ! -f build/stamp/torch.deps
 }
-"$PY3" -m venv "$T/venvf" || exit 2
+venv_new "$PY3" "$T/venvf" || exit 2
 mkdir -p "$T/index2/simple" && cp -R "$T/index/simple/." "$T/index2/simple/" && rm -rf "$T/index2/simple/filelock"
 check "configure with an index lacking filelock" conf "$T/b4" "$T/venvf" --index-url="$INDEX_URL/index2/simple/"
 fails "an index lacking one requirement" "no wheel for filelock in --index-url=$INDEX_URL/index2/simple/ (asked by requirements.txt:1)"

@@ -23,8 +23,7 @@ ksrc_copy
 mkdir -p "$T/mirror"
 
 venv () {
-	PIP_CONFIG_FILE=/dev/null "$PY3" -m venv "$1" >"$T/.venv.log" 2>&1 &&
-		PIP_CONFIG_FILE=/dev/null "$1/bin/python" -m pip install -q --no-index --disable-pip-version-check "$WHEELWHL" >>"$T/.venv.log" 2>&1 ||
+	venv_new "$PY3" "$1" "$WHEELWHL" >>"$T/.venv.log" 2>&1 ||
 		{ cat "$T/.venv.log"; notok "cannot make an offline venv with $PY3"; exit 1; }
 }
 

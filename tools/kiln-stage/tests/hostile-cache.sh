@@ -100,7 +100,7 @@ same "sigint: the stage did not run" 7 "$(runs)"
 rm -f srv/.trickle
 
 # --- configure's options reach every stage's run (and stack.env records them)
-python3 -m venv venv >/dev/null 2>&1 || exit 2
+venv_new python3 "$PWD/venv" >/dev/null 2>&1 || exit 2
 mkdir -p g && cd g || exit 2
 gen () { kiln-stage graph --srcdir="$KILN_SRC" --builddir="$T/g/build" --pins="$KILN_SRC/env/versions.env" \
 	--arch=cpu --python="$T/venv/bin/python" --stage-cache="$URL" -- configure "$@"; }

@@ -19,7 +19,7 @@ same "info: the bytes come back (surrogateescape)" "b'v1\\xff-latin1' b'https://
 same "info: UTF-8 passes as it is" "v2.8.0" "$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["components"]["torch"]["ref"])' bi.json 2>&1)"
 
 # --- pins: the generator (what configure calls) refuses before writing anything
-python3 -m venv venv >/dev/null 2>&1 || exit 2
+venv_new python3 "$PWD/venv" >/dev/null 2>&1 || exit 2
 cp "$KILN_SRC/env/versions.env" base.env || exit 2
 { cat base.env; printf 'vision_REF=v1\377\n'; } >nonutf8.env
 { cat base.env; printf 'vision_URL=https://kiln:s3cret@example.com/vision.git\n'; } >cred.env
