@@ -6,7 +6,7 @@
 # mk NAME BODY: a fake source tree holding one regress script
 mk () {
 	rm -rf "$T/src"; mkdir -p "$T/src/tests/regress"
-	cp "$KILN_SRC/tests/lib.sh" "$KILN_SRC/tests/run.sh" "$T/src/tests/"
+	cp "$KILN_SRC/tests/lib.sh" "$KILN_SRC/tests/run.sh" "$KILN_SRC/tests/venv.inc" "$T/src/tests/"
 	printf '. "$KILN_SRC/tests/lib.sh"\n%s\n' "$2" >"$T/src/tests/regress/$1.sh"
 }
 runit () { run env KILN_SRC="$T/src" KILN_BIN="$T/bin" KILN_TEST= KILN_BUILD="$T" sh "$T/src/tests/run.sh"; }
@@ -78,3 +78,34 @@ run env KILN_SRC="$T/src" KILN_BIN="$T/bin" KILN_TEST= KILN_BUILD="$T" KILN_TEST
 	KILN_LOADAVG="$T/loadavg" sh "$T/src/tests/run.sh"
 same "idle, a longer file is stopped at 3 s" 1 "$rc"
 has "as hung" "$T/.out" "hung: stopped after 3 s"
+
+# the order: longest first by the last run's times (KILN_BUILD/test-times), a file no run
+# has timed before them all; the report keeps the list's order; this run's times are kept
+mk aa 'echo aa >>"$ORDER"; ok aa'
+for f in bb cc dd; do printf '. "$KILN_SRC/tests/lib.sh"\necho %s >>"$ORDER"; ok %s\n' $f $f >"$T/src/tests/regress/$f.sh"; done
+mkdir -p "$T/ob" && printf '%s\n' "1.00 0.50 0.10 tests/regress/aa.sh" "300.00 9 9 tests/regress/cc.sh" \
+	"20.00 9 9 tests/regress/bb.sh" >"$T/ob/test-times"
+rm -f "$T/order"
+run env ORDER="$T/order" KILN_SRC="$T/src" KILN_BIN="$T/bin" KILN_TEST= KILN_BUILD="$T/ob" \
+	KILN_TEST_JOBS=1 sh "$T/src/tests/run.sh"
+same "four files pass" 0 "$rc"
+same "run longest first, the untimed one before them" "dd cc bb aa" "$(tr '\n' ' ' <"$T/order" | sed 's/ $//')"
+same "the report keeps the list's order" "aa bb cc dd" \
+	"$(sed -n 's|^PASS tests/regress/\(..\)\.sh.*|\1|p' "$T/.out" | tr '\n' ' ' | sed 's/ $//')"
+has "the slowest files are listed" "$T/.out" "slowest files (wall s, user s, sys s):"
+same "and this run's times replace the last" "4 aa bb cc dd" \
+	"$(lines "$T/ob/test-times") $(sed 's|.* tests/regress/||; s|\.sh$||' "$T/ob/test-times" | sort | tr '\n' ' ' | sed 's/ $//')"
+lacks "the old 300 s of cc is gone" "$T/ob/test-times" "300.00"
+
+# --quick: the unit-test binaries and the hostile- and bad-input files, nothing else
+for f in hostile-x badinput other; do printf '. "$KILN_SRC/tests/lib.sh"\nok %s\n' $f >"$T/src/tests/regress/$f.sh"; done
+mkdir -p "$T/ut" && printf '#!/bin/sh\necho "ok unit"\n' >"$T/ut/x-unit" && chmod +x "$T/ut/x-unit"
+run env ORDER="$T/order" KILN_SRC="$T/src" KILN_BIN="$T/bin" KILN_TEST="$T/ut" KILN_BUILD="$T/ob" \
+	sh "$T/src/tests/run.sh" --quick
+same "--quick passes" 0 "$rc"
+same "and runs the unit test and the hostile and bad-input files only" "badinput hostile-x x-unit" \
+	"$(sed -n 's|^PASS \(.*/\)\{0,1\}\([^/ ]*\) (.*|\2|p' "$T/.out" | sed 's/\.sh$//' | sort | tr '\n' ' ' | sed 's/ $//')"
+run env ORDER="$T/order" KILN_SRC="$T/src" KILN_BIN="$T/bin" KILN_TEST="$T/ut" KILN_BUILD="$T/ob" \
+	sh "$T/src/tests/run.sh" --quick hostile
+same "--quick with a pattern narrows it further" "hostile-x" \
+	"$(sed -n 's|^PASS .*/\([^/]*\)\.sh (.*|\1|p' "$T/.out" | tr '\n' ' ' | sed 's/ $//')"
