@@ -393,18 +393,20 @@ cover_groups(struct scanset *s)
 
 /* the kpack wrappers of a library, judged by the loader's rules */
 static void
-kpfile(const struct scanset *s, size_t k, const char *dev, int xnack, struct fileverdict *v)
+kpfile(struct scanset *s, size_t k, const char *dev, int xnack, struct fileverdict *v)
 {
 	const struct offlist *l = &s->f[k].l;
 	size_t i;
 	enum how h;
-	char why[2048] = "", first[2048] = "";
+	char why[4096] = "", first[4096] = "";
 	struct buf miss = {0};
+	struct kpplan pl;
 
+	kp_plan(s, &s->f[k], dev, xnack, &pl);
 	for (i = 0; i < l->nb; i++) {
 		if (l->b[i].fmt != OFFB_KPACK)
 			continue;
-		h = kp_cover(s, &s->f[k], &l->b[i], dev, xnack, why, sizeof why);
+		h = kp_cover(s, &s->f[k], &pl, &l->b[i], why, sizeof why);
 		if (h == COV_NATIVE) {
 			v->native++;
 			v->via = "kpack";
@@ -423,6 +425,7 @@ kpfile(const struct scanset *s, size_t k, const char *dev, int xnack, struct fil
 	else
 		v->why = xstrdup(why);
 	buffree(&miss);
+	kp_planfree(&pl);
 }
 
 /* the HIPK wrappers of a kpack'd library: AMD code whether or not an archive holds it */
@@ -446,7 +449,7 @@ cover_free(struct fileverdict *v)
 }
 
 void
-cover_judge(const struct scanset *s, size_t k, const char *dev, int xnack, signed char *gok,
+cover_judge(struct scanset *s, size_t k, const char *dev, int xnack, signed char *gok,
             struct fileverdict *v)
 {
 	const struct offlist *l = &s->f[k].l;
@@ -568,7 +571,7 @@ autotargets(struct gpulist *gl, size_t *nd)
 
 /* judge every file for dev into v[] (one per file) and the sums */
 static void
-judgeall(const struct scanset *s, const char *dev, int xnack, struct fileverdict *v, struct devsum *d)
+judgeall(struct scanset *s, const char *dev, int xnack, struct fileverdict *v, struct devsum *d)
 {
 	size_t k;
 	signed char *gok = xmalloc(s->ncog + 1);
@@ -860,7 +863,7 @@ jsondev(struct json *js, const struct scanset *s, const struct dev *dv, const st
 
 /* cover's options: the index of the first input */
 static int
-coveropts(int argc, char **argv, int *json, int *verbose, const char **tsel, uint64_t *maxraw)
+coveropts(int argc, char **argv, int *json, int *verbose, const char **tsel, struct scanset *s)
 {
 	int i;
 
@@ -873,8 +876,14 @@ coveropts(int argc, char **argv, int *json, int *verbose, const char **tsel, uin
 			*verbose = 1;
 		else if (startswith(argv[i], "--target="))
 			*tsel = argv[i] + 9;
-		else if (gc_maxinflate(argv[i], maxraw))
+		else if (gc_maxinflate(argv[i], &s->maxraw))
 			;
+		else if (strcmp(argv[i], "--kpack-loader=first") == 0)
+			s->kpfirst = 1;
+		else if (strcmp(argv[i], "--kpack-loader=next") == 0)
+			s->kpfirst = 0;
+		else if (startswith(argv[i], "--kpack-loader="))
+			gc_usage("cover: --kpack-loader is first or next, not '%s'", argv[i] + 15);
 		else if (strcmp(argv[i], "--") == 0)
 			return i + 1;
 		else if (argv[i][0] == '-' && argv[i][1])
@@ -899,7 +908,8 @@ cmd_cover(int argc, char **argv)
 	struct buf b = {0}, tb = {0};
 	struct json js;
 
-	i = coveropts(argc, argv, &json, &verbose, &tsel, &s.maxraw);
+	i = coveropts(argc, argv, &json, &verbose, &tsel, &s);
+	s.kplazy = 1;
 	if (i >= argc)
 		gc_usage("cover: name at least one FILE, WHEEL or DIR");
 	xnack = xe && strcmp(xe, "1") == 0;

@@ -59,11 +59,26 @@ int is_nvidia_target(const char *t);
    through a generic target of its family (code object v6), as PTX the driver JITs, or
    not at all. xnack: the device runs with XNACK on (HSA_XNACK=1). */
 enum how entry_covers(const struct offentry *e, const char *dev, int xnack);
-/* How the kpack loader serves dev for HIPK wrapper b of library f: COV_NATIVE when the
-   archive it picks holds the wrapper's kernel, else COV_NONE; why receives the archive
-   picked, or what is wrong (naming both archives in TheRock issue 7081's shape). */
-enum how kp_cover(const struct scanset *s, const struct scanned *f, const struct offbundle *b,
-                  const char *dev, int xnack, char *why, size_t len);
+/* the archives the kpack loader opens for one library and device, in its order */
+struct kpplan {
+	char arch[2][128];   /* what the HIP runtime asks for: the ISA, its generic target */
+	size_t narch;
+	int *ar;             /* the usable archives (indexes into the scanset's) */
+	size_t nar;
+	char *skipped;       /* the first archive skipped as bad, and why (allocated) */
+	int override;        /* a non-empty ROCM_KPACK_PATH replaced the search paths */
+	int disabled;        /* ROCM_KPACK_DISABLE */
+};
+/* Open the archives library f's loader opens for dev (and only those), in its order */
+void kp_plan(struct scanset *s, const struct scanned *f, const char *dev, int xnack, struct kpplan *pl);
+/* release a plan */
+void kp_planfree(struct kpplan *pl);
+/* How the kpack loader serves HIPK wrapper b of library f under plan pl: COV_NATIVE when
+   an archive it tries holds the wrapper's kernel and it inflates right (the newer loader
+   tries every archive listing a compatible target; s->kpfirst only the first), else
+   COV_NONE; why receives the archive used, or what is missing or wrong. */
+enum how kp_cover(struct scanset *s, const struct scanned *f, const struct kpplan *pl,
+                  const struct offbundle *b, char *why, size_t len);
 /* judge every bundle of one file for dev */
 void cover_file(const struct offlist *l, const char *dev, int xnack, struct fileverdict *v);
 /* Judge file k of s for dev under the rule its kind takes: AMD bundles each need code
@@ -72,7 +87,7 @@ void cover_file(const struct offlist *l, const char *dev, int xnack, struct file
    of your own a runnable module and no module that cannot run unless it is arch-gated
    ('a'/'f' for another GPU); an NVIDIA library one runnable module or a run-time linker
    (else a warning, never a failure). */
-void cover_judge(const struct scanset *s, size_t k, const char *dev, int xnack, signed char *gok,
+void cover_judge(struct scanset *s, size_t k, const char *dev, int xnack, signed char *gok,
                  struct fileverdict *v);
 /* Give each code-object file its library (s->f[k].cog, s->cogname): the nearest folder
    named "library" above it, else its own folder. cover_judge needs it, and gok[] (one

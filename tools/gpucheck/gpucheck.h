@@ -57,12 +57,16 @@ int gfxversion(const char *proc, char *buf, size_t len);
 int devid_lookup(unsigned devid, const char **target, const char **name);
 
 #include "kpack.h"
+#include "mapfile.h"
 
 /* a kpack archive read in this run (each read once, whoever references it) */
 struct kparchive {
-	char *path;
+	char *path;           /* as first opened */
+	char *canon;          /* realpath(3) of it (the loader's cache key), or the path */
 	struct kpack k;
-	int bad;              /* unreadable or malformed (reported) */
+	int bad;              /* unreadable or malformed (reported, or why says so) */
+	char *why;            /* cover: what is wrong with a bad archive (the loader skips it) */
+	struct mapfile m;     /* its bytes, for fetching an entry later (files only) */
 };
 /* where a library's reference led: archive ar, from search path `path` (or one of the
    environment lists), standing for target `target` ("" for a path without @GFXARCH@) */
@@ -77,6 +81,8 @@ struct kpfound {
 struct kplib {
 	struct kpref ref;
 	char *dir;            /* the library's folder, which relative paths start from */
+	char *realdir;        /* the folder of its real path (the runtime's binary_path is
+	                         the name /proc/self/maps gives, links resolved); NULL in a wheel */
 	int inwheel;          /* a wheel member: its archives are the wheel's members */
 	struct kpfound *found;
 	size_t nfound, capfound;
@@ -99,6 +105,10 @@ struct scanset {
 	size_t nar, capar;
 	char **cogname;       /* the libraries of code-object files (cover_groups) */
 	size_t ncog;
+	int kplazy;           /* cover: kpack archives are opened per device, as the loader
+	                         does, and a bad one is skipped, not an input error */
+	int kpfirst;          /* cover --kpack-loader=first: stop at the first archive that
+	                         lists the target (rocm-kpack e348328) */
 };
 /* Scan one argument: an ELF file, a raw offload bundle, a wheel, or a folder (every
    ELF file and wheel under it, symlinks not followed). Errors are printed and counted.

@@ -243,6 +243,45 @@ safepath(const char *s)
 	return 1;
 }
 
+/* a search path and its place, sorted by the path, then by place */
+struct pathix {
+	const char *s;
+	size_t i;
+};
+static int
+pathcmp(const void *a, const void *b)
+{
+	const struct pathix *x = a, *y = b;
+	int c = strcmp(x->s, y->s);
+
+	return c ? c : x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* keep each search path once, at its first place (sorted once: n log n, not n^2) */
+static void
+dedup(struct kpref *r)
+{
+	struct pathix *ix = xmalloc(r->npath * sizeof *ix);
+	unsigned char *dup = xcalloc(r->npath, 1);
+	size_t i, n = 0;
+
+	for (i = 0; i < r->npath; i++)
+		ix[i].s = r->path[i], ix[i].i = i;
+	qsort(ix, r->npath, sizeof *ix, pathcmp);
+	for (i = 1; i < r->npath; i++)
+		if (strcmp(ix[i].s, ix[i - 1].s) == 0)
+			dup[ix[i].i] = 1;
+	for (i = 0; i < r->npath; i++) {
+		if (dup[i])
+			free(r->path[i]);
+		else
+			r->path[n++] = r->path[i];
+	}
+	r->npath = n;
+	free(dup);
+	free(ix);
+}
+
 void
 kpack_reffree(struct kpref *r)
 {
@@ -263,8 +302,12 @@ kpack_ref(const unsigned char *p, size_t n, struct kpref *r, char *err, size_t e
 	uint32_t i;
 
 	memset(r, 0, sizeof *r);
-	if (unpack(p, n, &up, ".rocm_kpack_ref", err, errlen) < 0)
+	if (unpack(p, n < KP_MAXREF ? n : KP_MAXREF, &up, ".rocm_kpack_ref", err, errlen) < 0) {
+		if (n > KP_MAXREF)
+			snprintf(err + strlen(err), errlen - strlen(err) > 0 ? errlen - strlen(err) : 0,
+			         " (the loader reads at most the first %d bytes of it)", KP_MAXREF);
 		return -1;
+	}
 	if (up.data.type != MSGPACK_OBJECT_MAP) {
 		snprintf(err, errlen, ".rocm_kpack_ref: not a msgpack map");
 		goto bad;
@@ -293,6 +336,7 @@ kpack_ref(const unsigned char *p, size_t n, struct kpref *r, char *err, size_t e
 			goto bad;
 		}
 	}
+	dedup(r);
 	msgpack_unpacked_destroy(&up);
 	return 0;
 bad:
@@ -314,6 +358,12 @@ kpack_free(struct kpack *k)
 		free(k->e[i].arch);
 	}
 	free(k->e);
+	free(k->foff);
+	free(k->fsz);
+	free(k->fwant);
+	free(k->fgot);
+	ZSTD_freeDCtx(k->zctx);
+	free(k->zbuf);
 	memset(k, 0, sizeof *k);
 }
 
@@ -370,69 +420,34 @@ tocentries(const msgpack_object *toc, struct kpack *k, char *err, size_t errlen)
 	return 0;
 }
 
-/* the "none" scheme: every entry's blob {offset, size} lies in [16, end) and is its size */
+/* the "none" scheme: each entry's blob {offset, size}, as the table says (checked when
+   the entry is fetched, as the loader reads it only then) */
 static int
-noopblobs(const msgpack_object *blobs, struct kpack *k, uint64_t end, char *err, size_t errlen)
+noopblobs(const msgpack_object *blobs, struct kpack *k, char *err, size_t errlen)
 {
 	size_t i;
-	uint64_t off, sz;
 	const msgpack_object *b;
 
 	if (!blobs || blobs->type != MSGPACK_OBJECT_ARRAY)
 		FAIL("compression_scheme none without a blobs array");
 	for (i = 0; i < k->ne; i++) {
 		if (k->e[i].ordinal >= blobs->via.array.size)
-			FAIL("toc entry %s (%s) has ordinal %u, but blobs has %u", k->e[i].key, k->e[i].arch,
-			     k->e[i].ordinal, blobs->via.array.size);
+			continue;  /* the loader's KERNEL_NOT_FOUND, at fetch time */
 		b = &blobs->via.array.ptr[k->e[i].ordinal];
-		if (mpuint(mapget(b, "offset"), &off) < 0 || mpuint(mapget(b, "size"), &sz) < 0)
+		if (mpuint(mapget(b, "offset"), &k->e[i].boff) < 0 || mpuint(mapget(b, "size"), &k->e[i].bsize) < 0)
 			FAIL("blobs[%u] has no offset or size", k->e[i].ordinal);
-		if (off < 16 || off > end || sz > end - off)
-			FAIL("blobs[%u] (offset %llu, %llu bytes) lies outside the data before the toc (16..%llu)",
-			     k->e[i].ordinal, (ull)off, (ull)sz, (ull)end);
-		if (sz != k->e[i].size)
-			FAIL("blobs[%u] is %llu bytes, but the toc's original_size is %llu", k->e[i].ordinal,
-			     (ull)sz, (ull)k->e[i].size);
 	}
 	return 0;
 }
 
-/* one zstd frame at f[0..fn) must hold exactly want bytes (at most maxraw) */
-static int
-zframe(const unsigned char *f, size_t fn, uint64_t at, uint32_t ord, uint64_t want, uint64_t maxraw,
-       char *err, size_t errlen)
-{
-	unsigned long long cs = ZSTD_getFrameContentSize(f, fn);
-	unsigned char *buf;
-	size_t r;
-
-	if (cs == ZSTD_CONTENTSIZE_ERROR)
-		FAIL("zstd frame %u at offset %llu is not a zstd frame", ord, (ull)at);
-	if (cs != ZSTD_CONTENTSIZE_UNKNOWN) {
-		if (cs != want)
-			FAIL("zstd frame %u at offset %llu inflates to %llu bytes, not its original_size %llu",
-			     ord, (ull)at, cs, (ull)want);
-		return 0;
-	}
-	if (want > maxraw)
-		FAIL("zstd frame %u at offset %llu: original_size %llu is over the %llu-byte cap (--max-inflate)",
-		     ord, (ull)at, (ull)want, (ull)maxraw);
-	/* no size in the frame header: inflate it into exactly want (+1) bytes */
-	buf = xmalloc((size_t)want + 1);
-	r = ZSTD_decompress(buf, (size_t)want + 1, f, fn);
-	free(buf);
-	if (ZSTD_isError(r) || r != want)
-		FAIL("zstd frame %u at offset %llu inflates %s its original_size %llu", ord, (ull)at,
-		     ZSTD_isError(r) ? "to garbage or past" : "to other than", (ull)want);
-	return 0;
-}
-
-/* the "zstd-per-kernel" scheme: the blob's frame index, and each entry's frame */
+/* the "zstd-per-kernel" scheme: the blob's frame index (a u32 count, then a u32 size and
+   one zstd frame per kernel), every frame inside the blob, as kpack_open's
+   build_zstd_frame_index reads it; no frame is inflated */
 static int
 zstdblobs(const unsigned char *p, const msgpack_object *toc, struct kpack *k, uint64_t end,
-          uint64_t maxraw, char *err, size_t errlen)
+          char *err, size_t errlen)
 {
-	uint64_t zo, zs, pos, *fo;
+	uint64_t zo, zs, pos;
 	uint32_t nk, i, fs;
 	size_t j;
 
@@ -444,36 +459,109 @@ zstdblobs(const unsigned char *p, const msgpack_object *toc, struct kpack *k, ui
 	nk = rd32(p + zo);
 	if (nk > (zs - 4) / 4)
 		FAIL("zstd blob at offset %llu claims %u kernels in %llu bytes", (ull)zo, nk, (ull)zs);
-	fo = xmalloc(((size_t)nk + 1) * sizeof *fo);
+	k->foff = xmalloc(((size_t)nk + 1) * sizeof *k->foff);
+	k->fsz = xmalloc(((size_t)nk + 1) * sizeof *k->fsz);
+	k->fwant = xcalloc((size_t)nk + 1, sizeof *k->fwant);
+	k->fgot = xmalloc(((size_t)nk + 1) * sizeof *k->fgot);
 	for (pos = 4, i = 0; i < nk; i++) {
-		if (pos + 4 > zs) {
-			free(fo);
+		if (pos + 4 > zs)
 			FAIL("zstd blob: frame %u's size at offset %llu is past the blob's end", i, (ull)(zo + pos));
-		}
 		fs = rd32(p + zo + pos);
-		if (fs > zs - pos - 4) {
-			free(fo);
+		if (fs > zs - pos - 4)
 			FAIL("zstd blob: frame %u (%u bytes at offset %llu) runs past the blob's end", i, fs,
 			     (ull)(zo + pos + 4));
-		}
-		fo[i] = pos;
+		k->foff[i] = zo + pos + 4;
+		k->fsz[i] = fs;
+		k->fgot[i] = KP_UNCHECKED;
+		k->nframe = i + 1;
 		pos += 4 + (uint64_t)fs;
 	}
-	for (j = 0; j < k->ne; j++) {
-		if (k->e[j].ordinal >= nk) {
-			i = k->e[j].ordinal;
-			free(fo);
-			FAIL("toc entry %s (%s) has ordinal %u, but the zstd blob has %u frames", k->e[j].key,
-			     k->e[j].arch, i, nk);
-		}
-		pos = zo + fo[k->e[j].ordinal];
-		if (zframe(p + pos + 4, rd32(p + pos), pos + 4, k->e[j].ordinal, k->e[j].size, maxraw,
-		           err, errlen) < 0) {
-			free(fo);
-			return -1;
-		}
+	for (j = 0; j < k->ne; j++)
+		if (k->e[j].ordinal < nk && k->e[j].size > k->fwant[k->e[j].ordinal])
+			k->fwant[k->e[j].ordinal] = k->e[j].size;
+	return 0;
+}
+
+/* Inflate zstd frame f[0..fn) streamed through a fixed buffer, counting its bytes, up to
+   limit + 1: the count (exact when at most limit), KP_BADFRAME when it is no zstd frame
+   or runs past limit, KP_TRAILING when bytes follow the frame's end. A frame whose
+   header declares a size it does not hold is corrupt to zstd itself. */
+static uint64_t
+zinflate(struct kpack *k, const unsigned char *f, size_t fn, uint64_t limit)
+{
+	enum { BUFSZ = 1 << 16 };
+	ZSTD_inBuffer in = {f, fn, 0};
+	ZSTD_outBuffer out;
+	uint64_t got = 0;
+	size_t r = 1;
+
+	if (!k->zctx) {
+		if (!(k->zctx = ZSTD_createDCtx()))
+			die("out of memory");
+		/* the window a frame may ask for: zstd's own default limit (128 MiB) */
+		ZSTD_DCtx_setParameter(k->zctx, ZSTD_d_windowLogMax, 27);
+		k->zbuf = xmalloc(BUFSZ);
 	}
-	free(fo);
+	ZSTD_DCtx_reset(k->zctx, ZSTD_reset_session_only);
+	while (r != 0) {
+		out.dst = k->zbuf, out.size = BUFSZ, out.pos = 0;
+		r = ZSTD_decompressStream(k->zctx, &out, &in);
+		got += out.pos;
+		if (ZSTD_isError(r) || got > limit || (r != 0 && in.pos == in.size && out.pos == 0))
+			return KP_BADFRAME;
+	}
+	return in.pos != in.size ? KP_TRAILING : got;
+}
+
+int
+kpack_check(struct kpack *k, const unsigned char *p, size_t n, const struct kpentry *e, uint64_t maxraw,
+            char *err, size_t errlen)
+{
+	uint64_t got, lim;
+	uint32_t o = e->ordinal;
+
+	if (!k->zstd) {
+		if (e->bsize == 0 && e->boff == 0 && e->size)
+			FAIL("%s (%s): ordinal %u names no blob", e->key, e->arch, o);
+		if (e->boff < 16 || e->boff > k->tocoff || e->bsize > k->tocoff - e->boff)
+			FAIL("%s (%s): blobs[%u] (offset %llu, %llu bytes) lies outside the data before the toc (16..%llu)",
+			     e->key, e->arch, o, (ull)e->boff, (ull)e->bsize, (ull)k->tocoff);
+		if (e->bsize != e->size)
+			FAIL("%s (%s): blobs[%u] is %llu bytes, but the toc's original_size is %llu", e->key, e->arch,
+			     o, (ull)e->bsize, (ull)e->size);
+		return 0;
+	}
+	if (o >= k->nframe)
+		FAIL("%s (%s) has ordinal %u, but the zstd blob has %u frames", e->key, e->arch, o, k->nframe);
+	if (k->fgot[o] == KP_UNCHECKED) {
+		if (!p || k->foff[o] > n || k->fsz[o] > n - k->foff[o])
+			FAIL("%s (%s): zstd frame %u was not read", e->key, e->arch, o);
+		lim = k->fwant[o] < maxraw ? k->fwant[o] : maxraw;
+		k->fgot[o] = zinflate(k, p + k->foff[o], k->fsz[o], lim);
+	}
+	got = k->fgot[o];
+	if (got == e->size)
+		return 0;
+	if (e->size > maxraw)
+		FAIL("zstd frame %u at offset %llu: original_size %llu is over the %llu-byte cap (--max-inflate)",
+		     o, (ull)k->foff[o], (ull)e->size, (ull)maxraw);
+	if (got == KP_TRAILING)
+		FAIL("zstd frame %u at offset %llu: bytes follow the frame's end", o, (ull)k->foff[o]);
+	if (got == KP_BADFRAME)
+		FAIL("zstd frame %u at offset %llu inflates to garbage or past its original_size %llu", o,
+		     (ull)k->foff[o], (ull)e->size);
+	FAIL("zstd frame %u at offset %llu inflates to %llu bytes, not its original_size %llu", o,
+	     (ull)k->foff[o], (ull)got, (ull)e->size);
+}
+
+int
+kpack_checkall(struct kpack *k, const unsigned char *p, size_t n, uint64_t maxraw, char *err, size_t errlen)
+{
+	size_t i;
+
+	for (i = 0; i < k->ne; i++)
+		if (kpack_check(k, p, n, &k->e[i], maxraw, err, errlen) < 0)
+			return -1;
 	return 0;
 }
 
@@ -534,9 +622,10 @@ kpack_read(const unsigned char *p, size_t n, uint64_t maxraw, struct kpack *k, c
 	rc = tocheader(&up.data, k, e2, sizeof e2);
 	if (rc == 0)
 		rc = tocentries(mapget(&up.data, "toc"), k, e2, sizeof e2);
+	k->tocoff = toff;
 	if (rc == 0)
-		rc = k->zstd ? zstdblobs(p, &up.data, k, toff, maxraw, e2, sizeof e2)
-		             : noopblobs(mapget(&up.data, "blobs"), k, toff, e2, sizeof e2);
+		rc = k->zstd ? zstdblobs(p, &up.data, k, toff, e2, sizeof e2)
+		             : noopblobs(mapget(&up.data, "blobs"), k, e2, sizeof e2);
 	msgpack_unpacked_destroy(&up);
 	if (rc < 0) {
 		snprintf(err, errlen, "toc at offset %llu: %s", (ull)toff, e2);
@@ -579,6 +668,42 @@ kpack_ref(const unsigned char *p, size_t n, struct kpref *r, char *err, size_t e
 	FAIL(".rocm_kpack_ref: this gpucheck was built without msgpack-c");
 }
 
+/* qsort order of search path indexes: by the path, then by place */
+static const struct kpref *sortref;
+static int
+pathcmp(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	int c = strcmp(sortref->path[x], sortref->path[y]);
+
+	return c ? c : x < y ? -1 : x > y;
+}
+
+/* keep each search path once, at its first place (sorted once: n log n, not n^2) */
+static void
+dedup(struct kpref *r)
+{
+	size_t *ix = xmalloc(r->npath * sizeof *ix), i, n = 0;
+	unsigned char *dup = xcalloc(r->npath, 1);
+
+	for (i = 0; i < r->npath; i++)
+		ix[i] = i;
+	sortref = r;
+	qsort(ix, r->npath, sizeof *ix, pathcmp);
+	for (i = 1; i < r->npath; i++)
+		if (strcmp(r->path[ix[i]], r->path[ix[i - 1]]) == 0)
+			dup[ix[i]] = 1;
+	for (i = 0; i < r->npath; i++) {
+		if (dup[i])
+			free(r->path[i]);
+		else
+			r->path[n++] = r->path[i];
+	}
+	r->npath = n;
+	free(dup);
+	free(ix);
+}
+
 void
 kpack_reffree(struct kpref *r)
 {
@@ -597,6 +722,21 @@ void
 kpack_free(struct kpack *k)
 {
 	memset(k, 0, sizeof *k);
+}
+
+int
+kpack_check(struct kpack *k, const unsigned char *p, size_t n, const struct kpentry *e, uint64_t maxraw,
+            char *err, size_t errlen)
+{
+	(void)k, (void)p, (void)n, (void)e, (void)maxraw;
+	FAIL("this gpucheck was built without msgpack-c and cannot read kpack archives");
+}
+
+int
+kpack_checkall(struct kpack *k, const unsigned char *p, size_t n, uint64_t maxraw, char *err, size_t errlen)
+{
+	(void)k, (void)p, (void)n, (void)maxraw;
+	return 0;
 }
 
 int

@@ -24,6 +24,8 @@
 #define KP_MAXOBJECTS ((uint64_t)2 << 20) /* msgpack objects in one table (msgpack-c holds
                                              24 bytes each: 48 MiB at most) */
 #define KP_MAXTARGETS 16                  /* compatible targets of one ISA */
+#define KP_MAXREF 65536                   /* the loader parses at most 64 KiB of a
+                                             .rocm_kpack_ref (loader.cpp, MAX_METADATA_SIZE) */
 
 /* a library's reference to its archives */
 struct kpref {
@@ -38,30 +40,54 @@ struct kpentry {
 	char *arch;        /* "gfx90a:xnack-" */
 	uint32_t ordinal;
 	uint64_t size;     /* original_size */
+	uint64_t boff, bsize; /* scheme none: its blob as the table says */
 };
 
-/* an archive's table of contents */
+/* an archive's table of contents, and what its zstd frames were found to hold */
 struct kpack {
 	int zstd;          /* compression: 1 zstd-per-kernel, 0 none */
 	char **arch;       /* gfx_arches */
 	size_t narch;
 	struct kpentry *e; /* sorted by key, then arch */
 	size_t ne;
+	uint64_t tocoff;   /* where the table starts: blobs must end before it */
+	uint32_t nframe;   /* zstd: the frames of the blob */
+	uint64_t *foff;    /* each frame's offset in the file */
+	uint32_t *fsz;     /* its compressed size */
+	uint64_t *fwant;   /* the largest original_size an entry names it with */
+	uint64_t *fgot;    /* what it inflated to once checked: bytes, or KP_UNCHECKED,
+	                      KP_BADFRAME (not zstd, or more than fwant), KP_TRAILING */
+	void *zctx;        /* the zstd stream every frame of it goes through (one per archive) */
+	unsigned char *zbuf; /* its fixed output buffer */
 };
+#define KP_UNCHECKED UINT64_MAX
+#define KP_BADFRAME (UINT64_MAX - 1)
+#define KP_TRAILING (UINT64_MAX - 2)
 
-/* Parse a .rocm_kpack_ref section of n bytes. A search path that is empty, absolute,
-   or uses ".." anywhere but its first two components is refused. Returns 0, or -1
-   with the field that is wrong in err. */
+/* Parse a .rocm_kpack_ref section of n bytes (the first KP_MAXREF of them, as the loader
+   reads it). A search path that is empty, absolute, or uses ".." anywhere but its first
+   two components is refused; a path given twice is kept once, at its first place.
+   Returns 0, or -1 with the field that is wrong in err. */
 int kpack_ref(const unsigned char *p, size_t n, struct kpref *r, char *err, size_t errlen);
 /* release a reference */
 void kpack_reffree(struct kpref *r);
 
-/* Read an archive of n bytes: header, table of contents, and every entry's bytes
-   (a blob or a zstd frame) checked to lie inside the file; a zstd frame must declare
-   (or, if it declares nothing, inflate to) exactly its original_size, at most maxraw
-   bytes. Returns 0, or -1 naming the field and offset in err. */
+/* Open an archive of n bytes as the loader's kpack_open does: header, table of contents,
+   and the zstd blob's frame index (every frame inside the blob); no kernel is inflated.
+   Returns 0, or -1 naming the field and offset in err. maxraw is kept for kpack_check. */
 int kpack_read(const unsigned char *p, size_t n, uint64_t maxraw, struct kpack *k,
                char *err, size_t errlen);
+/* Fetch entry e of k as the loader's kpack_get_kernel would, from the archive's bytes
+   p[0..n): its ordinal names a blob inside the data (scheme none) or a zstd frame that
+   inflates to exactly its original_size (at most maxraw bytes), nothing after it. Each
+   frame is inflated once per archive, streamed into a fixed buffer (memory stays
+   bounded whatever it claims), up to the largest size an entry names it with; p may be
+   NULL once every frame was checked. Returns 0, or -1 with what is wrong in err. */
+int kpack_check(struct kpack *k, const unsigned char *p, size_t n, const struct kpentry *e,
+                uint64_t maxraw, char *err, size_t errlen);
+/* kpack_check every entry; the first failure's message. Returns 0 or -1. */
+int kpack_checkall(struct kpack *k, const unsigned char *p, size_t n, uint64_t maxraw,
+                   char *err, size_t errlen);
 /* release an archive's table */
 void kpack_free(struct kpack *k);
 /* true if the archive lists arch among gfx_arches */

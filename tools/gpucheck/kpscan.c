@@ -1,7 +1,19 @@
 /* kpack'd libraries: follow a library's .rocm_kpack_ref to the archives the loader would
    open, read their tables once per run, and judge a HIPK wrapper for a device the way
-   ROCm's kpack loader does (rocm-systems shared/kpack/runtime/src/loader.cpp,
-   kpack_load_code_object) */
+   the HIP runtime and ROCm's kpack loader do:
+   - the HIP runtime (rocm-systems projects/clr/hipamd/src/hip_fatbin.cpp,
+     FatBinaryInfo::ExtractKpackBinary) asks for the device's ISA name and then its
+     generic target (TargetToGeneric: gfx1151 -> gfx11-generic, features kept), and
+     passes as binary_path the name /proc/self/maps gives the library (links resolved:
+     ROCm/clr rocclr/os/os_posix.cpp, Os::FindFileNameFromAddress);
+   - the loader (rocm-systems shared/kpack/runtime/src/loader.cpp, kpack_load_code_object,
+     at 1ddbe7e; ROCm/rocm-kpack runtime/src/loader.cpp at e348328 for the older one):
+     a non-empty ROCM_KPACK_PATH replaces every other path, usable or not; else
+     ROCM_KPACK_PATH_PREFIX, then the embedded paths resolved against binary_path's
+     folder, @GFXARCH@ expanded per requested arch and every subset of its features; only
+     those paths are opened, and one that is missing or fails kpack_open is skipped; per
+     arch, most specific target first, the newer loader tries every archive listing it
+     until one holds the kernel, the older one fetches from the first and stops there. */
 #include "gpucheck.h"
 #include "cover.h"
 #include "kpack.h"
@@ -18,47 +30,72 @@
 
 #define GFXARCH "@GFXARCH@"
 
-/* the index of the archive at path in the run's cache, reading it the first time;
-   -1 if there is no regular file there; -2 if it is bad (printed and counted) */
+/* the run's archive of canonical path c, or -1 */
+static int
+cached(const struct scanset *s, const char *c)
+{
+	size_t i;
+
+	for (i = 0; i < s->nar; i++)
+		if (strcmp(s->ar[i].canon, c) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* a bad archive: printed and counted, or (cover) kept with its reason for the verdict */
+static void
+badarchive(struct scanset *s, struct kparchive *a, const char *err)
+{
+	a->bad = 1;
+	if (s->kplazy) {
+		a->why = xstrdup(err);
+		return;
+	}
+	warn("%s", err);
+	s->errors++;
+}
+
+/* the index of the archive at path in the run's cache, reading it the first time (its
+   table only, kept mapped for fetching entries later); -1 if there is no regular file
+   there; -2 if it is bad */
 static int
 archive(struct scanset *s, const char *path)
 {
-	struct mapfile m;
 	struct kparchive *a;
-	char err[PATH_MAX + 256];
-	size_t i;
-	int fd;
+	char err[PATH_MAX + 256], *canon;
+	int fd, i;
 
-	for (i = 0; i < s->nar; i++)
-		if (strcmp(s->ar[i].path, path) == 0)
-			return s->ar[i].bad ? -2 : (int)i;
 	if (!os_isfile(path))
 		return -1;
+	canon = realpath(path, NULL);
+	if (!canon)
+		canon = xstrdup(path);
+	if ((i = cached(s, canon)) >= 0) {
+		free(canon);
+		return s->ar[i].bad ? -2 : i;
+	}
 	s->ar = xgrow(s->ar, &s->capar, s->nar + 1, sizeof *s->ar);
-	a = &s->ar[s->nar];
+	a = &s->ar[s->nar++];
 	memset(a, 0, sizeof *a);
 	a->path = xstrdup(path);
-	s->nar++;
-	if ((fd = os_openreg(path, 0, NULL, err, sizeof err)) < 0 || map_fd(&m, fd) < 0) {
+	a->canon = canon;
+	if ((fd = os_openreg(path, 0, NULL, err, sizeof err)) < 0 || map_fd(&a->m, fd) < 0) {
 		if (fd >= 0) {
 			snprintf(err, sizeof err, "%s: cannot map it", path);
 			close(fd);
 		}
-		warn("%s", err);
-		a->bad = 1;
-		s->errors++;
+		badarchive(s, a, err);
 		return -2;
 	}
 	close(fd);
-	if (m.p)
-		madvise((void *)m.p, m.n, MADV_RANDOM);
-	if (kpack_read(m.p ? m.p : (const unsigned char *)"", m.n, s->maxraw ? s->maxraw : OFF_MAXRAW,
-	               &a->k, err, sizeof err) < 0) {
-		warn("%s: %s", path, err);
-		a->bad = 1;
-		s->errors++;
+	if (a->m.p)
+		madvise((void *)a->m.p, a->m.n, MADV_RANDOM);
+	if (kpack_read(a->m.p ? a->m.p : (const unsigned char *)"", a->m.n, s->maxraw ? s->maxraw : OFF_MAXRAW,
+	               &a->k, err + strlen(path) + 2, sizeof err - strlen(path) - 2) < 0) {
+		memcpy(err, path, strlen(path));
+		memcpy(err + strlen(path), ": ", 2);
+		badarchive(s, a, err);
 	}
-	map_close(&m);
 	return a->bad ? -2 : (int)(s->nar - 1);
 }
 
@@ -169,6 +206,36 @@ kpbundles(struct scanset *s, struct scanned *f)
 	}
 }
 
+/* the wrappers' bundles, without entries: cover finds their archives per device */
+static void
+wrappers(struct scanned *f)
+{
+	struct offbundle *b;
+	size_t w;
+
+	for (w = 0; w < f->l.nhipk; w++) {
+		f->l.b = xgrow(f->l.b, &f->l.capb, f->l.nb + 1, sizeof *f->l.b);
+		b = &f->l.b[f->l.nb++];
+		memset(b, 0, sizeof *b);
+		b->fmt = OFFB_KPACK;
+		snprintf(b->section, sizeof b->section, ".hipFatBinSegment");
+		b->off = w * 24;
+		b->coindex = f->l.hipk[w];
+		b->first = f->l.ne;
+	}
+}
+
+/* the folder of the library's real path, links resolved, or NULL */
+static char *
+realdir(const char *path)
+{
+	char *r = realpath(path, NULL), *slash;
+
+	if (r && (slash = strrchr(r, '/')))
+		*(slash == r ? slash + 1 : slash) = 0;
+	return r;
+}
+
 int
 kp_library(struct scanset *s, struct scanned *f, const unsigned char *p, size_t n)
 {
@@ -195,17 +262,21 @@ kp_library(struct scanset *s, struct scanned *f, const unsigned char *p, size_t 
 		   the wheel; kp_wheeldone resolves the references once it is read */
 		kp->inwheel = 1;
 		return 0;
-	} else {
-		envlist(s, kp, "ROCM_KPACK_PATH", KP_ENVOVERRIDE);
-		envlist(s, kp, "ROCM_KPACK_PATH_PREFIX", KP_ENVPREFIX);
-		for (i = 0; i < kp->ref.npath; i++) {
-			full = xasprintf("%s/%s", kp->dir, kp->ref.path[i]);
-			if (strstr(full, GFXARCH))
-				expand(s, kp, i, full);
-			else
-				found(kp, archive(s, full), i, "");
-			free(full);
-		}
+	}
+	kp->realdir = realdir(f->path);
+	if (s->kplazy) {
+		wrappers(f);
+		return 0;
+	}
+	envlist(s, kp, "ROCM_KPACK_PATH", KP_ENVOVERRIDE);
+	envlist(s, kp, "ROCM_KPACK_PATH_PREFIX", KP_ENVPREFIX);
+	for (i = 0; i < kp->ref.npath; i++) {
+		full = xasprintf("%s/%s", kp->dir, kp->ref.path[i]);
+		if (strstr(full, GFXARCH))
+			expand(s, kp, i, full);
+		else
+			found(kp, archive(s, full), i, "");
+		free(full);
 	}
 	kpbundles(s, f);
 	return 0;
@@ -218,19 +289,16 @@ kp_free(struct kplib *kp)
 		return;
 	kpack_reffree(&kp->ref);
 	free(kp->dir);
+	free(kp->realdir);
 	free(kp->found);
 	free(kp);
 }
 
-/* the short name of an archive: its path as found */
-static const char *
-arname(const struct scanset *s, int ai)
-{
-	return s->ar[ai].path;
-}
-
-/* the agent ISA the loader is given for dev: its features, plus xnack from HSA_XNACK
-   for processors that have the feature (rocm-systems' isa_target_match.h) */
+/* The agent ISA the HIP runtime names for dev, without "amdgcn-amd-amdhsa--": dev's
+   features, plus sramecc+ for a bare gfx942 (MI300 parts run with SRAM ECC on, and ROCr
+   names the agent's ISA from the KFD's SRAM-ECC capability: gfx942:sramecc+:xnack-),
+   and xnack from HSA_XNACK for processors that have the feature (rocm-systems'
+   isa_target_match.h and ROCr's isa.cpp registry) */
 static void
 agentisa(const char *dev, int xnack, char *isa, size_t len)
 {
@@ -241,50 +309,180 @@ agentisa(const char *dev, int xnack, char *isa, size_t len)
 	size_t i;
 
 	off_processor(dev, proc, sizeof proc);
-	snprintf(isa, len, "%s", dev);
-	if (off_feature(dev, "xnack"))
+	snprintf(isa, len, "%s", proc);
+	if (off_feature(dev, "sramecc"))
+		snprintf(isa + strlen(isa), len - strlen(isa), ":sramecc%c", off_feature(dev, "sramecc"));
+	else if (strcmp(proc, "gfx942") == 0)
+		snprintf(isa + strlen(isa), len - strlen(isa), ":sramecc+");
+	if (off_feature(dev, "xnack")) {
+		snprintf(isa + strlen(isa), len - strlen(isa), ":xnack%c", off_feature(dev, "xnack"));
 		return;
+	}
 	for (i = 0; i < sizeof xn / sizeof xn[0]; i++)
 		if (strcmp(proc, xn[i]) == 0)
 			snprintf(isa + strlen(isa), len - strlen(isa), ":xnack%c", xnack ? '+' : '-');
 }
 
-/* the archives in the order the loader opens them for targets t[0..nt) */
-static size_t
-loadorder(const struct kplib *kp, char t[][96], size_t nt, int *ord, size_t max)
+/* The generic target the HIP runtime asks for after the ISA, features kept in its order
+   (sramecc, then xnack): hip_fatbin.cpp's TargetGenericMap and TargetToGeneric. 0 if the
+   processor has none there (gfx908, gfx90a ...). */
+static int
+hipgeneric(const char *isa, char *out, size_t len)
 {
-	size_t n = 0, i, j, k, m;
-	int over = 0;
+	static const struct { const char *proc, *gen; } map[] = {
+		{"gfx900", "gfx9-generic"}, {"gfx902", "gfx9-generic"}, {"gfx904", "gfx9-generic"},
+		{"gfx906", "gfx9-generic"}, {"gfx909", "gfx9-generic"}, {"gfx90c", "gfx9-generic"},
+		{"gfx942", "gfx9-4-generic"}, {"gfx950", "gfx9-4-generic"},
+		{"gfx1010", "gfx10-1-generic"}, {"gfx1011", "gfx10-1-generic"}, {"gfx1012", "gfx10-1-generic"},
+		{"gfx1013", "gfx10-1-generic"}, {"gfx1030", "gfx10-3-generic"}, {"gfx1031", "gfx10-3-generic"},
+		{"gfx1032", "gfx10-3-generic"}, {"gfx1033", "gfx10-3-generic"}, {"gfx1034", "gfx10-3-generic"},
+		{"gfx1035", "gfx10-3-generic"}, {"gfx1036", "gfx10-3-generic"}, {"gfx1100", "gfx11-generic"},
+		{"gfx1101", "gfx11-generic"}, {"gfx1102", "gfx11-generic"}, {"gfx1103", "gfx11-generic"},
+		{"gfx1150", "gfx11-generic"}, {"gfx1151", "gfx11-generic"}, {"gfx1152", "gfx11-generic"},
+		{"gfx1153", "gfx11-generic"}, {"gfx1200", "gfx12-generic"}, {"gfx1201", "gfx12-generic"}};
+	char proc[64];
+	size_t i;
 
-	for (i = 0; i < kp->nfound; i++)
-		over |= kp->found[i].path == KP_ENVOVERRIDE;
-	for (m = 0; m < 3; m++) {
-		/* m = 0: ROCM_KPACK_PATH alone, or ROCM_KPACK_PATH_PREFIX; 1..2: the
-		   embedded paths, a pattern expanded per target, most specific first */
-		for (i = 0; i < (m ? kp->ref.npath : 1); i++) {
-			for (k = 0; k < (m == 2 ? nt : 1); k++) {
-				for (j = 0; j < kp->nfound; j++) {
-					const struct kpfound *f = &kp->found[j];
-					size_t q;
+	off_processor(isa, proc, sizeof proc);
+	for (i = 0; i < sizeof map / sizeof map[0]; i++) {
+		if (strcmp(proc, map[i].proc) != 0)
+			continue;
+		snprintf(out, len, "%s", map[i].gen);
+		if (off_feature(isa, "sramecc"))
+			snprintf(out + strlen(out), len - strlen(out), ":sramecc%c", off_feature(isa, "sramecc"));
+		if (off_feature(isa, "xnack"))
+			snprintf(out + strlen(out), len - strlen(out), ":xnack%c", off_feature(isa, "xnack"));
+		return 1;
+	}
+	return 0;
+}
 
-					if (m == 0 ? f->path != (over ? KP_ENVOVERRIDE : KP_ENVPREFIX)
-					           : f->path != i || (m == 1) != (f->target[0] == 0) ||
-					             (m == 2 && strcmp(f->target, t[k]) != 0))
-						continue;
-					for (q = 0; q < n && ord[q] != f->ar; q++)
-						;
-					if (q == n && n < max)
-						ord[n++] = f->ar;
-				}
-			}
+static char *memberpath(const char *p);
+
+/* the archive a candidate path names: opened (a file) or found among the wheel's members;
+   the first bad one met is remembered in pl->skipped */
+static int
+candidate(struct scanset *s, const struct kplib *kp, const char *path, struct kpplan *pl)
+{
+	char *m;
+	size_t j;
+	int ai = -1;
+
+	if (kp->inwheel && strchr(path, '!')) {
+		m = memberpath(path);
+		for (j = 0; j < s->nar && ai < 0; j++)
+			if (strcmp(s->ar[j].path, m) == 0)
+				ai = s->ar[j].bad ? -2 - (int)j : (int)j;
+		free(m);
+		if (ai <= -2) {
+			j = (size_t)(-2 - ai);
+			ai = -2;
 		}
-		if (over)
-			break;
+	} else {
+		ai = archive(s, path);
+		j = s->nar ? s->nar - 1 : 0;
+		if (ai == -2) {
+			char *c = realpath(path, NULL);
+
+			j = (size_t)cached(s, c ? c : path);
+			free(c);
+		}
+	}
+	if (ai == -2 && !pl->skipped)
+		pl->skipped = xasprintf("%s", s->ar[j].why ? s->ar[j].why : s->ar[j].path);
+	return ai;
+}
+
+/* add archive ai to the plan once */
+static void
+addplan(struct kpplan *pl, int ai)
+{
+	size_t i;
+
+	if (ai < 0)
+		return;
+	for (i = 0; i < pl->nar; i++)
+		if (pl->ar[i] == ai)
+			return;
+	pl->ar = xrealloc(pl->ar, (pl->nar + 1) * sizeof *pl->ar);
+	pl->ar[pl->nar++] = ai;
+}
+
+/* the archives a colon list names, in order; returns how many names it has */
+static size_t
+envpaths(struct scanset *s, const struct kplib *kp, const char *v, struct kpplan *pl)
+{
+	const char *c;
+	char *p;
+	size_t k, n = 0;
+
+	for (c = v; c && *c; c += k + (c[k] == ':')) {
+		k = strcspn(c, ":");
+		if (!k)
+			continue;
+		p = xstrndup(c, k);
+		addplan(pl, candidate(s, kp, p, pl));
+		free(p);
+		n++;
 	}
 	return n;
 }
 
-static char *memberpath(const char *p);
+/* one embedded search path, @GFXARCH@ expanded per requested arch and target */
+static void
+embedded(struct scanset *s, const struct kplib *kp, const char *rel, struct kpplan *pl)
+{
+	char t[KP_MAXTARGETS][96], *full, *p;
+	const char *at;
+	size_t a, i, nt;
+
+	full = xasprintf("%s/%s", kp->inwheel || !kp->realdir ? kp->dir : kp->realdir, rel);
+	if (!(at = strstr(full, GFXARCH))) {
+		addplan(pl, candidate(s, kp, full, pl));
+		free(full);
+		return;
+	}
+	for (a = 0; a < pl->narch; a++) {
+		nt = kpack_targets(pl->arch[a], t, KP_MAXTARGETS);
+		for (i = 0; i < nt; i++) {
+			p = xasprintf("%.*s%s%s", (int)(at - full), full, t[i], at + strlen(GFXARCH));
+			addplan(pl, candidate(s, kp, p, pl));
+			free(p);
+		}
+	}
+	free(full);
+}
+
+void
+kp_plan(struct scanset *s, const struct scanned *f, const char *dev, int xnack, struct kpplan *pl)
+{
+	const struct kplib *kp = f->kp;
+	const char *d = getenv("ROCM_KPACK_DISABLE");
+	size_t i;
+
+	memset(pl, 0, sizeof *pl);
+	if (d && *d && *d != '0') {
+		pl->disabled = 1;
+		return;
+	}
+	agentisa(dev, xnack, pl->arch[0], sizeof pl->arch[0]);
+	pl->narch = 1 + (size_t)hipgeneric(pl->arch[0], pl->arch[1], sizeof pl->arch[1]);
+	if (envpaths(s, kp, getenv("ROCM_KPACK_PATH"), pl)) {
+		pl->override = 1;
+		return;
+	}
+	envpaths(s, kp, getenv("ROCM_KPACK_PATH_PREFIX"), pl);
+	for (i = 0; i < kp->ref.npath; i++)
+		embedded(s, kp, kp->ref.path[i], pl);
+}
+
+void
+kp_planfree(struct kpplan *pl)
+{
+	free(pl->ar);
+	free(pl->skipped);
+	memset(pl, 0, sizeof *pl);
+}
 
 /* The archive a device's kernel pack would be, for the one-line reason of a miss: the
    first search path with @GFXARCH@ standing for proc (the bare processor, the name a
@@ -311,59 +509,107 @@ kpwant(const struct kplib *kp, const char *proc)
 	return out;
 }
 
-enum how
-kp_cover(const struct scanset *s, const struct scanned *f, const struct offbundle *b, const char *dev,
-         int xnack, char *why, size_t len)
+/* fetch key for target t from archive ai as kpack_get_kernel would; 0, or -1 with why */
+static int
+fetch(struct scanset *s, int ai, const char *key, const char *t, char *why, size_t len)
 {
-	const struct kplib *kp = f->kp;
-	char t[KP_MAXTARGETS][96], isa[128], key[PATH_MAX];
-	int ord[256], pick = -1, has = -1;
-	size_t nt, no, i, j;
-	const char *pickt = NULL, *hast = NULL, *d = getenv("ROCM_KPACK_DISABLE");
+	struct kparchive *a = &s->ar[ai];
+	const struct kpentry *e = kpack_find(&a->k, key, t);
+	char err[512];
+
+	if (!e) {
+		snprintf(why, len, "%.400s (%.95s) lacks %.400s", a->path, t, key);
+		return -1;
+	}
+	if (kpack_check(&a->k, a->m.p, a->m.n, e, s->maxraw ? s->maxraw : OFF_MAXRAW, err, sizeof err) < 0) {
+		snprintf(why, len, "%.400s (%.95s): %.500s", a->path, t, err);
+		return -1;
+	}
+	return 0;
+}
+
+/* why no archive served: nothing listed the targets (naming the pack a device would
+   carry), or what the loader found wrong */
+static enum how
+kpmiss(const struct kplib *kp, const struct kpplan *pl, const char *tried, char *why, size_t len)
+{
+	char t[KP_MAXTARGETS][96], *w = NULL;
+	size_t nt = kpack_targets(pl->arch[0], t, KP_MAXTARGETS);
+
+	if (tried[0]) {
+		snprintf(why, len, "%s", tried);
+	} else if (pl->override && !pl->nar) {
+		snprintf(why, len, "ROCM_KPACK_PATH replaces the search paths and names no usable archive");
+	} else {
+		w = nt && !pl->skipped ? kpwant(kp, t[nt - 1]) : NULL;
+		snprintf(why, len, "no %sarchive %s lists %s%s%s or a subset of %s features%s%s%s",
+		         pl->skipped ? "usable " : "",
+		         pl->override ? "ROCM_KPACK_PATH names" : "its kpack_search_paths reach", pl->arch[0], pl->narch > 1 ? " or " : "", pl->narch > 1 ? pl->arch[1] : "",
+		         pl->narch > 1 ? "their" : "its", w ? " (no " : "", w ? w : "", w ? ")" : "");
+	}
+	if (pl->skipped)
+		snprintf(why + strlen(why), len - strlen(why), "; the loader skipped %s", pl->skipped);
+	free(w);
+	return COV_NONE;
+}
+
+/* after the older loader stopped at a miss: another archive of arch's targets holding key,
+   for the reason ("; A (t) has it"), into has */
+static void
+hasit(const struct scanset *s, const struct kpplan *pl, const char *arch, const char *key, char *has,
+      size_t len)
+{
+	char t[KP_MAXTARGETS][96];
+	size_t i, j, nt = kpack_targets(arch, t, KP_MAXTARGETS);
+
+	*has = 0;
+	for (i = 0; i < nt; i++)
+		for (j = 0; j < pl->nar; j++)
+			if (kpack_find(&s->ar[pl->ar[j]].k, key, t[i])) {
+				snprintf(has, len, "; %.400s (%.95s) has it", s->ar[pl->ar[j]].path, t[i]);
+				return;
+			}
+}
+
+enum how
+kp_cover(struct scanset *s, const struct scanned *f, const struct kpplan *pl, const struct offbundle *b,
+         char *why, size_t len)
+{
+	char t[KP_MAXTARGETS][96], key[PATH_MAX], miss[1024] = "", tried[2048] = "", has[600];
+	size_t a, i, j, nt;
+	int picked;
 
 	*why = 0;
-	if (d && *d && *d != '0') {
+	if (pl->disabled) {
 		snprintf(why, len, "ROCM_KPACK_DISABLE is set: the runtime loads no kpack code");
 		return COV_NONE;
 	}
-	agentisa(dev, xnack, isa, sizeof isa);
-	nt = kpack_targets(isa, t, KP_MAXTARGETS);
-	no = loadorder(kp, t, nt, ord, sizeof ord / sizeof ord[0]);
-	snprintf(key, sizeof key, "%s#%u", kp->ref.kernel, b->coindex);
-	/* arch first, then archive: the first archive listing a compatible target is the
-	   one the loader of TheRock issue 7081 took; later loaders try the next on a miss */
-	for (i = 0; i < nt; i++) {
-		for (j = 0; j < no; j++) {
-			const struct kpack *k = &s->ar[ord[j]].k;
-
-			if (!kpack_hasarch(k, t[i]))
-				continue;
-			if (pick < 0)
-				pick = ord[j], pickt = t[i];
-			if (has < 0 && kpack_find(k, key, t[i]))
-				has = ord[j], hast = t[i];
+	snprintf(key, sizeof key, "%s#%u", f->kp->ref.kernel, b->coindex);
+	for (a = 0; a < pl->narch; a++) {
+		nt = kpack_targets(pl->arch[a], t, KP_MAXTARGETS);
+		picked = 0;
+		for (i = 0; i < nt && !(picked && s->kpfirst); i++) {
+			for (j = 0; j < pl->nar && !(picked && s->kpfirst); j++) {
+				if (!kpack_hasarch(&s->ar[pl->ar[j]].k, t[i]))
+					continue;
+				picked = 1;
+				if (fetch(s, pl->ar[j], key, t[i], miss, sizeof miss) == 0) {
+					snprintf(why, len, "%s (%s)", s->ar[pl->ar[j]].path, t[i]);
+					return COV_NATIVE;
+				}
+				snprintf(tried + strlen(tried), sizeof tried - strlen(tried), "%s%s",
+				         tried[0] ? "; " : "", miss);
+			}
+		}
+		if (picked && s->kpfirst) {
+			hasit(s, pl, pl->arch[a], key, has, sizeof has);
+			snprintf(why, len, "the loader picks %s%s, but the kpack loader of rocm-kpack e348328 "
+			         "(--kpack-loader=first; TheRock issue 7081) stops at the first archive listing "
+			         "the target", tried, has);
+			return COV_NONE;
 		}
 	}
-	if (pick < 0) {
-		char *w = nt ? kpwant(kp, t[nt - 1]) : NULL;
-
-		snprintf(why, len, "no archive its kpack_search_paths reach lists %s or a subset of its "
-		         "features%s%s%s", isa, w ? " (no " : "", w ? w : "", w ? ")" : "");
-		free(w);
-		return COV_NONE;
-	}
-	if (has == pick && hast == pickt) {
-		snprintf(why, len, "%s (%s)", arname(s, pick), pickt);
-		return COV_NATIVE;
-	}
-	if (has < 0)
-		snprintf(why, len, "%s#%u is in no archive for %s; the loader opens %s (%s)", kp->ref.kernel,
-		         b->coindex, isa, arname(s, pick), pickt);
-	else
-		snprintf(why, len, "the loader picks %s (%s), which lacks %s#%u; %s (%s) has it, but the "
-		         "kpack loader of TheRock issue 7081 stops at the first archive", arname(s, pick),
-		         pickt, kp->ref.kernel, b->coindex, arname(s, has), hast);
-	return COV_NONE;
+	return kpmiss(f->kp, pl, tried, why, len);
 }
 
 int
@@ -375,8 +621,10 @@ kp_archivefile(struct scanset *s, struct scanned *f, const unsigned char *p, siz
 	char err[512];
 	size_t i;
 
-	if (kpack_read(p, n, s->maxraw ? s->maxraw : OFF_MAXRAW, &k, err, sizeof err) < 0) {
+	if (kpack_read(p, n, s->maxraw ? s->maxraw : OFF_MAXRAW, &k, err, sizeof err) < 0 ||
+	    kpack_checkall(&k, p, n, s->maxraw ? s->maxraw : OFF_MAXRAW, err, sizeof err) < 0) {
 		warn("%s: %s", f->path, err);
+		kpack_free(&k);
 		s->errors++;
 		return -1;
 	}
@@ -408,18 +656,31 @@ int
 kp_wheelarchive(struct scanset *s, const char *path, const unsigned char *p, size_t n)
 {
 	struct kparchive *a;
-	char err[512];
+	char err[PATH_MAX + 600];
+	uint64_t max = s->maxraw ? s->maxraw : OFF_MAXRAW;
+	size_t i;
 
 	s->ar = xgrow(s->ar, &s->capar, s->nar + 1, sizeof *s->ar);
 	a = &s->ar[s->nar++];
 	memset(a, 0, sizeof *a);
 	a->path = xstrdup(path);
-	if (kpack_read(p, n, s->maxraw ? s->maxraw : OFF_MAXRAW, &a->k, err, sizeof err) < 0) {
+	a->canon = xstrdup(path);
+	if (kpack_read(p, n, max, &a->k, err + strlen(path) + 2, sizeof err - strlen(path) - 2) < 0) {
+		memcpy(err, path, strlen(path));
+		memcpy(err + strlen(path), ": ", 2);
+		badarchive(s, a, err);
+		return -1;
+	}
+	/* the member's bytes go once it is read: check its frames now, each once, and let
+	   cover find the results when an entry is fetched */
+	if (!s->kplazy && kpack_checkall(&a->k, p, n, max, err, sizeof err) < 0) {
 		warn("%s: %s", path, err);
 		a->bad = 1;
 		s->errors++;
 		return -1;
 	}
+	for (i = 0; s->kplazy && i < a->k.ne; i++)
+		kpack_check(&a->k, p, n, &a->k.e[i], max, err, sizeof err);
 	return 0;
 }
 
@@ -497,6 +758,10 @@ kp_wheeldone(struct scanset *s, size_t from)
 	for (k = from; k < s->n; k++) {
 		if (!(kp = s->f[k].kp) || !kp->inwheel || kp->nfound)
 			continue;
+		if (s->kplazy) {
+			wrappers(&s->f[k]);
+			continue;
+		}
 		for (i = 0; i < kp->ref.npath; i++) {
 			full = xasprintf("%s/%s", kp->dir, kp->ref.path[i]);
 			wheelpath(s, kp, i, full);

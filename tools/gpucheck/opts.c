@@ -25,7 +25,8 @@ gc_usage(const char *error, ...)
 	opt_usage(msg.s,
 	          "usage: gpucheck [--arch] [--json] [--sysfs=DIR] [--proc=DIR]\n"
 	          "       gpucheck targets [--json] [-v] [--max-inflate=BYTES] FILE|WHEEL|DIR...\n"
-	          "       gpucheck cover [--target=T[,T...]|auto] [--json] [--max-inflate=BYTES] FILE|WHEEL|DIR...\n"
+	          "       gpucheck cover [--target=T[,T...]|auto] [--json] [-v] [--max-inflate=BYTES]\n"
+	          "                      [--kpack-loader=next|first] FILE|WHEEL|DIR...\n"
 	          "       gpucheck env [--json] [--sysfs=DIR] [--proc=DIR]\n"
 	          "       gpucheck smoke --python=PATH [--timeout=SECONDS] [--json]\n"
 	          "       gpucheck --version\n"

@@ -685,6 +685,9 @@ scanset_free(struct scanset *s)
 	free(s->f);
 	for (i = 0; i < s->nar; i++) {
 		free(s->ar[i].path);
+		free(s->ar[i].canon);
+		free(s->ar[i].why);
+		map_close(&s->ar[i].m);
 		kpack_free(&s->ar[i].k);
 	}
 	free(s->ar);

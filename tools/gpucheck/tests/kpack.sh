@@ -84,14 +84,21 @@ has "the full archive has both" "$T/.out" "kpack gfx90a             2 of 2 co_in
 has "the archives are named" "$T/.out" "kpack: lib/libk.so#N in 3 archives:"
 check "targets --json: the kpack summary" gpucheck targets --json t/lib/libk.so
 has "lacks in json" "$T/.out" '{"arch":"gfx90a:xnack-","co_indexes":1,"lacks":"1"}'
-exits "7081: the stub shadows the full archive: NOT covered" 1 gpucheck cover --target=gfx90a t/lib/libk.so
+# the HIP runtime's loader now (rocm-systems shared/kpack) tries the next archive listing
+# the target; rocm-kpack e348328's stopped at the stub (--kpack-loader=first)
+exits "7081: the current loader tries the next archive: covered" 0 gpucheck cover --target=gfx90a t/lib/libk.so
+check "7081: -v names the archive that served co_index 1" gpucheck cover -v --target=gfx90a t/lib/libk.so
+exits "7081, --kpack-loader=first: the stub shadows the full archive: NOT covered" 1 gpucheck cover --kpack-loader=first --target=gfx90a t/lib/libk.so
 has "names the co_index missing" "$T/.out" "1 of 2 kpack code objects lack it: co_index 1; the loader picks"
-has "names the stub the loader picks" "$T/.out" "k_gfx90a:xnack-.kpack (gfx90a:xnack-), which lacks lib/libk.so#1"
+has "names the stub the loader picks" "$T/.out" "k_gfx90a:xnack-.kpack (gfx90a:xnack-) lacks lib/libk.so#1"
 has "names the archive that has it" "$T/.out" "k_gfx90a.kpack (gfx90a) has it"
+has "names the loader" "$T/.out" "the kpack loader of rocm-kpack e348328"
 whl kp7081-1.0-py3-none-any.whl t/lib/libk.so t/.kpack/k_gfx90a.kpack 't/.kpack/k_gfx90a:xnack-.kpack'
-exits "7081 in a wheel: NOT covered" 1 gpucheck cover --target=gfx90a kp7081-1.0-py3-none-any.whl
+exits "7081 in a wheel: covered" 0 gpucheck cover --target=gfx90a kp7081-1.0-py3-none-any.whl
+exits "7081 in a wheel, --kpack-loader=first: NOT covered" 1 gpucheck cover --kpack-loader=first --target=gfx90a kp7081-1.0-py3-none-any.whl
 has "names both members" "$T/.out" "kp7081-1.0-py3-none-any.whl!kp/.kpack/k_gfx90a.kpack (gfx90a) has it"
-exits "7081 with XNACK on: the stub is not a candidate" 0 env HSA_XNACK=1 gpucheck cover --target=gfx90a t/lib/libk.so
+exits "7081 with XNACK on: the stub is not a candidate" 0 env HSA_XNACK=1 gpucheck cover --kpack-loader=first --target=gfx90a t/lib/libk.so
+exits "--kpack-loader=other is a usage error" 2 gpucheck cover --kpack-loader=other --target=gfx90a t/lib/libk.so
 exits "ROCM_KPACK_PATH replaces the search paths" 1 env ROCM_KPACK_PATH="$T/t/.kpack/k_gfx1100.kpack" gpucheck cover --target=gfx90a:xnack+ t/lib/libk.so
 exits "ROCM_KPACK_DISABLE: nothing loads" 1 env ROCM_KPACK_DISABLE=1 gpucheck cover --target=gfx1100 t/lib/libk.so
 rm 't/.kpack/k_gfx90a:xnack-.kpack'

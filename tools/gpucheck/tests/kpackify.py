@@ -10,6 +10,9 @@ python/rocm_kpack/elf/kpack_transform.py, runtime/src/toc_parser.cpp and loader.
   kpackify.py archive OUT SCHEME ARCHES KEY=ARCH=FILE...
       write a KPAK v1 archive: SCHEME zstd-per-kernel or none, ARCHES comma-separated
       gfx_arches, one kernel per KEY=ARCH=FILE (KEY like lib/libk.so#0)
+  kpackify.py frames OUT FRAME... -- KEY=ARCH=ORDINAL=SIZE...
+      a zstd-per-kernel archive of ready zstd frames (files, taken as they are) and a
+      table naming them as given (hostile archives: one frame for many entries, lies)
   kpackify.py ref OUT JSON    write msgpack of a JSON value (bad references)
   kpackify.py toc OUT JSON    write a KPAK header and msgpack of JSON as the table
 """
@@ -82,11 +85,29 @@ def archive(dst, scheme, arches, kernels):
     open(dst, "wb").write(head + bytes(64 - len(head)) + blob + msgpack.packb(meta, use_bin_type=True))
 
 
+def frames(dst, files, entries):
+    blob = bytearray(struct.pack("<I", len(files)))
+    for f in files:
+        d = open(f, "rb").read()
+        blob += struct.pack("<I", len(d)) + d
+    toc = {}
+    for key, arch, ordinal, size in entries:
+        toc.setdefault(key, {})[arch] = {"type": "hsaco", "ordinal": int(ordinal), "original_size": int(size)}
+    arches = sorted({e[1] for e in entries})
+    meta = {"format_version": 1, "gfx_arches": arches, "compression_scheme": "zstd-per-kernel",
+            "zstd_offset": 64, "zstd_size": len(blob), "toc": toc}
+    head = b"KPAK" + struct.pack("<IQ", 1, 64 + len(blob))
+    open(dst, "wb").write(head + bytes(64 - len(head)) + blob + msgpack.packb(meta, use_bin_type=True))
+
+
 def main(a):
     if a[0] == "lib":
         lib(a[1], a[2], a[3], a[4:])
     elif a[0] == "archive":
         archive(a[1], a[2], a[3].split(","), [k.split("=", 2) for k in a[4:]])
+    elif a[0] == "frames":
+        k = a.index("--")
+        frames(a[1], a[2:k], [e.split("=", 3) for e in a[k + 1:]])
     elif a[0] == "ref":
         open(a[1], "wb").write(msgpack.packb(json.loads(a[2]), use_bin_type=True))
     elif a[0] == "toc":
