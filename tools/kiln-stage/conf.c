@@ -19,6 +19,7 @@
 #include "kv.h"
 #include "os.h"
 #include "sign.h"
+#include "wheelpath.h"
 
 struct config cf;
 
@@ -80,6 +81,49 @@ optval(const char *a, const char *name)
 static const char *allowmm;             /* --allow-mismatch=yes|no */
 static const char *allownet;            /* --allow-network=yes|no */
 
+/* the argument a with the user information of every URL in it (user:password@ between
+   "://" and the host) as "***" and control bytes escaped: fresh; NULL when it holds none */
+static char *
+credsarg(const char *a)
+{
+	const char *p = a, *h, *end, *at, *q;
+	struct buf b = {0}, e = {0};
+	int found = 0;
+
+	while ((h = strstr(p, "://"))) {
+		h += 3;
+		end = h + strcspn(h, "/?#");
+		for (at = NULL, q = h; q < end; q++)
+			if (*q == '@')
+				at = q;
+		bufadd(&b, p, (size_t)(h - p));
+		if (at)
+			bufputs(&b, "***");
+		found |= at != NULL;
+		p = at ? at : h;
+	}
+	bufputs(&b, p);
+	if (found)
+		wheelpath_escape(&e, b.s);
+	buffree(&b);
+	return found ? bufdetach(&e) : NULL;
+}
+
+/* no argument may carry a URL's credentials: they would land in build.ninja, the keys,
+   stack.env and the logs, and a message that refused them later would repeat them; so
+   they are refused first, shown as "***" */
+static void
+nocreds(int argc, char **argv)
+{
+	char *m;
+	int i;
+
+	for (i = 1; i < argc; i++)
+		if ((m = credsarg(argv[i])))
+			fail("%s: credentials in a URL would land in build.ninja, the key files and the logs; "
+			     "put them in ~/.netrc (or $NETRC), KILN_CACHE_TOKEN or KILN_FETCH_TOKEN", m);
+}
+
 static void
 parseopts(int argc, char **argv)
 {
@@ -112,6 +156,12 @@ parseopts(int argc, char **argv)
 	cf.ninja = "ninja";
 	cf.jobs = "2";
 	cf.gitcache = cf.cacheremote = cf.distribute = cf.disthosts = cf.workdir = "";
+	/* before any message could repeat an argument: the name messages go by, then no
+	   credentials anywhere */
+	for (i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if ((v = optval(argv[i], "--prog")))
+			argv0 = v;
+	nocreds(argc, argv);
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--")) {
 			cf.replay = argv + i + 1;
@@ -440,8 +490,28 @@ checkimage(void)
 		fail("--image-base=%s: not an image reference (NAME[:TAG], NAME@sha256:..., or scratch)", v);
 }
 
+/* a URL as a message may show it: everything between "://" and its last '@' (a user
+   and password, even one holding '/' or '@') as "***", control bytes escaped; fresh */
+static char *
+showurl(const char *u)
+{
+	const char *a = strstr(u, "://"), *at = strrchr(u, '@');
+	struct buf b = {0};
+	char *m;
+
+	a = a ? a + 3 : u;
+	if (at && at >= a)
+		m = xasprintf("%.*s***%s", (int)(a - u), u, at);
+	else
+		m = xstrdup(u);
+	wheelpath_escape(&b, m);
+	free(m);
+	return bufdetach(&b);
+}
+
 /* --index-url=URL (http or https; no credentials: they would land in the keys and logs)
-   or --wheelhouse=DIR (a folder of wheels), never both */
+   or --wheelhouse=DIR (a folder of wheels), never both. A refused URL is never repeated
+   with its credentials (showurl) */
 static void
 checkdeps(void)
 {
@@ -449,11 +519,16 @@ checkdeps(void)
 
 	if (u && cf.wheelhouse)
 		fail("--index-url and --wheelhouse: give one (the build requirements come from one place)");
+	if (u && strchr(u, '@'))
+		fail("--index-url=%s: credentials in the URL would land in the keys and logs; put them in "
+		     "~/.netrc (or $NETRC)", showurl(u));
 	if (u && !startswith(u, "http://") && !startswith(u, "https://") && !startswith(u, "file://"))
-		fail("--index-url=%s: not an http://, https:// or file:// URL", u);
-	if (u && (strchr(u, '@') || strpbrk(u, " \t\n")))
-		fail("--index-url=%s: credentials or spaces in the URL would land in the keys and logs; "
-		     "put credentials in ~/.netrc", u);
+		fail("--index-url=%s: not an http://, https:// or file:// URL", showurl(u));
+	if (u && strpbrk(u, " \t\n\r\f\v"))
+		fail("--index-url=%s: white space in the URL (pip would take it for two words)", showurl(u));
+	for (; u && *u; u++)
+		if ((unsigned char)*u < 0x20 || *u == 0x7f)
+			fail("--index-url=%s: a control character in the URL", showurl(cf.indexurl));
 	if (cf.wheelhouse && !os_isdir(cf.wheelhouse))
 		fail("--wheelhouse=%s: no such folder", cf.wheelhouse);
 }

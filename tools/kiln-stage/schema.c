@@ -1,6 +1,7 @@
 /* the component and pin-key tables: where a component, a pin key or a default is added */
 #include "schema.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "json.h"
@@ -80,24 +81,100 @@ comp_defbuild(const struct component *c)
 	return "";
 }
 
-/* C_CMAKE_ARGS: words that are each an option (-DNAME=VALUE, -UNAME, -Wno-dev ...);
-   a build folder, a source folder or a generator of the user's own would fight the
-   cmake step's (-S, -B, -G, --build, --install: the step gives those) */
+/* the CMake options C_CMAKE_ARGS may hold besides -DNAME[:TYPE]=VALUE and -UNAME: the
+   warning, log and trace switches of cmake(1) (CMake 3.25 to 4.x), none of which reads
+   or writes a file. Everything else is refused: -S, -B, -G, -A, -T and --install-prefix
+   are the cmake step's; --graphviz=FILE, --system-information FILE,
+   --profiling-output=FILE, --trace-redirect=FILE, --help-* FILE write where they are
+   told; -P, -E, -N, --build, --install, --workflow, --preset, -C and --toolchain run or
+   read what the key does not hold */
+static const char *const cmake_switches[] = {
+	"-Wdev", "-Wno-dev", "-Werror=dev", "-Wno-error=dev", "-Wdeprecated", "-Wno-deprecated",
+	"-Werror=deprecated", "-Wno-error=deprecated", "--warn-uninitialized", "--warn-unused-vars",
+	"--no-warn-unused-cli", "--check-system-vars", "--compile-no-warning-as-error",
+	"--debug-output", "--debug-find", "--trace", "--trace-expand", "--log-context", "--fresh",
+};
+static const char *const cmake_valued[] = {
+	"--log-level=", "--loglevel=", "--trace-format=", "--trace-source=", "--debug-find-pkg=",
+	"--debug-find-var=",
+};
+
+/* a -D variable that puts files outside the build folder: the install prefix (kiln's),
+   the staging prefix, an output folder, the user's package registry, or an absolute
+   install folder (GNUInstallDirs' CMAKE_INSTALL_LIBDIR=/usr/lib installs there whatever
+   the prefix); name is n bytes, value what follows '=' */
+static int
+cmake_outside(const char *name, size_t n, const char *value)
+{
+	static const char *const no[] = {"CMAKE_INSTALL_PREFIX", "CMAKE_STAGING_PREFIX",
+	                                 "CMAKE_EXPORT_PACKAGE_REGISTRY", "CMAKE_Fortran_MODULE_DIRECTORY"};
+	char *v = xstrndup(name, n);
+	size_t i;
+	int r = 0;
+
+	for (i = 0; i < sizeof no / sizeof *no; i++)
+		r |= !strcmp(v, no[i]);
+	if (startswith(v, "CMAKE_") && strstr(v, "_OUTPUT_DIRECTORY"))
+		r = 1;
+	if (startswith(v, "CMAKE_INSTALL_") && *value == '/' && !strstr(v, "RPATH") && !strstr(v, "NAME_DIR"))
+		r = 1;
+	free(v);
+	return r;
+}
+
+/* one word of C_CMAKE_ARGS (n bytes at p): NULL when allowed, else why not */
+static const char *
+cmakeword(const char *p, size_t n)
+{
+	const char *eq, *colon;
+	size_t i, k;
+
+	if (n > 2 && !strncmp(p, "-D", 2)) {
+		p += 2, n -= 2;
+		if (!(eq = memchr(p, '=', n)))
+			return "holds a -D word without '=' (give -DNAME=VALUE or -DNAME:TYPE=VALUE)";
+		colon = memchr(p, ':', (size_t)(eq - p));
+		k = (size_t)((colon ? colon : eq) - p);
+		for (i = 0; i < k; i++)
+			if (!isalnumc((unsigned char)p[i]) && !strchr("_.+-", p[i]))
+				return "holds a -D word whose NAME is not a CMake variable name";
+		if (!k)
+			return "holds a -D word without a NAME";
+		if (cmake_outside(p, k, eq + 1))
+			return "sets the install prefix or a folder outside the build folder, which kiln's "
+			       "cmake step owns (CMAKE_INSTALL_PREFIX, an output folder, an absolute install "
+			       "folder)";
+		return NULL;
+	}
+	if (n > 2 && !strncmp(p, "-U", 2))
+		return NULL;
+	for (i = 0; i < sizeof cmake_switches / sizeof *cmake_switches; i++)
+		if (strlen(cmake_switches[i]) == n && !strncmp(p, cmake_switches[i], n))
+			return NULL;
+	for (i = 0; i < sizeof cmake_valued / sizeof *cmake_valued; i++)
+		if (n > strlen(cmake_valued[i]) && !strncmp(p, cmake_valued[i], strlen(cmake_valued[i])))
+			return NULL;
+	if (*p != '-')
+		return "is not a list of -DNAME=VALUE words";
+	return "holds an option kiln does not allow: C_CMAKE_ARGS takes -DNAME=VALUE, -UNAME and "
+	       "CMake's warning, log and trace switches, nothing that names the source, build "
+	       "folder, generator or prefix (kiln's cmake step sets them) or writes or reads a file "
+	       "(--graphviz=, --system-information, --profiling-output=, -P, -C ...)";
+}
+
+/* C_CMAKE_ARGS: words, each an allowed option (cmakeword); NULL, or why not */
 static const char *
 cmakeargs_check(const char *v)
 {
-	const char *p, *e;
+	const char *p, *e, *why;
 
 	for (p = v; *p; p = e) {
-		p += strspn(p, " \t");
-		e = p + strcspn(p, " \t");
+		p += strspn(p, " \t\n");
+		e = p + strcspn(p, " \t\n");
 		if (p == e)
 			break;
-		if (*p != '-' || e - p < 2)
-			return "is not a list of -DNAME=VALUE words";
-		if ((p[1] == 'S' || p[1] == 'B' || p[1] == 'G') || startswith(p, "--build") ||
-		    startswith(p, "--install") || startswith(p, "-DCMAKE_INSTALL_PREFIX="))
-			return "names the source, build folder, generator or prefix, which kiln's cmake step sets";
+		if ((why = cmakeword(p, (size_t)(e - p))))
+			return why;
 	}
 	return NULL;
 }

@@ -56,6 +56,33 @@ main(void)
 	      !pinkey_find("URL", 1), "pin keys: component and stack tables");
 	CHECK(!pinkey_check(KT_COMPS, "torch, triton") && pinkey_check(KT_COMPS, "torch potato"),
 	      "component lists");
+	{
+		/* C_CMAKE_ARGS: an allow-list; nothing that writes outside the build folder */
+		static const char *const ok[] = {
+			"-DGGML_VULKAN=ON -DGGML_NATIVE=OFF", "-DX:BOOL=ON", "-DCMAKE_BUILD_TYPE=Debug",
+			"-UFOO", "-Wno-dev --warn-uninitialized", "--log-level=VERBOSE", "-DA=",
+			"-DCMAKE_INSTALL_RPATH=/opt/x/lib", "-DCMAKE_INSTALL_LIBDIR=lib", "-DX=a=b",
+			"-DCMAKE_HIP_COMPILER=/usr/lib/llvm-21/bin/clang++", "",
+		};
+		static const char *const no[] = {
+			"--graphviz=/tmp/x.dot", "--graphviz /tmp/x.dot", "--system-information /tmp/x",
+			"--profiling-output=/tmp/p --profiling-format=google-trace", "--trace-redirect=/tmp/t",
+			"-DCMAKE_INSTALL_PREFIX=/usr", "-DCMAKE_INSTALL_PREFIX:PATH=/usr",
+			"-DCMAKE_INSTALL_PREFIX:STRING=", "-DCMAKE_STAGING_PREFIX=/x",
+			"-DCMAKE_RUNTIME_OUTPUT_DIRECTORY=/tmp", "-DCMAKE_LIBRARY_OUTPUT_DIRECTORY_RELEASE=/tmp",
+			"-DCMAKE_INSTALL_LIBDIR=/usr/lib", "-DCMAKE_EXPORT_PACKAGE_REGISTRY=ON",
+			"-S /elsewhere", "-B/x", "-GNinja", "-A x64", "-Tv143", "--install-prefix=/usr",
+			"--build .", "--install .", "-P /tmp/x.cmake", "-E rm -rf /", "-N", "-C /tmp/init.cmake",
+			"--preset=x", "--toolchain=/tmp/t.cmake", "--help-full /tmp/h", "-DNOEQ",
+			"-D=1", "-D NAME=1", "-D$(id)=1", "ON", "-Wno-dev extra",
+		};
+
+		for (i = 0; i < sizeof ok / sizeof *ok; i++)
+			CHECK(pinkey_check(KT_CMAKEARGS, ok[i]) == NULL, "CMAKE_ARGS allows '%s': %s", ok[i],
+			      pinkey_check(KT_CMAKEARGS, ok[i]) ? pinkey_check(KT_CMAKEARGS, ok[i]) : "");
+		for (i = 0; i < sizeof no / sizeof *no; i++)
+			CHECK(pinkey_check(KT_CMAKEARGS, no[i]) != NULL, "CMAKE_ARGS refuses '%s'", no[i]);
+	}
 	CHECK(!pinkey_check(KT_ENV, "A=1 B_2=x=y") && pinkey_check(KT_ENV, "A=1 junk"), "ENV words");
 	CHECK(!pinkey_check(KT_COMMIT, "abcdef0") && pinkey_check(KT_COMMIT, "12345") &&
 	      pinkey_check(KT_COMMIT, "ABCDEF0"), "commits");
