@@ -123,6 +123,32 @@ six	requirements-build.txt:3
 cmake>=3.27 ; python_version >= \"3.9\"	requirements-build.txt:5
 wheel	sub/a.txt:1" "$(cat "$T/.out")"
 
+# --- lock: a wheel pip would install part of, or outside the environment, is refused
+# before the deps stage installs anything
+# wheel FILE MEMBER...: a zip of those members
+wheel () { python3 -c 'import sys, zipfile
+z = zipfile.ZipFile(sys.argv[1], "w")
+for m in sys.argv[2:]: z.writestr(m, "x = 1\n")' "$@"; }
+lockbad () { d=$1 w=$2; shift 2; rm -rf wh && mkdir wh && wheel wh/six-1.17.0-py3-none-any.whl six.py && "$@"
+	run kiln-stage lock wh
+	same "lock: $d: exit 2" 2 "$rc"
+	same "lock: $d: one line" 1 "$(lines "$T/.err")"
+	has "lock: $d: names the wheel and says why" "$T/.err" "$w"
+	same "lock: $d: no lock printed" "" "$(cat "$T/.out")"
+	if ctl "$T/.err"; then ok "lock: $d: no control byte"; else notok "lock: $d: a control byte"; fi; }
+lockbad "a .. member" "wh/evil-1.0-py3-none-any.whl: unsafe member path '../../escape.py'" wheel wh/evil-1.0-py3-none-any.whl evil/__init__.py ../../escape.py
+lockbad "a .. inside the path" "unsafe member path 'evil/../../x.pth'" wheel wh/evil-1.0-py3-none-any.whl evil/../../x.pth
+lockbad "an absolute member" "unsafe member path '/etc/evil'" wheel wh/evil-1.0-py3-none-any.whl /etc/evil
+lockbad "a .data/purelib/.. member" "evil-1.0.data/purelib/../../../x" wheel wh/evil-1.0-py3-none-any.whl evil-1.0.data/purelib/../../../x
+lockbad "a backslash member" "unsafe member path" wheel wh/evil-1.0-py3-none-any.whl 'evil\..\..\x.py'
+lockbad "a member with an escape sequence" "unsafe member path 'evil/\x1b]0;t\x07'" wheel wh/evil-1.0-py3-none-any.whl "$(printf 'evil/\033]0;t\007')"
+lockbad "two names for one installed file" "evil-1.0-py3-none-any.whl" wheel wh/evil-1.0-py3-none-any.whl evil/a.py evil/./a.py
+lockbad "not a zip" "wh/evil-1.0-py3-none-any.whl:" sh -c 'echo not a zip >wh/evil-1.0-py3-none-any.whl'
+lockbad "a truncated zip" "wh/evil-1.0-py3-none-any.whl:" sh -c 'cp wh/six-1.17.0-py3-none-any.whl x.zip && head -c 60 x.zip >wh/evil-1.0-py3-none-any.whl'
+rm -rf wh && mkdir wh && wheel wh/six-1.17.0-py3-none-any.whl six.py && wheel wh/ok-1.0-py3-none-any.whl ok/__init__.py ok-1.0.data/scripts/ok ok-1.0.dist-info/RECORD
+check "lock: sound wheels are locked" kiln-stage lock wh
+same "lock: both" 2 "$(lines "$T/.out")"
+
 # --- linear time: a capped CPU time that quadratic work would pass many times over
 mkdir -p big
 python3 - <<'EOF' || exit 2

@@ -935,6 +935,25 @@ lockcmp(const void *a, const void *b)
 	return strcmp(((const struct lockent *)a)->name, ((const struct lockent *)b)->name);
 }
 
+/* the wheel at path is one pip can install without writing outside its folders: a zip
+   whose every offset, size and name zip_open checks (no absolute path, no "..", no two
+   members pip would install to one path); 0, or -2 with *err naming the member */
+static int
+wheelsafe(const char *path, char **err)
+{
+	struct zipin z;
+	char e[512];
+
+	if (zip_open(&z, path, e, sizeof e) != 0) {
+		*err = xasprintf("%s: %s; a wheel pip would install part of before it fails (or "
+		                 "write outside the environment): refused before anything is installed",
+		                 path, e);
+		return -2;
+	}
+	zip_close(&z);
+	return 0;
+}
+
 int
 wheels_lock(const char *dir, struct buf *out, char **err)
 {
@@ -961,11 +980,12 @@ wheels_lock(const char *dir, struct buf *out, char **err)
 			break;
 		}
 		p = xasprintf("%s/%s", dir, names.v[i]);
-		if (sha256_file(p, d, NULL) < 0) {
-			*err = xasprintf("%s: cannot read", p);
+		if ((r = wheelsafe(p, err)) < 0 || sha256_file(p, d, NULL) < 0) {
+			if (r == 0)
+				*err = xasprintf("%s: cannot read", p);
+			r = r < 0 ? r : -1;
 			free(p);
 			wheelname_free(&w);
-			r = -1;
 			break;
 		}
 		free(p);
@@ -1160,11 +1180,12 @@ lock_main(int argc, char **argv)
 {
 	struct buf b = {0};
 	char *err = NULL;
+	int r;
 
 	if (argc != 2 || argv[1][0] == '-')
 		requsage("lock: give a folder of wheels");
-	if (wheels_lock(argv[1], &b, &err) < 0)
-		dien(EXIT_PROBLEM, "%s", err);
+	if ((r = wheels_lock(argv[1], &b, &err)) < 0)
+		dien(r == -2 ? EXIT_USAGE : EXIT_PROBLEM, "%s", err);
 	fwrite(b.s ? b.s : "", 1, b.len, stdout);
 	buffree(&b);
 	return EXIT_OK;

@@ -64,7 +64,9 @@ int reqs_collect(const char *dir, const struct reqopts *o, struct reqset *rs, ch
 void reqs_free(struct reqset *rs);
 
 /* The lock lines of the wheels in dir, "name==version --hash=sha256:HEX", sorted by
-   name, into out (one a line). Two files of one project: -1 with *err naming both. */
+   name, into out (one a line). Two files of one project: -1 with *err naming both. A
+   wheel that is not a sound zip or has a member pip would install outside its folders
+   (an absolute path, "..", two names for one file): -2 with *err naming it. */
 int wheels_lock(const char *dir, struct buf *out, char **err);
 
 /* Does a wheel in dir hold the top-level module mod (a member MOD/... or MOD.py)?
