@@ -471,7 +471,8 @@ cover_judge(struct scanset *s, size_t k, const char *dev, int xnack, signed char
 		v->bundles = b;
 		kpfile(s, k, dev, xnack, v);
 		v->covered = v->missing == 0;
-		v->rule = "kpack: the archive the loader picks holds each co_index";
+		v->rule = s->kpfirst ? "kpack (--kpack-loader=first): the first archive listing the target holds each co_index"
+		                     : "kpack: an archive the loader tries holds each co_index, its frame intact";
 	} else if (!nv && iscodeobj(l)) {
 		/* a kernel library loads the code object of its GPU's arch: one per group */
 		v->covered = groupok(s, k, dev, xnack, gok);

@@ -58,7 +58,9 @@ exits "a folder: the library judged, the archives not scanned as files" 0 gpuche
 check "the archive itself: its kernels" gpucheck targets -v t/.kpack/k_gfx90a.kpack
 has "keys listed" "$T/.out" "lib/libk.so#1: gfx90a"
 check "cover --json says the rule" gpucheck cover --json --target=gfx90a t/lib/libk.so
-has "the kpack rule" "$T/.out" '"rule":"kpack: the archive the loader picks holds each co_index"'
+has "the kpack rule" "$T/.out" '"rule":"kpack: an archive the loader tries holds each co_index, its frame intact"'
+check "cover --json --kpack-loader=first says its rule" gpucheck cover --json --kpack-loader=first --target=gfx90a t/lib/libk.so
+has "the older loader's rule" "$T/.out" '"rule":"kpack (--kpack-loader=first): the first archive listing the target holds each co_index"'
 
 # the same in a wheel: the archives are members, followed in the one pass over the zip
 whl () {
