@@ -16,6 +16,11 @@
 #   ggmlhip tests/real/ggml-hip.sh (opt-in: KILN_GGML_HIP=1 adds it to the default list):
 #           ggml with GGML_HIP=ON against Debian sid's ROCm, in a sid root; needs root;
 #           about 600 MB downloaded once, then an hour or more of compiling on 2 cores.
+#   torchrocm tests/real/torch-rocm-configure.sh, then tests/real/torch-rocm-subset.sh
+#           (opt-in: KILN_TORCH_ROCM=1 adds it to the default list): torch 2.6.0 from
+#           Debian's source, configured against sid's ROCm for gfx803, gfx1151 and both,
+#           a subset compiled, killed and resumed; needs root; about 1.5 GB downloaded
+#           once, then about an hour on 2 cores (issue 42, docs/torch-rocm.md).
 # KILN_REAL_TRACKS (default "debian trixie ggml") picks the parts. Each prints ok / not ok lines
 # and its figures (in $KILN_REAL_DIR/figures and $KILN_REAL_DIR/trixie/figures); both are
 # resumable (KILN_REAL_FRESH=1 starts over). Exit 0 when every part passed.
@@ -24,6 +29,7 @@ here=$(cd "$(dirname "$0")" && pwd) || exit 2
 rc=0
 dflt="debian trixie ggml"
 [ "${KILN_GGML_HIP:-0}" = 1 ] && dflt="$dflt ggmlhip"
+[ "${KILN_TORCH_ROCM:-0}" = 1 ] && dflt="$dflt torchrocm"
 for p in ${KILN_REAL_TRACKS:-$dflt}; do
 	case "$p" in
 	debian) echo "# real: debian (Debian 12, this machine)"; sh "$here/bookworm.sh" || rc=1 ;;
@@ -32,7 +38,10 @@ for p in ${KILN_REAL_TRACKS:-$dflt}; do
 	flash) echo "# real: flash (AITER and flash-attention's Triton AMD wheel, offline)"; sh "$here/flash-aiter.sh" || rc=1 ;;
 	ggmlhip) echo "# real: ggmlhip (CMake, GGML_HIP=ON, Debian sid's ROCm in a root made with mmdebstrap)"
 		KILN_GGML_HIP=1 sh "$here/ggml-hip.sh" || rc=1 ;;
-	*) echo "not ok real: KILN_REAL_TRACKS names '$p' (debian, trixie, ggml, flash, ggmlhip)"; rc=1 ;;
+	torchrocm) echo "# real: torchrocm (torch 2.6.0 from Debian's source, sid's ROCm, gfx803 and gfx1151)"
+		KILN_TORCH_ROCM=1 sh "$here/torch-rocm-configure.sh" || rc=1
+		KILN_TORCH_ROCM=1 sh "$here/torch-rocm-subset.sh" || rc=1 ;;
+	*) echo "not ok real: KILN_REAL_TRACKS names '$p' (debian, trixie, ggml, flash, ggmlhip, torchrocm)"; rc=1 ;;
 	esac
 done
 exit $rc

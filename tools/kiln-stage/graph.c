@@ -63,6 +63,10 @@ static const struct {
 	{"vllmcheck", T_STAGE | T_ENVCLEAN, 0},
 	/* C_INPUTS: pinned archives fetched before C.wheel (kiln-stage fetch, unpack) */
 	{"inputs", T_ENVCLEAN, 0},
+	/* torch_SUBSET: torch's own CMake configure and a bounded part of its build (issue
+	   42); compiling needs no GPU library's code for --arch, so no rocm.check first */
+	{"torchconf", T_ENVCLEAN | T_SRCPIN, 0},
+	{"torchsubset", T_ENVCLEAN | T_GPUCHECK, 0},
 };
 
 /* one stage: everything its ninja edge and key file are made from */
@@ -933,6 +937,58 @@ cmakestages(const struct component *c, const char *last, const char *ccv, const 
 	free(archs);
 }
 
+/* --- torch's own CMake build, a bounded part of it (torch_SUBSET, issue 42) ---------- */
+
+/* torch.configure: torch's CMake configure on the prepared tree, in a build tree of its
+   own ($B/work/torch), what it found in $B/torch/configure.id; torch.subset: torch's
+   ninja on the targets and sources the file torch_SUBSET names (relative to the pin
+   file), in that tree: a new configure key makes a fresh tree, the same key goes on
+   where an interrupted run stopped */
+static void
+torchsubset(const struct component *c, const char *last, const char *archs, const char *ccv,
+            const char *rocmv, char **proflist, size_t nprof)
+{
+	const char *p = pin(c, "SUBSET");
+	struct srec *s;
+	char *f, *h, *n, *slash;
+
+	s = stagerun(c->name, "configure", "torchconf", NULL);
+	key(s, "COMPONENT", c->name);
+	key(s, "REF", pin(c, "REF"));
+	key(s, "CMAKE", cmakeversion(c->name));
+	key(s, "CMAKE_ARGS", pin(c, "CMAKE_ARGS"));
+	key(s, "BACKEND", backend_name(cf.backend));
+	key(s, "ARCH", archs);
+	key(s, "CC_VERSION", ccv);
+	key(s, "CC_CMD", strcmp(cf.cc, "cc") ? cf.cc : "");
+	if (cf.backend == BACKEND_GFX)
+		key(s, "ROCM", rocmv ? rocmv : "");
+	key(s, "ENV", pin(c, "ENV"));
+	profkeys(s, proflist, nprof);
+	n = xasprintf("%s.%s", c->name, last);
+	parent(s, n);
+	free(n);
+	s->idpath = "torch/configure.id";
+
+	f = realpath(pins.file, NULL);
+	if (*p == '/' || !f || !(slash = strrchr(f, '/')))
+		n = xstrdup(p);
+	else
+		*slash = 0, n = xasprintf("%s/%s", f, p);
+	free(f);
+	if (!*(h = sha256hex(n)))
+		fail("%s: %s_SUBSET=%s: cannot read %s", pins.file, c->name, p, n);
+	s = stagerun(c->name, "subset", "torchsubset", NULL);
+	key(s, "SUBSET_FILE", n);
+	key(s, "SUBSET", h);
+	key(s, "BACKEND", backend_name(cf.backend));
+	key(s, "ARCH", archs);
+	parent(s, "torch.configure");
+	s->idpath = "torch/subset.id";
+	free(h);
+	free(n);
+}
+
 /* --- flash-attention, AITER and vLLM (issue 31) -------------------------------------- */
 
 /* C_SUBMODULES=no: the src and patch stages leave the tree's submodules empty (flash_attn:
@@ -1428,6 +1484,10 @@ compstages(const struct component *c, const struct facts *fx, char ***ins, size_
 		last = treestages(c, fx->rocmv, ins, nins);
 		if (!strcmp(k, "source"))
 			goto out;
+		if (c == &comp_table[0] && *pin(c, "SUBSET")) {
+			torchsubset(c, last, fx->archs, fx->ccv, fx->rocmv, fx->proflist, fx->nprof);
+			goto out;
+		}
 		if (!strcmp(pin(c, "BUILD"), "cmake")) {
 			cmakestages(c, last, fx->ccv, fx->rocmv, fx->proflist, fx->nprof, dep.s ? dep.s : "");
 			goto out;

@@ -55,6 +55,7 @@ const struct pinkey pinkey_table[] = {
 	{"SHA256", 0, KT_SHA256, "the sha256 of an SDK tarball (rocm_SHA256)"},
 	{"INDEX", 0, KT_URL, "rocm_KIND=wheels: TheRock's package index (a URL or a folder of wheels)"},
 	{"CMAKE_ARGS", 0, KT_CMAKEARGS, "C_BUILD=cmake: the configure's own options (\"-DGGML_VULKAN=ON ...\")"},
+	{"SUBSET", 0, KT_PATH, "torch: a file of torch's ninja targets and sources (relative to the pin file): torch.configure and torch.subset instead of the wheel"},
 	{"CHECK", 0, KT_TEXT, "C_BUILD=cmake: the project's own check, run by C.smoke (\"test-backend-ops -b Vulkan0\")"},
 	{"INPUTS", 0, KT_TEXT, "\"NAME=URL#sha256=HEX ...\": tar archives a build would download, fetched by C.inputs; the build gets NAME=their folder"},
 	{"ARCHES", 0, KT_TEXT, "aotriton: the GPU targets the pinned release builds (AOTRITON_TARGET_ARCH of its CMakeLists.txt)"},
