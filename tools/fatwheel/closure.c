@@ -320,6 +320,7 @@ resolveobj(const struct loader *ld, const char *by)
 		l->from = path;
 		l->by = xstrdup(by);
 		l->up = ld;
+		l->via = ldso_via;
 		loadlib(l);
 	}
 }

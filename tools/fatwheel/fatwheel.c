@@ -329,8 +329,9 @@ report(void)
 				printf(", GLIBCXX/CXXABI need manylinux_2_%d", cxxmax);
 			printf("\nlibdir   %s/\n", libdir);
 			for (i = 0; i < nlibs; i++)
-				printf("bundle   %s <- %s (%zu bytes), needed by %s\n", libs[i]->member,
-				       libs[i]->from, libs[i]->data.len, libs[i]->by);
+				printf("bundle   %s <- %s (%zu bytes, %s), needed by %s\n", libs[i]->member,
+				       libs[i]->from, libs[i]->data.len, libs[i]->via ? libs[i]->via : "--include",
+				       libs[i]->by);
 			for (i = 0; i < nmem; i++) {
 				if (!mem[i].edit)
 					continue;
@@ -379,6 +380,7 @@ report(void)
 		json_kstr(&j, "needed", libs[i]->include ? NULL : libs[i]->needed);
 		json_kstr(&j, "from", libs[i]->from);
 		json_kstr(&j, "needed_by", libs[i]->by);
+		json_kstr(&j, "found_via", libs[i]->via);
 		json_kint(&j, "size", (int64_t)libs[i]->data.len);
 		json_kstr(&j, "soname", libs[i]->soname ? libs[i]->soname : libs[i]->ei.soname);
 		json_kstr(&j, "rpath", libs[i]->rpath);

@@ -43,6 +43,7 @@ struct lib {
 	int unread;                 /* on disk, not read yet */
 	const char *sysby;          /* a system library that loads this one too, or NULL */
 	const struct loader *up;    /* the object that loaded it first (ld.so's l_loader) */
+	const char *via;            /* the search that found it (ldso_via), or NULL */
 	struct loader ld;           /* as a loader of libraries */
 	char *origin;               /* its folder on disk, or NULL (a --rocm tarball member) */
 	struct elfinfo ei;

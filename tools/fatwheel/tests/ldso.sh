@@ -151,3 +151,8 @@ check "with LD_LIBRARY_PATH it is bundled" env LD_LIBRARY_PATH="$T/d" fatwheel "
 unzip -l "$T/out/${W##*/}" >"$T/list"
 has "  the wheel holds it" "$T/list" "demo.libs/libfx.so.1"
 exits "--no-ld-library-path turns LD_LIBRARY_PATH off" 1 env LD_LIBRARY_PATH="$T/d" fatwheel --no-ld-library-path "$W" -w "$T/out2"
+check "the plan says which search found each library" env LD_LIBRARY_PATH="$T/d" fatwheel -n --json "$W" -w "$T/out3"
+has "  LD_LIBRARY_PATH, in --json" "$T/.out" '"from":"'"$T"'/d/libfx.so.1","needed_by":"demo/_ext.so","found_via":"LD_LIBRARY_PATH"'
+check "  and in the text plan" env LD_LIBRARY_PATH="$T/d" fatwheel -n "$W" -w "$T/out3"
+has "  (text)" "$T/.out" "bundle   demo.libs/libfx.so.1 <- $T/d/libfx.so.1 ("
+has "  (text, the search)" "$T/.out" "bytes, LD_LIBRARY_PATH), needed by demo/_ext.so"
