@@ -9,7 +9,7 @@ With --wait: asks every 0.1 s; 0 as soon as it listens, 1 as soon as PID has end
 lost the port, or failed); with SECONDS, 2 when it did neither within them (a hang guard,
 not a wait for readiness).
 
-Used by ninja/stack-steps.sh (scready: the sccache server of a wheel stage) and
+Used by ninja/steps/lib/cache.sh (scready: the sccache server of a wheel stage) and
 tests/lib.sh (listens, waitlisten)."""
 import os
 import sys

@@ -55,11 +55,9 @@ has "gfx90a: and the Tensile folder" "$T/.out" "its Tensile kernels (lib64/rocbl
 check "configure --arch=gfx1030" conf --arch=gfx1030
 exits "ninja rocm.check: gfx1030 fails" 1 ninja rocm.check
 has "gfx1030: rocBLAS named" "$T/.out" "rocm.check: rocBLAS (lib64/librocblas.so.5.0) has no code for gfx1030"
-# the wheel stages' HIP_DEVICE_LIB_PATH: ninja/stack-steps.sh's rocmdevlib, run as written
+# the wheel stages' HIP_DEVICE_LIB_PATH: ninja/steps/lib/rocm.sh's rocmdevlib, run as written
 devlib () {
-	ROCM_PATH=$U sh -c "set -f
-$(sed -n '/^rocmdevlib () {/,/^}/p' "$KILN_SRC/ninja/stack-steps.sh")
-rocmdevlib"
+	ROCM_PATH=$U sh -c 'set -f; . "$1"; rocmdevlib' sh "$KILN_SRC/ninja/steps/lib/rocm.sh"
 }
 same "the steps' rocmdevlib finds Fedora's device libraries" "$DL" "$(devlib)"
 # the older Fedora layout (ROCm 6.0 to 6.2): the device libraries in clang's resource folder

@@ -63,21 +63,21 @@ same "aotriton follows torch" "$a2" "$(git -C "$T/b/build/src/aotriton" rev-pars
 has "KILN_EXPLAIN: why aotriton.src runs" "$T/.out" "kiln: aotriton.src: running: parent torch.patch changed"
 has "KILN_EXPLAIN: the new @torch value and the old one" "$T/.out" "(aotriton_REF=@torch: $a2 from torch's cmake/External/aotriton.cmake, was $a1)"
 
-# RULE: aotriton.src runs step_srctorch, so its text (and step_src's, which it runs)
-# make its rule; torch.src's is step_src's alone
-rule () { sed -n 's/^RULE="\(.*\)"$/\1/p' "$T/b/build/keys/$1"; }
+# the step's key: aotriton.src runs the srctorch step (ninja/steps/srctorch.sh), which
+# sources lib/src.sh (the fetch the src step runs too); torch.src runs src.sh
+rule () { sed -n 's/^\(STEP_SH\|LIB_src\)="\(.*\)"$/\1=\2/p' "$T/b/build/keys/$1" | tr '\n' ' '; }
 ra=$(rule aotriton.src) rt=$(rule torch.src)
-[ -n "$ra" ] && [ "$ra" != "$rt" ] && ok "RULE: aotriton.src's differs from torch.src's" || notok "RULE: aotriton.src's differs from torch.src's ($ra $rt)"
-sed 's/^step_srctorch () {$/&\n\t: an edit/' "$KSRC/ninja/stack-steps.sh" >"$T/steps" && cp "$T/steps" "$KSRC/ninja/stack-steps.sh"
-check "configure after editing step_srctorch" conf --with=aotriton,triton --pin torch=v3
-[ "$(rule aotriton.src)" != "$ra" ] && ok "RULE: editing step_srctorch changes aotriton.src's" || notok "RULE: editing step_srctorch changes aotriton.src's"
-same "RULE: and not torch.src's" "$rt" "$(rule torch.src)"
+[ -n "$ra" ] && [ "$ra" != "$rt" ] && ok "step key: aotriton.src's differs from torch.src's" || notok "step key: aotriton.src's differs from torch.src's ($ra $rt)"
+printf '\n# an edit\n' >>"$KSRC/ninja/steps/srctorch.sh"
+check "configure after editing srctorch.sh" conf --with=aotriton,triton --pin torch=v3
+[ "$(rule aotriton.src)" != "$ra" ] && ok "step key: editing srctorch.sh changes aotriton.src's" || notok "step key: editing srctorch.sh changes aotriton.src's"
+same "step key: and not torch.src's" "$rt" "$(rule torch.src)"
 ra=$(rule aotriton.src)
-sed 's/^step_src () {$/&\n\t: an edit/' "$KSRC/ninja/stack-steps.sh" >"$T/steps" && cp "$T/steps" "$KSRC/ninja/stack-steps.sh"
-check "configure after editing step_src" conf --with=aotriton,triton --pin torch=v3
-[ "$(rule aotriton.src)" != "$ra" ] && ok "RULE: editing step_src (which step_srctorch runs) changes aotriton.src's" ||
-	notok "RULE: editing step_src (which step_srctorch runs) changes aotriton.src's"
-[ "$(rule torch.src)" != "$rt" ] && ok "RULE: and torch.src's" || notok "RULE: and torch.src's"
+printf '\n# an edit\n' >>"$KSRC/ninja/steps/lib/src.sh"
+check "configure after editing lib/src.sh" conf --with=aotriton,triton --pin torch=v3
+[ "$(rule aotriton.src)" != "$ra" ] && ok "step key: editing lib/src.sh (which srctorch.sh sources) changes aotriton.src's" ||
+	notok "step key: editing lib/src.sh (which srctorch.sh sources) changes aotriton.src's"
+[ "$(rule torch.src)" != "$rt" ] && ok "step key: and torch.src's" || notok "step key: and torch.src's"
 
 # a torch tree without the pin: one line, the fix named
 rm -rf "$T/mirror/torch/cmake"

@@ -635,6 +635,7 @@ regenedge(struct buf *b)
 {
 	static const char *const files[][2] = {
 		{"", "configure"}, {"env/deps", ".txt"}, {"ninja", ".ninja"}, {"ninja", ".sh"},
+		{"ninja/steps", ".sh"}, {"ninja/steps/lib", ".sh"},
 		{"tools/kiln-stage", "graph.c"}, {"tools/kiln-stage", "emit.c"},
 		{"tools/kiln-stage", "conf.c"}, {"tools/kiln-stage", "python.c"},
 		{"tools/kiln-stage", "fit.c"}, {"tools/kiln-stage", "graph.h"},

@@ -30,13 +30,13 @@ static const char *const toolname[] = {
 	"kiln-stage", "srcpin", "envclean", "wheelpick", "hipify-wrap", "gpucheck", "fatwheel",
 };
 
-/* each step of ninja/stack-steps.sh and the kiln tools it runs */
+/* each step (ninja/steps/STEP.sh) and the kiln tools it runs */
 static const struct {
 	const char *step;
 	unsigned tools;
 	int rocm;   /* cannot run for an AMD arch without ROCm */
 } steps[] = {
-	/* every step's commands run under envclean (ninja/stack-steps.sh's clean) */
+	/* every step's commands run under envclean (lib/base.sh's clean) */
 	{"src", T_SRCPIN | T_ENVCLEAN, 0},
 	{"patch", T_SRCPIN | T_ENVCLEAN, 0},
 	/* hipify needs Python and the tree, not ROCm: it runs where ROCm is missing */
@@ -94,8 +94,7 @@ const struct component *on[16];  /* the components built, in table order */
 size_t non;
 
 static char *absb;                      /* the build folder, absolute */
-static char *stepsfile;                 /* ninja/stack-steps.sh's text */
-static char *rulefile;                  /* ninja/stack.ninja's text */
+static char *rulehash;                  /* ninja/stack.ninja's and stack-steps.sh's digest */
 
 static char *
 sha256hex(const char *path)
@@ -122,86 +121,116 @@ sha256text(const char *s)
 
 /* --- stages ------------------------------------------------------------------------ */
 
-/* the text of ninja/stack-steps.sh outside its step_NAME functions (the settings
-   preamble, clean, record ...), which every step runs: part of every stage's RULE, so
-   editing a shared helper reruns every stage, and editing one step only its own */
-static const char *
-stepscommon(void)
+/* RULE: the digest of ninja/stack.ninja (the stage rules) and ninja/stack-steps.sh (the
+   dispatcher), which every stage runs */
+static char *
+rulesdigest(void)
 {
-	static char *common;
-	const char *p, *q, *e;
-	struct buf b = {0};
+	static const char *const f[] = {"stack.ninja", "stack-steps.sh"};
+	struct buf t = {0}, all = {0};
+	char *p, *h;
+	size_t i;
 
-	if (common)
-		return common;
-	for (p = stepsfile; (q = strstr(p, "\nstep_")); p = e) {
-		bufadd(&b, p, (size_t)(q - p) + 1);
-		e = strstr(q + 1, "\n}\n");
-		e = e ? e + 3 : q + strlen(q);
+	for (i = 0; i < 2; i++) {
+		p = xasprintf("%s/ninja/%s", cf.srcdir, f[i]);
+		if (readfile(p, &t, 0) < 0)
+			fail("%s:", p);
+		bufadd(&all, t.s ? t.s : "", t.len);
+		free(p);
 	}
-	bufputs(&b, p);
-	common = b.s ? b.s : xstrdup("");
-	return common;
+	h = sha256text(all.s ? all.s : "");
+	buffree(&t);
+	buffree(&all);
+	return h;
 }
 
-static void steppieces(struct buf *b, const char *step);
-
-/* the text of step_STEP () in ninja/stack-steps.sh, and of its named pieces step_STEP_X
-   (step_wheel_version ...), appended to b */
-static void
-steptext(struct buf *b, const char *step)
+/* the digest of ninja/steps/REL (a step's file or a helper it sources); fails naming the
+   file when it cannot be read */
+static char *
+stepdigest(const char *rel)
 {
-	char *name, *a, *e;
+	char *p = xasprintf("%s/ninja/steps/%s", cf.srcdir, rel), *h;
+	struct buf t = {0};
 
-	name = xasprintf("\nstep_%s ()", step);
-	a = strstr(stepsfile, name);
-	free(name);
-	if (!a)
-		fail("%s/ninja/stack-steps.sh has no step_%s ()", cf.srcdir, step);
-	a++;
-	e = strstr(a, "\n}\n");
-	bufadd(b, a, e ? (size_t)(e - a) + 3 : strlen(a));
-	steppieces(b, step);
+	if (readfile(p, &t, 0) < 0)
+		fail("%s:", p);
+	h = sha256text(t.s ? t.s : "");
+	buffree(&t);
+	free(p);
+	return h;
 }
 
-/* the functions step_STEP_NAME () of ninja/stack-steps.sh (the named pieces of a step),
-   appended to b in file order */
-static void
-steppieces(struct buf *b, const char *step)
+/* the helpers ninja/steps/STEP.sh declares on its "# sources: lib/A.sh lib/B.sh" line
+   (a list it declares, read as data: the shell text is never parsed), as NULL-ended
+   names (A, B); fails naming the file and line when the line is missing or names a file
+   outside lib/ */
+static char **
+stepsources(const char *step, const char *path, const char *text)
 {
-	char *name = xasprintf("\nstep_%s_", step), *a, *e;
+	const char *l = text, *e;
+	char **v = NULL, *w, *line;
+	size_t n = 0, cap = 0, ln = 1;
 
-	for (a = strstr(stepsfile, name); a; a = strstr(e, name)) {
-		a++;
-		e = strstr(a, "\n}\n");
-		e = e ? e + 3 : a + strlen(a);
-		bufadd(b, a, (size_t)(e - a));
+	for (; *l && !startswith(l, "# sources:"); ln++)
+		l = (e = strchr(l, '\n')) ? e + 1 : l + strlen(l);
+	if (!*l)
+		fail("%s: no '# sources:' line (the helpers step %s sources, lib/NAME.sh ...)", path, step);
+	e = strchr(l, '\n');
+	line = xstrndup(l + 10, e ? (size_t)(e - l) - 10 : strlen(l + 10));
+	for (w = strtok(line, " \t"); w; w = strtok(NULL, " \t")) {
+		size_t k = strlen(w);
+
+		if (!startswith(w, "lib/") || k < 8 || strcmp(w + k - 3, ".sh") ||
+		    strspn(w + 4, "abcdefghijklmnopqrstuvwxyz0123456789_") != k - 7)
+			fail("%s:%zu: '%s' in '# sources:' is not lib/NAME.sh (NAME: a-z, 0-9, _)",
+			     path, ln, w);
+		v = xgrow(v, &cap, n + 2, sizeof *v);
+		v[n++] = xstrndup(w + 4, k - 7);
 	}
-	free(name);
+	v = xgrow(v, &cap, n + 1, sizeof *v);
+	v[n] = NULL;
+	free(line);
+	return v;
 }
 
-/* RULE: the text of the step's function (and of also's, a step it calls), of the stage
-   rule and of the shared helpers, so that editing one step reruns only its stages */
+/* the step's part of a stage's key: RULE, the digest of the stage rules
+   (ninja/stack.ninja) and the dispatcher (ninja/stack-steps.sh), which every stage runs;
+   STEP_SH, the digest of ninja/steps/STEP.sh; and LIB_NAME, the digest of each helper
+   ninja/steps/lib/NAME.sh the step declares it sources, so that editing one step reruns
+   only its stages, and editing a helper only the stages of the steps that source it */
 static void
-setrule(struct srec *s, const char *step, const char *also)
+setrule(struct srec *s, const char *step)
 {
-	struct buf b = {0};
-	char *h;
+	char *rel = xasprintf("%s.sh", step), *p, *h, **src, **w;
+	struct buf t = {0};
 
-	steptext(&b, step);
-	if (also)
-		steptext(&b, also);
-	bufputs(&b, rulefile);
-	bufputs(&b, stepscommon());
-	h = sha256text(b.s);
-	kv_put(&s->key, "RULE", h);
+	kv_put(&s->key, "RULE", rulehash);
+	p = xasprintf("%s/ninja/steps/%s", cf.srcdir, rel);
+	if (readfile(p, &t, 0) < 0)
+		fail("%s:", p);
+	h = sha256text(t.s ? t.s : "");
+	kv_put(&s->key, "STEP_SH", h);
 	free(h);
-	buffree(&b);
+	src = stepsources(step, p, t.s ? t.s : "");
+	for (w = src; *w; w++) {
+		char *k = xasprintf("LIB_%s", *w), *f = xasprintf("lib/%s.sh", *w);
+
+		h = stepdigest(f);
+		kv_put(&s->key, k, h);
+		free(h);
+		free(f);
+		free(k);
+		free(*w);
+	}
+	free(src);
+	buffree(&t);
+	free(p);
+	free(rel);
 }
 
-/* a new stage COMP.NAME run by step_STEP (which also runs step_ALSO, or NULL) */
+/* a new stage COMP.NAME run by step STEP (ninja/steps/STEP.sh) */
 static struct srec *
-stagerun(const char *comp, const char *name, const char *step, const char *also)
+stagerun(const char *comp, const char *name, const char *step)
 {
 	struct srec *s;
 
@@ -212,7 +241,7 @@ stagerun(const char *comp, const char *name, const char *step, const char *also)
 	s->comp = comp;
 	s->step = step;
 	kv_put(&s->key, "STAGE", s->name);
-	setrule(s, step, also);
+	setrule(s, step);
 	return s;
 }
 
@@ -220,7 +249,7 @@ stagerun(const char *comp, const char *name, const char *step, const char *also)
 static struct srec *
 stage(const char *comp, const char *step)
 {
-	return stagerun(comp, step, step, NULL);
+	return stagerun(comp, step, step);
 }
 
 static void
@@ -466,7 +495,7 @@ sdkpin(char **rocmv)
 	sdktarpin(rocmv);
 }
 
-/* is name one of ROCm's GPU libraries (the ones rocm.check checks: step_check_libs) */
+/* is name one of ROCm's GPU libraries (the ones rocm.check checks: ninja/steps/check.sh) */
 static int
 isgpulib(const char *name)
 {
@@ -574,9 +603,9 @@ imagestage(char **proflist, size_t nprof)
 	if (strcmp(base, "scratch") && !*pins_image(&pins, "BASE"))
 		fail("%s: --image-base=%s is not pinned; add image_BASE=ID (podman image inspect "
 		     "--format '{{.Id}}' %s) to the pins", pins.file, base, base);
-	/* step_oci is the builder step_image uses; the image rule runs step_imagecheck
+	/* the image step's builder is lib/oci.sh's; the image rule runs the imagecheck step
 	   first (ninja/stack.ninja); the stamp's ID is the image's (image.id) */
-	s = stagerun("stack", "image", "image", "oci");
+	s = stagerun("stack", "image", "image");
 	s->rule = "image";
 	s->idpath = "image.id";
 	key(s, "IMAGE", cf.image);
@@ -873,7 +902,7 @@ cmakebuild(const struct component *c, const char *last, const char *ccv, const c
 	char *archs = archlist(";"), *aa = cmakearch(), *n, *tok, *sp, *d;
 	const char *chk = pin(c, "CHECK") + strspn(pin(c, "CHECK"), " \t");
 
-	s = stagerun(c->name, "build", "cmake", "cmakeparts");
+	s = stagerun(c->name, "build", "cmake");
 	aotbuild(s, c, &aa);
 	key(s, "COMPONENT", c->name);
 	key(s, "REF", pin(c, "REF"));
@@ -918,14 +947,14 @@ cmakestages(const struct component *c, const char *last, const char *ccv, const 
 	char *archs = aotsmoke(c, archlist(";")), *n;
 
 	cmakebuild(c, last, ccv, rocmv, proflist, nprof, deps);
-	s = stagerun(c->name, "install", "cmakeinstall", NULL);
+	s = stagerun(c->name, "install", "cmakeinstall");
 	key(s, "COMPONENT", c->name);
 	s->idkeys = "COMPONENT";
 	n = xasprintf("%s.build", c->name);
 	parent(s, n);
 	free(n);
 
-	s = stagerun(c->name, "smoke", "cmakesmoke", NULL);
+	s = stagerun(c->name, "smoke", "cmakesmoke");
 	key(s, "CHECK", pin(c, "CHECK"));
 	key(s, "ENV", pin(c, "ENV"));
 	key(s, "BACKEND", backend_name(cf.backend));
@@ -1139,7 +1168,7 @@ vllmstages(const struct component *c, const char *last)
 		return last;
 	vllmconf(c, flavour);
 	archs = archlist(";");
-	s = stagerun(c->name, "check", "vllmcheck", NULL);
+	s = stagerun(c->name, "check", "vllmcheck");
 	key(s, "COMPONENT", c->name);
 	key(s, "REF", pin(c, "REF"));
 	key(s, "SUBDIR", pin(c, "SUBDIR"));
@@ -1282,7 +1311,7 @@ depsof(const struct component *c, struct buf *dep, struct buf *mods)
 }
 
 /* C.src: the pinned tree (C_REF=@torch: the pin torch's patched tree gives, through
-   step_srctorch (torchpin, then step_src); its RULE is made from both steps' text) */
+   the srctorch step: torchpin, then the src step's fetch, lib/src.sh) */
 static void
 srcstage(const struct component *c)
 {
@@ -1290,7 +1319,7 @@ srcstage(const struct component *c)
 	struct srec *s;
 	int attorch = !strcmp(pin(c, "REF"), "@torch");
 
-	s = attorch ? stagerun(c->name, "src", "srctorch", "src") : stage(c->name, "src");
+	s = attorch ? stagerun(c->name, "src", "srctorch") : stage(c->name, "src");
 	key(s, "COMPONENT", c->name);
 	key(s, "URL", pin(c, "URL"));
 	key(s, "REF", pin(c, "REF"));
@@ -2023,16 +2052,7 @@ stack(struct buf *b, char *const *tools, size_t ntools)
 		if (os_mkdirs(p, 0777) < 0 || os_mkdirs(k, 0777) < 0)
 			fail("cannot create %s:", p);
 		free(k);
-		free(p);
-		p = xasprintf("%s/ninja/stack-steps.sh", cf.srcdir);
-		if (readfile(p, &fb, 0) < 0)
-			fail("%s:", p);
-		stepsfile = bufdetach(&fb);
-		free(p);
-		p = xasprintf("%s/ninja/stack.ninja", cf.srcdir);
-		if (readfile(p, &fb, 0) < 0)
-			fail("%s:", p);
-		rulefile = bufdetach(&fb);
+		rulehash = rulesdigest();
 		mkstages(proflist, nprof);
 		writestack(tools, ntools, profs);
 		strs_free(proflist, nprof);

@@ -16,7 +16,7 @@ const struct component comp_table[] = {
 	{"audio",      "torch",       "torchaudio",          "torchaudio",  "",       "",       "build",  1,   0,  "torch"},
 	/* triton: the package is triton (torch's ROCm builds depend on it by that name since
 	   pytorch-triton-rocm was retired); setup.py at the root or in python/, which the steps
-	   read from the tree (treesubdir in ninja/stack-steps.sh) */
+	   read from the tree (treesubdir, ninja/steps/lib/tree.sh) */
 	{"triton",     "",            "triton",              "triton",      "",       "",       "build",  0,   0,  ""},
 	/* AOTriton: a CMake project (aotriton.build), whose prefix torch.wheel gets */
 	{"aotriton",   "",            "",                    "",            "",       "",       "build",  0,   0,  ""},

@@ -1,0 +1,144 @@
+#!/bin/sh
+# graph-seam: the seam between the generator and the stage steps (issue 45). Each step is
+# ninja/steps/NAME.sh; the helpers it sources are the files its "# sources:" line names
+# (ninja/steps/lib/*.sh), and a stage's key holds the digests of exactly those files
+# (STEP_SH, LIB_NAME) besides RULE (ninja/stack.ninja and the dispatcher stack-steps.sh).
+#
+# The generated files of seven configurations (cpu, gfx1151 without ROCm, --venv with a
+# stage cache, --with=aotriton,flash_attn,vllm, sm_90, the ggml-vulkan track, gfx803 on a
+# distribution's /usr) are compared with tests/regress/graph-seam/NAME.txt, made by the
+# generator before the seam moved: build.ninja's own lines (not the tools' build
+# statements or the regeneration edge), config.mk, stack.ninja, stack.env and every key
+# file, with the paths of this run written as @T@, @SRC@, @BIN@ and the machine's compiler,
+# CMake and Python versions as @CC@, @CMAKE@, @PYABI@. Only the step keys (RULE, STEP_SH,
+# LIB_*) are left out: they may differ, nothing else. A change that means to change the
+# generated files regenerates the expected set with KILN_SEAM_UPDATE=1 (then read the diff).
+. "$KILN_SRC/tests/lib.sh"
+need python3 ninja
+ksrc_copy
+cp -R "$KILN_SRC/patches" "$KSRC/" || exit 2
+want=$KILN_SRC/tests/regress/graph-seam
+python3 -m venv --without-pip "$T/venv" || exit 2
+PY=$T/venv/bin/python
+# a distribution's ROCm under a /usr-like folder (Debian's layout: hipcc in bin/, the HIP
+# runtime in lib/x86_64-linux-gnu, the device libraries under lib/llvm-N)
+u=$T/usr
+mkdir -p "$u/bin" "$u/lib/x86_64-linux-gnu/cmake/hip" "$u/lib/llvm-17/lib/clang/17/amdgcn/bitcode" || exit 2
+printf '#!/bin/sh\nexit 0\n' >"$u/bin/hipcc" && chmod +x "$u/bin/hipcc" || exit 2
+: >"$u/lib/x86_64-linux-gnu/libamdhip64.so.6" && : >"$u/lib/llvm-17/lib/clang/17/amdgcn/bitcode/ockl.bc" || exit 2
+
+conf () {
+	n=$1; shift
+	mkdir -p "$T/c/$n" && (cd "$T/c/$n" && "$KSRC/configure" KILN_BIN="$KILN_BIN" --git-cache="$T/git" --jobs=2 "$@") \
+		>"$T/$n.conf" 2>&1 || { notok "configure ($n)"; sed 's/^/#   /' "$T/$n.conf"; return 0; }
+	ok "configure ($n)"
+}
+conf cpu --arch=cpu --python="$PY"
+conf gfx1151 --arch=gfx1151 --python="$PY" --rocm-path="$T/no-rocm"
+conf venv --arch=cpu --venv="$T/v" --stage-cache="$T/sc"
+conf with --arch=gfx1151 --python="$PY" --rocm-path="$T/no-rocm" --with=aotriton,flash_attn,vllm
+conf sm90 --arch=sm_90 --python="$PY"
+conf vulkan --arch=cpu --python="$PY" --pins="$KSRC/env/tracks/ggml-vulkan.env"
+conf gfx803 --arch=gfx803 --python="$PY" --rocm-path="$u" --pins="$KSRC/env/tracks/gfx803-debian.env"
+
+# the generated files of one configuration as one text, normalised (see above)
+flat () {
+	python3 - "$T/c/$1" "$T" "$KSRC" "$KILN_BIN" <<'EOF'
+import os, re, sys
+d, t, src, kbin = sys.argv[1:5]
+def forms(p):
+    # as written: plain, ninja-escaped, shell-quoted
+    return [p, re.sub(r"([$ :])", r"$\1", p), p.replace("'", "'\\''")]
+subs = [(f, "@T@") for f in forms(t)] + [(f, "@SRC@") for f in forms(src)] + [(f, "@BIN@") for f in forms(kbin)]
+subs.sort(key=lambda s: -len(s[0]))
+def norm(s):
+    for a, b in subs:
+        s = s.replace(a, b)
+    s = re.sub(r'^(CC_VERSION|CMAKE|PY_ABI)=".*"$', r'\1="@\1@"', s, flags=re.M)
+    return re.sub(r"^(cc|cflags|ldflags|fuzzcc|fuzzflags) = .*$", r"\1 = @\1@", s, flags=re.M)
+def own(text):
+    # build.ninja's own lines: not the tools' build statements, not the regeneration edge
+    out = []
+    for l in text.split("\n"):
+        if l.startswith("build build.ninja config.mk:"):
+            break
+        if re.search(r"\$bdir/(rel|san|fuzz)/|\$srcdir/tools/", l) or re.match(r"  (extra|libs|cc) =", l):
+            continue
+        out.append(l)
+    return "\n".join(out)
+files = ["build.ninja", "config.mk", "build/stack.ninja", "build/stack.env"]
+files += ["build/keys/" + k for k in sorted(os.listdir(os.path.join(d, "build/keys")))]
+for f in files:
+    text = open(os.path.join(d, f), encoding="utf-8").read()
+    if f == "build.ninja":
+        text = own(text)
+    if f.startswith("build/keys/"):
+        text = "".join(l for l in text.splitlines(True) if not re.match(r"(RULE|STEP_SH|LIB_[a-z0-9_]+)=", l))
+    sys.stdout.write("== %s\n%s" % (f, norm(text)))
+EOF
+}
+for n in cpu gfx1151 venv with sm90 vulkan gfx803; do
+	[ -d "$T/c/$n/build/keys" ] || continue
+	flat "$n" >"$T/$n.txt" || { notok "$n: the generated files can be read"; continue; }
+	if [ "${KILN_SEAM_UPDATE:-}" = 1 ]; then
+		mkdir -p "$want" && cp "$T/$n.txt" "$want/$n.txt" && ok "$n: expected set written" || notok "$n: write $want/$n.txt"
+	elif diff -u "$want/$n.txt" "$T/$n.txt" >"$T/$n.diff"; then
+		ok "$n: every generated file is the same but for the step keys"
+	else
+		notok "$n: the generated files differ from tests/regress/graph-seam/$n.txt (KILN_SEAM_UPDATE=1 rewrites it)"
+		sed -n '1,40s/^/#   /p' "$T/$n.diff"
+	fi
+done
+
+# --- the declared sources -------------------------------------------------------------
+# each step's "# sources:" line names exactly the files it sources, and every helper a
+# helper needs ("# needs:"); a helper sources nothing itself
+steps=$KSRC/ninja/steps
+srcs () { sed -n 's/^# sources://p' "$1" | tr ' ' '\n' | grep . | sort; }
+for f in "$steps"/*.sh; do
+	s=${f##*/}
+	d=$(srcs "$f")
+	[ -n "$d" ] || { notok "$s has a '# sources:' line"; continue; }
+	got=$(sed -n 's|^\. "\$steps/\(lib/[a-z0-9_]*\.sh\)"$|\1|p' "$f" | sort)
+	same "$s sources exactly what its '# sources:' line says" "$d" "$got"
+	for l in $d; do
+		for n in $(sed -n 's/^# needs://p' "$steps/$l"); do
+			printf '%s\n' "$d" | grep -qx "$n" || notok "$s sources $l, which needs $n: name it too"
+		done
+	done
+done
+for l in "$steps"/lib/*.sh; do
+	if grep -q '^[[:space:]]*\.[[:space:]]' "$l"; then notok "lib/${l##*/} sources nothing itself"; else ok "lib/${l##*/} sources nothing itself"; fi
+done
+# each stage's key: STEP_SH and one LIB_NAME per declared source, and no other LIB_ line
+k=$T/c/with/build/keys
+for st in torch.wheel torch.src aotriton.build aotriton.src vllm.check torch.install torch.deps; do
+	step=$(sed -n 's/^STEP="\(.*\)"$/\1/p' "$k/$st")
+	[ -n "$step" ] || case "$st" in
+		aotriton.build) step=cmake ;; vllm.check) step=vllmcheck ;; *) step=${st#*.} ;;
+	esac
+	d=$(srcs "$steps/$step.sh" | sed 's|^lib/\(.*\)\.sh$|LIB_\1|')
+	same "$st: a LIB_ line for exactly the files $step.sh sources" "$d" "$(sed -n 's/^\(LIB_[a-z0-9_]*\)=.*/\1/p' "$k/$st" | sort)"
+	h=$(sha256sum "$steps/$step.sh" | cut -c 1-64)
+	has "$st: STEP_SH is $step.sh's digest" "$k/$st" "STEP_SH=\"$h\""
+done
+has "torch.wheel: LIB_cache is lib/cache.sh's digest" "$k/torch.wheel" "LIB_cache=\"$(sha256sum "$steps/lib/cache.sh" | cut -c 1-64)\""
+
+# --- editing a helper reruns exactly the stages of the steps that source it ------------
+b=$T/c/with
+keys () { (cd "$b/build/keys" && for f in *; do printf '%s %s\n' "$f" "$(sha256sum <"$f" | cut -c 1-16)"; done); }
+keys >"$T/k0"
+printf '\n# an edit\n' >>"$steps/lib/cache.sh"
+check "configure again after lib/cache.sh changed (ninja's regeneration)" sh -c "cd $(shq "$b") && ninja -t targets >/dev/null && ninja build.ninja"
+keys >"$T/k1"
+changed=$(diff "$T/k0" "$T/k1" | sed -n 's/^> \([^ ]*\) .*/\1/p' | tr '\n' ' ')
+same "only the stages whose steps source lib/cache.sh have new keys" "aiter.wheel aotriton.build audio.wheel flash_attn.wheel torch.wheel vision.wheel vllm.wheel " "$changed"
+printf '\n# an edit\n' >>"$steps/pick.sh"
+check "configure again after pick.sh changed" sh -c "cd $(shq "$b") && ninja build.ninja"
+keys >"$T/k2"
+changed=$(diff "$T/k1" "$T/k2" | sed -n 's/^> \([^ ]*\) .*/\1/p' | tr '\n' ' ')
+same "only the pick stages have new keys" "aiter.pick audio.pick flash_attn.pick torch.pick vision.pick vllm.pick " "$changed"
+# a step file that declares no sources, or a source outside lib/, stops configure in one line
+sed -i 's/^# sources:.*/# sources: ..\/x.sh/' "$steps/pick.sh"
+exits "a source outside lib/ stops configure" 2 sh -c "cd $(shq "$b") && KILN_REGEN=1 $(shq "$KSRC/configure") KILN_BIN=$(shq "$KILN_BIN") --git-cache=$(shq "$T/git") --jobs=2 --arch=cpu --python=$(shq "$PY")"
+has "naming the file and line" "$T/.err" "ninja/steps/pick.sh:3: '../x.sh' in '# sources:' is not lib/NAME.sh"
