@@ -142,3 +142,14 @@ same "only the pick stages have new keys" "aiter.pick audio.pick flash_attn.pick
 sed -i 's/^# sources:.*/# sources: ..\/x.sh/' "$steps/pick.sh"
 exits "a source outside lib/ stops configure" 2 sh -c "cd $(shq "$b") && KILN_REGEN=1 $(shq "$KSRC/configure") KILN_BIN=$(shq "$KILN_BIN") --git-cache=$(shq "$T/git") --jobs=2 --arch=cpu --python=$(shq "$PY")"
 has "naming the file and line" "$T/.err" "ninja/steps/pick.sh:3: '../x.sh' in '# sources:' is not lib/NAME.sh"
+
+# --- configure's generator: kiln-stage graph alone, linked without libcurl, libarchive or
+# libgit2 (tools/kiln-stage/gen/main.c and configure's gen_modules)
+cp -R "$KILN_SRC/tools/kiln-stage" "$KSRC/tools/" || exit 2
+mkdir -p "$T/g" && cd "$T/g" || exit 2
+check "configure builds the generator" "$KSRC/configure"
+check "ldd build/gen/kiln-stage" ldd build/gen/kiln-stage
+for l in libcurl libarchive libgit2; do lacks "the generator does not link $l" "$T/.out" "$l"; done
+has "it links libcrypto (SHA-256 of the keys)" "$T/.out" "libcrypto"
+exits "its one verb is graph" 2 build/gen/kiln-stage run
+has "and it says so" "$T/.err" "kiln-stage: this is configure's generator: its one verb is graph"

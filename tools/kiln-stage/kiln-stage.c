@@ -34,34 +34,64 @@
 #include "vllm.h"
 
 
+static int cmdrun(int argc, char **argv);
+static int cmdinfo(int argc, char **argv);
+static int cmdlabels(int argc, char **argv);
+static int cmdkv(int argc, char **argv);
+static int cmdenv(int argc, char **argv);
+static int cmdkeygen(int argc, char **argv);
+
+/* the verbs: each runs with argv[0] its own name; its synopsis is what follows the name
+   in the usage, continued lines starting with a newline */
+static const struct verb {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *synopsis;
+} verbs[] = {
+	{"run", cmdrun, "--key=FILE --stamp=FILE [--parent=STAMP]... [--logdir=DIR]\n"
+	                "[--out=DIR] [--stage-cache=DIR|URL] [--id-file=FILE] [--id-keys=LIST]\n"
+	                "[--cache-trusted-keys=LIST] [--cache-sign-key=FILE]\n"
+	                "[-n] STAGE [PARENT-STAMP...] -- CMD [ARG...]"},
+	{"verify", cmdverify, "--key=FILE --stamp=FILE [--parent=STAMP]... --out=DIR\n"
+	                      "[--logdir=DIR] STAGE -- CMD [ARG...]"},
+	{"explain", cmdexplain, "--key=FILE --stamp=FILE [--parent=STAMP]... [--out=DIR]\n"
+	                        "[--stage-cache=DIR] STAGE"},
+	{"env", cmdenv, "FILE... -- CMD [ARG...]"},
+	{"kv", cmdkv, "-o FILE <KEY=VALUE-lines"},
+	{"report", report_main, "[--json] [BUILDDIR]"},
+	{"info", cmdinfo, "[-o FILE] DIR"},
+	{"labels", cmdlabels, "[--format=args|file|containerfile] DIR"},
+	{"keygen", cmdkeygen, "NAME SECRET-FILE PUBLIC-FILE"},
+	{"graph", graph_main, "--srcdir=DIR --builddir=DIR [OPTION]... -- CONFIGURE [ARG]..."},
+	{"fetch", fetch_main, "URL --sha256=HEX -o FILE [--max-size=N] [--max-time=SECONDS]"},
+	{"unpack", unpack_main, "TARBALL --into=DIR [--sha256=HEX] [--layout=rocm] [--max-size=N]"},
+	{"sdklock", sdklock_main, "LOCK URL [FILE | --sha256=HEX]"},
+	{"reqs", reqs_main, "[--flavour=rocm|cuda|cpu] [--runtime] [--exclude=LIST] [--frontend] TREE"},
+	{"backend", backend_main, "[--wheels=DIR] TREE"},
+	{"lock", lock_main, "DIR"},
+	{"vllm-check", vllmcheck_main, "[--arch=LIST] [--flavour=rocm|cuda|cpu] [--name=TEXT] TREE"},
+	{"netguard", netguard_main, "LOG"},
+	{"depfile", depfile_main, "[-k] -o FILE TARGET [DEP...]"},
+};
+
+#define NVERBS (sizeof verbs / sizeof verbs[0])
+
+/* the usage: every verb's synopsis, from the table */
 static void
 usage(const char *error)
 {
-	opt_usage(error,
-	          "usage: kiln-stage run --key=FILE --stamp=FILE [--parent=STAMP]... [--logdir=DIR]\n"
-	          "                      [--out=DIR] [--stage-cache=DIR|URL] [--id-file=FILE] [--id-keys=LIST]\n"
-	          "                      [--cache-trusted-keys=LIST] [--cache-sign-key=FILE]\n"
-	          "                      [-n] STAGE [PARENT-STAMP...] -- CMD [ARG...]\n"
-	          "       kiln-stage verify --key=FILE --stamp=FILE [--parent=STAMP]... --out=DIR\n"
-	          "                      [--logdir=DIR] STAGE -- CMD [ARG...]\n"
-	          "       kiln-stage explain --key=FILE --stamp=FILE [--parent=STAMP]... [--out=DIR]\n"
-	          "                      [--stage-cache=DIR] STAGE\n"
-	          "       kiln-stage env FILE... -- CMD [ARG...]\n"
-	          "       kiln-stage kv -o FILE <KEY=VALUE-lines\n"
-	          "       kiln-stage report [--json] [BUILDDIR]\n"
-	          "       kiln-stage info [-o FILE] DIR\n"
-	          "       kiln-stage labels [--format=args|file|containerfile] DIR\n"
-	          "       kiln-stage keygen NAME SECRET-FILE PUBLIC-FILE\n"
-	          "       kiln-stage --version\n"
-	          "       kiln-stage graph --srcdir=DIR --builddir=DIR [OPTION]... -- CONFIGURE [ARG]...\n"
-	          "       kiln-stage fetch URL --sha256=HEX -o FILE [--max-size=N] [--max-time=SECONDS]\n"
-	          "       kiln-stage unpack TARBALL --into=DIR [--sha256=HEX] [--layout=rocm] [--max-size=N]\n"
-	          "       kiln-stage reqs [--flavour=rocm|cuda|cpu] [--runtime] [--exclude=LIST] [--frontend] TREE\n"
-	          "       kiln-stage backend [--wheels=DIR] TREE\n"
-	          "       kiln-stage lock DIR\n"
-	          "       kiln-stage vllm-check [--arch=LIST] [--flavour=rocm|cuda|cpu] [--name=TEXT] TREE\n"
-	          "       kiln-stage netguard LOG\n"
-	          "       kiln-stage depfile [-k] -o FILE TARGET [DEP...]\n");
+	struct buf b = {0};
+	const char *p, *nl;
+	size_t i;
+
+	for (i = 0; i < NVERBS; i++) {
+		bufprintf(&b, "%s kiln-stage %s ", i ? "      " : "usage:", verbs[i].name);
+		for (p = verbs[i].synopsis; (nl = strchr(p, '\n')); p = nl + 1)
+			bufprintf(&b, "%.*s\n%*s", (int)(nl - p), p, (int)strlen(verbs[i].name) + 19, "");
+		bufprintf(&b, "%s\n", p);
+	}
+	bufputs(&b, "       kiln-stage --version\n");
+	opt_usage(error, b.s);
 }
 
 /* the stage's output identity from an id file: its content without trailing space */
@@ -868,51 +898,20 @@ cmdkeygen(int argc, char **argv)
 int
 main(int argc, char **argv)
 {
+	struct buf names = {0};
+	size_t i;
+
 	setprogname(argv[0]);
-	if (argc < 2)
-		usage("no verb (run, env, info, labels or graph)");
-	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)
+	if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")))
 		usage(NULL);
-	if (opt_isversion(argv[1]))
+	if (argc >= 2 && opt_isversion(argv[1]))
 		opt_version();
-	if (strcmp(argv[1], "run") == 0)
-		return cmdrun(argc - 1, argv + 1);
-	if (strcmp(argv[1], "verify") == 0)
-		return cmdverify(argc - 1, argv + 1);
-	if (strcmp(argv[1], "explain") == 0)
-		return cmdexplain(argc - 1, argv + 1);
-	if (strcmp(argv[1], "info") == 0)
-		return cmdinfo(argc - 1, argv + 1);
-	if (strcmp(argv[1], "labels") == 0)
-		return cmdlabels(argc - 1, argv + 1);
-	if (strcmp(argv[1], "env") == 0)
-		return cmdenv(argc - 1, argv + 1);
-	if (strcmp(argv[1], "kv") == 0)
-		return cmdkv(argc - 1, argv + 1);
-	if (strcmp(argv[1], "graph") == 0)
-		return graph_main(argc - 1, argv + 1);
-	if (strcmp(argv[1], "report") == 0)
-		return report_main(argc - 1, argv + 1);
-	if (strcmp(argv[1], "fetch") == 0)
-		return fetch_main(argc - 1, argv + 1);
-	if (strcmp(argv[1], "unpack") == 0)
-		return unpack_main(argc - 1, argv + 1);
-	if (strcmp(argv[1], "reqs") == 0)
-		return reqs_main(argc - 1, argv + 1);
-	if (strcmp(argv[1], "backend") == 0)
-		return backend_main(argc - 1, argv + 1);
-	if (strcmp(argv[1], "lock") == 0)
-		return lock_main(argc - 1, argv + 1);
-	if (strcmp(argv[1], "keygen") == 0)
-		return cmdkeygen(argc - 1, argv + 1);
-	if (strcmp(argv[1], "sdklock") == 0)
-		return sdklock_main(argc - 1, argv + 1);
-	if (strcmp(argv[1], "vllm-check") == 0)
-		return vllmcheck_main(argc - 1, argv + 1);
-	if (strcmp(argv[1], "netguard") == 0)
-		return netguard_main(argc - 1, argv + 1);
-	if (strcmp(argv[1], "depfile") == 0)
-		return depfile_main(argc - 1, argv + 1);
-	usage(xasprintf("unknown verb '%s' (run, env, info, labels or graph)", argv[1]));
+	for (i = 0; argc >= 2 && i < NVERBS; i++)
+		if (!strcmp(argv[1], verbs[i].name))
+			return verbs[i].run(argc - 1, argv + 1);
+	for (i = 0; i < NVERBS; i++)
+		bufprintf(&names, "%s%s", i ? (i + 1 < NVERBS ? ", " : " or ") : "", verbs[i].name);
+	usage(argc < 2 ? xasprintf("no verb (%s)", names.s)
+	               : xasprintf("unknown verb '%s' (%s)", argv[1], names.s));
 	return EXIT_USAGE;
 }
