@@ -677,8 +677,7 @@ depsstage(const struct component *c, const char *last)
 	key(s, "PY", cf.python);
 	key(s, "PY_ABI", py.abi);
 	key(s, "FLAVOUR", flavour[cf.backend == BACKEND_GFX ? 1 : cf.backend == BACKEND_CUDA ? 2 : 0]);
-	/* torch's requirements.txt is part of its build (its setup imported them) */
-	key(s, "RUNTIME", c == comp_find("torch") ? "yes" : "no");
+	key(s, "RUNTIME", c->rule.runtime ? "yes" : "no");
 	/* what kiln builds itself never comes from the index (vLLM asks for torch==X) */
 	for (i = 0; i < comp_count; i++)
 		if (*comp_table[i].dist)
@@ -749,18 +748,21 @@ inputsstage(const struct component *c)
 	key(s, "INPUTS", v);
 }
 
-/* C.wheel after C.inputs, keyed by them; triton's LLVM must be pinned (its offline
-   build, TRITON_OFFLINE_BUILD=1, stops without LLVM_SYSPATH: triton-lang/triton setup.py) */
+/* C.wheel after C.inputs, keyed by them; what an offline build needs (the component's
+   offline column: triton's LLVM_SYSPATH) must be pinned, as an input or in C_ENV */
 static void
 inputswheel(struct srec *s, const struct component *c)
 {
-	char *n;
+	char *n, *v;
 
-	if (!strcmp(c->name, "triton") && !strstr(pin(c, "INPUTS"), "LLVM_SYSPATH=") &&
-	    !strstr(pin(c, "ENV"), "LLVM_SYSPATH="))
-		fail("%s: triton builds offline (TRITON_OFFLINE_BUILD=1) and needs the LLVM its tree pins "
-		     "(cmake/llvm-hash.txt): triton_INPUTS=\"LLVM_SYSPATH=URL#sha256=HEX\" (a build of that "
-		     "commit) or triton_ENV=\"LLVM_SYSPATH=DIR\"", pins.file);
+	if (c->rule.offline) {
+		v = xasprintf("%s=", c->rule.offline);
+		if (!strstr(pin(c, "INPUTS"), v) && !strstr(pin(c, "ENV"), v))
+			fail("%s: %s %s: %s_INPUTS=\"%s=URL#sha256=HEX\" (a build of that commit) or "
+			     "%s_ENV=\"%s=DIR\"", pins.file, c->name, c->rule.offwhy, c->name, c->rule.offline,
+			     c->name, c->rule.offline);
+		free(v);
+	}
 	if (!*pin(c, "INPUTS"))
 		return;
 	key(s, "INPUTS", pin(c, "INPUTS"));
@@ -781,22 +783,38 @@ aotstart(void)
 	return aot.attn;
 }
 
+/* the component built here whose install prefix c's wheel builds against (its feeds
+   column names c), or NULL */
+static const struct component *
+fedby(const struct component *c)
+{
+	size_t i;
+
+	for (i = 0; i < non; i++)
+		if (on[i]->rule.feeds && !strcmp(on[i]->rule.feeds, c->name))
+			return on[i];
+	return NULL;
+}
+
 /* a wheel stage of an AMD build: USE_MEM_EFF_ATTENTION as planned; torch.wheel with
    aotriton built: after aotriton.install, its prefix as AOTRITON_INSTALLED_PREFIX */
 static void
 aotwheel(struct srec *s, const struct component *c)
 {
+	const struct component *a;
 	char *p;
 
 	if (cf.backend != BACKEND_GFX)
 		return;
 	key(s, "MEM_EFF", aot.attn ? "1" : "0");
-	if (!aot.on || strcmp(c->name, "torch"))
+	if (!aot.on || !(a = fedby(c)))
 		return;
-	p = xasprintf("%s/prefix/aotriton", absb);
+	p = xasprintf("%s/prefix/%s", absb, a->name);
 	key(s, "AOTRITON_PREFIX", p);
 	free(p);
-	parent(s, "aotriton.install");
+	p = xasprintf("%s.install", a->name);
+	parent(s, p);
+	free(p);
 }
 
 /* aotriton.build: the targets it builds, as AOTriton's own variable (AOTRITON_TARGET_ARCH)
@@ -806,7 +824,7 @@ aotbuild(struct srec *s, const struct component *c, char **aa)
 {
 	char *n;
 
-	if (strcmp(c->name, "aotriton") || !aot.on)
+	if (!c->rule.feeds || !aot.on)
 		return;
 	key(s, "AOTRITON_ARCH", aot.arches);
 	n = xasprintf("%s%s-DAOTRITON_TARGET_ARCH=%s", *aa, **aa ? " " : "", aot.arches);
@@ -818,7 +836,7 @@ aotbuild(struct srec *s, const struct component *c, char **aa)
 static char *
 aotsmoke(const struct component *c, char *archs)
 {
-	if (strcmp(c->name, "aotriton") || !aot.on)
+	if (!c->rule.feeds || !aot.on)
 		return archs;
 	free(archs);
 	return xstrdup(aot.arches);
@@ -1164,11 +1182,11 @@ vllmstages(const struct component *c, const char *last)
 	struct srec *s;
 	char *archs, *n;
 
-	if (strcmp(c->name, "vllm"))
+	if (!c->rule.check)
 		return last;
 	vllmconf(c, flavour);
 	archs = archlist(";");
-	s = stagerun(c->name, "check", "vllmcheck");
+	s = stagerun(c->name, "check", c->rule.check);
 	key(s, "COMPONENT", c->name);
 	key(s, "REF", pin(c, "REF"));
 	key(s, "SUBDIR", pin(c, "SUBDIR"));

@@ -10,27 +10,33 @@
    their patched source for a source-only component); against: whose release its own
    releases are made for (the pin-fit check of configure) */
 const struct component comp_table[] = {
-	/* name        deps           dist                   import         hipify    subdir    kind      dflt fat against */
-	{"torch",      "",            "torch",               "torch",       "torch",  "",       "build",  1,   1,  ""},
-	{"vision",     "torch",       "torchvision",         "torchvision", "vision", "",       "build",  1,   0,  "torch"},
-	{"audio",      "torch",       "torchaudio",          "torchaudio",  "",       "",       "build",  1,   0,  "torch"},
+	/* name        deps           dist                   import         hipify    subdir    kind      dflt fat against rule */
+	/* torch's requirements.txt is part of its build (its setup imports them) */
+	{"torch",      "",            "torch",               "torch",       "torch",  "",       "build",  1,   1,  "", {.runtime = 1}},
+	{"vision",     "torch",       "torchvision",         "torchvision", "vision", "",       "build",  1,   0,  "torch", {0}},
+	{"audio",      "torch",       "torchaudio",          "torchaudio",  "",       "",       "build",  1,   0,  "torch", {0}},
 	/* triton: the package is triton (torch's ROCm builds depend on it by that name since
 	   pytorch-triton-rocm was retired); setup.py at the root or in python/, which the steps
-	   read from the tree (treesubdir, ninja/steps/lib/tree.sh) */
-	{"triton",     "",            "triton",              "triton",      "",       "",       "build",  0,   0,  ""},
-	/* AOTriton: a CMake project (aotriton.build), whose prefix torch.wheel gets */
-	{"aotriton",   "",            "",                    "",            "",       "",       "build",  0,   0,  ""},
+	   read from the tree (treesubdir, ninja/steps/lib/tree.sh). It builds offline
+	   (TRITON_OFFLINE_BUILD=1, triton-lang/triton setup.py) and stops without LLVM_SYSPATH */
+	{"triton",     "",            "triton",              "triton",      "",       "",       "build",  0,   0,  "",
+	 {.offline = "LLVM_SYSPATH",
+	  .offwhy = "builds offline (TRITON_OFFLINE_BUILD=1) and needs the LLVM its tree pins (cmake/llvm-hash.txt)"}},
+	/* AOTriton: a CMake project (aotriton.build), whose prefix torch.wheel gets
+	   (AOTRITON_INSTALLED_PREFIX; aotriton.c plans it) */
+	{"aotriton",   "",            "",                    "",            "",       "",       "build",  0,   0,  "", {.build = "cmake", .feeds = "torch"}},
 	/* AITER (ROCm/aiter): flash-attention's Triton AMD backend lives there since
 	   2026-03; built before flash_attn, whose build uses its install (flashaiter) */
-	{"aiter",      "torch triton", "amd-aiter",          "aiter",       "",       "",       "build",  0,   0,  ""},
-	{"flash_attn", "torch aiter", "flash_attn",          "flash_attn",  "",       "",       "build",  0,   0,  ""},
-	{"vllm",       "torch triton", "vllm",               "vllm",        "",       "",       "build",  0,   0,  "torch"},
+	{"aiter",      "torch triton", "amd-aiter",          "aiter",       "",       "",       "build",  0,   0,  "", {0}},
+	{"flash_attn", "torch aiter", "flash_attn",          "flash_attn",  "",       "",       "build",  0,   0,  "", {0}},
+	/* vllm.check (kiln-stage vllm-check) before its deps: the targets and tools it needs */
+	{"vllm",       "torch triton", "vllm",               "vllm",        "",       "",       "build",  0,   0,  "torch", {.check = "vllmcheck"}},
 	/* the ROCm SDK: rocm_URL + rocm_SHA256 make it the stages rocm.sdk and rocm.check
 	   (kind sdk); without a URL, or rocm_KIND=system, configure's --rocm-path is used */
-	{"rocm",       "",            "",                    "",            "",       "",       "sdk",    0,   0,  ""},
+	{"rocm",       "",            "",                    "",            "",       "",       "sdk",    0,   0,  "", {0}},
 	/* ggml (ggml-org/ggml), the tensor library under llama.cpp: a CMake project
 	   (ggml_BUILD=cmake by default, comp_defbuild); env/tracks/ggml*.env */
-	{"ggml",       "",            "",                    "",            "",       "",       "build",  0,   0,  ""},
+	{"ggml",       "",            "",                    "",            "",       "",       "build",  0,   0,  "", {.build = "cmake"}},
 };
 const size_t comp_count = sizeof comp_table / sizeof comp_table[0];
 
@@ -68,18 +74,10 @@ const struct pinkey pinkey_table[] = {
 };
 const size_t pinkey_count = sizeof pinkey_table / sizeof pinkey_table[0];
 
-/* the components built with CMake unless their pins say otherwise */
-static const char *const cmake_comps[] = {"ggml", "aotriton"};
-
 const char *
 comp_defbuild(const struct component *c)
 {
-	size_t i;
-
-	for (i = 0; i < sizeof cmake_comps / sizeof cmake_comps[0]; i++)
-		if (!strcmp(c->name, cmake_comps[i]))
-			return "cmake";
-	return "";
+	return c->rule.build ? c->rule.build : "";
 }
 
 /* the CMake options C_CMAKE_ARGS may hold besides -DNAME[:TYPE]=VALUE and -UNAME: the

@@ -8,6 +8,16 @@
 #include "arch.h"
 #include "util.h"
 
+/* the rules only some components have: NULL or 0 for the others */
+struct comprule {
+	const char *build;    /* the default of C_BUILD ("cmake"); NULL: the tree says */
+	const char *check;    /* the step of a C.check stage before C.deps (vllmcheck) */
+	const char *offline;  /* the variable its offline build needs pinned (LLVM_SYSPATH) */
+	const char *offwhy;   /* why, for the message when it is not */
+	const char *feeds;    /* the component whose wheel builds against its install prefix */
+	int runtime;          /* C.deps installs its runtime requirements too */
+};
+
 /* one upstream project the stack may build; its row gives the defaults of its pins */
 struct component {
 	const char *name;     /* torch: the prefix of its pin keys and stage names */
@@ -20,6 +30,7 @@ struct component {
 	int isdefault;        /* built without --with */
 	int fat;              /* stack_FAT=yes bundles its wheel's closure (fatwheel) */
 	const char *against;  /* the component whose version its releases pin ("" none) */
+	struct comprule rule; /* {0}, or the rules it has ({.build = "cmake"}) */
 };
 
 extern const struct component comp_table[];
