@@ -1,8 +1,9 @@
 # sdk.sh: rocm.sdk: the pinned ROCm SDK, from TheRock's wheels or a tarball, into
 # $ROCM_PATH.
-# sources: lib/base.sh lib/record.sh
+# sources: lib/base.sh lib/record.sh lib/rocm.sh
 . "$steps/lib/base.sh"
 . "$steps/lib/record.sh"
+. "$steps/lib/rocm.sh"
 # sdkwheels: rocm_KIND=wheels, TheRock's rocm[libraries,devel,device-gfxNNNN...]==VERSION
 # ($REQ: one device extra per --arch) from rocm_INDEX alone into the target Python;
 # $ROCM_PATH ($B/rocm/wheels) becomes a link to `rocm-sdk path --root`, which also links
@@ -118,8 +119,7 @@ step_sdk () {
 	[ -n "$sha" ] || sha=$(kiln-stage sdklock "$lock" "$URL" "$tar") || die "the ROCm SDK $URL is refused (above)"
 	kiln-stage unpack "$tar" --into="$ROCM_PATH" --sha256="$sha" --layout=rocm ||
 		die "cannot unpack the ROCm SDK $URL"
-	v=$(cat "$ROCM_PATH/.info/version" 2>/dev/null) ||
-		v=$(sed -n 's/.*"rocm[-_]version": *"\([^"]*\)".*/\1/p' "$ROCM_PATH/share/therock/therock_manifest.json" 2>/dev/null | head -n 1)
+	v=$(rocmversion) || v=
 	echo "ROCm ${v:-(version not recorded)} in $ROCM_PATH (sha256 $sha)"
 	set +f
 	for k in "$ROCM_PATH"/.kpack/*.kpack; do [ -f "$k" ] && echo "kernel pack: ${k#"$ROCM_PATH"/}"; done

@@ -151,5 +151,5 @@ check "configure builds the generator" "$KSRC/configure"
 check "ldd build/gen/kiln-stage" ldd build/gen/kiln-stage
 for l in libcurl libarchive libgit2; do lacks "the generator does not link $l" "$T/.out" "$l"; done
 has "it links libcrypto (SHA-256 of the keys)" "$T/.out" "libcrypto"
-exits "its one verb is graph" 2 build/gen/kiln-stage run
-has "and it says so" "$T/.err" "kiln-stage: this is configure's generator: its one verb is graph"
+exits "its verbs are graph and rocm-probe" 2 build/gen/kiln-stage run
+has "and it says so" "$T/.err" "kiln-stage: this is configure's generator: its verbs are graph and rocm-probe"

@@ -17,6 +17,7 @@
 #include "strv.h"
 #include "hash.h"
 #include "kv.h"
+#include "rocmprobe.h"
 #include "stage.h"
 #include "vllm.h"
 
@@ -311,16 +312,14 @@ static struct {
 	char *extras;   /* rocm[libraries,devel,device-gfxNNNN...] for --arch */
 } sdk;
 
-/* is ROCm installed at dir, in any layout kiln knows: /opt/rocm and TheRock's dist
-   (bin/hipcc, llvm/bin/clang), a distribution's /usr (bin/hipcc) */
+/* is ROCm installed at dir, in any layout kiln knows (rocmprobe.c) */
 static int
 rocmat(const char *dir)
 {
-	char *hip = xasprintf("%s/bin/hipcc", dir), *cl = xasprintf("%s/llvm/bin/clang", dir);
-	int ok = access(hip, X_OK) == 0 || access(cl, X_OK) == 0;
+	struct rocmprobe r;
+	int ok = rocm_probe(dir, &r) == 0;
 
-	free(hip);
-	free(cl);
+	rocm_probefree(&r);
 	return ok;
 }
 
@@ -1224,15 +1223,14 @@ ccversion(void)
 static char *
 rocmversion(void)
 {
-	char *rocmv = NULL, *hip, *cl, *vf, *tok;
+	char *rocmv = NULL, *cl, *vf, *tok;
 	struct buf v = {0};
 
 	sdkpin(&rocmv);
 	if (cf.backend == BACKEND_GFX && !rocmsdk) {
-		hip = xasprintf("%s/bin/hipcc", cf.rocm);
 		cl = xasprintf("%s/llvm/bin/clang", cf.rocm);
 		vf = xasprintf("%s/.info/version", cf.rocm);
-		if (access(hip, X_OK) < 0 && access(cl, X_OK) < 0) {
+		if (!rocmat(cf.rocm)) {
 			rocmv = xstrdup("");
 		} else if (readfile(vf, &v, 4096) == 0 && v.len) {
 			bufrtrim(&v, "\n ");
@@ -1244,7 +1242,6 @@ rocmversion(void)
 			free(tok);
 		}
 		buffree(&v);
-		free(hip);
 		free(cl);
 		free(vf);
 	}
@@ -1765,14 +1762,12 @@ stackvars(struct buf *b, const char *kbin)
 static int
 rocmmissing(struct buf *b)
 {
-	char *hip, *cl, *al, *p;
+	char *al, *p;
 	int missing;
 
 	if (cf.backend != BACKEND_GFX || rocmsdk)
 		return 0;
-	hip = xasprintf("%s/bin/hipcc", cf.rocm);
-	cl = xasprintf("%s/llvm/bin/clang", cf.rocm);
-	missing = access(hip, X_OK) < 0 && access(cl, X_OK) < 0;
+	missing = !rocmat(cf.rocm);
 	if (missing) {
 		al = archlist(",");
 		bufputs(b, "# ROCm is missing: the stages that need it stop here with the reason\n"
@@ -1786,8 +1781,6 @@ rocmmissing(struct buf *b)
 		bufputs(b, "\n\n");
 		free(al);
 	}
-	free(hip);
-	free(cl);
 	return missing;
 }
 
