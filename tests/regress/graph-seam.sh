@@ -17,7 +17,7 @@
 need python3 ninja
 ksrc_copy
 cp -R "$KILN_SRC/patches" "$KSRC/" || exit 2
-want=$KILN_SRC/tests/regress/graph-seam
+seamdir=$KILN_SRC/tests/regress/graph-seam
 python3 -m venv --without-pip "$T/venv" || exit 2
 PY=$T/venv/bin/python
 # a distribution's ROCm under a /usr-like folder (Debian's layout: hipcc in bin/, the HIP
@@ -26,6 +26,18 @@ u=$T/usr
 mkdir -p "$u/bin" "$u/lib/x86_64-linux-gnu/cmake/hip" "$u/lib/llvm-17/lib/clang/17/amdgcn/bitcode" || exit 2
 printf '#!/bin/sh\nexit 0\n' >"$u/bin/hipcc" && chmod +x "$u/bin/hipcc" || exit 2
 : >"$u/lib/x86_64-linux-gnu/libamdhip64.so.6" && : >"$u/lib/llvm-17/lib/clang/17/amdgcn/bitcode/ockl.bc" || exit 2
+
+# the one ROCm probe (kiln-stage rocm-probe), which configure, the generator and the steps use
+check "rocm-probe: the /usr-like folder" kiln-stage rocm-probe "$u"
+has "its layout, runtime and device libraries in one line" "$T/.out" "ROCm (version unknown), Debian's and Ubuntu's layout (lib/x86_64-linux-gnu): hipcc $u/bin/hipcc, HIP runtime in $u/lib/x86_64-linux-gnu, HIP CMake config none, device libraries $u/lib/llvm-17/lib/clang/17/amdgcn/bitcode"
+check "rocm-probe --get=devlib" kiln-stage rocm-probe --get=devlib "$u"
+same "the device libraries' folder" "$u/lib/llvm-17/lib/clang/17/amdgcn/bitcode" "$(cat "$T/.out")"
+exits "rocm-probe --get=version: none here" 1 kiln-stage rocm-probe --get=version "$u"
+check "rocm-probe --json" kiln-stage rocm-probe --json "$u"
+has "--json: the layout" "$T/.out" '"layout":"Debian'"'"'s and Ubuntu'"'"'s layout"'
+exits "rocm-probe: no ROCm there" 1 kiln-stage rocm-probe "$T/no-rocm"
+has "says what it looked for" "$T/.err" "$T/no-rocm: not a ROCm of any known layout"
+exits "rocm-probe --get=frob: usage" 2 kiln-stage rocm-probe --get=frob "$u"
 
 conf () {
 	n=$1; shift
@@ -81,8 +93,8 @@ for n in cpu gfx1151 venv with sm90 vulkan gfx803; do
 	[ -d "$T/c/$n/build/keys" ] || continue
 	flat "$n" >"$T/$n.txt" || { notok "$n: the generated files can be read"; continue; }
 	if [ "${KILN_SEAM_UPDATE:-}" = 1 ]; then
-		mkdir -p "$want" && cp "$T/$n.txt" "$want/$n.txt" && ok "$n: expected set written" || notok "$n: write $want/$n.txt"
-	elif diff -u "$want/$n.txt" "$T/$n.txt" >"$T/$n.diff"; then
+		mkdir -p "$seamdir" && cp "$T/$n.txt" "$seamdir/$n.txt" && ok "$n: expected set written" || notok "$n: write $seamdir/$n.txt"
+	elif diff -u "$seamdir/$n.txt" "$T/$n.txt" >"$T/$n.diff"; then
 		ok "$n: every generated file is the same but for the step keys"
 	else
 		notok "$n: the generated files differ from tests/regress/graph-seam/$n.txt (KILN_SEAM_UPDATE=1 rewrites it)"
