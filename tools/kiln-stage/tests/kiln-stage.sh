@@ -155,12 +155,12 @@ has "--help shows run" "$T/.out" "kiln-stage run"
 # one usage from the verbs table: every verb, sdklock and depfile too
 for v in "run --key=FILE" "verify --key=FILE" "explain --key=FILE" "env FILE..." "kv -o FILE" "report [--json]" \
 	"info [-o FILE]" "labels [--format" "keygen NAME" "graph --srcdir=DIR" "fetch URL" "unpack TARBALL" \
-	"sdklock LOCK URL" "reqs [--flavour" "backend [--wheels=DIR]" "lock DIR" "vllm-check [--arch" "netguard LOG" \
+	"sdklock LOCK URL" "rocm-probe [--json" "reqs [--flavour" "backend [--wheels=DIR]" "lock DIR" "vllm-check [--arch" "netguard LOG" \
 	"depfile [-k]"; do
 	has "--help lists kiln-stage $v" "$T/.out" "kiln-stage $v"
 done
 exits "unknown verb: 2" 2 kiln-stage frob
-has "the unknown verb's line lists every verb" "$T/.err" "unknown verb 'frob' (run, verify, explain, env, kv, report, info, labels, keygen, graph, fetch, unpack, sdklock, reqs, backend, lock, vllm-check, netguard or depfile)"
+has "the unknown verb's line lists every verb" "$T/.err" "unknown verb 'frob' (run, verify, explain, env, kv, report, info, labels, keygen, graph, fetch, unpack, sdklock, rocm-probe, reqs, backend, lock, vllm-check, netguard or depfile)"
 
 # build-info records: JSON and labels
 mkdir -p info
