@@ -998,7 +998,7 @@ torchsubset(const struct component *c, const char *last, const char *archs, cons
 	struct srec *s;
 	char *f, *h, *n, *slash;
 
-	s = stagerun(c->name, "configure", "torchconf", NULL);
+	s = stagerun(c->name, "configure", "torchconf");
 	key(s, "COMPONENT", c->name);
 	key(s, "REF", pin(c, "REF"));
 	key(s, "CMAKE", cmakeversion(c->name));
@@ -1024,7 +1024,7 @@ torchsubset(const struct component *c, const char *last, const char *archs, cons
 	free(f);
 	if (!*(h = sha256hex(n)))
 		fail("%s: %s_SUBSET=%s: cannot read %s", pins.file, c->name, p, n);
-	s = stagerun(c->name, "subset", "torchsubset", NULL);
+	s = stagerun(c->name, "subset", "torchsubset");
 	key(s, "SUBSET_FILE", n);
 	key(s, "SUBSET", h);
 	key(s, "BACKEND", backend_name(cf.backend));
