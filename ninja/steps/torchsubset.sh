@@ -86,24 +86,25 @@ step_torchsubset () {
 # stage's ID, $B/torch/subset.id), and
 # gpucheck cover of each --arch on them
 subsetcollect () {
-	o=$B/torch/subset
-	rm -rf "$o.new" && mkdir -p "$o.new" || die "cannot create $o.new"
+	# not o: clean (lib/base.sh) keeps IFS in o
+	sd=$B/torch/subset
+	rm -rf "$sd.new" && mkdir -p "$sd.new" || die "cannot create $sd.new"
 	while IFS= read -r t; do
 		f=$bd/$t
 		[ -f "$f" ] || f=$(set +f; ls "$bd"/lib/lib"$t".so 2>/dev/null | head -n 1)
 		[ -f "$f" ] || continue
 		r=${f#"$bd"/}
-		mkdir -p "$o.new/${r%/*}" && cp -p "$f" "$o.new/$r" || die "cannot copy $f"
+		mkdir -p "$sd.new/${r%/*}" && cp -p "$f" "$sd.new/$r" || die "cannot copy $f"
 	done <"$work.home/subset.targets"
-	rm -rf "$o" && mv "$o.new" "$o" || die "cannot move $o.new to $o"
-	(cd "$o" && find . -type f | sort | xargs sha256sum) >"$B/torch/subset.files" ||
+	rm -rf "$sd" && mv "$sd.new" "$sd" || die "cannot move $sd.new to $sd"
+	(cd "$sd" && find . -type f | sort | xargs sha256sum) >"$B/torch/subset.files" ||
 		die "cannot write $B/torch/subset.files"
 	sha256sum <"$B/torch/subset.files" | cut -c1-64 >"$B/torch/subset.id.tmp" &&
 		mv -f "$B/torch/subset.id.tmp" "$B/torch/subset.id" || die "cannot write $B/torch/subset.id"
-	say "$(wc -l <"$B/torch/subset.files") files in $o (their digests: $B/torch/subset.files)"
+	say "$(wc -l <"$B/torch/subset.files") files in $sd (their digests: $B/torch/subset.files)"
 	[ "$BACKEND" = gfx ] || return 0
-	clean -- gpucheck targets "$o" || die "gpucheck targets $o failed"
+	clean -- gpucheck targets "$sd" || die "gpucheck targets $sd failed"
 	for a in $(printf '%s' "$ARCH" | tr ';' ' '); do
-		clean -- gpucheck cover --target="$a" "$o" || die "the GPU code in $o does not cover $a (above)"
+		clean -- gpucheck cover --target="$a" "$sd" || die "the GPU code in $sd does not cover $a (above)"
 	done
 }
