@@ -119,7 +119,7 @@ grep -q 'no work to do' "$W/noop.out" && ok "subset: a second ninja torch.subset
 awk 'NR > 1 && !seen[$1 " " $2 " " $5]++ { d = $2 - $1; k = ($4 ~ /\.hip\.o$/) ? "hip" : ($4 ~ /\.(cpp|cc|c)\.o$/) ? "cxx" : "other"; n[k]++; s[k] += d }
 	END { for (k in n) printf "%s %d %d\n", k, n[k], s[k] }' "$TB/.ninja_log" | sort >"$W/kinds"
 inroot "ninja -C $B/work/torch/build -t commands all" >"$W/all.commands" 2>/dev/null
-allhip=$(grep -c 'run_hipcc\|hipcc' "$W/all.commands") all=$(wc -l <"$W/all.commands")
+allhip=$(grep -c '_generated_[^ ]*\.hip\.o' "$W/all.commands") all=$(wc -l <"$W/all.commands")
 allcxx=$(grep -c ' -c .*\.\(cpp\|cc\|c\)\( \|$\)' "$W/all.commands")
 wall=$(awk -v a="$ktook" -v b="$rtook" 'BEGIN { printf "%.0f", a + b }')
 edges=$(awk '{ s += $2 } END { print s }' "$W/kinds")
