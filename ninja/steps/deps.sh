@@ -149,31 +149,120 @@ step_deps_backend () {
 }
 
 step_deps_install () {
-	# the lock of the staged wheels (kiln-stage lock: one file per project), then those
-	# files only into the target Python (--no-index --no-deps --require-hashes). A failure
-	# part way rolls back what this stage installed
-	kiln-stage lock "$st" >"$d/$c.lock.new" 2>"$d/$c.err" || die "$(sed 's/^kiln-stage: //' "$d/$c.err")"
+	# the lock of the staged wheels (kiln-stage lock: one file per project, each wheel
+	# opened as pip will install it: a member outside its folders stops here), then those
+	# files only into the target Python (--no-index --no-deps --require-hashes), always
+	# reinstalled (--force-reinstall: a wheel whose bytes changed under one name and
+	# version replaces the installed one, so the lock is what is installed). What the
+	# wheels will write is saved first ($d/$c.undo); a failure part way, or a run killed
+	# during the install (found by the next run), puts it all back
+	kiln-stage lock "$st" >"$d/$c.lock.new" 2>"$d/$c.err" ||
+		die "$(sed 's/^kiln-stage: //' "$d/$c.err"); nothing was installed"
 	if [ ! -s "$d/$c.lock.new" ]; then
 		echo "no build requirements to install"
 		return 0
 	fi
+	if [ -e "$d/$c.undo/manifest.json" ]; then
+		step_deps_undo restore "$d/$c.undo" || die "cannot put back what an interrupted install changed ($d/$c.undo)"
+		echo "put back what an interrupted install of $c's build requirements changed"
+	fi
 	clean -- "$PY" -m pip list --format=freeze --disable-pip-version-check >"$d/$c.before" 2>/dev/null ||
 		die "$PY -m pip does not run"
+	step_deps_undo save "$d/$c.undo" || die "cannot save what the install will change ($d/$c.undo)"
 	clean -- "$PY" -m pip install --disable-pip-version-check --no-index --no-deps --require-hashes \
-		--find-links "$st" -r "$d/$c.lock.new" || step_deps_rollback
+		--force-reinstall --find-links "$st" -r "$d/$c.lock.new" || step_deps_rollback
+	rm -rf "$d/$c.undo"
 }
 
-# step_deps_rollback: the install failed part way: what it added or changed is
-# uninstalled (the environment as before, except a package it replaced: named)
+# step_deps_undo save|restore DIR: save: every path the staged wheels ($st) will write
+# (each top-level entry of purelib/platlib/scripts they install, their .data files, the
+# bytecode of a top-level module, their console scripts, the files of an installed
+# version they replace) as it is now, hard-linked into DIR (pip unlinks before it writes
+# and renames what it uninstalls, so the links keep the old bytes), with DIR/manifest.json;
+# restore: each of those paths removed and what was there put back
+step_deps_undo () {
+	clean -- "$PY" -c '
+import configparser, importlib.metadata as md, importlib.util, json, os, re, shutil, sys, sysconfig, zipfile
+mode, st, undo = sys.argv[1:4]
+paths = sysconfig.get_paths()
+canon = lambda n: re.sub(r"[-_.]+", "-", n).lower()
+def roots():
+    r = set()
+    for w in sorted(os.listdir(st)):
+        if not w.endswith(".whl"):
+            continue
+        z = zipfile.ZipFile(os.path.join(st, w))
+        names = z.namelist()
+        info = [n for n in names if re.fullmatch(r"[^/]+\.dist-info/WHEEL", n)]
+        pure = not info or re.search(rb"(?im)^root-is-purelib:\s*true\s*$", z.read(info[0])) is not None
+        base = paths["purelib" if pure else "platlib"]
+        for n in names:
+            p = n.rstrip("/").split("/")
+            if len(p) > 2 and p[0].endswith(".data"):
+                key = {"headers": "include"}.get(p[1], p[1])
+                if key in paths:
+                    r.add(os.path.join(paths[key], *(p[2:3] if key in ("purelib", "platlib", "scripts") else p[2:])))
+            elif p[0]:
+                r.add(os.path.join(base, p[0]))
+                if len(p) == 1 and p[0].endswith(".py"):
+                    r.add(importlib.util.cache_from_source(os.path.join(base, p[0])))
+        for n in names:
+            if re.fullmatch(r"[^/]+\.dist-info/entry_points\.txt", n):
+                c = configparser.ConfigParser(delimiters=("=",), interpolation=None)
+                c.read_string(z.read(n).decode("utf-8", "replace"))
+                for sec in ("console_scripts", "gui_scripts"):
+                    if c.has_section(sec):
+                        r |= {os.path.join(paths["scripts"], k) for k in c[sec]}
+        try:
+            r |= {os.path.normpath(str(f.locate())) for f in (md.distribution(canon(w.split("-")[0])).files or [])}
+        except md.PackageNotFoundError:
+            pass
+    r = sorted(r)
+    return [p for i, p in enumerate(r) if not any(p.startswith(q + os.sep) for q in r[:i])]
+def keep(s, d):
+    try:
+        os.link(s, d)
+    except OSError:
+        shutil.copy2(s, d, follow_symlinks=False)
+def gone(p):
+    if os.path.isdir(p) and not os.path.islink(p):
+        shutil.rmtree(p)
+    elif os.path.lexists(p):
+        os.unlink(p)
+if mode == "save":
+    shutil.rmtree(undo, ignore_errors=True)
+    os.makedirs(undo)
+    man = []
+    for i, p in enumerate(roots()):
+        d = os.path.join(undo, str(i))
+        if os.path.isdir(p) and not os.path.islink(p):
+            shutil.copytree(p, d, symlinks=True, copy_function=keep)
+        elif os.path.lexists(p):
+            keep(p, d)
+        man.append([p, str(i) if os.path.lexists(d) else None])
+    with open(os.path.join(undo, "manifest.json.tmp"), "w") as f:
+        json.dump(man, f)
+    os.rename(os.path.join(undo, "manifest.json.tmp"), os.path.join(undo, "manifest.json"))
+else:
+    man = json.load(open(os.path.join(undo, "manifest.json")))
+    for p, i in man:
+        gone(p)
+    for p, i in man:
+        if i is not None:
+            os.makedirs(os.path.dirname(p), exist_ok=True)
+            shutil.move(os.path.join(undo, i), p)
+    shutil.rmtree(undo)
+' "$1" "$st" "$2"
+}
+
+# step_deps_rollback: the install failed part way: every path it wrote is put back as it
+# was (step_deps_undo), so nothing of a failed install stays importable
 step_deps_rollback () {
 	clean -- "$PY" -m pip list --format=freeze --disable-pip-version-check >"$d/$c.after" 2>/dev/null || :
 	new=$(grep -vxF -f "$d/$c.before" "$d/$c.after" | sed 's/==.*//' | tr '\n' ' ' | sed 's/ $//')
-	[ -z "$new" ] || clean -- "$PY" -m pip uninstall -y -q --disable-pip-version-check $new || :
-	gone=
-	for n in $new; do
-		o=$(grep -i "^$n==" "$d/$c.before") && gone="$gone $o"
-	done
-	die "pip could not install the build requirements (above); removed again: ${new:-nothing}${gone:+; replaced and not restored:$gone}"
+	step_deps_undo restore "$d/$c.undo" ||
+		die "pip could not install the build requirements (above), and what it changed could not be put back from $d/$c.undo"
+	die "pip could not install the build requirements (above); removed again: ${new:-nothing} (every file the install wrote is as it was before)"
 }
 
 step_deps_record () {

@@ -182,6 +182,28 @@ z.writestr("aa_broken-1.0.dist-info/RECORD", "")' "$T/index5/simple/aa-broken/aa
 check "configure torch v2.15.1 (asks for aa-broken) with an index that has it" conf "$T/b4" "$T/venvf" \
 	--index-url="$INDEX_URL/index5/simple/" --pin torch=v2.15.1
 fails "an install that fails part way" "removed again: "
+# ... and nothing of it stays importable: not the toy six it installed first, not the
+# file aa-broken got in (a module pip wrote before it failed has no metadata, so pip's
+# own uninstall cannot find it: kiln puts back every path the wheels were to write)
+sp=$("$T/venvf/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+exits "after the failed install six is not importable" 1 "$T/venvf/bin/python" -c 'import six'
+check "after the failed install no file of it is left" sh -c '! ls -d "$1"/six "$1"/six.py "$1"/aa_broken* 2>/dev/null | grep .' - "$sp"
+check "after the failed install no undo folder is left" sh -c '! ls -d build/deps/torch.undo 2>/dev/null'
+# a wheel with a member outside its folders: refused before anything is installed
+mkdir -p "$T/index6/simple" && cp -R "$T/index5/simple/." "$T/index6/simple/" && rm -rf "$T/index6/simple/aa-broken" &&
+	mkdir -p "$T/index6/simple/aa-broken"
+"$PY3" -c 'import sys, zipfile
+z = zipfile.ZipFile(sys.argv[1], "w")
+z.writestr("aa_broken/__init__.py", "X = 1\n")
+z.writestr("../../../kiln-escape.py", "X = 1\n")
+z.writestr("aa_broken-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: aa-broken\nVersion: 1.0\n")
+z.writestr("aa_broken-1.0.dist-info/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+z.writestr("aa_broken-1.0.dist-info/RECORD", "")' "$T/index6/simple/aa-broken/aa_broken-1.0-py3-none-any.whl" || exit 2
+check "configure torch v2.15.1 with an index whose aa-broken climbs out" conf "$T/b4" "$T/venvf" \
+	--index-url="$INDEX_URL/index6/simple/" --pin torch=v2.15.1
+fails "a wheel with a path-traversal member" "unsafe member path '../../../kiln-escape.py'"
+exits "the traversal wheel: aa_broken is not importable" 1 "$T/venvf/bin/python" -c 'import aa_broken'
+check "the traversal wheel: nothing written above site-packages" sh -c '! ls "$1"/../../../kiln-escape.py "$1"/../../kiln-escape.py "$1"/../kiln-escape.py 2>/dev/null | grep .' - "$sp"
 # pyproject.toml naming no backend, and one no requirement provides: one line each, before
 # anything is installed
 (cd "$T/mirror/torch" && git checkout -q v2.15.0 -- pyproject.toml requirements.txt &&
@@ -196,6 +218,18 @@ check "configure torch v2.15.3 (hatchling.build, which no requirement provides)"
 fails "a backend kiln cannot run" "build-backend = \"hatchling.build\": no build requirement provides module hatchling"
 check "configure with the whole index again" conf "$T/b4" "$T/venvf" --index-url="$idx"
 check "the next ninja retries and succeeds" ninja torch.deps
+# the lock is what is installed: a wheel whose bytes change under the same name and
+# version is installed again (pip would keep the old file: "already satisfied")
+mkdir -p "$T/wh5" && cp "$T"/wheelhouse/*.whl "$T/wh5/"
+venv_new "$PY3" "$T/venv5" || exit 2
+check "configure with a wheelhouse" conf "$T/b5" "$T/venv5" --wheelhouse="$T/wh5"
+check "torch.deps from it" ninja torch.deps
+mv "$T/mods/six/__init__.py" "$T/six.keep" && printf '__version__ = "1.17.0"\nCHANGED = True\n' >"$T/mods/six/__init__.py" &&
+	mkw six 1.17.0 "" "six=$T/mods/six" && mv "$T/six.keep" "$T/mods/six/__init__.py" && cp "$T/wheels/six-1.17.0-py3-none-any.whl" "$T/wh5/"
+rm -f build/stamp/torch.deps
+check "torch.deps again, six's bytes changed under 1.17.0" ninja torch.deps
+has "the lock has the new six" build/deps/torch.lock "six==1.17.0 --hash=sha256:$(sha256sum "$T/wh5/six-1.17.0-py3-none-any.whl" | cut -c1-64)"
+same "the installed six is the new one" "True" "$(py "$T/venv5" 'import six; print(getattr(six, "CHANGED", False))')"
 
 # bad input to configure and the tools
 exits "--index-url and --wheelhouse together are refused" 2 conf "$T/b4" "$T/venvf" --index-url="$idx" --wheelhouse="$T/wheelhouse"
