@@ -77,10 +77,16 @@ step_wheel_maps () {
 step_wheel_settings () {
 	# the build's environment: its own HOME, the dates, the jobs, the maps, the version
 	# (torch reads PYTORCH_BUILD_VERSION, setup.py builds of vision and audio
-	# BUILD_VERSION), and the GPU targets
+	# BUILD_VERSION), and the GPU targets. -g0 last: setuptools compiles an extension with
+	# Python's own CFLAGS ahead of these (Debian's python3.11 sysconfig: "-g -fwrapv -O2
+	# ..."; setuptools 66.1.1's customize_compiler appends the environment's), so a wheel
+	# carried DWARF it was never meant to ship: the CUDA extension's _C.abi3.so went from
+	# 182 KB to 8.4 MB, 8.28 MB of it .debug_* sections (issue 44). gcc takes the last -g
+	# option, so a CMake debug build (its -g comes after CFLAGS) keeps its debug info.
 	warg --set HOME="$work.home" --set SOURCE_DATE_EPOCH="$sde" --set MAX_JOBS="$JOBS" \
 		--set CMAKE_POLICY_VERSION_MINIMUM=3.5 --set GIT_CEILING_DIRECTORIES="$wroot" \
-		--set CFLAGS="$maps" --set CXXFLAGS="$maps" --set HIPFLAGS="$maps" --set CUDAFLAGS="$cuda"
+		--set CFLAGS="${maps:+$maps }-g0" --set CXXFLAGS="${maps:+$maps }-g0" --set HIPFLAGS="$maps" \
+		--set CUDAFLAGS="$cuda"
 	if [ -n "$version" ]; then
 		case "$c" in
 		torch) warg --set PYTORCH_BUILD_VERSION="$version" --set PYTORCH_BUILD_NUMBER=0 ;;

@@ -26,6 +26,12 @@ same "first ninja runs every stage once" "$all" "$got"
 same "the stack imports: vision's C extension calls torch's library (patched: +100, hipified: +1000)" "30 1110 33 gfx1100" \
 	"$(imp 'import torch, torchvision, torchaudio; print(torch.scale(3), torchvision.op(1), torchaudio.op(3), torch.ARCH)')"
 has "a finished stage says rebuilt and its time" "$T/first.log" "torch.wheel: rebuilt in "
+# the extension setuptools compiled with Python's own CFLAGS (-g) carries no DWARF: the
+# wheel step's -g0 comes last
+ext=$(ls "$T"/venv/lib/python3*/site-packages/torch/_C*.so 2>/dev/null | head -n 1)
+check "torch._C is installed" test -n "$ext"
+run readelf -S "$ext"
+lacks "and has no debug sections (-g0 after Python's -g)" "$T/.out" ".debug_info"
 check "the stage log is kept" test -s "$b/build/logs/torch.wheel.log"
 has "build-info.json records vision's commit" "$b/build/build-info.json" "\"commit\":\"$(git -C "$T/mirror/vision" rev-parse v1)\""
 has "build-info.json records the patch series digest" "$b/build/build-info.json" "\"series_digest\":\""
