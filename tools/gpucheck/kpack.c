@@ -668,42 +668,6 @@ kpack_ref(const unsigned char *p, size_t n, struct kpref *r, char *err, size_t e
 	FAIL(".rocm_kpack_ref: this gpucheck was built without msgpack-c");
 }
 
-/* qsort order of search path indexes: by the path, then by place */
-static const struct kpref *sortref;
-static int
-pathcmp(const void *a, const void *b)
-{
-	size_t x = *(const size_t *)a, y = *(const size_t *)b;
-	int c = strcmp(sortref->path[x], sortref->path[y]);
-
-	return c ? c : x < y ? -1 : x > y;
-}
-
-/* keep each search path once, at its first place (sorted once: n log n, not n^2) */
-static void
-dedup(struct kpref *r)
-{
-	size_t *ix = xmalloc(r->npath * sizeof *ix), i, n = 0;
-	unsigned char *dup = xcalloc(r->npath, 1);
-
-	for (i = 0; i < r->npath; i++)
-		ix[i] = i;
-	sortref = r;
-	qsort(ix, r->npath, sizeof *ix, pathcmp);
-	for (i = 1; i < r->npath; i++)
-		if (strcmp(r->path[ix[i]], r->path[ix[i - 1]]) == 0)
-			dup[ix[i]] = 1;
-	for (i = 0; i < r->npath; i++) {
-		if (dup[i])
-			free(r->path[i]);
-		else
-			r->path[n++] = r->path[i];
-	}
-	r->npath = n;
-	free(dup);
-	free(ix);
-}
-
 void
 kpack_reffree(struct kpref *r)
 {
@@ -735,7 +699,7 @@ kpack_check(struct kpack *k, const unsigned char *p, size_t n, const struct kpen
 int
 kpack_checkall(struct kpack *k, const unsigned char *p, size_t n, uint64_t maxraw, char *err, size_t errlen)
 {
-	(void)k, (void)p, (void)n, (void)maxraw;
+	(void)k, (void)p, (void)n, (void)maxraw, (void)err, (void)errlen;
 	return 0;
 }
 
