@@ -166,6 +166,24 @@ envlist(struct scanset *s, struct kplib *kp, const char *var, size_t pi)
 	}
 }
 
+/* a new bundle for HIPK wrapper w (its .hipFatBinSegment record, 24 bytes each), its
+   entries to follow */
+static struct offbundle *
+wrapper(struct scanned *f, size_t w)
+{
+	struct offbundle *b;
+
+	f->l.b = xgrow(f->l.b, &f->l.capb, f->l.nb + 1, sizeof *f->l.b);
+	b = &f->l.b[f->l.nb++];
+	memset(b, 0, sizeof *b);
+	b->fmt = OFFB_KPACK;
+	snprintf(b->section, sizeof b->section, ".hipFatBinSegment");
+	b->off = w * 24;
+	b->coindex = f->l.hipk[w];
+	b->first = f->l.ne;
+	return b;
+}
+
 /* the bundles of the HIPK wrappers: per co_index, every (archive, arch) holding it */
 static void
 kpbundles(struct scanset *s, struct scanned *f)
@@ -178,14 +196,7 @@ kpbundles(struct scanset *s, struct scanned *f)
 	size_t w, j, a;
 
 	for (w = 0; w < f->l.nhipk; w++) {
-		f->l.b = xgrow(f->l.b, &f->l.capb, f->l.nb + 1, sizeof *f->l.b);
-		b = &f->l.b[f->l.nb++];
-		memset(b, 0, sizeof *b);
-		b->fmt = OFFB_KPACK;
-		snprintf(b->section, sizeof b->section, ".hipFatBinSegment");
-		b->off = w * 24;
-		b->coindex = f->l.hipk[w];
-		b->first = f->l.ne;
+		b = wrapper(f, w);
 		snprintf(key, sizeof key, "%s#%u", kp->ref.kernel, b->coindex);
 		for (j = 0; j < kp->nfound; j++) {
 			k = &s->ar[kp->found[j].ar].k;
@@ -210,19 +221,10 @@ kpbundles(struct scanset *s, struct scanned *f)
 static void
 wrappers(struct scanned *f)
 {
-	struct offbundle *b;
 	size_t w;
 
-	for (w = 0; w < f->l.nhipk; w++) {
-		f->l.b = xgrow(f->l.b, &f->l.capb, f->l.nb + 1, sizeof *f->l.b);
-		b = &f->l.b[f->l.nb++];
-		memset(b, 0, sizeof *b);
-		b->fmt = OFFB_KPACK;
-		snprintf(b->section, sizeof b->section, ".hipFatBinSegment");
-		b->off = w * 24;
-		b->coindex = f->l.hipk[w];
-		b->first = f->l.ne;
-	}
+	for (w = 0; w < f->l.nhipk; w++)
+		wrapper(f, w);
 }
 
 /* the folder of the library's real path, links resolved, or NULL */
