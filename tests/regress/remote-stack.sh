@@ -42,7 +42,7 @@ has "a: the git cache is a setting" "$T/a/build/stack.env" "GIT_CACHE=\"$HOME/.c
 mkdir -p "$T/bad"
 cfg () { (cd "$T/bad" && "$KSRC/configure" KILN_BIN="$KILN_BIN" "$@"); }
 exits "configure: credentials in --stage-cache: 2" 2 cfg --stage-cache="http://u:pw@127.0.0.1:1/x/"
-has "configure: credentials: said" "$T/.err" "~/.netrc or KILN_CACHE_TOKEN"
+has "configure: credentials: said" "$T/.err" "put them in ~/.netrc (or \$NETRC), KILN_CACHE_TOKEN or KILN_FETCH_TOKEN"
 lacks "configure: credentials: not repeated" "$T/.err" "pw@"
 exits "configure: an unknown scheme: 2" 2 cfg --stage-cache="ftp://127.0.0.1/x/"
 exits "configure: --cache-remote without --cache: 2" 2 cfg --cache-remote="redis://127.0.0.1:1"
