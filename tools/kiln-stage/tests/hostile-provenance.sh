@@ -53,7 +53,7 @@ mkdir c && cd c || exit 2
 for u in "HTTPS://kiln:s3cret@cache.example.com/kiln/" "http://kiln:s3cret@cache.example.com/kiln/"; do
 	run sh "$KILN_SRC/configure" --python="$T/venv/bin/python" --arch=cpu --stage-cache="$u" KILN_BIN="$KILN_BIN"
 	same "configure: --stage-cache=${u%%:*}://user:secret@: refused" 1 "$([ "$rc" != 0 ] && echo 1)"
-	has "configure: credentials named" "$T/.err" "credentials in the URL"
+	has "configure: credentials named" "$T/.err" "credentials in a URL would land in build.ninja"
 	lacks "configure: the secret is not repeated" "$T/.err" "s3cret"
 	lacks "configure: nor on stdout" "$T/.out" "s3cret"
 done
