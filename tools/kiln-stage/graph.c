@@ -908,6 +908,18 @@ profkeys(struct srec *s, char **proflist, size_t nprof)
 	}
 }
 
+/* the toolchain a CMake-built stage compiles with: backend, targets, compiler, ROCm */
+static void
+toolkeys(struct srec *s, const char *archs, const char *ccv, const char *rocmv)
+{
+	key(s, "BACKEND", backend_name(cf.backend));
+	key(s, "ARCH", archs);
+	key(s, "CC_VERSION", ccv);
+	key(s, "CC_CMD", strcmp(cf.cc, "cc") ? cf.cc : "");
+	if (cf.backend == BACKEND_GFX)
+		key(s, "ROCM", rocmv ? rocmv : "");
+}
+
 /* C.build of a CMake component: configure, build and install into a staging prefix,
    packed as one reproducible tarball in $B/cmake/C (the stage's output: stage cache,
    verify); after C.LAST and deps (their installs, space-separated) */
@@ -931,12 +943,7 @@ cmakebuild(const struct component *c, const char *last, const char *ccv, const c
 	n = xstrndup(chk, strcspn(chk, " \t"));
 	key(s, "CHECK_PROG", n);
 	free(n);
-	key(s, "BACKEND", backend_name(cf.backend));
-	key(s, "ARCH", archs);
-	key(s, "CC_VERSION", ccv);
-	key(s, "CC_CMD", strcmp(cf.cc, "cc") ? cf.cc : "");
-	if (cf.backend == BACKEND_GFX)
-		key(s, "ROCM", rocmv ? rocmv : "");
+	toolkeys(s, archs, ccv, rocmv);
 	key(s, "ENV", pin(c, "ENV"));
 	key(s, "DEPS", deps);
 	profkeys(s, proflist, nprof);
@@ -1003,12 +1010,7 @@ torchsubset(const struct component *c, const char *last, const char *archs, cons
 	key(s, "REF", pin(c, "REF"));
 	key(s, "CMAKE", cmakeversion(c->name));
 	key(s, "CMAKE_ARGS", pin(c, "CMAKE_ARGS"));
-	key(s, "BACKEND", backend_name(cf.backend));
-	key(s, "ARCH", archs);
-	key(s, "CC_VERSION", ccv);
-	key(s, "CC_CMD", strcmp(cf.cc, "cc") ? cf.cc : "");
-	if (cf.backend == BACKEND_GFX)
-		key(s, "ROCM", rocmv ? rocmv : "");
+	toolkeys(s, archs, ccv, rocmv);
 	key(s, "ENV", pin(c, "ENV"));
 	profkeys(s, proflist, nprof);
 	n = xasprintf("%s.%s", c->name, last);
