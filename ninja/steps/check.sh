@@ -121,13 +121,15 @@ step_check_lib () {
 # bundles or kernel packs, its kernel-library folders, MIOpen's kernel database. One line
 # per library lacking an arch, naming the parts, before any compile.
 step_check () {
-	# paths may hold spaces: the lists below are split at newlines only
+	# the targets, split at spaces (the arch list's spelling); then paths, which may hold
+	# spaces: the lists below are split at newlines only
+	set -- $ARCH
 	IFS='
 '
 	libs=$(step_check_libs)
 	[ -n "$libs" ] || die "$ROCM_PATH has none of ROCm's GPU libraries (rocBLAS, hipBLASLt, rocSPARSE, MIOpen, rocRAND, ...) in lib/, lib64/ or lib/*-linux-gnu/: not a ROCm SDK"
 	bad=0
-	for a in $(printf '%s\n' "$ARCH" | tr ';' '\n'); do
+	for a; do
 		n=0 nbad=0
 		for f in $libs; do
 			n=$((n + 1))
@@ -138,6 +140,6 @@ step_check () {
 		done
 		echo "$a: $n GPU libraries, $((n - nbad)) covered, $nbad lacking it"
 	done
-	[ "$bad" = 0 ] || die "the ROCm at $ROCM_PATH lacks code for --arch=$(printf '%s' "$ARCH" | tr ';' ,)"
+	[ "$bad" = 0 ] || die "the ROCm at $ROCM_PATH lacks code for --arch=$ARCH_ARG"
 }
 

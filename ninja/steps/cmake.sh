@@ -1,10 +1,11 @@
 # cmake.sh: C.build for C_BUILD=cmake: configure, build and install a CMake project,
 # packed as one tarball.
-# sources: lib/base.sh lib/build.sh lib/cache.sh lib/netguard.sh
+# sources: lib/base.sh lib/build.sh lib/cache.sh lib/netguard.sh lib/rocm.sh
 . "$steps/lib/base.sh"
 . "$steps/lib/build.sh"
 . "$steps/lib/cache.sh"
 . "$steps/lib/netguard.sh"
+. "$steps/lib/rocm.sh"
 # C_BUILD=cmake's C.build (C.install and C.smoke are the cmakeinstall and cmakesmoke
 # steps). Its pieces (cmk_*, step_cmake_*) are defined in this file, so they are part of
 # C.build's key and of no other stage's.
@@ -90,7 +91,7 @@ cmk_precheck () {
 	known=$(clean -- "$hc" --target=amdgcn-amd-amdhsa -nogpulib -print-supported-cpus 2>&1 | sed -n 's/^[[:space:]]*\(gfx[0-9a-z]*\)$/\1/p' | tr '\n' ' ')
 	[ -n "$known" ] || die "the HIP compiler $hc lists no AMD GPU targets (clang --target=amdgcn-amd-amdhsa -print-supported-cpus)"
 	cmk_devlib "$hc"
-	for a in $(printf '%s' "$ARCH" | tr ';' ' '); do
+	for a in $ARCH; do
 		case " $known" in
 		*" $a "*) ;;
 		*) die "--arch=$a: the HIP compiler $hc does not know it (it knows $(printf '%s' "$known" | tr ' ' '\n' | grep -c .) gfx targets, e.g. $(printf '%s' "$known" | tr ' ' '\n' | tail -n 3 | tr '\n' ' ')); use a newer ROCm or another --arch" ;;
@@ -98,18 +99,15 @@ cmk_precheck () {
 	done
 }
 
-# cmk_devlib CLANG: devlib, the --rocm-device-lib-path a distribution's clang needs.
-# With ROCM_PATH set, clang looks for the device libraries (ockl.bc ...) in
-# $ROCM_PATH/amdgcn/bitcode only; Debian keeps them in clang's resource folder
-# (/usr/lib/llvm-21/lib/clang/21/amdgcn/bitcode), where clang finds them only with no
-# ROCM_PATH: "cannot find ROCm device library" at CMake's first HIP test compile
+# cmk_devlib CLANG: devlib, the --rocm-device-lib-path CLANG needs. With ROCM_PATH set,
+# clang looks for the device libraries (ockl.bc ...) in $ROCM_PATH/amdgcn/bitcode only;
+# a distribution's clang keeps them in its resource folder (Debian:
+# /usr/lib/llvm-21/lib/clang/21/amdgcn/bitcode), where clang finds them only with no
+# ROCM_PATH: "cannot find ROCm device library" at CMake's first HIP test compile. Where
+# they are is the one ROCm probe's answer for CLANG (lib/rocm.sh)
 cmk_devlib () {
-	[ ! -f "$ROCM_PATH/amdgcn/bitcode/ockl.bc" ] || return 0
-	rd=$(clean -- "$1" -print-resource-dir 2>/dev/null) || return 0
-	for d in "$rd/amdgcn/bitcode" "$rd/lib/amdgcn/bitcode"; do
-		[ -f "$d/ockl.bc" ] && { devlib=--rocm-device-lib-path=$d; return 0; }
-	done
-	return 0
+	d=$(rocmdevlib "$1") || return 0
+	[ "$d" = "$ROCM_PATH/amdgcn/bitcode" ] || devlib=--rocm-device-lib-path=$d
 }
 
 # cmk_configure ENVCLEAN-OPTION...: cmake's configure; a failure is the first "CMake
@@ -169,18 +167,19 @@ step_cmake_offline () {
 step_cmake_aotriton () {
 	l=$(sed -n 's/^[[:space:]]*set(AOTRITON_TARGET_ARCH "\([^"]*\)".*/\1/p' "$dir/CMakeLists.txt" 2>/dev/null | head -n 1)
 	[ -n "$l" ] || die "$src/CMakeLists.txt sets no AOTRITON_TARGET_ARCH list (AOTriton 0.9b and older name trade names in TARGET_GPUS): pin AOTriton 0.10b or later"
-	for a in $(printf '%s' "$AOTRITON_ARCH" | tr ';' ' '); do
+	ll=$(printf '%s' "$l" | tr ';' ,)   # upstream's CMake list, for people
+	for a in $AOTRITON_ARCH; do
 		case ";$l;" in
 		*";$a;"*) ;;
-		*) die "the pinned AOTriton (commit $commit) builds $(printf '%s' "$l" | tr ';' ,) (AOTRITON_TARGET_ARCH of its CMakeLists.txt), not $a: pin an AOTriton that lists it (and say so in aotriton_ARCHES), or drop $a from --arch" ;;
+		*) die "the pinned AOTriton (commit $commit) builds $ll (AOTRITON_TARGET_ARCH of its CMakeLists.txt), not $a: pin an AOTriton that lists it (and say so in aotriton_ARCHES), or drop $a from --arch" ;;
 		esac
 	done
-	say "AOTriton builds $(printf '%s' "$AOTRITON_ARCH" | tr ';' ,) (its list: $(printf '%s' "$l" | tr ';' ,))"
+	say "AOTriton builds $AOTRITON_ARCH (its list: $ll)"
 	# the targets this AOTriton calls experimental (isArchExperimentallySupported in its
 	# v3src/util.cc: gfx1151 in 0.10b-0.11, not from 0.12b): torch uses its kernels there
 	# only with TORCH_ROCM_AOTRITON_ENABLE_EXPERIMENTAL=1 where it runs (read at run time)
 	x=$(sed -n '/isArchExperimentallySupported(/,/^}/p' "$dir/v3src/util.cc" 2>/dev/null | grep -o '0x[0-9a-fA-F]*' | sed 's/^0x/gfx/' | tr 'A-F\n' 'a-f ')
-	for a in $(printf '%s' "$AOTRITON_ARCH" | tr ';' ' '); do
+	for a in $AOTRITON_ARCH; do
 		case " $x" in
 		*" $a "*) say "$a: experimental in this AOTriton: torch uses its kernels only with TORCH_ROCM_AOTRITON_ENABLE_EXPERIMENTAL=1 in the environment it runs in (env/arch/$a.env gives it to stack.smoke)" ;;
 		esac

@@ -24,7 +24,7 @@ step_cmakeinstall () {
 		echo "TARBALL=$n"
 		echo "TARBALL_SHA256=$(sha256sum "$1" | cut -c1-64)"
 		echo "PREFIX=$pfx"
-		echo "ARCH=$(echo "$ARCH_LIST" | tr ';' ,)"
+		echo "ARCH=$ARCH_ARG"
 	} | kiln-stage kv -o "$B/info/$c.info"
 	kiln-stage info -o "$B/build-info.json" "$B/info"
 	echo "installed ${1##*/} into $pfx"

@@ -19,7 +19,7 @@ step_cmakesmoke () {
 			die "${c}_CHECK failed: $CHECK (above)"
 	fi
 	[ "$BACKEND" = gfx ] && [ "$COVER" != no ] || return 0
-	for a in $(printf '%s' "$ARCH" | tr ';' ' '); do
+	for a in $ARCH; do
 		clean -- gpucheck cover --target="$a" "$pfx/lib" || die "$c's GPU code in $pfx/lib does not cover $a (above)"
 	done
 }

@@ -36,7 +36,7 @@ sdkwheels () {
 sdkextras () {
 	clean -- "$PY" -c '
 import json, re, sys
-plan, index, archs = json.load(open(sys.argv[1])), sys.argv[2], [a.split(":")[0] for a in sys.argv[3].split(";")]
+plan, index, archs = json.load(open(sys.argv[1])), sys.argv[2], [a.split(":")[0] for a in sys.argv[3].split(",")]
 m = [i["metadata"] for i in plan.get("install", []) if re.sub(r"[-_.]+", "-", i["metadata"]["name"]).lower() == "rocm"]
 if not m:
     # already installed at that version: pip plans nothing; its own metadata says
@@ -51,7 +51,7 @@ for a in archs:
     if "device-" + a not in have:
         sys.exit("rocm_INDEX=%s: rocm %s there has no extra device-%s (it has %s): no GPU code for %s would be installed; use an index and release that build %s, or a ROCm from env/rocm-channels.env" %
                  (index, m[0]["version"], a, ", ".join(have) or "none", a, a))
-' "$B/rocm/pip-plan.json" "$INDEX" "$ARCH_LIST" || die "nothing was installed (above)"
+' "$B/rocm/pip-plan.json" "$INDEX" "$ARCH_ARG" || die "nothing was installed (above)"
 }
 
 # sdkdigests: every file pip would fetch, held to the digest of its first fetch (trust on

@@ -10,7 +10,7 @@ step_smoke () {
 	# (a stack of CMake components alone imports nothing: their C.smoke covers them)
 	if [ "$BACKEND" != cpu ] && [ "$COVER" != no ] && [ -n "$IMPORTS" ]; then
 		site=$(clean -- "$PY" -c 'import torch, os; print(os.path.dirname(torch.__file__))')
-		for a in $(echo "$ARCH" | tr ';' ' '); do
+		for a in $ARCH; do
 			clean -- gpucheck cover --target="$a" "$site" || die "torch's GPU code does not cover $a (above)"
 		done
 		step_smoke_wheels
@@ -36,7 +36,7 @@ step_smoke_wheels () {
 			echo "smoke: ${w##*/}: no GPU code"
 			continue
 		fi
-		for a in $(echo "$ARCH" | tr ';' ' '); do
+		for a in $ARCH; do
 			clean -- gpucheck cover --target="$a" "$w" >"$B/wheels/.smoke.out" && { cat "$B/wheels/.smoke.out"; continue; }
 			cat "$B/wheels/.smoke.out"
 			f=$(sed -n 's/^ *.*\.whl!\([^ ]*\): [0-9]* of [0-9]* bundles* lacks* it.*/\1/p' "$B/wheels/.smoke.out" | tr '\n' ' ' | sed 's/ $//')

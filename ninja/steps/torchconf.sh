@@ -23,7 +23,7 @@ torchenv () {
 		--set CMAKE_BUILD_PARALLEL_LEVEL="$JOBS"
 	if [ "$BACKEND" = gfx ]; then
 		warg --set ROCM_PATH="$ROCM_PATH" --set HIP_PATH="$ROCM_PATH" \
-			--set PYTORCH_ROCM_ARCH="$ARCH"
+			--set PYTORCH_ROCM_ARCH="$ARCH_CMAKE"
 		if [ ! -x "$ROCM_PATH/llvm/bin/clang++" ]; then
 			dl=$(rocmdevlib) || die "no ROCm device libraries (ockl.bc) under $ROCM_PATH"
 			hcp=${dl%/lib/clang/*}/bin
@@ -86,7 +86,7 @@ torchfound () {
 	{
 		echo "COMPONENT=$c"
 		clean -- srcpin state "$src" 2>/dev/null | grep -E '^(URL|COMMIT|SERIES_DIGEST)='
-		echo "ARCH=$(printf '%s' "$ARCH" | tr ';' ,)"
+		echo "ARCH=$ARCH_ARG"
 		echo "CONFIGURE_SECONDS=$2"
 		echo "NINJA_EDGES=$n"
 		sed -n 's/^Building PyTorch for GPU arch: \(.*\)/ROCM_ARCH=\1/p; s/^ROCM_VERSION_DEV: \(.*\)/ROCM_VERSION=\1/p' "$1"

@@ -104,7 +104,7 @@ subsetcollect () {
 	say "$(wc -l <"$B/torch/subset.files") files in $sd (their digests: $B/torch/subset.files)"
 	[ "$BACKEND" = gfx ] || return 0
 	clean -- gpucheck targets "$sd" || die "gpucheck targets $sd failed"
-	for a in $(printf '%s' "$ARCH" | tr ';' ' '); do
+	for a in $ARCH; do
 		clean -- gpucheck cover --target="$a" "$sd" || die "the GPU code in $sd does not cover $a (above)"
 	done
 }

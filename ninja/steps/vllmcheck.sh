@@ -8,7 +8,7 @@
 # kiln-stage vllm-check (configure did the same from a mirror when one held the commit);
 # one line when the tree would drop a target or PATH lacks a tool
 step_vllmcheck () {
-	clean -- kiln-stage vllm-check --arch="$ARCH" --flavour="$FLAVOUR" --name="vLLM $REF" \
+	clean -- kiln-stage vllm-check --arch="$ARCH_ARG" --flavour="$FLAVOUR" --name="vLLM $REF" \
 		"$src${SUBDIR:+/$SUBDIR}" 2>"$B/src/$c.check.err" ||
 		die "$(sed 's/^kiln-stage: //' "$B/src/$c.check.err" | tail -n 1)"
 }

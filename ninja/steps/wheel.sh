@@ -94,9 +94,9 @@ step_wheel_settings () {
 		esac
 	fi
 	case "$BACKEND" in
-	gfx) warg --set PYTORCH_ROCM_ARCH="$ARCH" --set ROCM_PATH="$ROCM_PATH" --set ROCM_HOME="$ROCM_PATH" --set HIP_PATH="$ROCM_PATH" \
-		--set USE_FLASH_ATTENTION="$FLASH" --set GPU_TARGETS="$ARCH" ;;
-	cuda) warg --keep CUDA_HOME --keep CUDA_PATH --keep CUDACXX --set TORCH_CUDA_ARCH_LIST="$(echo "$ARCH" | tr ';' '\n' | sed 's/^sm_\([0-9]*\)\([0-9]\)\(a*\)$/\1.\2\3/' | tr '\n' ';' | sed 's/;$//')" ;;
+	gfx) warg --set PYTORCH_ROCM_ARCH="$ARCH_CMAKE" --set ROCM_PATH="$ROCM_PATH" --set ROCM_HOME="$ROCM_PATH" --set HIP_PATH="$ROCM_PATH" \
+		--set USE_FLASH_ATTENTION="$FLASH" --set GPU_TARGETS="$ARCH_CMAKE" ;;
+	cuda) warg --keep CUDA_HOME --keep CUDA_PATH --keep CUDACXX --set TORCH_CUDA_ARCH_LIST="$ARCH_CUDA" ;;
 	esac
 	# configure's CC (CC_CMD), when one was given, compiles the stack too
 	if [ -n "${CC_CMD:-}" ]; then warg --set CC="$CC_CMD"; fi

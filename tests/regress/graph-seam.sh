@@ -38,6 +38,20 @@ has "--json: the layout" "$T/.out" '"layout":"Debian'"'"'s and Ubuntu'"'"'s layo
 exits "rocm-probe: no ROCm there" 1 kiln-stage rocm-probe "$T/no-rocm"
 has "says what it looked for" "$T/.err" "$T/no-rocm: not a ROCm of any known layout"
 exits "rocm-probe --get=frob: usage" 2 kiln-stage rocm-probe --get=frob "$u"
+# --clang=CC: the device libraries that compiler compiles against (the CMake step's
+# -DCMAKE_HIP_COMPILER): DIR/amdgcn/bitcode, else its resource folder's, else the layouts'
+mkdir -p "$T/res/lib/amdgcn/bitcode" "$T/res2" "$T/r1/llvm/bin" "$T/r1/amdgcn/bitcode" || exit 2
+: >"$T/res/lib/amdgcn/bitcode/ockl.bc" || exit 2
+printf '#!/bin/sh\n[ "$1" = -print-resource-dir ] && echo %s\n' "$(shq "$T/res")" >"$T/cc1" &&
+	printf '#!/bin/sh\necho %s\n' "$(shq "$T/res2")" >"$T/cc2" && chmod +x "$T/cc1" "$T/cc2" || exit 2
+check "rocm-probe --clang: a ROCm without device libraries" kiln-stage rocm-probe --clang="$T/cc1" --get=devlib "$T/r1"
+same "the compiler's resource folder's (lib/amdgcn/bitcode)" "$T/res/lib/amdgcn/bitcode" "$(cat "$T/.out")"
+: >"$T/r1/amdgcn/bitcode/ockl.bc" || exit 2
+check "rocm-probe --clang: DIR/amdgcn/bitcode holds them" kiln-stage rocm-probe --clang="$T/cc1" --get=devlib "$T/r1"
+same "clang's own choice with ROCM_PATH" "$T/r1/amdgcn/bitcode" "$(cat "$T/.out")"
+check "rocm-probe --clang: a compiler whose resource folder has none" kiln-stage rocm-probe --clang="$T/cc2" --get=devlib "$u"
+same "the layout's folder" "$u/lib/llvm-17/lib/clang/17/amdgcn/bitcode" "$(cat "$T/.out")"
+exits "rocm-probe --clang: none anywhere" 1 kiln-stage rocm-probe --clang="$T/cc2" --get=devlib "$T/no-rocm"
 
 conf () {
 	n=$1; shift
@@ -101,6 +115,32 @@ for n in cpu gfx1151 venv with sm90 vulkan gfx803; do
 		sed -n '1,40s/^/#   /p' "$T/$n.diff"
 	fi
 done
+
+# --- one spelling of an arch list across the seam ------------------------------------
+# --arch=a,b (configure, config.mk) reaches every key as ARCH="a b" (the words a step
+# iterates over); stack.env holds the spellings other consumers want, written by the
+# generator: ARCH_ARG (--arch's own), ARCH_CMAKE (a CMake list), ARCH_CUDA
+# (TORCH_CUDA_ARCH_LIST). No step converts one spelling into another.
+conf two --arch=gfx1100,gfx1151 --python="$PY" --rocm-path="$T/no-rocm" --with=aotriton
+conf cuda --arch=sm_90,sm_120a --python="$PY"
+e=$T/c/two/build/stack.env
+has "two targets: config.mk keeps --arch's spelling" "$T/c/two/config.mk" "KILN_ARCH = gfx1100,gfx1151"
+has "stack.env: ARCH_ARG, --arch's spelling" "$e" 'ARCH_ARG="gfx1100,gfx1151"'
+has "stack.env: ARCH_CMAKE, a CMake list" "$e" 'ARCH_CMAKE="gfx1100;gfx1151"'
+has "stack.env: ARCH_CUDA, empty for AMD targets" "$e" 'ARCH_CUDA=""'
+lacks "stack.env: no ARCH_LIST (ARCH_ARG took its place)" "$e" 'ARCH_LIST='
+a=$(cd "$T/c/two/build/keys" && grep -h '^ARCH=' -- * | sort -u)
+same "every key's ARCH is the words" 'ARCH="gfx1100 gfx1151"' "$a"
+has "aotriton.build: AOTRITON_ARCH is the words too" "$T/c/two/build/keys/aotriton.build" 'AOTRITON_ARCH="gfx1100 gfx1151"'
+has "and its CMake argument the CMake list" "$T/c/two/build/keys/aotriton.build" '-DAOTRITON_TARGET_ARCH=gfx1100;gfx1151"'
+has "CUDA: ARCH_CUDA as TORCH_CUDA_ARCH_LIST spells it" "$T/c/cuda/build/stack.env" 'ARCH_CUDA="9.0;12.0a"'
+has "CUDA: ARCH_ARG" "$T/c/cuda/build/stack.env" 'ARCH_ARG="sm_90,sm_120a"'
+same "CUDA: every key's ARCH is the words" 'ARCH="sm_90 sm_120a"' "$(cd "$T/c/cuda/build/keys" && grep -h '^ARCH=' -- * | sort -u)"
+# a step that split or joined an arch variable itself (tr ';' ' ', tr ';' ,, IFS=';') would
+# be a second spelling at the seam
+conv=$(grep -nE 'ARCH' "$KSRC"/ninja/steps/*.sh "$KSRC"/ninja/steps/lib/*.sh "$KSRC"/ninja/stack-steps.sh |
+	grep -E "ARCH[A-Z_]*}?\"?[^|]*\| *(tr|sed)|IFS=['\"]?[;,]" | grep -v 'tr -c ')
+same "no step converts an arch variable's spelling" "" "$conv"
 
 # --- the declared sources -------------------------------------------------------------
 # each step's "# sources:" line names exactly the files it sources, and every helper a

@@ -131,7 +131,7 @@ aot_plan(struct aotplan *p)
 		return;
 	}
 	none = archesif(aot_family, 0, ",");
-	some = archesif(aot_family, 1, ";");
+	some = archesif(aot_family, 1, " ");
 	if (!aot_torch()) {
 		/* no torch build to tell: AOTriton alone, for the targets it has */
 		if (p->on && !*some)

@@ -6,7 +6,8 @@
 struct aotplan {
 	int on;        /* aotriton is built as a CMake stage (--with=aotriton) */
 	int attn;      /* torch builds flash and memory-efficient attention */
-	char *arches;  /* with on: the --arch targets AOTriton builds, ";"-separated, fresh */
+	char *arches;  /* with on: the --arch targets AOTriton builds, one space between
+	                  (the seam's spelling of an arch list), fresh */
 };
 
 /* 1 if arch (gfx1151, gfx90a:xnack-) is in one of AOTriton's target families */

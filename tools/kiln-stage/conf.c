@@ -311,7 +311,7 @@ parsearch(void)
 	}
 }
 
-/* the arch list as the builds want it: gfx1100;gfx1151 (the one spelling) */
+/* the --arch targets joined by sep, fresh */
 char *
 archlist(const char *sep)
 {
@@ -322,6 +322,33 @@ archlist(const char *sep)
 		if (i)
 			bufputs(&b, sep);
 		bufputs(&b, cf.arch[i]);
+	}
+	return bufdetach(&b);
+}
+
+/* the --arch list as it crosses the seam: gfx1100 gfx1151 (HACKING.md, "One spelling of
+   an arch list"), fresh */
+char *
+archwords(void)
+{
+	return archlist(" ");
+}
+
+/* the --arch list as TORCH_CUDA_ARCH_LIST spells it: sm_90 -> 9.0, sm_90a -> 9.0a,
+   sm_120 -> 12.0, ";"-separated; "" for a backend other than CUDA. Fresh. */
+char *
+archcuda(void)
+{
+	struct buf b = {0};
+	const char *a, *d;
+	size_t i, n;
+
+	for (i = 0; cf.backend == BACKEND_CUDA && i < cf.narch; i++) {
+		a = cf.arch[i] + 3;   /* arch_backend: every CUDA target is sm_NN[a|f] */
+		for (d = a; *d >= '0' && *d <= '9'; d++)
+			;
+		n = (size_t)(d - a);
+		bufprintf(&b, "%s%.*s.%.*s%s", i ? ";" : "", (int)n - 1, a, 1, a + n - 1, d);
 	}
 	return bufdetach(&b);
 }

@@ -557,7 +557,7 @@ sdkstages(void)
 
 	if (!rocmsdk && !rocmsys)
 		return;
-	archs = archlist(";");
+	archs = archwords();
 	if (rocmsys) {
 		s = stage("rocm", "check");
 		key(s, "ROCM_PATH", cf.rocm);
@@ -821,12 +821,16 @@ aotwheel(struct srec *s, const struct component *c)
 static void
 aotbuild(struct srec *s, const struct component *c, char **aa)
 {
-	char *n;
+	char *n, *l, *p;
 
 	if (!c->rule.feeds || !aot.on)
 		return;
 	key(s, "AOTRITON_ARCH", aot.arches);
-	n = xasprintf("%s%s-DAOTRITON_TARGET_ARCH=%s", *aa, **aa ? " " : "", aot.arches);
+	l = xstrdup(aot.arches);
+	for (p = l; (p = strchr(p, ' ')); )   /* the seam's words as a CMake list */
+		*p = ';';
+	n = xasprintf("%s%s-DAOTRITON_TARGET_ARCH=%s", *aa, **aa ? " " : "", l);
+	free(l);
 	free(*aa);
 	*aa = n;
 }
@@ -928,7 +932,7 @@ cmakebuild(const struct component *c, const char *last, const char *ccv, const c
            char **proflist, size_t nprof, const char *deps)
 {
 	struct srec *s;
-	char *archs = archlist(";"), *aa = cmakearch(), *n, *tok, *sp, *d;
+	char *archs = archwords(), *aa = cmakearch(), *n, *tok, *sp, *d;
 	const char *chk = pin(c, "CHECK") + strspn(pin(c, "CHECK"), " \t");
 
 	s = stagerun(c->name, "build", "cmake");
@@ -968,7 +972,7 @@ cmakestages(const struct component *c, const char *last, const char *ccv, const 
             char **proflist, size_t nprof, const char *deps)
 {
 	struct srec *s;
-	char *archs = aotsmoke(c, archlist(";")), *n;
+	char *archs = aotsmoke(c, archwords()), *n;
 
 	cmakebuild(c, last, ccv, rocmv, proflist, nprof, deps);
 	s = stagerun(c->name, "install", "cmakeinstall");
@@ -1186,7 +1190,7 @@ vllmstages(const struct component *c, const char *last)
 	if (!c->rule.check)
 		return last;
 	vllmconf(c, flavour);
-	archs = archlist(";");
+	archs = archwords();
 	s = stagerun(c->name, "check", c->rule.check);
 	key(s, "COMPONENT", c->name);
 	key(s, "REF", pin(c, "REF"));
@@ -1607,7 +1611,7 @@ mkstages(char **proflist, size_t nprof)
 	size_t i, nins = 0;
 
 	/* in this order: the SDK pin's lines come after the compiler's */
-	fx.archs = archlist(";");
+	fx.archs = archwords();
 	fx.ccv = ccversion();
 	fx.rocmv = rocmversion();
 	fx.flash = flashfacts();
@@ -1700,7 +1704,7 @@ qvar(struct buf *b, const char *name, const char *dir, const char *file)
 
 /* build/stack.env: the settings stages read that are not part of any key */
 static void
-writeenv(const char *kbin, const char *archs, const char *profs)
+writeenv(const char *kbin, const char *profs)
 {
 	struct buf env = {0};
 	char *p;
@@ -1723,7 +1727,17 @@ writeenv(const char *kbin, const char *archs, const char *profs)
 	kv_put(&env, "DISTRIBUTE", cf.distribute);
 	kv_put(&env, "DISTRIBUTE_HOSTS", cf.disthosts);
 	kv_put(&env, "ROCM_PATH", cf.rocm);
-	kv_put(&env, "ARCH_LIST", archs);
+	/* --arch in the spellings its consumers want, beside the keys' ARCH (one space between
+	   names; HACKING.md, "One spelling of an arch list"): no step converts one to another */
+	p = archlist(",");
+	kv_put(&env, "ARCH_ARG", p);   /* --arch's own: fatwheel, vllm-check, build-info */
+	free(p);
+	p = archlist(";");
+	kv_put(&env, "ARCH_CMAKE", p);   /* a CMake list: PYTORCH_ROCM_ARCH, GPU_TARGETS */
+	free(p);
+	p = archcuda();
+	kv_put(&env, "ARCH_CUDA", p);   /* TORCH_CUDA_ARCH_LIST */
+	free(p);
 	kv_put(&env, "BACKEND", backend_name(cf.backend));
 	kv_put(&env, "PROFILES", profs);
 	kv_put(&env, "PINS", pins.file);
@@ -1883,7 +1897,7 @@ static void
 writestack(char *const *tools, size_t ntools, const char *profs)
 {
 	struct buf b = {0};
-	char *kbin, *p, *archs = archlist(";");
+	char *kbin, *p;
 	size_t i;
 	int nocrocm;
 
@@ -1893,7 +1907,7 @@ writestack(char *const *tools, size_t ntools, const char *profs)
 	} else {
 		kbin = xasprintf("%s/bin", absb);
 	}
-	writeenv(kbin, archs, profs);
+	writeenv(kbin, profs);
 	stackvars(&b, kbin);
 	nocrocm = rocmmissing(&b);
 	for (i = 0; i < nstages; i++) {
@@ -1915,7 +1929,6 @@ writestack(char *const *tools, size_t ntools, const char *profs)
 	commit(p, &b, 1);
 	free(p);
 	free(kbin);
-	free(archs);
 	buffree(&b);
 }
 

@@ -67,8 +67,15 @@ void fail(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 void checkpath(const char *opt, const char *v, int ninjapath);
 /* one more input whose change reruns configure (each listed once) */
 void addregen(const char *path);
-/* the targets joined by sep (";" for the builds, "," for people), fresh */
+/* the targets joined by sep, fresh: "," is --arch's spelling (config.mk, records,
+   messages), ";" a CMake list */
 char *archlist(const char *sep);
+/* the targets as an arch list crosses the seam to the steps: one space between names
+   (ARCH, AOTRITON_ARCH), fresh */
+char *archwords(void);
+/* the CUDA targets as TORCH_CUDA_ARCH_LIST spells them (sm_90a -> 9.0a, ";" between);
+   "" for another backend; fresh */
+char *archcuda(void);
 /* mark the components of a comma or space separated list as wanted (1: --with, -1:
    --without) or, from a pin file, as 2 (stack_WITH) or -2 (stack_WITHOUT), which yield to
    the command line; what: for messages */

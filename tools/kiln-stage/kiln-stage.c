@@ -67,7 +67,7 @@ static const struct verb {
 	{"fetch", fetch_main, "URL --sha256=HEX -o FILE [--max-size=N] [--max-time=SECONDS]"},
 	{"unpack", unpack_main, "TARBALL --into=DIR [--sha256=HEX] [--layout=rocm] [--max-size=N]"},
 	{"sdklock", sdklock_main, "LOCK URL [FILE | --sha256=HEX]"},
-	{"rocm-probe", rocmprobe_main, "[--json | --get=layout|version|hipcc|clang|libdir|cmakedir|devlib] DIR"},
+	{"rocm-probe", rocmprobe_main, "[--json | --get=layout|version|hipcc|clang|libdir|cmakedir|devlib] [--clang=PATH] DIR"},
 	{"reqs", reqs_main, "[--flavour=rocm|cuda|cpu] [--runtime] [--exclude=LIST] [--frontend] TREE"},
 	{"backend", backend_main, "[--wheels=DIR] TREE"},
 	{"lock", lock_main, "DIR"},

@@ -16,6 +16,7 @@
 #include "json.h"
 #include "opt.h"
 #include "os.h"
+#include "proc.h"
 
 /* the first path (in glob's sorted order) matching DIR/pattern that holds file (NULL:
    the match itself must exist), fresh, or NULL; dir is escaped for glob */
@@ -60,6 +61,25 @@ devlibdir(const char *dir)
 
 	for (i = 0; i < sizeof at / sizeof at[0] && !d; i++)
 		d = firstglob(dir, at[i], "ockl.bc");
+	return d;
+}
+
+/* the device libraries in the resource folder of the compiler cc (cc -print-resource-dir:
+   amdgcn/bitcode, or lib/amdgcn/bitcode as newer LLVM has it), fresh, or NULL */
+static char *
+resdevlib(const char *cc)
+{
+	char *av[] = {(char *)cc, "-print-resource-dir", NULL}, *d = NULL;
+	struct buf out = {0}, err = {0};
+	struct procres res;
+
+	if (proc_capture(av, NULL, &out, &err, 1 << 16, 60000, &res) == 0 && res.status == 0) {
+		bufrtrim(&out, " \t\r\n");
+		if (out.len && !(d = firstglob(out.s, "amdgcn/bitcode", "ockl.bc")))
+			d = firstglob(out.s, "lib/amdgcn/bitcode", "ockl.bc");
+	}
+	buffree(&out);
+	buffree(&err);
 	return d;
 }
 
@@ -154,6 +174,23 @@ rocm_probe(const char *dir, struct rocmprobe *r)
 	return r->found ? 0 : -1;
 }
 
+char *
+rocm_ccdevlib(const char *dir, const struct rocmprobe *r, const char *cc)
+{
+	char *d = xasprintf("%s/amdgcn/bitcode", dir), *p = xasprintf("%s/ockl.bc", d);
+
+	if (!os_isfile(p)) {
+		free(d);
+		d = NULL;
+		if (cc || r->clang)
+			d = resdevlib(cc ? cc : r->clang);
+		if (!d && r->devlib)
+			d = xstrdup(r->devlib);
+	}
+	free(p);
+	return d;
+}
+
 void
 rocm_describe(const char *dir, const struct rocmprobe *r, struct buf *b)
 {
@@ -182,7 +219,8 @@ rocm_probefree(struct rocmprobe *r)
 static void
 usage(const char *error)
 {
-	opt_usage(error, "usage: kiln-stage rocm-probe [--json | --get=layout|version|hipcc|clang|libdir|cmakedir|devlib] DIR\n");
+	opt_usage(error, "usage: kiln-stage rocm-probe [--json | --get=layout|version|hipcc|clang|libdir|cmakedir|devlib]\n"
+	                 "                             [--clang=PATH] DIR\n");
 }
 
 /* the probe's field called name, or usage */
@@ -227,11 +265,13 @@ probejson(const char *dir, const struct rocmprobe *r)
 }
 
 /* kiln-stage rocm-probe DIR: the probe in one line (exit 0), or why DIR is no ROCm (exit
-   1); --json: every field; --get=NAME: one field's value (exit 1 when it has none) */
+   1); --json: every field; --get=NAME: one field's value (exit 1 when it has none);
+   --clang=PATH: devlib is what that HIP compiler compiles against (rocm_ccdevlib) */
 int
 rocmprobe_main(int argc, char **argv)
 {
-	const char *get = NULL, *dir = NULL, *v;
+	const char *get = NULL, *dir = NULL, *cc = NULL, *v;
+	char *d;
 	struct rocmprobe r;
 	struct buf b = {0};
 	int json = 0, i, rc;
@@ -243,6 +283,8 @@ rocmprobe_main(int argc, char **argv)
 			json = 1;
 		else if ((v = opt_val(argc, argv, &i, "--get", usage)))
 			get = v;
+		else if ((v = opt_val(argc, argv, &i, "--clang", usage)))
+			cc = v;
 		else if (argv[i][0] == '-' || dir)
 			usage(xasprintf("rocm-probe: unexpected argument '%s'", argv[i]));
 		else
@@ -251,6 +293,11 @@ rocmprobe_main(int argc, char **argv)
 	if (!dir)
 		usage("rocm-probe: no DIR");
 	rc = rocm_probe(dir, &r) < 0 ? EXIT_PROBLEM : EXIT_OK;
+	if (cc) {
+		d = rocm_ccdevlib(dir, &r, cc);
+		free(r.devlib);
+		r.devlib = d;
+	}
 	if (json) {
 		probejson(dir, &r);
 	} else if (get) {

@@ -21,6 +21,11 @@ struct rocmprobe {
 /* probe dir into r; returns 0 when it is a ROCm (r->found), else -1 (r still filled with
    what is there) */
 int rocm_probe(const char *dir, struct rocmprobe *r);
+/* the device libraries the HIP compiler cc (NULL: r->clang) compiles against with
+   ROCM_PATH=dir: dir/amdgcn/bitcode when they are there (clang's own choice), else those
+   in cc's resource folder (cc -print-resource-dir: amdgcn/bitcode, lib/amdgcn/bitcode:
+   a distribution's clang), else r->devlib; fresh, or NULL when there are none */
+char *rocm_ccdevlib(const char *dir, const struct rocmprobe *r, const char *cc);
 /* the probe in one line, as configure says it ("ROCm 6.4.1, /opt/rocm's layout: hipcc
    ..., HIP runtime in ..., HIP CMake config ..., device libraries ..."), appended to b */
 void rocm_describe(const char *dir, const struct rocmprobe *r, struct buf *b);

@@ -333,7 +333,8 @@ vllmcheck_main(int argc, char **argv)
 	if (!os_isdir(tree))
 		dien(EXIT_USAGE, "%s: not a folder", tree);
 	cp = xstrdup(archarg);
-	for (tok = strtok_r(cp, ",; ", &sp); tok; tok = strtok_r(NULL, ",; ", &sp)) {
+	/* --arch's own spelling: gfx1100,gfx1151 */
+	for (tok = strtok_r(cp, ",", &sp); tok; tok = strtok_r(NULL, ",", &sp)) {
 		arch = xrealloc(arch, (n + 1) * sizeof *arch);
 		arch[n++] = tok;
 		if (n == 1)

@@ -24,7 +24,7 @@ record () {
 			echo "BUILD_REQUIREMENTS=$(sed 's/ --hash=/ /' "$B/deps/$c.lock" | tr '\n' ' ' | sed 's/ $//')"
 			echo "BUILD_LOCK_SHA256=$(sha256sum <"$B/deps/$c.lock" | cut -c 1-64)"
 		fi
-		echo "ARCH=$(echo "$ARCH_LIST" | tr ';' ,)"
+		echo "ARCH=$ARCH_ARG"
 		echo "PYTHON=$PY"
 		echo "PY_ABI=$PY_ABI"
 	} | kiln-stage kv -o "$B/info/$c.info"
