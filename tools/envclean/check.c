@@ -27,9 +27,7 @@ const char *const kindname[] = {
 int
 readreg(const char *path, struct buf *b, size_t max)
 {
-	char err[128];
-
-	return os_readreg(path, 0, b, max, err, sizeof err);
+	return os_readreg(path, 0, b, max, NULL);
 }
 
 /* the sorted names in a folder (without . and ..), or NULL with *n = 0 */

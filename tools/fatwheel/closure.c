@@ -133,7 +133,7 @@ sysadd(const char *name, const char *by, const struct loader *up)
 	struct mapfile mf;
 	struct elfinfo ei;
 	struct loader ld;
-	char *path, err[256];
+	char *path;
 	size_t i, at;
 	int inwheel;
 
@@ -149,7 +149,7 @@ sysadd(const char *name, const char *by, const struct loader *up)
 		free(path);
 		return;
 	}
-	if (elfinfo_read(&ei, mf.p, mf.n, err, sizeof err) == 0) {
+	if (elfinfo_read(&ei, mf.p, mf.n, NULL) == 0) {
 		ld.ei = &ei;
 		ld.inwheel = 0;
 		ld.up = up;
@@ -329,15 +329,16 @@ resolveobj(const struct loader *ld, const char *by)
 static void
 parselib(struct lib *l)
 {
-	char err[512];
+	char *err = NULL;
 
-	if (elfinfo_read(&l->ei, l->data.s, l->data.len, err, sizeof err) == 0) {
+	if (elfinfo_read(&l->ei, l->data.s, l->data.len, &err) == 0) {
 		l->iself = 1;
 	} else {
 		elfinfo_free(&l->ei);
 		if (!l->include)
 			dien(EXIT_USAGE, "%s: %s: needed by %s as %s, but %s", opt.in, l->from, l->by,
 			     l->needed, err);
+		free(err);
 	}
 }
 
@@ -412,7 +413,7 @@ loadpending(void)
 	const char **names = xcalloc(nlibs + 1, sizeof *names);
 	struct buf **outs = xcalloc(nlibs + 1, sizeof *outs);
 	size_t i, n = 0;
-	char err[512];
+	char *err = NULL;
 
 	for (i = 0; i < nlibs; i++) {
 		if (libs[i]->pending) {
@@ -421,7 +422,7 @@ loadpending(void)
 		}
 	}
 	/* one pass over the tarball for all of them */
-	if (n && rocmtar_readmany(opt.sp.tar, names, outs, n, err, sizeof err) < 0)
+	if (n && rocmtar_readmany(opt.sp.tar, names, outs, n, &err) < 0)
 		die("%s: --rocm tarball: %s", opt.in, err);
 	for (i = 0; i < nlibs; i++) {
 		if (libs[i]->pending) {

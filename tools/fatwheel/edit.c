@@ -13,39 +13,33 @@
 #include <sys/stat.h>
 
 int
-elf_editbuf(struct buf *data, const char *soname, char **oldn, char **newn, size_t nren,
-            const char *rpath, char *err, size_t errlen)
+elf_editbuf(struct buf *data, const struct elfedits *ed, char **err)
 {
-	struct elfedits ed;
 	struct elfinfo after;
-	char e2[256];
+	const char *soname = ed->soname, *rpath = ed->rpath;
+	char *e2 = NULL;
 	size_t i;
 	int r;
 
-	memset(&ed, 0, sizeof ed);
-	ed.soname = soname;
-	ed.oldn = (const char **)oldn;
-	ed.newn = (const char **)newn;
-	ed.nren = nren;
-	ed.rpath = rpath;
-	if ((r = elfedit(data, &ed, err, errlen)) < 0)
+	if ((r = elfedit(data, ed, err)) < 0)
 		return -1;
 	/* fatwheel's own reader must agree before the bytes go into the wheel */
-	if (elfinfo_read(&after, data->s, data->len, e2, sizeof e2) < 0) {
-		snprintf(err, errlen, "edited file is no longer valid ELF: %s", e2);
+	if (elfinfo_read(&after, data->s, data->len, &e2) < 0) {
+		seterr(err, "edited file is no longer valid ELF: %.255s", e2);
+		free(e2);
 		return -1;
 	}
 	r = 0;
 	if (soname && (!after.soname || strcmp(after.soname, soname) != 0))
-		r = snprintf(err, errlen, "SONAME reads back as '%s', want '%s'",
-		             after.soname ? after.soname : "", soname);
+		r = seterr(err, "SONAME reads back as '%s', want '%s'",
+		           after.soname ? after.soname : "", soname);
 	else if (rpath && (!after.rpath || strcmp(after.rpath, rpath) != 0 || after.runpath))
-		r = snprintf(err, errlen, "RPATH reads back as '%s', want '%s'",
-		             after.rpath ? after.rpath : "", rpath);
-	for (i = 0; !r && i < nren; i++)
+		r = seterr(err, "RPATH reads back as '%s', want '%s'",
+		           after.rpath ? after.rpath : "", rpath);
+	for (i = 0; !r && i < ed->nren; i++)
 		for (size_t j = 0; !r && j < after.nneeded; j++)
-			if (strcmp(after.needed[j], oldn[i]) == 0 && strcmp(oldn[i], newn[i]) != 0)
-				r = snprintf(err, errlen, "DT_NEEDED still names '%s'", oldn[i]);
+			if (strcmp(after.needed[j], ed->oldn[i]) == 0 && strcmp(ed->oldn[i], ed->newn[i]) != 0)
+				r = seterr(err, "DT_NEEDED still names '%s'", ed->oldn[i]);
 	elfinfo_free(&after);
 	return r ? -1 : 0;
 }
@@ -68,7 +62,7 @@ editelf_main(int argc, char **argv)
 	struct elfedits ed;
 	struct buf data = {0};
 	const char *in = NULL, *outp = NULL, **oldn, **newn;
-	char err[512];
+	char *err = NULL;
 	struct stat st;
 	int i, r;
 
@@ -102,9 +96,9 @@ editelf_main(int argc, char **argv)
 	if (!in || !outp)
 		editusage("IN and OUT are needed");
 	/* a FIFO, device or folder is named as such, never read (os_readreg) */
-	if (os_readreg(in, 0, &data, 0, err, sizeof err) < 0)
+	if (os_readreg(in, 0, &data, 0, &err) < 0)
 		dien(EXIT_USAGE, "%s", err);
-	if ((r = elfedit(&data, &ed, err, sizeof err)) < 0)
+	if ((r = elfedit(&data, &ed, &err)) < 0)
 		dien(EXIT_USAGE, "%s: %s", in, err);
 	if (stat(in, &st) < 0)
 		st.st_mode = 0644;

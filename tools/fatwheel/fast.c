@@ -7,7 +7,7 @@
 #include <string.h>
 
 int
-fast_inflate(const struct zipin *z, const struct zipent *e, struct buf *out, char *err, size_t errlen)
+fast_inflate(const struct zipin *z, const struct zipent *e, struct buf *out, char **err)
 {
 	struct libdeflate_decompressor *d;
 	const unsigned char *src = z->m.p + e->dataoff;
@@ -28,23 +28,23 @@ fast_inflate(const struct zipin *z, const struct zipent *e, struct buf *out, cha
 		libdeflate_free_decompressor(d);
 	}
 	if (r == LIBDEFLATE_INSUFFICIENT_SPACE) {
-		snprintf(err, errlen, "member '%s' inflates to more than its recorded %llu bytes", e->name,
-		         (unsigned long long)e->usize);
+		seterr(err, "member '%s' inflates to more than its recorded %llu bytes", e->name,
+		       (unsigned long long)e->usize);
 		return -1;
 	}
 	if (r != LIBDEFLATE_SUCCESS || inn != e->csize) {
-		snprintf(err, errlen, "member '%s': corrupt deflate data", e->name);
+		seterr(err, "member '%s': corrupt deflate data", e->name);
 		return -1;
 	}
 	if (outn != e->usize) {
-		snprintf(err, errlen, "member '%s' inflates to %zu bytes, recorded %llu", e->name, outn,
-		         (unsigned long long)e->usize);
+		seterr(err, "member '%s' inflates to %zu bytes, recorded %llu", e->name, outn,
+		       (unsigned long long)e->usize);
 		return -1;
 	}
 	out->len = outn;
 	out->s[outn] = 0;
 	if (fast_crc(out->s, outn) != e->crc) {
-		snprintf(err, errlen, "member '%s': CRC-32 mismatch (corrupt archive)", e->name);
+		seterr(err, "member '%s': CRC-32 mismatch (corrupt archive)", e->name);
 		return -1;
 	}
 	return 0;

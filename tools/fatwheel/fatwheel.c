@@ -170,7 +170,7 @@ static void
 rocmopt(const char *v)
 {
 	struct stat st;
-	char err[512], *d;
+	char *err = NULL, *d;
 
 	if (stat(v, &st) < 0)
 		die("%s:", v);
@@ -185,7 +185,7 @@ rocmopt(const char *v)
 	}
 	if (opt.sp.tar)
 		usage("--rocm=TARBALL given twice");
-	opt.sp.tar = rocmtar_open(v, err, sizeof err);
+	opt.sp.tar = rocmtar_open(v, &err);
 	if (!opt.sp.tar)
 		die("%s: not a readable tarball: %s", v, err);
 	search_add(&opt.sp.dirs, &opt.sp.n, &opt.sp.cap, "\001rocmtar");
@@ -421,6 +421,7 @@ freeall(void)
 
 	for (i = 0; i < nmem; i++) {
 		elfinfo_free(&mem[i].ei);
+		free(mem[i].err);
 		free(mem[i].rpath);
 		free(mem[i].origin);
 		free(mem[i].oldn);

@@ -23,7 +23,7 @@ struct elfinfo {
 };
 
 /* Parse an ELF image into info. Returns 0, or -1 with err set (not ELF, malformed). */
-int elfinfo_read(struct elfinfo *info, const void *p, size_t n, char *err, size_t errlen);
+int elfinfo_read(struct elfinfo *info, const void *p, size_t n, char **err);
 /* free the strings of info */
 void elfinfo_free(struct elfinfo *info);
 
@@ -47,8 +47,7 @@ struct recline {
 };
 /* Parse RECORD text (CSV: path,hash,size; quoted fields allowed). Returns 0, or -1 with
    err naming the line. */
-int record_parse(const char *s, size_t n, struct recline **out, size_t *nout, char *err,
-                 size_t errlen);
+int record_parse(const char *s, size_t n, struct recline **out, size_t *nout, char **err);
 /* the record line for path, or NULL (lines sorted by record_parse) */
 struct recline *record_find(struct recline *r, size_t n, const char *path);
 void record_free(struct recline *r, size_t n);
@@ -126,28 +125,27 @@ int ldd_main(struct searchpath *s, const char *file, int json);
 /* --rocm=TARBALL: a release tarball read in place with libarchive */
 struct rocmtar;
 /* index the tarball's library folders; returns NULL with err set on failure */
-struct rocmtar *rocmtar_open(const char *path, char *err, size_t errlen);
+struct rocmtar *rocmtar_open(const char *path, char **err);
 /* the tarball member that provides name in a lib folder (symlinks followed), or NULL */
 const char *rocmtar_find(struct rocmtar *t, const char *name);
 /* read the bytes of n members (library folder paths from rocmtar_find) into outs[i], in
    one pass over the tarball; returns 0 or -1 with err */
 int rocmtar_readmany(struct rocmtar *t, const char **members, struct buf **outs, size_t n,
-                     char *err, size_t errlen);
+                     char **err);
 void rocmtar_close(struct rocmtar *t);
 
-/* Edit one ELF image in memory (tools/lib/elfedit): soname (NULL: keep), renames of
-   DT_NEEDED (old[i] -> new[i]), and rpath (NULL: keep) set as DT_RPATH with DT_RUNPATH
-   removed; the result is read back with fatwheel's ELF reader and checked. Returns 0,
-   or -1 with err (data may then be half edited). */
-int elf_editbuf(struct buf *data, const char *soname, char **oldn, char **newn, size_t nren,
-                const char *rpath, char *err, size_t errlen);
+/* Edit one ELF image in memory (tools/lib/elfedit): ed's soname (NULL: keep), renames
+   of DT_NEEDED (oldn[i] -> newn[i]), and rpath (NULL: keep) set as DT_RPATH with
+   DT_RUNPATH removed; the result is read back with fatwheel's ELF reader and checked.
+   Returns 0, or -1 with *err set (data may then be half edited). */
+struct elfedits;
+int elf_editbuf(struct buf *data, const struct elfedits *ed, char **err);
 /* fatwheel --edit-elf [edits] IN OUT: the same edits on a file; returns the exit status */
 int editelf_main(int argc, char **argv);
 
 /* Inflate a whole member into out with libdeflate (out gets usize bytes, NUL added),
    checking its size and CRC-32. Returns 0, or -1 with err set. */
-int fast_inflate(const struct zipin *z, const struct zipent *e, struct buf *out, char *err,
-                 size_t errlen);
+int fast_inflate(const struct zipin *z, const struct zipent *e, struct buf *out, char **err);
 /* raw deflate of n bytes at level (1-12) into out with libdeflate; sets *crc */
 void fast_deflate(const void *p, size_t n, int level, struct buf *out, uint32_t *crc);
 /* the piece size a big member is deflated in (pdeflate.c): fixed, so that the bytes out

@@ -82,7 +82,7 @@ verify1(void *ctx, size_t i)
 	c.keep = &keep;
 	if (m->e->usize <= FAST_MAX) {
 		/* whole member at once: libdeflate, then hash */
-		if (fast_inflate(&zin, m->e, &keep, m->err, sizeof m->err) < 0) {
+		if (fast_inflate(&zin, m->e, &keep, &m->err) < 0) {
 			m->bad = 1;
 			buffree(&keep);
 			return;
@@ -91,7 +91,7 @@ verify1(void *ctx, size_t i)
 		c.iself = elf_is(keep.s, keep.len);
 	} else {
 		sha256_init(&c.h);
-		if (zip_read(&zin, m->e, hashchunk, &c, m->err, sizeof m->err) < 0) {
+		if (zip_read(&zin, m->e, hashchunk, &c, &m->err) < 0) {
 			sha256_final(&c.h, m->sha);
 			m->bad = 1;
 			buffree(&keep);
@@ -105,21 +105,20 @@ verify1(void *ctx, size_t i)
 		bufputs(&want, "sha256=");
 		b64url(&want, m->sha, 32);
 		if (!startswith(r->hash, "sha256="))
-			m->bad = snprintf(m->err, sizeof m->err, "RECORD gives '%s' no sha256 hash ('%s')",
-			                  m->e->name, r->hash) > 0;
+			m->bad = seterr(&m->err, "RECORD gives '%s' no sha256 hash ('%s')",
+			                m->e->name, r->hash) < 0;
 		else if (strcmp(r->hash, want.s) != 0)
-			m->bad = snprintf(m->err, sizeof m->err, "RECORD lies about '%s': it says %s, the content is %s",
-			                  m->e->name, r->hash, want.s) > 0;
+			m->bad = seterr(&m->err, "RECORD lies about '%s': it says %s, the content is %s",
+			                m->e->name, r->hash, want.s) < 0;
 		else if (*r->size && strtoull(r->size, NULL, 10) != m->e->usize)
-			m->bad = snprintf(m->err, sizeof m->err, "RECORD gives '%s' size %s, the content has %llu bytes",
-			                  m->e->name, r->size, (unsigned long long)m->e->usize) > 0;
+			m->bad = seterr(&m->err, "RECORD gives '%s' size %s, the content has %llu bytes",
+			                m->e->name, r->size, (unsigned long long)m->e->usize) < 0;
 	} else {
-		m->bad = snprintf(m->err, sizeof m->err, "member '%s' is not listed in RECORD", m->e->name) > 0;
+		m->bad = seterr(&m->err, "member '%s' is not listed in RECORD", m->e->name) < 0;
 	}
 	buffree(&want);
 	if (!m->bad && c.iself && keep.len >= 16) {
-		char e2[256];
-		if (elfinfo_read(&m->ei, keep.s, keep.len, e2, sizeof e2) == 0)
+		if (elfinfo_read(&m->ei, keep.s, keep.len, NULL) == 0)
 			m->iself = m->ei.dynamic;
 		else
 			elfinfo_free(&m->ei);
@@ -172,12 +171,12 @@ cmpbysize(const void *a, const void *b)
 void
 readinput(void)
 {
-	char err[512];
+	char *err = NULL;
 	size_t i, nd = 0, *order, nord = 0;
 	struct buf rb = {0};
 	const char *slash;
 
-	if (zip_open(&zin, opt.in, err, sizeof err) < 0)
+	if (zip_open(&zin, opt.in, &err) < 0)
 		die("%s: %s", opt.in, err);
 	nmem = zin.n;
 	mem = xcalloc(nmem ? nmem : 1, sizeof *mem);
@@ -233,11 +232,11 @@ readinput(void)
 		c.nhead = 4;
 		memcpy(c.head, "\177ELF", 4);
 		sha256_init(&c.h);
-		if (zip_read(&zin, recordm->e, hashchunk, &c, err, sizeof err) < 0)
+		if (zip_read(&zin, recordm->e, hashchunk, &c, &err) < 0)
 			die("%s: %s", opt.in, err);
 		sha256_final(&c.h, recordm->sha);
 	}
-	if (record_parse(rb.s ? rb.s : "", rb.len, &rec, &nrec, err, sizeof err) < 0)
+	if (record_parse(rb.s ? rb.s : "", rb.len, &rec, &nrec, &err) < 0)
 		die("%s: %s", opt.in, err);
 	buffree(&rb);
 	order = xmalloc((nmem ? nmem : 1) * sizeof *order);

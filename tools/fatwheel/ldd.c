@@ -58,7 +58,6 @@ addobj(const char *name, char *path, const char *via, const struct loader *up)
 	struct obj *o = xcalloc(1, sizeof *o);
 	struct mapfile mf;
 	struct stat st;
-	char err[256];
 
 	o->name = xstrdup(name);
 	o->path = path;
@@ -68,7 +67,7 @@ addobj(const char *name, char *path, const char *via, const struct loader *up)
 		o->ino = st.st_ino;
 	}
 	if (path && map_open(&mf, path) == 0) {
-		o->iself = elfinfo_read(&o->ei, mf.p, mf.n, err, sizeof err) == 0;
+		o->iself = elfinfo_read(&o->ei, mf.p, mf.n, NULL) == 0;
 		if (!o->iself)
 			elfinfo_free(&o->ei);
 		map_close(&mf);

@@ -1,5 +1,6 @@
 /* carrying out the plan: ELF edits, deflating, writing the archive */
 #include "state.h"
+#include "elfedit.h"
 #include "fault.h"
 #include "hash.h"
 #include "wheelpath.h"
@@ -40,9 +41,24 @@ collect(void *ctx, const void *p, size_t n)
 struct editjob {
 	struct member *m;
 	struct lib *l;
-	char err[1024];
+	char *err;                  /* why it failed (bad), fresh */
 	int bad;
 };
+
+/* the edits planned for a wheel member (m) or a bundled library (l) */
+static struct elfedits
+plannededits(const struct editjob *j)
+{
+	struct elfedits ed;
+
+	memset(&ed, 0, sizeof ed);
+	ed.soname = j->m ? NULL : j->l->soname;
+	ed.oldn = (const char **)(j->m ? j->m->oldn : j->l->oldn);
+	ed.newn = (const char **)(j->m ? j->m->newn : j->l->newn);
+	ed.nren = j->m ? j->m->nren : j->l->nren;
+	ed.rpath = j->m ? j->m->rpath : j->l->rpath;
+	return ed;
+}
 
 /* inflate (for a wheel member) and edit one object in memory */
 static void
@@ -51,15 +67,14 @@ edit1(void *ctx, size_t i)
 	struct editjob *j = &((struct editjob *)ctx)[i];
 	struct buf *data = j->m ? &j->m->data : &j->l->data;
 	const char *what = j->m ? j->m->e->name : j->l->member;
-	char e2[900];
+	struct elfedits ed = plannededits(j);
+	char *e2 = NULL;
 
-	if (j->m && !j->m->inflated && fast_inflate(&zin, j->m->e, data, j->err, sizeof j->err) < 0) {
+	if (j->m && !j->m->inflated && fast_inflate(&zin, j->m->e, data, &j->err) < 0) {
 		j->bad = 1;
-	} else if (j->m ? elf_editbuf(data, NULL, j->m->oldn, j->m->newn, j->m->nren, j->m->rpath, e2,
-	                              sizeof e2) < 0
-	                : elf_editbuf(data, j->l->soname, j->l->oldn, j->l->newn, j->l->nren, j->l->rpath,
-	                              e2, sizeof e2) < 0) {
-		snprintf(j->err, sizeof j->err, "%s: %s", what, e2);
+	} else if (elf_editbuf(data, &ed, &e2) < 0) {
+		seterr(&j->err, "%s: %.899s", what, e2);
+		free(e2);
 		j->bad = 1;
 	}
 	if (j->m)
@@ -185,7 +200,7 @@ addout(const char *name)
 static void
 checknames(void)
 {
-	char **names = xmalloc((nout ? nout : 1) * sizeof *names), err[1024];
+	char **names = xmalloc((nout ? nout : 1) * sizeof *names), *err = NULL;
 	size_t i, a, b;
 	int r;
 
@@ -194,16 +209,14 @@ checknames(void)
 		if (!zip_safename(names[i])) {
 			struct buf q = {0};
 			wheelpath_escape(&q, names[i]);
-			snprintf(err, sizeof err, "%s", q.s);
-			buffree(&q);
 			free(names);
 			die("%s: refusing to write the member '%s': it is not a safe path inside the wheel",
-			    opt.in, err);
+			    opt.in, q.s);
 		}
 	}
 	r = wheelpath_clash(names, nout, &a, &b);
 	if (r)
-		wheelpath_clashmsg(err, sizeof err, names, r, a, b);
+		err = wheelpath_clashmsg(names, r, a, b);
 	free(names);
 	if (r)
 		die("%s: refusing to write the output: %s", opt.in, err);
@@ -284,11 +297,11 @@ static void
 retagwheel(void)
 {
 	struct buf wheeltext = {0};
-	char err[512], *t;
+	char *err = NULL, *t;
 
 	if (strcmp(newplat, wn.plat) == 0)
 		return;
-	if (zip_read(&zin, wheelm->e, collect, &wheeltext, err, sizeof err) < 0)
+	if (zip_read(&zin, wheelm->e, collect, &wheeltext, &err) < 0)
 		die("%s: %s", opt.in, err);
 	t = wheel_retag(wheeltext.s ? wheeltext.s : "", wheeltext.len, newplat);
 	bufreset(&wheelm->data);

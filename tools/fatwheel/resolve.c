@@ -131,7 +131,7 @@ stripdot(const char *p)
 }
 
 static struct archive *
-taropen(const char *path, char *err, size_t errlen)
+taropen(const char *path, char **err)
 {
 	struct archive *a;
 	struct stat st;
@@ -139,16 +139,16 @@ taropen(const char *path, char *err, size_t errlen)
 
 	/* libarchive would open a FIFO blocking and wait for a writer */
 	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0) {
-		snprintf(err, errlen, "%s", strerror(errno));
+		seterr(err, "%s", strerror(errno));
 		return NULL;
 	}
 	if (fstat(fd, &st) < 0) {
-		snprintf(err, errlen, "%s", strerror(errno));
+		seterr(err, "%s", strerror(errno));
 		close(fd);
 		return NULL;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "is %s, not a regular file", os_ftype(st.st_mode));
+		seterr(err, "is %s, not a regular file", os_ftype(st.st_mode));
 		close(fd);
 		return NULL;
 	}
@@ -158,7 +158,7 @@ taropen(const char *path, char *err, size_t errlen)
 	archive_read_support_filter_all(a);
 	archive_read_support_format_all(a);
 	if (archive_read_open_filename(a, path, 1 << 16) != ARCHIVE_OK) {
-		snprintf(err, errlen, "%s", archive_error_string(a));
+		seterr(err, "%s", archive_error_string(a));
 		archive_read_free(a);
 		return NULL;
 	}
@@ -166,9 +166,9 @@ taropen(const char *path, char *err, size_t errlen)
 }
 
 struct rocmtar *
-rocmtar_open(const char *path, char *err, size_t errlen)
+rocmtar_open(const char *path, char **err)
 {
-	struct archive *a = taropen(path, err, errlen);
+	struct archive *a = taropen(path, err);
 	struct archive_entry *ent;
 	struct rocmtar *t;
 	const char *p, *l;
@@ -193,7 +193,7 @@ rocmtar_open(const char *path, char *err, size_t errlen)
 		t->n++;
 	}
 	if (r != ARCHIVE_EOF) {
-		snprintf(err, errlen, "%s", archive_error_string(a));
+		seterr(err, "%s", archive_error_string(a));
 		archive_read_free(a);
 		rocmtar_close(t);
 		return NULL;
@@ -242,10 +242,9 @@ rocmtar_find(struct rocmtar *t, const char *name)
 }
 
 int
-rocmtar_readmany(struct rocmtar *t, const char **members, struct buf **outs, size_t n, char *err,
-                 size_t errlen)
+rocmtar_readmany(struct rocmtar *t, const char **members, struct buf **outs, size_t n, char **err)
 {
-	struct archive *a = taropen(t->file, err, errlen);
+	struct archive *a = taropen(t->file, err);
 	struct archive_entry *ent;
 	char chunk[1 << 16];
 	la_ssize_t k;
@@ -267,7 +266,7 @@ rocmtar_readmany(struct rocmtar *t, const char **members, struct buf **outs, siz
 		while ((k = archive_read_data(a, chunk, sizeof chunk)) > 0)
 			bufadd(outs[i], chunk, (size_t)k);
 		if (k < 0) {
-			snprintf(err, errlen, "%s: %s", members[i], archive_error_string(a));
+			seterr(err, "%s: %s", members[i], archive_error_string(a));
 			archive_read_free(a);
 			return -1;
 		}
@@ -282,7 +281,7 @@ rocmtar_readmany(struct rocmtar *t, const char **members, struct buf **outs, siz
 		}
 	}
 	if (left) {
-		snprintf(err, errlen, "%s", r == ARCHIVE_EOF ? "a member vanished between two passes" : archive_error_string(a));
+		seterr(err, "%s", r == ARCHIVE_EOF ? "a member vanished between two passes" : archive_error_string(a));
 		archive_read_free(a);
 		return -1;
 	}

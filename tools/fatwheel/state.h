@@ -16,7 +16,7 @@ struct member {
 	unsigned char sha[32];
 	int iself;
 	struct elfinfo ei;
-	char err[512];
+	char *err;                  /* what is wrong with it (bad), fresh */
 	int bad;
 	/* the edit, if any */
 	int edit;

@@ -8,7 +8,7 @@
 #include <string.h>
 
 int
-elfinfo_read(struct elfinfo *info, const void *p, size_t n, char *err, size_t errlen)
+elfinfo_read(struct elfinfo *info, const void *p, size_t n, char **err)
 {
 	struct elf e;
 	struct elfdyn d;
@@ -19,12 +19,12 @@ elfinfo_read(struct elfinfo *info, const void *p, size_t n, char *err, size_t er
 	memset(info, 0, sizeof *info);
 	info->glibc = info->cxx = -1;
 	if (!elf_is(p, n)) {
-		snprintf(err, errlen, "not an ELF file");
+		seterr(err, "not an ELF file");
 		return -1;
 	}
-	if (elf_open(&e, p, n, err, errlen) < 0)
+	if (elf_open(&e, p, n, err) < 0)
 		return -1;
-	if (elf_dynamic(&e, &d, err, errlen) < 0) {
+	if (elf_dynamic(&e, &d, err) < 0) {
 		elf_close(&e);
 		return -1;
 	}
@@ -154,8 +154,7 @@ cmprec(const void *a, const void *b)
 }
 
 int
-record_parse(const char *s, size_t n, struct recline **out, size_t *nout, char *err,
-             size_t errlen)
+record_parse(const char *s, size_t n, struct recline **out, size_t *nout, char **err)
 {
 	const char *p = s, *end = s + n;
 	struct recline *r = NULL;
@@ -200,7 +199,7 @@ record_parse(const char *s, size_t n, struct recline **out, size_t *nout, char *
 	qsort(r, cnt, sizeof *r, cmprec);
 	for (i = 1; i < cnt; i++) {
 		if (strcmp(r[i - 1].path, r[i].path) == 0) {
-			snprintf(err, errlen, "RECORD lists '%s' twice", r[i].path);
+			seterr(err, "RECORD lists '%s' twice", r[i].path);
 			record_free(r, cnt);
 			return -1;
 		}
@@ -211,7 +210,7 @@ record_parse(const char *s, size_t n, struct recline **out, size_t *nout, char *
 bad:
 	while (k-- > 0)
 		free(f[k]);
-	snprintf(err, errlen, "RECORD line %zu is not path,hash,size", line);
+	seterr(err, "RECORD line %zu is not path,hash,size", line);
 	record_free(r, cnt);
 	return -1;
 }

@@ -251,13 +251,12 @@ dlopensjit(const char *path)
 	struct elf e;
 	const struct elfsec *sec;
 	const unsigned char *d;
-	char err[256];
 	size_t i;
 	int r = 0;
 
 	if (strchr(path, '!') || map_open(&m, path) < 0)
 		return 0;
-	if (m.p && elf_open(&e, m.p, m.n, err, sizeof err) == 0) {
+	if (m.p && elf_open(&e, m.p, m.n, NULL) == 0) {
 		for (i = 0; i < sizeof secs / sizeof secs[0] && !r; i++) {
 			if (!(sec = elf_section(&e, secs[i])) || sec->size > (16 << 20) || !(d = elf_secdata(&e, sec)))
 				continue;

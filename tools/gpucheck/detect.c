@@ -12,7 +12,7 @@
 #include <string.h>
 #include <strings.h>
 
-#define FAIL(...) do { snprintf(err, errlen, __VA_ARGS__); return -1; } while (0)
+#define FAIL(...) do { seterr(err, __VA_ARGS__); return -1; } while (0)
 
 /* PCI device ids for kernels whose KFD lacks gfx_target_version (before 2021), and
    marketing names where the id names one product line */
@@ -146,7 +146,7 @@ struct kfdprops {
    gfx_target_version is major*10000 + minor*100 + stepping with major 1-63 and minor
    and stepping one hex digit each (0-15) in the target's name; 0 means not reported. */
 static int
-kfdrange(const char *path, const struct kfdprops *k, char *err, size_t errlen)
+kfdrange(const char *path, const struct kfdprops *k, char **err)
 {
 	uint64_t v = k->gfx_target_version;
 
@@ -176,7 +176,7 @@ kfdrange(const char *path, const struct kfdprops *k, char *err, size_t errlen)
 /* Parse "key value" lines, skipping lines that are not that shape (as the thunk does).
    Garbage (NUL or control bytes, numbers that overflow) is an error naming the offset. */
 static int
-kfdparse(const char *path, struct kfdprops *k, char *err, size_t errlen)
+kfdparse(const char *path, struct kfdprops *k, char **err)
 {
 	struct buf b = {0};
 	size_t i, ls, ke, vs, ve;
@@ -185,7 +185,7 @@ kfdparse(const char *path, struct kfdprops *k, char *err, size_t errlen)
 
 	memset(k, 0, sizeof *k);
 	/* a FIFO or device planted in a captured tree must not hang or be read */
-	if (os_readreg(path, 0, &b, 1 << 20, err, errlen) < 0)
+	if (os_readreg(path, 0, &b, 1 << 20, err) < 0)
 		return -1;
 	s = b.s ? b.s : "";
 	for (i = 0; i < b.len; i++) {
@@ -241,7 +241,7 @@ kfdparse(const char *path, struct kfdprops *k, char *err, size_t errlen)
 	buffree(&b);
 	if (k->nlines == 0)
 		FAIL("%s: not a KFD properties file (no 'key value' line at offset 0)", path);
-	return kfdrange(path, k, err, errlen);
+	return kfdrange(path, k, err);
 }
 
 static int
@@ -281,12 +281,12 @@ numdirs(const char *dir, size_t *n)
 
 /* "amdgpu VERSION" from the module's version file, or "" */
 static void
-amdgpu_version(const char *sysfs, char *drv, size_t len, char *err, size_t errlen)
+amdgpu_version(const char *sysfs, char *drv, size_t len)
 {
 	char *path = xasprintf("%s/module/amdgpu/version", sysfs);
 	struct buf vb = {0};
 
-	if (os_readreg(path, 0, &vb, 256, err, errlen) == 0 && vb.len) {
+	if (os_readreg(path, 0, &vb, 256, NULL) == 0 && vb.len) {
 		snprintf(drv, len, "amdgpu %s", vb.s);
 		strrtrim(drv, " \t\r\n");
 	}
@@ -323,7 +323,7 @@ amdgpu_from(struct gpu *g, const struct kfdprops *k, long id, const char *drv)
 
 /* VRAM: the frame-buffer heaps (public 1, private 2) of the node's banks */
 static int
-amdgpu_vram(struct gpu *g, const char *nodes, long id, char *err, size_t errlen)
+amdgpu_vram(struct gpu *g, const char *nodes, long id, char **err)
 {
 	char *bdir = xasprintf("%s/%ld/mem_banks", nodes, id), *path = NULL;
 	size_t nb, j;
@@ -334,15 +334,15 @@ amdgpu_vram(struct gpu *g, const char *nodes, long id, char *err, size_t errlen)
 	for (j = 0; j < nb && rc == 0; j++) {
 		free(path);
 		path = xasprintf("%s/%ld/properties", bdir, banks[j]);
-		if (kfdparse(path, &mk, err, errlen) < 0) {
+		if (kfdparse(path, &mk, err) < 0) {
 			rc = -1;
 			break;
 		}
 		if (mk.heap_type == 1 || mk.heap_type == 2)
 			g->vram += mk.size_in_bytes;
 		if (g->vram > KFD_MAXBANK) {
-			snprintf(err, errlen, "%s: size_in_bytes: the node's banks add up to more memory than "
-			         "a GPU has (at most 1 PiB)", path);
+			seterr(err, "%s: size_in_bytes: the node's banks add up to more memory than "
+			       "a GPU has (at most 1 PiB)", path);
 			rc = -1;
 		}
 	}
@@ -377,7 +377,7 @@ amdgpu_override(struct gpu *g, long id)
 }
 
 static int
-detect_amd(struct gpulist *l, const char *sysfs, char *err, size_t errlen)
+detect_amd(struct gpulist *l, const char *sysfs, char **err)
 {
 	char *nodes = xasprintf("%s/class/kfd/kfd/topology/nodes", sysfs), *path;
 	char drv[64] = "";
@@ -388,15 +388,15 @@ detect_amd(struct gpulist *l, const char *sysfs, char *err, size_t errlen)
 	int rc = 0;
 
 	ids = numdirs(nodes, &n);
-	amdgpu_version(sysfs, drv, sizeof drv, err, errlen);
+	amdgpu_version(sysfs, drv, sizeof drv);
 	for (i = 0; i < n && rc == 0; i++) {
 		path = xasprintf("%s/%ld/properties", nodes, ids[i]);
-		rc = kfdparse(path, &k, err, errlen);
+		rc = kfdparse(path, &k, err);
 		free(path);
 		if (rc < 0 || k.simd_count == 0)
 			continue; /* unreadable, or a CPU node */
 		amdgpu_from(&g, &k, ids[i], drv);
-		if ((rc = amdgpu_vram(&g, nodes, ids[i], err, errlen)) < 0)
+		if ((rc = amdgpu_vram(&g, nodes, ids[i], err)) < 0)
 			continue;
 		amdgpu_override(&g, ids[i]);
 		addgpu(l, &g);
@@ -502,10 +502,21 @@ cuda_fill(struct gpulist *l, size_t first)
 	/* libcuda stays loaded: unloading a driver library is not safe */
 }
 
+/* hand the message e on to the caller's err (or free it when err is NULL); returns -1 */
 static int
-detect_nvidia(struct gpulist *l, const char *procfs, int usecuda, char *err, size_t errlen)
+errmove(char **err, char *e)
 {
-	char *path, *gdir, drv[64] = "", minor[16];
+	if (err)
+		*err = e;
+	else
+		free(e);
+	return -1;
+}
+
+static int
+detect_nvidia(struct gpulist *l, const char *procfs, int usecuda, char **err)
+{
+	char *path, *gdir, drv[64] = "", minor[16], *e = NULL;
 	struct buf b = {0};
 	DIR *d;
 	struct dirent *de;
@@ -514,17 +525,20 @@ detect_nvidia(struct gpulist *l, const char *procfs, int usecuda, char *err, siz
 	const char *s;
 
 	path = xasprintf("%s/driver/nvidia/version", procfs);
-	if (os_readreg(path, 0, &b, 1 << 16, err, errlen) < 0) {
+	if (os_readreg(path, 0, &b, 1 << 16, &e) < 0) {
 		free(path);
 		buffree(&b);
 		/* no NVIDIA driver; but a FIFO or device in its place is bad input */
-		return errno == EINVAL || errno == EISDIR ? -1 : 0;
+		if (errno == EINVAL || errno == EISDIR)
+			return errmove(err, e);
+		free(e);
+		return 0;
 	}
 	/* "NVRM version: NVIDIA UNIX [Open ]Kernel Module [for x86_64]  580.159.04  ...":
 	   the version is the first word of digits and dots on that line */
 	s = b.s ? strstr(b.s, "NVRM version:") : NULL;
 	if (!s) {
-		snprintf(err, errlen, "%s: not an NVIDIA driver version file (no 'NVRM version:' at offset 0)", path);
+		seterr(err, "%s: not an NVIDIA driver version file (no 'NVRM version:' at offset 0)", path);
 		buffree(&b);
 		free(path);
 		return -1;
@@ -538,8 +552,8 @@ detect_nvidia(struct gpulist *l, const char *procfs, int usecuda, char *err, siz
 		}
 	}
 	if (!drv[0]) {
-		snprintf(err, errlen, "%s: no version number on its NVRM line (offset %zu)", path,
-		         (size_t)(strstr(b.s, "NVRM version:") - b.s));
+		seterr(err, "%s: no version number on its NVRM line (offset %zu)", path,
+		       (size_t)(strstr(b.s, "NVRM version:") - b.s));
 		buffree(&b);
 		free(path);
 		return -1;
@@ -552,14 +566,16 @@ detect_nvidia(struct gpulist *l, const char *procfs, int usecuda, char *err, siz
 		if (de->d_name[0] == '.')
 			continue;
 		path = xasprintf("%s/%s/information", gdir, de->d_name);
-		if (os_readreg(path, 0, &b, 1 << 16, err, errlen) < 0) {
+		if (os_readreg(path, 0, &b, 1 << 16, &e) < 0) {
 			free(path);
 			if (errno == EINVAL || errno == EISDIR) {
 				buffree(&b);
 				closedir(d);
 				free(gdir);
-				return -1;
+				return errmove(err, e);
 			}
+			free(e);
+			e = NULL;
 			continue;
 		}
 		memset(&g, 0, sizeof g);
@@ -568,7 +584,7 @@ detect_nvidia(struct gpulist *l, const char *procfs, int usecuda, char *err, siz
 		infoval(b.s ? b.s : "", "Device Minor", minor, sizeof minor);
 		if (!g.name[0]) {
 			buffree(&b);
-			snprintf(err, errlen, "%s: no 'Model:' line (offset 0)", path);
+			seterr(err, "%s: no 'Model:' line (offset 0)", path);
 			free(path);
 			closedir(d);
 			free(gdir);
@@ -590,13 +606,13 @@ detect_nvidia(struct gpulist *l, const char *procfs, int usecuda, char *err, siz
 }
 
 int
-detect(struct gpulist *l, const struct detectopts *o, char *err, size_t errlen)
+detect(struct gpulist *l, const struct detectopts *o, char **err)
 {
 	size_t i;
 
-	if (detect_amd(l, o->sysfs, err, errlen) < 0)
+	if (detect_amd(l, o->sysfs, err) < 0)
 		return -1;
-	if (o->procfs && detect_nvidia(l, o->procfs, o->usecuda, err, errlen) < 0)
+	if (o->procfs && detect_nvidia(l, o->procfs, o->usecuda, err) < 0)
 		return -1;
 	for (i = 0; i < l->n; i++)
 		l->g[i].index = (int)i;

@@ -43,7 +43,7 @@ struct detectopts {
 
 /* Find AMD GPUs in KFD sysfs and NVIDIA GPUs in procfs (+ libcuda). Returns 0, or -1
    with a message (file and offset) in err for unreadable or garbage files. */
-int detect(struct gpulist *l, const struct detectopts *o, char *err, size_t errlen);
+int detect(struct gpulist *l, const struct detectopts *o, char **err);
 /* release the list */
 void gpulist_free(struct gpulist *l);
 /* Parse an override value exactly as ROCm's thunk does ("%u.%u.%u", nothing after,

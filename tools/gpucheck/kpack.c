@@ -11,7 +11,7 @@
 #include <string.h>
 #include <zstd.h>
 
-#define FAIL(...) do { snprintf(err, errlen, __VA_ARGS__); return -1; } while (0)
+#define FAIL(...) return seterr(err, __VA_ARGS__)
 
 typedef unsigned long long ull;
 
@@ -87,7 +87,7 @@ mphead(const unsigned char *p, size_t n, size_t *h, uint64_t *pay, uint64_t *ite
 }
 
 int
-kpack_mpcheck(const unsigned char *p, size_t n, int maxdepth, size_t *used, char *err, size_t errlen)
+kpack_mpcheck(const unsigned char *p, size_t n, int maxdepth, size_t *used, char **err)
 {
 	uint64_t rem[KP_MAXDEPTH + 2], pay, items, nobj = 0;
 	size_t pos = 0, h;
@@ -165,13 +165,16 @@ kpack_targets(const char *isa, char out[][96], size_t max)
 #ifndef GPUCHECK_NO_MSGPACK
 /* unpack one checked msgpack object of p[0..n) into up */
 static int
-unpack(const unsigned char *p, size_t n, msgpack_unpacked *up, const char *what, char *err, size_t errlen)
+unpack(const unsigned char *p, size_t n, msgpack_unpacked *up, const char *what, char **err)
 {
 	size_t used, off = 0;
-	char e2[160];
+	char *e2 = NULL;
 
-	if (kpack_mpcheck(p, n, KP_MAXDEPTH, &used, e2, sizeof e2) < 0)
-		FAIL("%s: %s", what, e2);
+	if (kpack_mpcheck(p, n, KP_MAXDEPTH, &used, &e2) < 0) {
+		seterr(err, "%s: %.159s", what, e2);
+		free(e2);
+		return -1;
+	}
 	msgpack_unpacked_init(up);
 	if (msgpack_unpack_next(up, (const char *)p, used, &off) != MSGPACK_UNPACK_SUCCESS) {
 		msgpack_unpacked_destroy(up);
@@ -295,30 +298,32 @@ kpack_reffree(struct kpref *r)
 }
 
 int
-kpack_ref(const unsigned char *p, size_t n, struct kpref *r, char *err, size_t errlen)
+kpack_ref(const unsigned char *p, size_t n, struct kpref *r, char **err)
 {
 	msgpack_unpacked up;
 	const msgpack_object *o;
 	uint32_t i;
 
 	memset(r, 0, sizeof *r);
-	if (unpack(p, n < KP_MAXREF ? n : KP_MAXREF, &up, ".rocm_kpack_ref", err, errlen) < 0) {
-		if (n > KP_MAXREF)
-			snprintf(err + strlen(err), errlen - strlen(err) > 0 ? errlen - strlen(err) : 0,
-			         " (the loader reads at most the first %d bytes of it)", KP_MAXREF);
+	if (unpack(p, n < KP_MAXREF ? n : KP_MAXREF, &up, ".rocm_kpack_ref", err) < 0) {
+		if (n > KP_MAXREF && err) {
+			char *m = *err;
+			*err = xasprintf("%s (the loader reads at most the first %d bytes of it)", m, KP_MAXREF);
+			free(m);
+		}
 		return -1;
 	}
 	if (up.data.type != MSGPACK_OBJECT_MAP) {
-		snprintf(err, errlen, ".rocm_kpack_ref: not a msgpack map");
+		seterr(err, ".rocm_kpack_ref: not a msgpack map");
 		goto bad;
 	}
 	if (!(r->kernel = mpstr(mapget(&up.data, "kernel_name"))) || !*r->kernel) {
-		snprintf(err, errlen, ".rocm_kpack_ref: kernel_name is missing or not a string");
+		seterr(err, ".rocm_kpack_ref: kernel_name is missing or not a string");
 		goto bad;
 	}
 	o = mapget(&up.data, "kpack_search_paths");
 	if (!o || o->type != MSGPACK_OBJECT_ARRAY || o->via.array.size == 0) {
-		snprintf(err, errlen, ".rocm_kpack_ref: kpack_search_paths is missing, empty or not an array");
+		seterr(err, ".rocm_kpack_ref: kpack_search_paths is missing, empty or not an array");
 		goto bad;
 	}
 	r->path = xcalloc(o->via.array.size, sizeof *r->path);
@@ -326,13 +331,13 @@ kpack_ref(const unsigned char *p, size_t n, struct kpref *r, char *err, size_t e
 		char *s = mpstr(&o->via.array.ptr[i]);
 
 		if (!s) {
-			snprintf(err, errlen, ".rocm_kpack_ref: kpack_search_paths[%u] is not a string", i);
+			seterr(err, ".rocm_kpack_ref: kpack_search_paths[%u] is not a string", i);
 			goto bad;
 		}
 		r->path[r->npath++] = s;
 		if (!safepath(s)) {
-			snprintf(err, errlen, ".rocm_kpack_ref: kpack_search_paths[%u] '%.200s' is %s", i, s,
-			         *s == '/' ? "absolute" : !*s ? "empty" : "climbing with '..' past its start");
+			seterr(err, ".rocm_kpack_ref: kpack_search_paths[%u] '%.200s' is %s", i, s,
+			       *s == '/' ? "absolute" : !*s ? "empty" : "climbing with '..' past its start");
 			goto bad;
 		}
 	}
@@ -378,7 +383,7 @@ entcmp(const void *a, const void *b)
 
 /* the toc's entries: {key: {arch: {type, ordinal, original_size}}} */
 static int
-tocentries(const msgpack_object *toc, struct kpack *k, char *err, size_t errlen)
+tocentries(const msgpack_object *toc, struct kpack *k, char **err)
 {
 	uint32_t i, j;
 	size_t cap = 0;
@@ -423,7 +428,7 @@ tocentries(const msgpack_object *toc, struct kpack *k, char *err, size_t errlen)
 /* the "none" scheme: each entry's blob {offset, size}, as the table says (checked when
    the entry is fetched, as the loader reads it only then) */
 static int
-noopblobs(const msgpack_object *blobs, struct kpack *k, char *err, size_t errlen)
+noopblobs(const msgpack_object *blobs, struct kpack *k, char **err)
 {
 	size_t i;
 	const msgpack_object *b;
@@ -445,7 +450,7 @@ noopblobs(const msgpack_object *blobs, struct kpack *k, char *err, size_t errlen
    build_zstd_frame_index reads it; no frame is inflated */
 static int
 zstdblobs(const unsigned char *p, const msgpack_object *toc, struct kpack *k, uint64_t end,
-          char *err, size_t errlen)
+          char **err)
 {
 	uint64_t zo, zs, pos;
 	uint32_t nk, i, fs;
@@ -514,10 +519,9 @@ zinflate(struct kpack *k, const unsigned char *f, size_t fn, uint64_t limit)
 }
 
 int
-kpack_check(struct kpack *k, const unsigned char *p, size_t n, const struct kpentry *e, uint64_t maxraw,
-            char *err, size_t errlen)
+kpack_check(struct kpack *k, const unsigned char *p, size_t n, const struct kpentry *e, char **err)
 {
-	uint64_t got, lim;
+	uint64_t got, lim, maxraw = k->maxraw;
 	uint32_t o = e->ordinal;
 
 	if (!k->zstd) {
@@ -555,19 +559,19 @@ kpack_check(struct kpack *k, const unsigned char *p, size_t n, const struct kpen
 }
 
 int
-kpack_checkall(struct kpack *k, const unsigned char *p, size_t n, uint64_t maxraw, char *err, size_t errlen)
+kpack_checkall(struct kpack *k, const unsigned char *p, size_t n, char **err)
 {
 	size_t i;
 
 	for (i = 0; i < k->ne; i++)
-		if (kpack_check(k, p, n, &k->e[i], maxraw, err, errlen) < 0)
+		if (kpack_check(k, p, n, &k->e[i], err) < 0)
 			return -1;
 	return 0;
 }
 
 /* gfx_arches and compression_scheme of the toc */
 static int
-tocheader(const msgpack_object *t, struct kpack *k, char *err, size_t errlen)
+tocheader(const msgpack_object *t, struct kpack *k, char **err)
 {
 	const msgpack_object *o = mapget(t, "gfx_arches");
 	char *s;
@@ -588,7 +592,7 @@ tocheader(const msgpack_object *t, struct kpack *k, char *err, size_t errlen)
 		FAIL("compression_scheme is missing or not a string");
 	k->zstd = strcmp(s, "zstd-per-kernel") == 0;
 	if (!k->zstd && strcmp(s, "none") != 0) {
-		snprintf(err, errlen, "compression_scheme '%.60s' is neither none nor zstd-per-kernel", s);
+		seterr(err, "compression_scheme '%.60s' is neither none nor zstd-per-kernel", s);
 		free(s);
 		return -1;
 	}
@@ -597,15 +601,16 @@ tocheader(const msgpack_object *t, struct kpack *k, char *err, size_t errlen)
 }
 
 int
-kpack_read(const unsigned char *p, size_t n, uint64_t maxraw, struct kpack *k, char *err, size_t errlen)
+kpack_read(const unsigned char *p, size_t n, uint64_t maxraw, struct kpack *k, char **err)
 {
 	msgpack_unpacked up;
 	uint64_t toff;
 	uint32_t ver;
-	char e2[400];
+	char what[40], *e2 = NULL;
 	int rc;
 
 	memset(k, 0, sizeof *k);
+	k->maxraw = maxraw;
 	if (n < 16 || memcmp(p, "KPAK", 4) != 0)
 		FAIL("not a kpack archive: bad magic (offset 0; want KPAK)");
 	if ((ver = rd32(p + 4)) != 1)
@@ -616,19 +621,20 @@ kpack_read(const unsigned char *p, size_t n, uint64_t maxraw, struct kpack *k, c
 	if (n - toff > KP_MAXTOC)
 		FAIL("toc at offset %llu is %llu bytes, over the %llu-byte cap", (ull)toff, (ull)(n - toff),
 		     (ull)KP_MAXTOC);
-	snprintf(e2, sizeof e2, "toc at offset %llu", (ull)toff);
-	if (unpack(p + toff, (size_t)(n - toff), &up, e2, err, errlen) < 0)
+	snprintf(what, sizeof what, "toc at offset %llu", (ull)toff);
+	if (unpack(p + toff, (size_t)(n - toff), &up, what, err) < 0)
 		return -1;
-	rc = tocheader(&up.data, k, e2, sizeof e2);
+	rc = tocheader(&up.data, k, &e2);
 	if (rc == 0)
-		rc = tocentries(mapget(&up.data, "toc"), k, e2, sizeof e2);
+		rc = tocentries(mapget(&up.data, "toc"), k, &e2);
 	k->tocoff = toff;
 	if (rc == 0)
-		rc = k->zstd ? zstdblobs(p, &up.data, k, toff, e2, sizeof e2)
-		             : noopblobs(mapget(&up.data, "blobs"), k, e2, sizeof e2);
+		rc = k->zstd ? zstdblobs(p, &up.data, k, toff, &e2)
+		             : noopblobs(mapget(&up.data, "blobs"), k, &e2);
 	msgpack_unpacked_destroy(&up);
 	if (rc < 0) {
-		snprintf(err, errlen, "toc at offset %llu: %s", (ull)toff, e2);
+		seterr(err, "toc at offset %llu: %.399s", (ull)toff, e2);
+		free(e2);
 		kpack_free(k);
 	}
 	return rc;
@@ -661,7 +667,7 @@ kpack_find(const struct kpack *k, const char *key, const char *arch)
 /* a build without msgpack-c (bench/gpucheck.sh device on a bare machine): kpack'd
    libraries and archives are an input error that says so */
 int
-kpack_ref(const unsigned char *p, size_t n, struct kpref *r, char *err, size_t errlen)
+kpack_ref(const unsigned char *p, size_t n, struct kpref *r, char **err)
 {
 	(void)p, (void)n;
 	memset(r, 0, sizeof *r);
@@ -675,10 +681,11 @@ kpack_reffree(struct kpref *r)
 }
 
 int
-kpack_read(const unsigned char *p, size_t n, uint64_t maxraw, struct kpack *k, char *err, size_t errlen)
+kpack_read(const unsigned char *p, size_t n, uint64_t maxraw, struct kpack *k, char **err)
 {
-	(void)p, (void)n, (void)maxraw;
+	(void)p, (void)n;
 	memset(k, 0, sizeof *k);
+	k->maxraw = maxraw;
 	FAIL("this gpucheck was built without msgpack-c and cannot read kpack archives");
 }
 
@@ -689,17 +696,16 @@ kpack_free(struct kpack *k)
 }
 
 int
-kpack_check(struct kpack *k, const unsigned char *p, size_t n, const struct kpentry *e, uint64_t maxraw,
-            char *err, size_t errlen)
+kpack_check(struct kpack *k, const unsigned char *p, size_t n, const struct kpentry *e, char **err)
 {
-	(void)k, (void)p, (void)n, (void)e, (void)maxraw;
+	(void)k, (void)p, (void)n, (void)e;
 	FAIL("this gpucheck was built without msgpack-c and cannot read kpack archives");
 }
 
 int
-kpack_checkall(struct kpack *k, const unsigned char *p, size_t n, uint64_t maxraw, char *err, size_t errlen)
+kpack_checkall(struct kpack *k, const unsigned char *p, size_t n, char **err)
 {
-	(void)k, (void)p, (void)n, (void)maxraw, (void)err, (void)errlen;
+	(void)k, (void)p, (void)n, (void)err;
 	return 0;
 }
 

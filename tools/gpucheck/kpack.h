@@ -57,6 +57,7 @@ struct kpack {
 	uint64_t *fwant;   /* the largest original_size an entry names it with */
 	uint64_t *fgot;    /* what it inflated to once checked: bytes, or KP_UNCHECKED,
 	                      KP_BADFRAME (not zstd, or more than fwant), KP_TRAILING */
+	uint64_t maxraw;   /* the most bytes a frame may inflate to (kpack_read's maxraw) */
 	void *zctx;        /* the zstd stream every frame of it goes through (one per archive) */
 	unsigned char *zbuf; /* its fixed output buffer */
 };
@@ -67,27 +68,26 @@ struct kpack {
 /* Parse a .rocm_kpack_ref section of n bytes (the first KP_MAXREF of them, as the loader
    reads it). A search path that is empty, absolute, or uses ".." anywhere but its first
    two components is refused; a path given twice is kept once, at its first place.
-   Returns 0, or -1 with the field that is wrong in err. */
-int kpack_ref(const unsigned char *p, size_t n, struct kpref *r, char *err, size_t errlen);
+   Returns 0, or -1 with *err naming the field that is wrong. */
+int kpack_ref(const unsigned char *p, size_t n, struct kpref *r, char **err);
 /* release a reference */
 void kpack_reffree(struct kpref *r);
 
 /* Open an archive of n bytes as the loader's kpack_open does: header, table of contents,
    and the zstd blob's frame index (every frame inside the blob); no kernel is inflated.
-   Returns 0, or -1 naming the field and offset in err. maxraw is kept for kpack_check. */
-int kpack_read(const unsigned char *p, size_t n, uint64_t maxraw, struct kpack *k,
-               char *err, size_t errlen);
+   Returns 0, or -1 with *err naming the field and offset. maxraw is kept (k->maxraw) for
+   kpack_check. */
+int kpack_read(const unsigned char *p, size_t n, uint64_t maxraw, struct kpack *k, char **err);
 /* Fetch entry e of k as the loader's kpack_get_kernel would, from the archive's bytes
    p[0..n): its ordinal names a blob inside the data (scheme none) or a zstd frame that
-   inflates to exactly its original_size (at most maxraw bytes), nothing after it. Each
+   inflates to exactly its original_size (at most k->maxraw bytes), nothing after it. Each
    frame is inflated once per archive, streamed into a fixed buffer (memory stays
    bounded whatever it claims), up to the largest size an entry names it with; p may be
-   NULL once every frame was checked. Returns 0, or -1 with what is wrong in err. */
+   NULL once every frame was checked. Returns 0, or -1 with *err saying what is wrong. */
 int kpack_check(struct kpack *k, const unsigned char *p, size_t n, const struct kpentry *e,
-                uint64_t maxraw, char *err, size_t errlen);
+                char **err);
 /* kpack_check every entry; the first failure's message. Returns 0 or -1. */
-int kpack_checkall(struct kpack *k, const unsigned char *p, size_t n, uint64_t maxraw,
-                   char *err, size_t errlen);
+int kpack_checkall(struct kpack *k, const unsigned char *p, size_t n, char **err);
 /* release an archive's table */
 void kpack_free(struct kpack *k);
 /* true if the archive lists arch among gfx_arches */
@@ -103,8 +103,7 @@ size_t kpack_targets(const char *isa, char out[][96], size_t max);
 /* Check that p[0..n) starts with one msgpack object whose every container count fits
    the bytes that follow, nested at most maxdepth deep, KP_MAXOBJECTS objects at most;
    *used receives its length.
-   Returns 0, or -1 with the offset in err. */
-int kpack_mpcheck(const unsigned char *p, size_t n, int maxdepth, size_t *used,
-                  char *err, size_t errlen);
+   Returns 0, or -1 with *err naming the offset. */
+int kpack_mpcheck(const unsigned char *p, size_t n, int maxdepth, size_t *used, char **err);
 
 #endif

@@ -62,7 +62,7 @@ static int
 archive(struct scanset *s, const char *path)
 {
 	struct kparchive *a;
-	char err[PATH_MAX + 256], *canon;
+	char *err = NULL, *m, *canon;
 	int fd, i;
 
 	if (!os_isfile(path))
@@ -79,22 +79,24 @@ archive(struct scanset *s, const char *path)
 	memset(a, 0, sizeof *a);
 	a->path = xstrdup(path);
 	a->canon = canon;
-	if ((fd = os_openreg(path, 0, NULL, err, sizeof err)) < 0 || map_fd(&a->m, fd) < 0) {
+	if ((fd = os_openreg(path, 0, NULL, &err)) < 0 || map_fd(&a->m, fd) < 0) {
 		if (fd >= 0) {
-			snprintf(err, sizeof err, "%s: cannot map it", path);
+			err = xasprintf("%s: cannot map it", path);
 			close(fd);
 		}
 		badarchive(s, a, err);
+		free(err);
 		return -2;
 	}
 	close(fd);
 	if (a->m.p)
 		madvise((void *)a->m.p, a->m.n, MADV_RANDOM);
 	if (kpack_read(a->m.p ? a->m.p : (const unsigned char *)"", a->m.n, s->maxraw ? s->maxraw : OFF_MAXRAW,
-	               &a->k, err + strlen(path) + 2, sizeof err - strlen(path) - 2) < 0) {
-		memcpy(err, path, strlen(path));
-		memcpy(err + strlen(path), ": ", 2);
-		badarchive(s, a, err);
+	               &a->k, &err) < 0) {
+		m = xasprintf("%s: %s", path, err);
+		badarchive(s, a, m);
+		free(m);
+		free(err);
 	}
 	return a->bad ? -2 : (int)(s->nar - 1);
 }
@@ -242,7 +244,7 @@ int
 kp_library(struct scanset *s, struct scanned *f, const unsigned char *p, size_t n)
 {
 	struct kplib *kp;
-	char err[512], *full;
+	char *err = NULL, *full;
 	const char *slash = strrchr(f->path, '/');
 	size_t i;
 
@@ -253,8 +255,9 @@ kp_library(struct scanset *s, struct scanned *f, const unsigned char *p, size_t 
 		return -1;
 	}
 	kp = f->kp = xcalloc(1, sizeof *kp);
-	if (kpack_ref(p + f->l.refoff, (size_t)f->l.refsize, &kp->ref, err, sizeof err) < 0) {
+	if (kpack_ref(p + f->l.refoff, (size_t)f->l.refsize, &kp->ref, &err) < 0) {
 		warn("%s: %s (section offset %llu)", f->path, err, (unsigned long long)f->l.refoff);
+		free(err);
 		s->errors++;
 		return -1;
 	}
@@ -517,14 +520,15 @@ fetch(struct scanset *s, int ai, const char *key, const char *t, char *why, size
 {
 	struct kparchive *a = &s->ar[ai];
 	const struct kpentry *e = kpack_find(&a->k, key, t);
-	char err[512];
+	char *err = NULL;
 
 	if (!e) {
 		snprintf(why, len, "%.400s (%.95s) lacks %.400s", a->path, t, key);
 		return -1;
 	}
-	if (kpack_check(&a->k, a->m.p, a->m.n, e, s->maxraw ? s->maxraw : OFF_MAXRAW, err, sizeof err) < 0) {
+	if (kpack_check(&a->k, a->m.p, a->m.n, e, &err) < 0) {
 		snprintf(why, len, "%.400s (%.95s): %.500s", a->path, t, err);
+		free(err);
 		return -1;
 	}
 	return 0;
@@ -620,12 +624,13 @@ kp_archivefile(struct scanset *s, struct scanned *f, const unsigned char *p, siz
 	struct kpack k;
 	struct offbundle *b;
 	struct offentry *e;
-	char err[512];
+	char *err = NULL;
 	size_t i;
 
-	if (kpack_read(p, n, s->maxraw ? s->maxraw : OFF_MAXRAW, &k, err, sizeof err) < 0 ||
-	    kpack_checkall(&k, p, n, s->maxraw ? s->maxraw : OFF_MAXRAW, err, sizeof err) < 0) {
+	if (kpack_read(p, n, s->maxraw ? s->maxraw : OFF_MAXRAW, &k, &err) < 0 ||
+	    kpack_checkall(&k, p, n, &err) < 0) {
 		warn("%s: %s", f->path, err);
+		free(err);
 		kpack_free(&k);
 		s->errors++;
 		return -1;
@@ -658,7 +663,7 @@ int
 kp_wheelarchive(struct scanset *s, const char *path, const unsigned char *p, size_t n)
 {
 	struct kparchive *a;
-	char err[PATH_MAX + 600];
+	char *err = NULL, *m;
 	uint64_t max = s->maxraw ? s->maxraw : OFF_MAXRAW;
 	size_t i;
 
@@ -667,22 +672,24 @@ kp_wheelarchive(struct scanset *s, const char *path, const unsigned char *p, siz
 	memset(a, 0, sizeof *a);
 	a->path = xstrdup(path);
 	a->canon = xstrdup(path);
-	if (kpack_read(p, n, max, &a->k, err + strlen(path) + 2, sizeof err - strlen(path) - 2) < 0) {
-		memcpy(err, path, strlen(path));
-		memcpy(err + strlen(path), ": ", 2);
-		badarchive(s, a, err);
+	if (kpack_read(p, n, max, &a->k, &err) < 0) {
+		m = xasprintf("%s: %s", path, err);
+		badarchive(s, a, m);
+		free(m);
+		free(err);
 		return -1;
 	}
 	/* the member's bytes go once it is read: check its frames now, each once, and let
 	   cover find the results when an entry is fetched */
-	if (!s->kplazy && kpack_checkall(&a->k, p, n, max, err, sizeof err) < 0) {
+	if (!s->kplazy && kpack_checkall(&a->k, p, n, &err) < 0) {
 		warn("%s: %s", path, err);
+		free(err);
 		a->bad = 1;
 		s->errors++;
 		return -1;
 	}
 	for (i = 0; s->kplazy && i < a->k.ne; i++)
-		kpack_check(&a->k, p, n, &a->k.e[i], max, err, sizeof err);
+		kpack_check(&a->k, p, n, &a->k.e[i], NULL);
 	return 0;
 }
 

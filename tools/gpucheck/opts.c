@@ -73,13 +73,13 @@ void
 detect_or_die(struct gpulist *l)
 {
 	struct detectopts o;
-	char err[512];
+	char *err = NULL;
 
 	o.sysfs = opt_sysfs;
 	/* a captured sysfs tree stands alone unless a captured /proc goes with it */
 	o.procfs = sysfsset && !procset ? NULL : opt_procfs;
 	o.usecuda = !procset && !sysfsset;
-	if (detect(l, &o, err, sizeof err) < 0) {
+	if (detect(l, &o, &err) < 0) {
 		gpulist_free(l);
 		die("%s", err);
 	}

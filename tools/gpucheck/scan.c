@@ -60,8 +60,9 @@ static int
 scanbytes(struct scanset *s, const char *path, const unsigned char *p, size_t n, int explicit)
 {
 	struct elf e;
-	char err[512];
+	char *err = NULL;
 	struct offopts o = {s->maxraw};
+	struct offbytes in = {p, n, 0, "bundle"};
 	struct scanned *f;
 	int raw;
 
@@ -81,18 +82,18 @@ scanbytes(struct scanset *s, const char *path, const unsigned char *p, size_t n,
 	f = addscanned(s, path);
 	if (!raw && n >= 20 && rd16(p + 18) == 0xe0) {
 		/* an AMDGPU code object: its own header checks name the field */
-		if (off_codeobj(p, n, &f->l, err, sizeof err) < 0)
+		if (off_codeobj(p, n, &f->l, &err) < 0)
 			goto bad;
 		return 0;
 	}
 	if (raw) {
-		if (off_hipfatbin(p, n, 0, "bundle", &f->l, &o, err, sizeof err) < 0)
+		if (off_hipfatbin(&in, &f->l, &o, &err) < 0)
 			goto bad;
 		return 0;
 	}
-	if (elf_open(&e, p, n, err, sizeof err) < 0)
+	if (elf_open(&e, p, n, &err) < 0)
 		goto bad;
-	if (off_scanelf(&e, &f->l, &o, err, sizeof err) < 0) {
+	if (off_scanelf(&e, &f->l, &o, &err) < 0) {
 		elf_close(&e);
 		goto bad;
 	}
@@ -102,6 +103,7 @@ scanbytes(struct scanset *s, const char *path, const unsigned char *p, size_t n,
 	return 0;
 bad:
 	warn("%s: %s", path, err);
+	free(err);
 	s->errors++;
 	off_free(&f->l);
 	free(f->path);
@@ -225,11 +227,12 @@ static int
 scanfile(struct scanset *s, const char *path, int explicit)
 {
 	struct mapfile m;
-	char err[PATH_MAX + 128];
+	char *err = NULL;
 	int rc, fd;
 
-	if ((fd = os_openreg(path, 0, NULL, err, sizeof err)) < 0) {
+	if ((fd = os_openreg(path, 0, NULL, &err)) < 0) {
 		warn("%s", err);
+		free(err);
 		s->errors++;
 		return -1;
 	}
@@ -437,11 +440,10 @@ quietscan(const char *path, uint64_t maxraw, struct offlist *l)
 	struct mapfile m;
 	struct elf e;
 	struct offopts o = {maxraw};
-	char err[512];
 	int fd, r;
 
 	memset(l, 0, sizeof *l);
-	if ((fd = os_openreg(path, 0, NULL, err, sizeof err)) < 0)
+	if ((fd = os_openreg(path, 0, NULL, NULL)) < 0)
 		return -1;
 	r = map_fd(&m, fd);
 	close(fd);
@@ -450,8 +452,8 @@ quietscan(const char *path, uint64_t maxraw, struct offlist *l)
 	r = -1;
 	if (m.p && elf_is(m.p, m.n)) {
 		gc_advise(m.p, m.n);
-		if (elf_open(&e, m.p, m.n, err, sizeof err) == 0) {
-			r = off_scanelf(&e, l, &o, err, sizeof err);
+		if (elf_open(&e, m.p, m.n, NULL) == 0) {
+			r = off_scanelf(&e, l, &o, NULL);
 			elf_close(&e);
 		}
 	}

@@ -221,8 +221,8 @@ opts(int argc, char **argv)
 	}
 	for (i = 0; i < g.nscripts; i++) {
 		/* hashed into the key: a FIFO or device there must not hang the run */
-		char msg[PATH_MAX + 128];
-		int fd = os_openreg(g.scripts[i], 0, NULL, msg, sizeof msg);
+		char *msg = NULL;
+		int fd = os_openreg(g.scripts[i], 0, NULL, &msg);
 		if (fd < 0)
 			dien(EXIT_USAGE, "--script=%s", msg);
 		close(fd);
@@ -276,7 +276,7 @@ static void
 findstate(void)
 {
 	struct stat st;
-	char *gitdir = tpath(".git"), err[PATH_MAX + 128];
+	char *gitdir = tpath(".git"), *err = NULL;
 
 	if (!g.state) {
 		if (lstat(gitdir, &st) == 0 && S_ISDIR(st.st_mode)) {
@@ -298,7 +298,7 @@ findstate(void)
 			dien(EXIT_USAGE, "--state=%s: inside SRCDIR it must be a top-level folder", g.state);
 	}
 	free(gitdir);
-	if (os_owndir(g.state, err, sizeof err) < 0)
+	if (os_owndir(g.state, &err) < 0)
 		dien(EXIT_USAGE, "%s", err);
 }
 
@@ -318,10 +318,10 @@ findself(const char *argv0_)
 static void
 takelock(void)
 {
-	char msg[PATH_MAX + 128], *lockp = spath("lock");
+	char *msg = NULL, *lockp = spath("lock");
 	int lockfd;
 
-	if ((lockfd = os_createreg(lockp, O_RDWR, 0644, msg, sizeof msg)) < 0)
+	if ((lockfd = os_createreg(lockp, O_RDWR, 0644, &msg)) < 0)
 		dien(EXIT_USAGE, "%s", msg);
 	if (flock(lockfd, LOCK_EX | LOCK_NB) < 0) {
 		fprintf(stderr, "%s: waiting for another hipify-wrap on %s\n", argv0, g.srcdir);
@@ -699,12 +699,12 @@ sortpost(const char *journal, unsigned long *made, unsigned long *rewrote, unsig
 static void
 keeporig(const char *journal, unsigned long rewrote)
 {
-	char msg[PATH_MAX + 128], hx[65], *from, *to, *orig = spath("orig");
+	char *msg = NULL, hx[65], *from, *to, *orig = spath("orig");
 	const struct fent *e;
 	size_t i;
 
 	rmtree(orig);
-	if (rewrote && os_owndir(orig, msg, sizeof msg) < 0)
+	if (rewrote && os_owndir(orig, &msg) < 0)
 		dien(EXIT_USAGE, "%s", msg);
 	for (i = 0; rewrote && i < g.post.n; i++) {
 		e = &g.post.v[i];
@@ -725,7 +725,7 @@ keeporig(const char *journal, unsigned long rewrote)
 int
 main(int argc, char **argv)
 {
-	char key[65], source[65], msg[PATH_MAX + 128], *p, *journal;
+	char key[65], source[65], *msg = NULL, *p, *journal;
 	struct tally t = {0};
 	int logfd, rc, haveresult = 0;
 	unsigned long made = 0, rewrote = 0, kept = 0;
@@ -767,7 +767,7 @@ main(int argc, char **argv)
 	stash_load();
 
 	/* the log first: a log that cannot be written stops us before anything is journaled */
-	if ((logfd = os_createreg(g.logpath, O_TRUNC, 0644, msg, sizeof msg)) < 0)
+	if ((logfd = os_createreg(g.logpath, O_TRUNC, 0644, &msg)) < 0)
 		dien(EXIT_USAGE, "%s", msg);
 	journal = journal_begin();
 	rc = hipify(logfd, &t, &haveresult);

@@ -72,10 +72,10 @@ journaled(const struct fent *e)
 void
 journal_copy(const struct flist *l, const char *dir)
 {
-	char hx[65], *dst, *src, err[PATH_MAX + 128];
+	char hx[65], *dst, *src, *err = NULL;
 	size_t i;
 
-	if (os_owndir(dir, err, sizeof err) < 0)
+	if (os_owndir(dir, &err) < 0)
 		dien(EXIT_USAGE, "%s", err);
 	for (i = 0; i < l->n; i++) {
 		if (!journaled(&l->v[i]))
@@ -112,9 +112,9 @@ static void
 stash(const char *rel, const unsigned char hash[32])
 {
 	struct stash *s;
-	char *from = tpath(rel), *dir = spath("stash"), err[PATH_MAX + 128];
+	char *from = tpath(rel), *dir = spath("stash"), *err = NULL;
 
-	if (os_owndir(dir, err, sizeof err) < 0)
+	if (os_owndir(dir, &err) < 0)
 		dien(EXIT_USAGE, "%s", err);
 	g.st = xgrow(g.st, &g.cst, g.nst + 1, sizeof(*g.st));
 	s = &g.st[g.nst];

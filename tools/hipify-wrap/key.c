@@ -186,7 +186,7 @@ void
 srcpinstate(void)
 {
 	char *dotgit = tpath(".git"), *statefile = tpath(".git/srcpin"), *prog = NULL, *e = NULL;
-	char msg[PATH_MAX + 128];
+	char *msg = NULL;
 	const char *what = NULL, *c, *s, *n;
 	struct buf out = {0}, err = {0};
 	struct kvfile kv;
@@ -196,10 +196,11 @@ srcpinstate(void)
 	if (lstat(dotgit, &st) < 0) {
 		/* srcpin checkouts are git work trees: nothing to ask elsewhere */
 	} else if (S_ISDIR(st.st_mode)) {
-		if (os_readreg(statefile, O_NOFOLLOW, &out, 1 << 20, msg, sizeof msg) >= 0)
+		if (os_readreg(statefile, O_NOFOLLOW, &out, 1 << 20, &msg) >= 0)
 			what = statefile;
 		else if (errno != ENOENT)
 			warn("%s; keying on content only", msg);
+		free(msg);
 	} else if ((prog = findprog("srcpin", g.self))) {
 		char *argv[] = {prog, "state", g.srcdir, NULL};
 		if (proc_capture(argv, NULL, &out, &err, 0, 120000, &r) < 0 || r.notfound)

@@ -440,13 +440,15 @@ manifest_read(const char *path, struct flist *l, char **err)
 	unsigned long long size, ino, mode8;
 	long long ms, mns;
 	unsigned mode;
-	char msg[PATH_MAX + 128];
+	char *msg = NULL;
 
 	/* a state file: never through a planted link, never blocking on a planted FIFO */
-	if (os_readreg(path, O_NOFOLLOW, &b, 0, msg, sizeof msg) < 0) {
-		if (errno == ENOENT)
+	if (os_readreg(path, O_NOFOLLOW, &b, 0, &msg) < 0) {
+		if (errno == ENOENT) {
+			free(msg);
 			return 0;
-		*err = xstrdup(msg);
+		}
+		*err = msg;
 		return -1;
 	}
 	for (line = b.s; line && *line; line = next) {

@@ -203,15 +203,15 @@ wheeltorch(const char *path)
 {
 	struct zipin z;
 	struct buf m = {0};
-	char err[256], *r = NULL, *p, *e;
+	char *r = NULL, *p, *e;
 	size_t i;
 
-	if (zip_open(&z, path, err, sizeof err) < 0)
+	if (zip_open(&z, path, NULL) < 0)
 		return NULL;
 	for (i = 0; i < z.n; i++)
 		if (endswith(z.e[i].name, ".dist-info/METADATA") && !strchr(strchr(z.e[i].name, '/') + 1, '/'))
 			break;
-	if (i < z.n && z.e[i].usize < (1 << 20) && zip_read(&z, &z.e[i], addbuf, &m, err, sizeof err) == 0) {
+	if (i < z.n && z.e[i].usize < (1 << 20) && zip_read(&z, &z.e[i], addbuf, &m, NULL) == 0) {
 		bufputc(&m, 0);
 		for (p = m.s; p && *p; p = e ? e + 1 : NULL) {
 			e = strchr(p, '\n');

@@ -346,15 +346,14 @@ buildsys_free(struct buildsys *bs)
 static int
 treefile(const char *dir, const char *name, struct buf *b, char **err)
 {
-	char *p = xasprintf("%s/%s", dir, name), e[256];
+	char *p = xasprintf("%s/%s", dir, name);
 	struct stat st;
 	int r = 1;
 
 	bufreset(b);
 	if (lstat(p, &st) < 0) {
 		r = 0;
-	} else if (os_readreg(p, 0, b, 4u << 20, e, sizeof e) < 0) {
-		*err = xasprintf("%s", e);
+	} else if (os_readreg(p, 0, b, 4u << 20, err) < 0) {
 		r = -1;
 	} else if (b->len && memchr(b->s, 0, b->len)) {
 		*err = xasprintf("%s: holds a NUL byte; it is not a text file", name);
@@ -942,12 +941,13 @@ static int
 wheelsafe(const char *path, char **err)
 {
 	struct zipin z;
-	char e[512];
+	char *e = NULL;
 
-	if (zip_open(&z, path, e, sizeof e) != 0) {
+	if (zip_open(&z, path, &e) != 0) {
 		*err = xasprintf("%s: %s; a wheel pip would install part of before it fails (or "
 		                 "write outside the environment): refused before anything is installed",
 		                 path, e);
+		free(e);
 		return -2;
 	}
 	zip_close(&z);
@@ -1091,12 +1091,13 @@ static int
 wheel_holds(const char *path, const char *mod, char **err)
 {
 	struct zipin z;
-	char e[256];
+	char *e = NULL;
 	size_t i, n = strlen(mod);
 	int r = 0;
 
-	if (zip_open(&z, path, e, sizeof e) != 0) {
+	if (zip_open(&z, path, &e) != 0) {
 		*err = xasprintf("%s: %s", path, e);
+		free(e);
 		return -1;
 	}
 	for (i = 0; i < z.n && !r; i++) {

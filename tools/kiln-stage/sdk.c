@@ -314,8 +314,8 @@ filepath(CURL *c, const char *url)
 static int
 openlocal(const char *path)
 {
-	char err[512];
-	int fd = os_openreg(path, 0, NULL, err, sizeof err);
+	char *err = NULL;
+	int fd = os_openreg(path, 0, NULL, &err);
 
 	if (fd < 0)
 		dien(EXIT_USAGE, "%s", err);
@@ -358,11 +358,11 @@ checkout(const char *path)
 static int
 hasdigest(const char *path, const char *sha)
 {
-	char err[512], blk[1 << 16], *got;
+	char blk[1 << 16], *got;
 	unsigned char dg[32];
 	struct sha256 h;
 	ssize_t n;
-	int fd = os_openreg(path, O_NOFOLLOW, NULL, err, sizeof err), same;
+	int fd = os_openreg(path, O_NOFOLLOW, NULL, NULL), same;
 
 	if (fd < 0)
 		return 0;
@@ -448,7 +448,7 @@ int
 fetch_main(int argc, char **argv)
 {
 	const char *sha = NULL, *out = NULL, *lock = NULL, *v;
-	char *part, *local, err[512], locked[65];
+	char *part, *local, *err = NULL, locked[65];
 	struct dl d = {0};
 	int i, lfd = -1;
 
@@ -498,7 +498,7 @@ fetch_main(int argc, char **argv)
 		lfd = openlocal(local);
 	if (os_mkparents(out, 0755) < 0)
 		dien(EXIT_PROBLEM, "%s: cannot create its folder:", out);
-	if ((d.fd = os_createreg(part, 0, 0644, err, sizeof err)) < 0)
+	if ((d.fd = os_createreg(part, 0, 0644, &err)) < 0)
 		dien(errno == ENXIO || errno == EINVAL || errno == ELOOP ? EXIT_USAGE : EXIT_PROBLEM, "%s", err);
 	d.term = isatty(2);
 	d.deadline = time(NULL) + d.maxtime;
@@ -886,8 +886,8 @@ intodone(const char *into)
 static int
 opentar(struct stat *st)
 {
-	char err[512];
-	int fd = os_openreg(tarname, 0, st, err, sizeof err);
+	char *err = NULL;
+	int fd = os_openreg(tarname, 0, st, &err);
 
 	if (fd < 0)
 		dien(EXIT_USAGE, "%s", err);

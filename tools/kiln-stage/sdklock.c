@@ -23,15 +23,16 @@
 static int
 lockread(const char *lock, struct buf *b, char **err)
 {
-	char e[512];
+	char *e = NULL;
 
-	if (os_readreg(lock, 0, b, LOCK_MAX, e, sizeof e) == 0)
+	if (os_readreg(lock, 0, b, LOCK_MAX, &e) == 0)
 		return 0;
 	if (errno == ENOENT) {
+		free(e);
 		bufreset(b);
 		return 0;
 	}
-	*err = xstrdup(e);
+	*err = e;
 	return -1;
 }
 

@@ -126,22 +126,17 @@ readsecret(const char *secf, char **name, unsigned char seed[KEYLEN], char **err
 {
 	struct buf b = {0};
 	struct stat st;
-	char e[512];
 	int fd;
 
-	if ((fd = os_openreg(secf, O_NOFOLLOW, &st, e, sizeof e)) < 0) {
-		*err = xstrdup(e);
+	if ((fd = os_openreg(secf, O_NOFOLLOW, &st, err)) < 0)
 		return -1;
-	}
 	close(fd);
 	if (st.st_mode & 077) {
 		*err = xasprintf("%s: the secret key is readable by others (chmod 600 it)", secf);
 		return -1;
 	}
-	if (os_readreg(secf, O_NOFOLLOW, &b, 4096, e, sizeof e) < 0) {
-		*err = xstrdup(e);
+	if (os_readreg(secf, O_NOFOLLOW, &b, 4096, err) < 0)
 		return -1;
-	}
 	bufrtrim(&b, " \t\r\n");
 	if (!b.s || parsekey(b.s, b.len, name, seed, KEYLEN) < 0) {
 		*err = xasprintf("%s: not a kiln-stage secret key (NAME:BASE64, from kiln-stage keygen)", secf);

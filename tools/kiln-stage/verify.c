@@ -147,13 +147,12 @@ static int
 zipdiff(const char *a, const char *b, struct buf *why)
 {
 	struct zipin za, zb;
-	char err[256];
 	const struct zipent *ea, *eb;
 	size_t i, at, n = 0, order = 0;
 
-	if (zip_open(&za, a, err, sizeof err) < 0)
+	if (zip_open(&za, a, NULL) < 0)
 		return 0;
-	if (zip_open(&zb, b, err, sizeof err) < 0) {
+	if (zip_open(&zb, b, NULL) < 0) {
 		zip_close(&za);
 		return 0;
 	}

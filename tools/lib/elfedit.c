@@ -45,11 +45,10 @@ struct ed {
 	struct buf add;             /* strings appended to the table */
 	struct sref *refs;
 	size_t nrefs, rcap;
-	char *err;
-	size_t errlen;
+	char **err;
 };
 
-#define FAIL(...) do { snprintf(x->err, x->errlen, __VA_ARGS__); return -1; } while (0)
+#define FAIL(...) return seterr(x->err, __VA_ARGS__)
 
 /* a word of the file's class (Elf64_Xword / Elf32_Word) */
 static uint64_t
@@ -677,6 +676,8 @@ struct layout {
 	uint64_t boff;              /* where the block goes */
 	uint64_t stroff, dynoff;    /* where the string table / .dynamic go (dynoff 0: stays) */
 	size_t dynslots;
+	uint64_t oldstroff, oldstrsize; /* where the string table was, its size */
+	uint64_t phend;             /* the end of the grown program header table */
 };
 
 /* does section s occupy file bytes in [lo, hi)? */
@@ -824,10 +825,10 @@ layout(struct ed *x, struct layout *l, int block)
    nothing; patchelf fills them with 'X'), leaving the program header table, the ELF and
    section header tables and any bytes another section or program header still reads. */
 static void
-clearold(struct ed *x, const struct layout *l, int block, uint64_t lo, uint64_t hi, uint64_t phend)
+clearold(struct ed *x, const struct layout *l, int block, uint64_t lo, uint64_t hi)
 {
 	size_t i;
-	uint64_t ehsize = x->is64 ? 64 : 52, a, b;
+	uint64_t ehsize = x->is64 ? 64 : 52, a, b, phend = l->phend;
 
 	if (lo >= hi || hi > x->n || lo < ehsize)
 		return;
@@ -868,9 +869,10 @@ struct shift {
 /* the new file in b: grown to the end of the new segment, the block copied to its new
    place, the string table (its old strings, then the added ones) at its new place */
 static void
-newfile(struct ed *x, struct buf *b, const struct layout *l, int block, uint64_t oldstroff,
-        uint64_t oldstrsize)
+newfile(struct ed *x, struct buf *b, const struct layout *l, int block)
 {
+	uint64_t oldstroff = l->oldstroff, oldstrsize = l->oldstrsize;
+
 	if (b->cap < l->segoff + l->segsize) {
 		b->s = xrealloc(b->s, l->segoff + l->segsize + 1);
 		b->cap = l->segoff + l->segsize + 1;
@@ -1006,10 +1008,11 @@ relocate(struct ed *x, struct buf *b, const struct elfedits *ed)
 {
 	struct layout l;
 	struct shift m;
-	size_t nnew;
 	uint64_t oldstroff = x->str->off, oldstrsize = x->str->size;
 
 	memset(&l, 0, sizeof l);
+	l.oldstroff = oldstroff;
+	l.oldstrsize = oldstrsize;
 	if (x->nph + 1 >= PN_XNUM)
 		FAIL("too many program headers (%zu)", x->nph);
 	if ((m.block = findblock(x, &l)) < 0)
@@ -1019,17 +1022,17 @@ relocate(struct ed *x, struct buf *b, const struct elfedits *ed)
 	m.vdelta = m.block ? l.segvaddr + (l.boff - l.segoff) - l.bvaddr : 0;
 	m.odelta = m.block ? l.boff - l.bs : 0;
 	m.bvend = l.bvaddr + (l.be - l.bs);
-	newfile(x, b, &l, m.block, oldstroff, oldstrsize);
+	newfile(x, b, &l, m.block);
 	newdyn(x, &l, &m, oldstrsize + x->add.len);
 	if (newverneed(x, ed, &l, &m) < 0)
 		return -1;
-	nnew = newphdrs(x, &l, &m);
+	l.phend = x->phoff + newphdrs(x, &l, &m) * x->phent;
 	newshdrs(x, &l, &m, oldstrsize + x->add.len);
 	/* what moved leaves dead bytes behind (the old .dynamic stays: _DYNAMIC and the
 	   GOT's first entry still name it) */
-	clearold(x, &l, m.block, oldstroff, oldstroff + oldstrsize, x->phoff + nnew * x->phent);
+	clearold(x, &l, m.block, oldstroff, oldstroff + oldstrsize);
 	if (m.block)
-		clearold(x, &l, m.block, l.bs, l.be, x->phoff + nnew * x->phent);
+		clearold(x, &l, m.block, l.bs, l.be);
 	return 0;
 }
 
@@ -1087,55 +1090,102 @@ isnewname(const struct elfedits *ed, const char *name)
 	return 0;
 }
 
-/* read the result back: the reader must see exactly the planned names, and ld.so's view
-   (PT_DYNAMIC, DT_STRTAB through the PT_LOADs) must agree with the sections */
-static int
-verify(struct ed *x, const struct elfedits *ed, const char **wantneeded, size_t nwant,
-       const char *wsoname, const char *wrpath, const char *wrunpath)
+/* the dynamic names the reader must see after the edit */
+struct wantdyn {
+	const char **needed;
+	size_t nneeded;
+	const char *soname, *rpath, *runpath;
+};
+
+/* the names planned in x->d (a new string, else the old one) into w; w->needed is fresh */
+static void
+wantdyn(const struct ed *x, struct wantdyn *w)
 {
-	struct elf e;
-	struct elfdyn d;
-	char e2[256];
+	size_t i;
+
+	memset(w, 0, sizeof *w);
+	w->needed = xcalloc(x->nd + 1, sizeof *w->needed);
+	for (i = 0; i < x->nd; i++) {
+		const char *s = x->d[i].s ? x->d[i].s : x->d[i].old;
+		switch (x->d[i].tag) {
+		case DT_NEEDED: w->needed[w->nneeded++] = s; break;
+		case DT_SONAME: w->soname = s; break;
+		case DT_RPATH: w->rpath = s; break;
+		case DT_RUNPATH: w->runpath = s; break;
+		}
+	}
+}
+
+/* how the read-back d and e differ from the plan, into e2[RBLEN] (empty: they agree) */
+#define RBLEN 256
+static void
+readback(const struct ed *x, const struct elfedits *ed, const struct elf *e,
+         const struct elfdyn *d, char *e2)
+{
 	size_t i, j;
 	const struct elfsec *dyn = NULL;
 	uint64_t strtab = 0;
+	struct wantdyn wd, *w = &wd;
 
-	if (elf_open(&e, x->p, x->n, e2, sizeof e2) < 0)
-		FAIL("the edited file does not read back: %s", e2);
-	if (elf_dynamic(&e, &d, e2, sizeof e2) < 0) {
-		elf_close(&e);
-		FAIL("the edited file's dynamic table does not read back: %s", e2);
-	}
-	for (i = 0; i < e.nsec; i++)
-		if (e.sec[i].type == SHT_DYNAMIC)
-			dyn = &e.sec[i];
+	wantdyn(x, w);
+	for (i = 0; i < e->nsec; i++)
+		if (e->sec[i].type == SHT_DYNAMIC)
+			dyn = &e->sec[i];
 	e2[0] = 0;
-	if (d.nneeded != nwant)
-		snprintf(e2, sizeof e2, "%zu DT_NEEDED entries, want %zu", d.nneeded, nwant);
-	for (i = 0; !e2[0] && i < nwant; i++)
-		if (strcmp(d.needed[i], wantneeded[i]) != 0)
-			snprintf(e2, sizeof e2, "DT_NEEDED[%zu] is '%s', want '%s'", i, d.needed[i], wantneeded[i]);
-	if (!e2[0] && !streq(d.soname, wsoname))
-		snprintf(e2, sizeof e2, "DT_SONAME is '%s', want '%s'", d.soname ? d.soname : "(none)",
-		         wsoname ? wsoname : "(none)");
-	if (!e2[0] && (!streq(d.rpath, wrpath) || !streq(d.runpath, wrunpath)))
-		snprintf(e2, sizeof e2, "DT_RPATH/DT_RUNPATH are '%s'/'%s', want '%s'/'%s'",
-		         d.rpath ? d.rpath : "(none)", d.runpath ? d.runpath : "(none)",
-		         wrpath ? wrpath : "(none)", wrunpath ? wrunpath : "(none)");
-	for (i = 0; !e2[0] && i < d.nverneed; i++)
+	if (d->nneeded != w->nneeded)
+		snprintf(e2, RBLEN, "%zu DT_NEEDED entries, want %zu", d->nneeded, w->nneeded);
+	for (i = 0; !e2[0] && i < w->nneeded; i++)
+		if (strcmp(d->needed[i], w->needed[i]) != 0)
+			snprintf(e2, RBLEN, "DT_NEEDED[%zu] is '%s', want '%s'", i, d->needed[i], w->needed[i]);
+	if (!e2[0] && !streq(d->soname, w->soname))
+		snprintf(e2, RBLEN, "DT_SONAME is '%s', want '%s'", d->soname ? d->soname : "(none)",
+		         w->soname ? w->soname : "(none)");
+	if (!e2[0] && (!streq(d->rpath, w->rpath) || !streq(d->runpath, w->runpath)))
+		snprintf(e2, RBLEN, "DT_RPATH/DT_RUNPATH are '%s'/'%s', want '%s'/'%s'",
+		         d->rpath ? d->rpath : "(none)", d->runpath ? d->runpath : "(none)",
+		         w->rpath ? w->rpath : "(none)", w->runpath ? w->runpath : "(none)");
+	for (i = 0; !e2[0] && i < d->nverneed; i++)
 		for (j = 0; j < ed->nren; j++)
-			if (strcmp(d.verneedfile[i], ed->oldn[j]) == 0 && !isnewname(ed, ed->oldn[j]))
-				snprintf(e2, sizeof e2, "a version need still names '%s'", ed->oldn[j]);
-	for (i = 0; !e2[0] && i < e.nph; i++)
-		if (e.ph[i].type == PT_DYNAMIC && (!dyn || e.ph[i].off != dyn->off || vtooff(&e, e.ph[i].vaddr) != dyn->off))
-			snprintf(e2, sizeof e2, "PT_DYNAMIC does not map to .dynamic");
-	if (!e2[0] && dyn && dyn->link < e.nsec) {
+			if (strcmp(d->verneedfile[i], ed->oldn[j]) == 0 && !isnewname(ed, ed->oldn[j]))
+				snprintf(e2, RBLEN, "a version need still names '%s'", ed->oldn[j]);
+	for (i = 0; !e2[0] && i < e->nph; i++)
+		if (e->ph[i].type == PT_DYNAMIC && (!dyn || e->ph[i].off != dyn->off || vtooff(e, e->ph[i].vaddr) != dyn->off))
+			snprintf(e2, RBLEN, "PT_DYNAMIC does not map to .dynamic");
+	if (!e2[0] && dyn && dyn->link < e->nsec) {
 		for (i = 0; i < x->nd; i++)
 			if (x->d[i].tag == DT_STRTAB)
 				strtab = x->d[i].val;
-		if (vtooff(&e, strtab) != e.sec[dyn->link].off)
-			snprintf(e2, sizeof e2, "DT_STRTAB does not map to .dynstr");
+		if (vtooff(e, strtab) != e->sec[dyn->link].off)
+			snprintf(e2, RBLEN, "DT_STRTAB does not map to .dynstr");
 	}
+	free(w->needed);
+}
+
+/* fail with "WHAT: M" (M cut at 255 bytes) and free M */
+static int
+readfail(struct ed *x, const char *what, char *m)
+{
+	seterr(x->err, "%s: %.255s", what, m);
+	free(m);
+	return -1;
+}
+
+/* read the result back: the reader must see exactly the planned names, and ld.so's view
+   (PT_DYNAMIC, DT_STRTAB through the PT_LOADs) must agree with the sections */
+static int
+verify(struct ed *x, const struct elfedits *ed)
+{
+	struct elf e;
+	struct elfdyn d;
+	char e2[RBLEN], *m = NULL;
+
+	if (elf_open(&e, x->p, x->n, &m) < 0)
+		return readfail(x, "the edited file does not read back", m);
+	if (elf_dynamic(&e, &d, &m) < 0) {
+		elf_close(&e);
+		return readfail(x, "the edited file's dynamic table does not read back", m);
+	}
+	readback(x, ed, &e, &d, e2);
 	elf_dynfree(&d);
 	elf_close(&e);
 	if (e2[0])
@@ -1166,15 +1216,15 @@ verifyloader(struct ed *x, const struct elfedits *ed, const struct strv *before)
 {
 	struct strv after = {0}, want = {0};
 	struct elf e;
-	char e2[256] = "", *w;
+	char e2[256] = "", *w, *m = NULL;
 	size_t i, j;
 
-	if (elf_open(&e, x->p, x->n, e2, sizeof e2) < 0)
-		FAIL("the edited file does not read back: %s", e2);
-	if (elf_loaderview(&e, &after, e2, sizeof e2) < 0) {
+	if (elf_open(&e, x->p, x->n, &m) < 0)
+		return readfail(x, "the edited file does not read back", m);
+	if (elf_loaderview(&e, &after, &m) < 0) {
 		elf_close(&e);
 		strv_free(&after);
-		FAIL("the edited file would not load: %s", e2);
+		return readfail(x, "the edited file would not load", m);
 	}
 	elf_close(&e);
 	for (i = 0; i < before->n; i++)
@@ -1202,27 +1252,25 @@ verifyloader(struct ed *x, const struct elfedits *ed, const struct strv *before)
 }
 
 int
-elfedit(struct buf *b, const struct elfedits *ed, char *err, size_t errlen)
+elfedit(struct buf *b, const struct elfedits *ed, char **err)
 {
 	struct ed x;
 	struct strv view = {0};
-	const char **wneeded = NULL, *wsoname = NULL, *wrpath = NULL, *wrunpath = NULL;
-	size_t i, nw = 0;
+	size_t i;
 	int r = -1, changed, reloc;
 
 	memset(&x, 0, sizeof x);
 	x.p = (unsigned char *)b->s;
 	x.n = b->len;
 	x.err = err;
-	x.errlen = errlen;
-	if (elf_open(&x.e, x.p, x.n, err, errlen) < 0)
+	if (elf_open(&x.e, x.p, x.n, err) < 0)
 		return -1;
 	/* an input the reader refuses is refused: the edit is read back by the same reader,
 	   and whatever it could not read (a version need past the end...) would be carried
 	   over unchecked */
 	{
 		struct elfdyn d0;
-		if (elf_dynamic(&x.e, &d0, err, errlen) < 0)
+		if (elf_dynamic(&x.e, &d0, err) < 0)
 			goto out;
 		elf_dynfree(&d0);
 	}
@@ -1231,12 +1279,12 @@ elfedit(struct buf *b, const struct elfedits *ed, char *err, size_t errlen)
 		if (!ed->oldn[i] || !ed->newn[i] || !*ed->newn[i])
 			break;
 	if (i < ed->nren || (ed->soname && !*ed->soname)) {
-		snprintf(err, errlen, "an empty name cannot be set");
+		seterr(err, "an empty name cannot be set");
 		goto out;
 	}
 	if (load(&x) < 0)
 		goto out;
-	if (elf_loaderview(&x.e, &view, err, errlen) < 0)
+	if (elf_loaderview(&x.e, &view, err) < 0)
 		goto out;
 	changed = planentries(&x, ed);
 	if (!changed) {
@@ -1245,7 +1293,6 @@ elfedit(struct buf *b, const struct elfedits *ed, char *err, size_t errlen)
 	}
 	if (placestrings(&x, ed) < 0)
 		goto out;
-	wneeded = xcalloc(x.nd + 1, sizeof *wneeded);
 	/* old names point into b, which the edit overwrites or moves: keep copies */
 	reloc = x.add.len || x.nd + 1 > x.slots;
 	for (i = 0; i < x.nd; i++)
@@ -1254,18 +1301,7 @@ elfedit(struct buf *b, const struct elfedits *ed, char *err, size_t errlen)
 	if (reloc ? relocate(&x, b, ed) < 0 : inplace(&x, ed) < 0)
 		goto outfree;
 	x.n = b->len;
-	/* what the reader must see */
-	wsoname = wrpath = wrunpath = NULL;
-	for (i = 0; i < x.nd; i++) {
-		const char *s = x.d[i].s ? x.d[i].s : x.d[i].old;
-		switch (x.d[i].tag) {
-		case DT_NEEDED: wneeded[nw++] = s; break;
-		case DT_SONAME: wsoname = s; break;
-		case DT_RPATH: wrpath = s; break;
-		case DT_RUNPATH: wrunpath = s; break;
-		}
-	}
-	if (verify(&x, ed, wneeded, nw, wsoname, wrpath, wrunpath) < 0 ||
+	if (verify(&x, ed) < 0 ||
 	    verifyloader(&x, ed, &view) < 0)
 		goto outfree;
 	r = 1;
@@ -1274,7 +1310,6 @@ outfree:
 		free((char *)x.d[i].old);
 out:
 	strv_free(&view);
-	free(wneeded);
 	free(x.d);
 	free(x.ph);
 	free(x.refs);

@@ -27,6 +27,6 @@ struct elfedits {
    The result is read back with the ELF reader and checked against ed.
    Returns 1 if b changed, 0 if nothing needed changing, -1 with err set (b may then be
    partly edited: discard it). */
-int elfedit(struct buf *b, const struct elfedits *ed, char *err, size_t errlen);
+int elfedit(struct buf *b, const struct elfedits *ed, char **err);
 
 #endif

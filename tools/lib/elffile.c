@@ -59,7 +59,7 @@ elf_is(const void *p, size_t n)
 	return n >= 4 && memcmp(p, ELFMAG, SELFMAG) == 0;
 }
 
-#define ERR(...) do { snprintf(errbuf, errlen, __VA_ARGS__); return -1; } while (0)
+#define ERR(...) do { return seterr(err, __VA_ARGS__); } while (0)
 
 /* where the ELF header puts the section and program header tables, and their sizes */
 struct ehdr {
@@ -69,7 +69,7 @@ struct ehdr {
 
 /* the identification bytes and the header's size: sets is64, type and machine */
 static int
-readident(struct elf *e, char *errbuf, size_t errlen)
+readident(struct elf *e, char **err)
 {
 	const unsigned char *p = e->p;
 	size_t n = e->n;
@@ -116,7 +116,7 @@ readehdr(const struct elf *e, struct ehdr *h)
 
 /* extended numbering: the real counts live in section 0 */
 static int
-extnum(const struct elf *e, struct ehdr *h, char *errbuf, size_t errlen)
+extnum(const struct elf *e, struct ehdr *h, char **err)
 {
 	const unsigned char *s0;
 
@@ -160,7 +160,7 @@ readsec(struct elfsec *s, const unsigned char *h, int is64)
 
 /* each section's name, where the name table holds a terminated string for it */
 static int
-secnames(struct elf *e, const struct ehdr *h, char *errbuf, size_t errlen)
+secnames(struct elf *e, const struct ehdr *h, char **err)
 {
 	const struct elfsec *strsec;
 	const char *s0;
@@ -183,7 +183,7 @@ secnames(struct elf *e, const struct ehdr *h, char *errbuf, size_t errlen)
 }
 
 static int
-readsecs(struct elf *e, const struct ehdr *h, char *errbuf, size_t errlen)
+readsecs(struct elf *e, const struct ehdr *h, char **err)
 {
 	size_t i;
 
@@ -198,7 +198,7 @@ readsecs(struct elf *e, const struct ehdr *h, char *errbuf, size_t errlen)
 	e->nsec = h->shnum;
 	for (i = 0; i < h->shnum; i++)
 		readsec(&e->sec[i], e->p + h->shoff + i * h->shentsize, e->is64);
-	return secnames(e, h, errbuf, errlen);
+	return secnames(e, h, err);
 }
 
 /* one program header at h */
@@ -222,7 +222,7 @@ readph(struct elfphdr *ph, const unsigned char *h, int is64)
 }
 
 static int
-readphs(struct elf *e, const struct ehdr *h, char *errbuf, size_t errlen)
+readphs(struct elf *e, const struct ehdr *h, char **err)
 {
 	size_t i;
 
@@ -241,18 +241,18 @@ readphs(struct elf *e, const struct ehdr *h, char *errbuf, size_t errlen)
 }
 
 int
-elf_open(struct elf *e, const void *bytes, size_t n, char *errbuf, size_t errlen)
+elf_open(struct elf *e, const void *bytes, size_t n, char **err)
 {
 	struct ehdr h;
 
 	memset(e, 0, sizeof *e);
 	e->p = bytes;
 	e->n = n;
-	if (readident(e, errbuf, errlen) < 0)
+	if (readident(e, err) < 0)
 		goto fail;
 	readehdr(e, &h);
-	if (extnum(e, &h, errbuf, errlen) < 0 || readsecs(e, &h, errbuf, errlen) < 0 ||
-	    readphs(e, &h, errbuf, errlen) < 0)
+	if (extnum(e, &h, err) < 0 || readsecs(e, &h, err) < 0 ||
+	    readphs(e, &h, err) < 0)
 		goto fail;
 	return 0;
 fail:
@@ -299,10 +299,10 @@ strat(const unsigned char *tab, uint64_t size, uint64_t off)
 }
 
 #undef FAIL
-#define FAIL(...) do { snprintf(errbuf, errlen, __VA_ARGS__); elf_dynfree(d); return -1; } while (0)
+#define FAIL(...) do { seterr(err, __VA_ARGS__); elf_dynfree(d); return -1; } while (0)
 
 int
-elf_dynamic(const struct elf *e, struct elfdyn *d, char *errbuf, size_t errlen)
+elf_dynamic(const struct elf *e, struct elfdyn *d, char **err)
 {
 	const struct elfsec *dyn = NULL, *str, *vr;
 	const unsigned char *dp, *sp, *vp;

@@ -33,9 +33,8 @@ struct elf {
 /* true if the bytes start with the ELF magic */
 int elf_is(const void *p, size_t n);
 /* Parse headers, section and program headers, checking every offset and size against n.
-   Returns 0, or -1 with a message naming the offset in err (static string or
-   formatted into errbuf[errlen]). */
-int elf_open(struct elf *e, const void *p, size_t n, char *errbuf, size_t errlen);
+   Returns 0, or -1 with *err set to a fresh message naming the offset. */
+int elf_open(struct elf *e, const void *p, size_t n, char **err);
 /* release what elf_open allocated */
 void elf_close(struct elf *e);
 /* the first section with this name, or NULL */
@@ -58,7 +57,7 @@ struct elfdyn {
 
 /* Read the dynamic section (.dynamic + its string table) and .gnu.version_r.
    Returns 0 (an ELF without .dynamic gives an empty result), or -1 with err set. */
-int elf_dynamic(const struct elf *e, struct elfdyn *d, char *errbuf, size_t errlen);
+int elf_dynamic(const struct elf *e, struct elfdyn *d, char **err);
 /* release the arrays of d */
 void elf_dynfree(struct elfdyn *d);
 

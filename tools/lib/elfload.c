@@ -13,11 +13,10 @@ struct lview {
 	const struct elf *e;
 	uint64_t str, strsz;          /* DT_STRTAB (file offset), DT_STRSZ */
 	uint64_t sym, syment, hash, gnuhash, vn, vnnum, vd, vdnum;
-	char *err;
-	size_t errlen;
+	char **err;
 };
 
-#define LFAIL(...) do { snprintf(v->err, v->errlen, __VA_ARGS__); return -1; } while (0)
+#define LFAIL(...) return seterr(v->err, __VA_ARGS__)
 
 /* the file offset of address a, n bytes of which must be in one PT_LOAD's file part;
    UINT64_MAX if not */
@@ -203,15 +202,14 @@ versions(struct lview *v, struct strv *out, int def)
 }
 
 int
-elf_loaderview(const struct elf *e, struct strv *names, char *errbuf, size_t errlen)
+elf_loaderview(const struct elf *e, struct strv *names, char **err)
 {
 	struct lview v;
 	size_t i;
 
 	memset(&v, 0, sizeof v);
 	v.e = e;
-	v.err = errbuf;
-	v.errlen = errlen;
+	v.err = err;
 	for (i = 0; i < e->nph; i++)
 		if (e->ph[i].type == PT_DYNAMIC)
 			break;

@@ -11,8 +11,8 @@
    "soname", "rpath", "runpath" (the .dynamic entries, through DT_STRTAB/DT_STRSZ),
    "sym" (each dynamic symbol of DT_SYMTAB; the count from DT_HASH, else DT_GNU_HASH),
    "vnfile" and "vna" (DT_VERNEED, DT_VERNEEDNUM), "vda" (DT_VERDEF, DT_VERDEFNUM).
-   Returns 0 (no PT_DYNAMIC: nothing added), or -1 with errbuf naming what does not
+   Returns 0 (no PT_DYNAMIC: nothing added), or -1 with *err naming what does not
    read: an address no PT_LOAD maps, a string past DT_STRSZ, a table past the file. */
-int elf_loaderview(const struct elf *e, struct strv *names, char *errbuf, size_t errlen);
+int elf_loaderview(const struct elf *e, struct strv *names, char **err);
 
 #endif

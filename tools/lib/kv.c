@@ -137,13 +137,11 @@ int
 kv_load(struct kvfile *f, const char *path, char **err)
 {
 	struct buf b = {0};
-	char msg[PATH_MAX + 128];
 	int r;
 
 	/* a FIFO or device named as a profile must not hang or be read as text */
-	if (os_readreg(path, 0, &b, 16 << 20, msg, sizeof msg) < 0) {
+	if (os_readreg(path, 0, &b, 16 << 20, err) < 0) {
 		memset(f, 0, sizeof *f);
-		*err = xstrdup(msg);
 		buffree(&b);
 		return -1;
 	}

@@ -16,7 +16,7 @@
 #define BUNDLE_MAGICLEN 24
 #define NVFATBIN_MAGIC 0xBA55ED50u
 
-#define FAIL(...) do { snprintf(err, errlen, __VA_ARGS__); return -1; } while (0)
+#define FAIL(...) return seterr(err, __VA_ARGS__)
 
 typedef unsigned long long ull;
 
@@ -124,13 +124,17 @@ classify(struct offentry *e, const unsigned char *pay, uint64_t n)
 	}
 }
 
-/* off_bundle with a prefix for messages about decompressed bundles */
+/* off_bundle into l's last bundle, with a prefix for messages about decompressed
+   bundles */
 static int
-bundle(const unsigned char *p, size_t n, uint64_t base, const char *what, const char *sec,
-       struct offlist *l, struct offbundle *b, uint64_t *end, char *err, size_t errlen)
+bundle(const struct offbytes *in, const char *what, struct offlist *l, uint64_t *end, char **err)
 {
+	const unsigned char *p = in->p;
+	size_t n = in->n;
+	uint64_t base = in->base;
 	uint64_t count, i, pos, eoff, esize, idlen, last;
 	struct offentry *e;
+	struct offbundle *b;
 
 	if (n < BUNDLE_MAGICLEN + 8 || memcmp(p, BUNDLE_MAGIC, BUNDLE_MAGICLEN) != 0)
 		FAIL("%sno offload bundle at offset %llu", what, (ull)base);
@@ -169,30 +173,29 @@ bundle(const unsigned char *p, size_t n, uint64_t base, const char *what, const 
 	}
 	if (pos > last)
 		last = pos;
+	b = &l->b[l->nb - 1];
 	b->n = l->ne - b->first;
 	*end = last;
-	(void)sec;
 	return 0;
 }
 
 int
-off_bundle(const unsigned char *p, size_t n, uint64_t base, const char *sec,
-           struct offlist *l, uint64_t *end, char *err, size_t errlen)
+off_bundle(const struct offbytes *in, struct offlist *l, uint64_t *end, char **err)
 {
-	struct offbundle *b = addbundle(l, OFFB_CLANG, sec, base);
-	size_t bi = l->nb - 1;
-
-	if (bundle(p, n, base, "", sec, l, b, end, err, errlen) < 0)
+	addbundle(l, OFFB_CLANG, in->sec, in->base);
+	if (bundle(in, "", l, end, err) < 0)
 		return -1;
-	b = &l->b[bi];
-	b->size = *end;
+	l->b[l->nb - 1].size = *end;
 	return 0;
 }
 
 int
-off_ccobhdr(const unsigned char *p, size_t n, uint64_t base, struct ccobhdr *h,
-            char *err, size_t errlen)
+off_ccobhdr(const struct offbytes *in, struct ccobhdr *h, char **err)
 {
+	const unsigned char *p = in->p;
+	size_t n = in->n;
+	uint64_t base = in->base;
+
 	memset(h, 0, sizeof *h);
 	if (n < 8 || memcmp(p, "CCOB", 4) != 0)
 		FAIL("no compressed bundle (CCOB) at offset %llu", (ull)base);
@@ -255,7 +258,7 @@ struct ccobin {
 #ifndef OFFLOAD_NO_ZSTD
 /* the zstd frame into dst (h->raw bytes); its decompressed size in *r */
 static int
-unzstd(struct ccobin *c, unsigned char *dst, size_t *r, char *err, size_t errlen)
+unzstd(struct ccobin *c, unsigned char *dst, size_t *r, char **err)
 {
 	const struct ccobhdr *h = c->h;
 	unsigned long long fsz;
@@ -285,8 +288,10 @@ unzstd(struct ccobin *c, unsigned char *dst, size_t *r, char *err, size_t errlen
 /* inflate in chunks zlib's 32-bit counters can take, into dst (raw bytes); any output
    past raw means the header lied (*over set); returns inflate's last answer */
 static int
-inflatecapped(z_stream *z, const unsigned char *src, size_t srcn, unsigned char *dst, size_t raw, int *over)
+inflatecapped(z_stream *z, const struct ccobin *c, unsigned char *dst, int *over)
 {
+	const unsigned char *src = c->src;
+	size_t srcn = c->srcn, raw = (size_t)c->h->raw;
 	unsigned char extra;
 	int zr = Z_OK;
 
@@ -316,7 +321,7 @@ inflatecapped(z_stream *z, const unsigned char *src, size_t srcn, unsigned char 
 
 /* the zlib stream into dst (h->raw bytes); its decompressed size in *r */
 static int
-unzlib(struct ccobin *c, unsigned char *dst, size_t *r, char *err, size_t errlen)
+unzlib(struct ccobin *c, unsigned char *dst, size_t *r, char **err)
 {
 	const struct ccobhdr *h = c->h;
 	z_stream z;
@@ -327,7 +332,7 @@ unzlib(struct ccobin *c, unsigned char *dst, size_t *r, char *err, size_t errlen
 		FAIL("compressed bundle at offset %llu: zlib cannot start", (ull)c->base);
 	z.next_in = (unsigned char *)c->src;
 	z.next_out = dst;
-	zr = inflatecapped(&z, c->src, c->srcn, dst, h->raw, &over);
+	zr = inflatecapped(&z, c, dst, &over);
 	c->srcn = (size_t)(z.next_in - c->src);
 	inflateEnd(&z);
 	if (over)
@@ -341,15 +346,17 @@ unzlib(struct ccobin *c, unsigned char *dst, size_t *r, char *err, size_t errlen
 }
 
 int
-off_ccobinflate(const unsigned char *p, size_t n, uint64_t base, const struct ccobhdr *h,
-                uint64_t maxraw, unsigned char **out, uint64_t *used, char *err, size_t errlen)
+off_ccobinflate(const struct offbytes *in, const struct ccobhdr *h, uint64_t maxraw,
+                struct ccobdata *out, char **err)
 {
-	struct ccobin c = {h, base, base + (h->version == 3 ? 16 : h->version == 2 ? 12 : 8), p + h->hdrlen, 0};
+	uint64_t base = in->base;
+	size_t n = in->n;
+	struct ccobin c = {h, base, base + (h->version == 3 ? 16 : h->version == 2 ? 12 : 8), in->p + h->hdrlen, 0};
 	size_t r = 0;
 	unsigned char *dst;
 	int rc;
 
-	*out = NULL;
+	out->raw = NULL;
 	if (!maxraw)
 		maxraw = OFF_MAXRAW;
 	if (h->raw > maxraw || h->raw > SIZE_MAX - 1)
@@ -362,21 +369,19 @@ off_ccobinflate(const unsigned char *p, size_t n, uint64_t base, const struct cc
 		free(dst);
 		FAIL("compressed bundle at offset %llu is zstd, and this build has no zstd", (ull)base);
 	}
-	rc = unzlib(&c, dst, &r, err, errlen);
+	rc = unzlib(&c, dst, &r, err);
 #else
-	rc = h->method == 1 ? unzstd(&c, dst, &r, err, errlen) : unzlib(&c, dst, &r, err, errlen);
+	rc = h->method == 1 ? unzstd(&c, dst, &r, err) : unzlib(&c, dst, &r, err);
 #endif
-	if (rc == 0 && r != h->raw) {
-		snprintf(err, errlen, "compressed bundle at offset %llu decompresses to %zu bytes, not the %llu its header says (offset %llu)",
-		         (ull)base, r, (ull)h->raw, (ull)c.rawoff);
-		rc = -1;
-	}
+	if (rc == 0 && r != h->raw)
+		rc = seterr(err, "compressed bundle at offset %llu decompresses to %zu bytes, not the %llu its header says (offset %llu)",
+		            (ull)base, r, (ull)h->raw, (ull)c.rawoff);
 	if (rc < 0) {
 		free(dst);
 		return -1;
 	}
-	*out = dst;
-	*used = h->total ? h->total : h->hdrlen + c.srcn;
+	out->raw = dst;
+	out->used = h->total ? h->total : h->hdrlen + c.srcn;
 	return 0;
 }
 
@@ -396,15 +401,17 @@ nextbundle(const unsigned char *p, size_t n, size_t pos)
 }
 
 int
-off_hipfatbin(const unsigned char *p, size_t n, uint64_t base, const char *sec,
-              struct offlist *l, const struct offopts *o, char *err, size_t errlen)
+off_hipfatbin(const struct offbytes *in, struct offlist *l, const struct offopts *o, char **err)
 {
-	size_t pos = 0;
+	const unsigned char *p = in->p;
+	size_t n = in->n, pos = 0;
+	uint64_t base = in->base, end, used;
+	const char *sec = in->sec;
+	struct offbytes at, rawin;
 	int64_t nx;
-	uint64_t end, used;
 	struct offbundle *b;
 	struct ccobhdr h;
-	unsigned char *raw;
+	struct ccobdata cd;
 	char what[96];
 
 	for (;;) {
@@ -415,25 +422,27 @@ off_hipfatbin(const unsigned char *p, size_t n, uint64_t base, const char *sec,
 		pos = (size_t)nx;
 		if (pos >= n)
 			return 0;
+		at = (struct offbytes){p + pos, n - pos, base + pos, sec};
 		if (p[pos] == 'C') {
-			if (off_ccobhdr(p + pos, n - pos, base + pos, &h, err, errlen) < 0)
+			if (off_ccobhdr(&at, &h, err) < 0)
 				return -1;
-			if (off_ccobinflate(p + pos, n - pos, base + pos, &h, o ? o->maxraw : 0,
-			                    &raw, &used, err, errlen) < 0)
+			if (off_ccobinflate(&at, &h, o ? o->maxraw : 0, &cd, err) < 0)
 				return -1;
+			used = cd.used;
 			b = addbundle(l, OFFB_CCOB, sec, base + pos);
 			b->ccobver = h.version;
 			b->method = h.method;
 			b->rawsize = h.raw;
 			b->size = used;
 			snprintf(what, sizeof what, "bundle decompressed from offset %llu: ", (ull)(base + pos));
-			if (bundle(raw, h.raw, 0, what, sec, l, b, &end, err, errlen) < 0) {
-				free(raw);
+			rawin = (struct offbytes){cd.raw, h.raw, 0, sec};
+			if (bundle(&rawin, what, l, &end, err) < 0) {
+				free(cd.raw);
 				return -1;
 			}
-			free(raw);
+			free(cd.raw);
 		} else {
-			if (off_bundle(p + pos, n - pos, base + pos, sec, l, &end, err, errlen) < 0)
+			if (off_bundle(&at, l, &end, err) < 0)
 				return -1;
 			used = end;
 		}
@@ -475,10 +484,12 @@ cubin_nofunc(const unsigned char *p, size_t n)
 }
 
 int
-off_nvfatbin(const unsigned char *p, size_t n, uint64_t base, const char *sec,
-             struct offlist *l, char *err, size_t errlen)
+off_nvfatbin(const struct offbytes *in, struct offlist *l, char **err)
 {
-	size_t pos = 0, epos, cend;
+	const unsigned char *p = in->p;
+	size_t n = in->n, pos = 0, epos, cend;
+	uint64_t base = in->base;
+	const char *sec = in->sec;
 	uint64_t fatsize, esz, pay;
 	uint32_t hs, kind, arch, flags;
 	const char *asfx;
@@ -593,7 +604,7 @@ off_amdgpu_target(uint32_t flags, int cov, char *buf, size_t len)
 }
 
 int
-off_codeobj(const unsigned char *p, size_t n, struct offlist *l, char *err, size_t errlen)
+off_codeobj(const unsigned char *p, size_t n, struct offlist *l, char **err)
 {
 	struct offbundle *b;
 	struct offentry *e;
@@ -640,7 +651,7 @@ off_codeobj(const unsigned char *p, size_t n, struct offlist *l, char *err, size
    (rocm-systems shared/kpack/python/rocm_kpack/elf/kpack_transform.py) rewrites HIPF
    to HIPK and stores the wrapper's index in reserved1. */
 static int
-hipksegment(const struct elf *e, const struct elfsec *s, struct offlist *l, char *err, size_t errlen)
+hipksegment(const struct elf *e, const struct elfsec *s, struct offlist *l, char **err)
 {
 	const unsigned char *d = elf_secdata(e, s);
 	size_t i, nw;
@@ -666,12 +677,14 @@ static int
 jitlinks(const struct elf *e)
 {
 	struct elfdyn d;
-	char err[128];
+	char *err = NULL;
 	size_t i;
 	int r = 0;
 
-	if (elf_dynamic(e, &d, err, sizeof err) < 0)
+	if (elf_dynamic(e, &d, &err) < 0) {
+		free(err);
 		return 0;
+	}
 	for (i = 0; i < d.nneeded; i++)
 		if (startswith(d.needed[i], "libnvJitLink.so") || startswith(d.needed[i], "libnvrtc.so"))
 			r = 1;
@@ -700,17 +713,18 @@ rdcentry(const struct elfsec *s, const unsigned char *d, struct offlist *l, stru
 
 int
 off_scanelf(const struct elf *e, struct offlist *l, const struct offopts *o,
-            char *err, size_t errlen)
+            char **err)
 {
 	size_t i;
 	const struct elfsec *s;
 	const unsigned char *d;
 	struct offbundle *b = NULL;
+	struct offbytes in;
 	int pass, nv = 0;
 
 	if (e->machine == 0xe0)
-		return off_codeobj(e->p, e->n, l, err, errlen);
-	if ((s = elf_section(e, ".hipFatBinSegment")) && s->type != 8 && hipksegment(e, s, l, err, errlen) < 0)
+		return off_codeobj(e->p, e->n, l, err);
+	if ((s = elf_section(e, ".hipFatBinSegment")) && s->type != 8 && hipksegment(e, s, l, err) < 0)
 		return -1;
 	if ((s = elf_section(e, ".rocm_kpack_ref")) && s->type != 8) {
 		if (!elf_secdata(e, s))
@@ -738,12 +752,13 @@ off_scanelf(const struct elf *e, struct offlist *l, const struct offopts *o,
 			if (!d)
 				FAIL("section %s (offset %llu, %llu bytes) is past the end of the file (%zu bytes)",
 				     s->name, (ull)s->off, (ull)s->size, e->n);
+			in = (struct offbytes){d, s->size, s->off, s->name};
 			if (pass == 1) {
 				rdcentry(s, d, l, &b);
 			} else if (strcmp(s->name, ".hip_fatbin") == 0) {
-				if (off_hipfatbin(d, s->size, s->off, s->name, l, o, err, errlen) < 0)
+				if (off_hipfatbin(&in, l, o, err) < 0)
 					return -1;
-			} else if (off_nvfatbin(d, s->size, s->off, s->name, l, err, errlen) < 0) {
+			} else if (off_nvfatbin(&in, l, err) < 0) {
 				return -1;
 			} else {
 				nv = 1;

@@ -74,12 +74,19 @@ struct offopts {
 };
 #define OFF_MAXRAW ((uint64_t)4 << 30)
 
-/* Parse an uncompressed clang offload bundle at p[0..n) and append it and its entries
-   to l. base is p's offset in the file (for messages and recorded offsets), sec the
-   section name. *end receives the bundle's length (end of its last entry). Returns 0,
-   or -1 with a message naming the offset in err. */
-int off_bundle(const unsigned char *p, size_t n, uint64_t base, const char *sec,
-               struct offlist *l, uint64_t *end, char *err, size_t errlen);
+/* bytes to parse: p[0..n), which lie at offset base in the file (for messages and
+   recorded offsets), in the section named sec */
+struct offbytes {
+	const unsigned char *p;
+	size_t n;
+	uint64_t base;
+	const char *sec;
+};
+
+/* Parse an uncompressed clang offload bundle at in->p and append it and its entries to
+   l. *end receives the bundle's length (end of its last entry). Returns 0, or -1 with
+   *err set to a fresh message naming the offset. */
+int off_bundle(const struct offbytes *in, struct offlist *l, uint64_t *end, char **err);
 
 /* the fields of a CCOB header */
 struct ccobhdr {
@@ -89,37 +96,39 @@ struct ccobhdr {
 	uint64_t hash;
 	size_t hdrlen;
 };
-/* Read a CCOB header at p[0..n); returns 0, or -1 with err set */
-int off_ccobhdr(const unsigned char *p, size_t n, uint64_t base, struct ccobhdr *h,
-                char *err, size_t errlen);
-/* Decompress the CCOB at p[0..n) (n = its total size, or the bytes available for v1)
-   into a fresh buffer *out of exactly h->raw bytes, refusing more than maxraw bytes or a
-   stream whose size differs from the header. *used receives the CCOB's length (header
-   + compressed stream). Returns 0, or -1 with err set. */
-int off_ccobinflate(const unsigned char *p, size_t n, uint64_t base, const struct ccobhdr *h,
-                    uint64_t maxraw, unsigned char **out, uint64_t *used,
-                    char *err, size_t errlen);
+/* Read a CCOB header at in->p; returns 0, or -1 with *err set */
+int off_ccobhdr(const struct offbytes *in, struct ccobhdr *h, char **err);
+/* a CCOB decompressed: raw (h->raw bytes, fresh) and the CCOB's length in the file
+   (header + compressed stream) */
+struct ccobdata {
+	unsigned char *raw;
+	uint64_t used;
+};
+/* Decompress the CCOB at in->p (in->n = its total size, or the bytes available for v1)
+   into out, refusing more than maxraw bytes or a stream whose size differs from the
+   header. Returns 0, or -1 with *err set (out->raw NULL). */
+int off_ccobinflate(const struct offbytes *in, const struct ccobhdr *h, uint64_t maxraw,
+                    struct ccobdata *out, char **err);
 
 /* Walk a .hip_fatbin section: bundles and CCOBs one after another, each starting on a
-   4096-byte boundary, zero padded. Returns 0, or -1 with err set. */
-int off_hipfatbin(const unsigned char *p, size_t n, uint64_t base, const char *sec,
-                  struct offlist *l, const struct offopts *o, char *err, size_t errlen);
+   4096-byte boundary, zero padded. Returns 0, or -1 with *err set. */
+int off_hipfatbin(const struct offbytes *in, struct offlist *l, const struct offopts *o,
+                  char **err);
 
-/* Walk NVIDIA fatbin containers (magic 0xBA55ED50) laid one after another in p[0..n).
-   Returns 0, or -1 with err set. */
-int off_nvfatbin(const unsigned char *p, size_t n, uint64_t base, const char *sec,
-                 struct offlist *l, char *err, size_t errlen);
+/* Walk NVIDIA fatbin containers (magic 0xBA55ED50) laid one after another in in->p.
+   Returns 0, or -1 with *err set. */
+int off_nvfatbin(const struct offbytes *in, struct offlist *l, char **err);
 
 /* Find every GPU code container of an ELF file (.hip_fatbin, __CLANG_OFFLOAD_BUNDLE__*
    sections, .nv_fatbin, __nv_relfatbin) and append them to l. Returns 0 (nothing found
-   is not an error), or -1 with err set. */
+   is not an error), or -1 with *err set. */
 int off_scanelf(const struct elf *e, struct offlist *l, const struct offopts *o,
-                char *err, size_t errlen);
+                char **err);
 
 /* Read a file that is one AMDGPU code object (ELF64, e_machine EM_AMDGPU 0xe0): its
    target and features from e_flags, its code object version from EI_ABIVERSION, as one
    OFFB_CODEOBJ bundle of one entry. Returns 0, or -1 naming the bad header field. */
-int off_codeobj(const unsigned char *p, size_t n, struct offlist *l, char *err, size_t errlen);
+int off_codeobj(const unsigned char *p, size_t n, struct offlist *l, char **err);
 /* The target id of AMDGPU e_flags for a code object of version cov (3 and up):
    "gfx90a:sramecc+:xnack-"; returns 0, or -1 for a machine value LLVM does not name. */
 int off_amdgpu_target(uint32_t flags, int cov, char *buf, size_t len);

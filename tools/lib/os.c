@@ -222,7 +222,7 @@ os_ftype(unsigned mode)
 }
 
 int
-os_openreg(const char *path, int flags, struct stat *stp, char *err, size_t errlen)
+os_openreg(const char *path, int flags, struct stat *stp, char **err)
 {
 	struct stat st;
 	int fd, fl;
@@ -230,27 +230,27 @@ os_openreg(const char *path, int flags, struct stat *stp, char *err, size_t errl
 	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | flags);
 	if (fd < 0) {
 		if (errno == ELOOP && (flags & O_NOFOLLOW))
-			snprintf(err, errlen, "%s: is a symbolic link, which is not followed here", path);
+			seterr(err, "%s: is a symbolic link, which is not followed here", path);
 		else
-			snprintf(err, errlen, "%s: %s", path, strerror(errno));
+			seterr(err, "%s: %s", path, strerror(errno));
 		return -1;
 	}
 	if (fstat(fd, &st) < 0) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		seterr(err, "%s: %s", path, strerror(errno));
 		goto fail;
 	}
 	if (S_ISDIR(st.st_mode)) {
-		snprintf(err, errlen, "%s: %s", path, strerror(EISDIR));
+		seterr(err, "%s: %s", path, strerror(EISDIR));
 		errno = EISDIR;
 		goto fail;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "%s: is %s, not a regular file", path, os_ftype(st.st_mode));
+		seterr(err, "%s: is %s, not a regular file", path, os_ftype(st.st_mode));
 		errno = EINVAL;
 		goto fail;
 	}
 	if ((fl = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		seterr(err, "%s: %s", path, strerror(errno));
 		goto fail;
 	}
 	if (stp)
@@ -264,19 +264,19 @@ fail:
 }
 
 int
-os_readreg(const char *path, int flags, struct buf *out, size_t max, char *err, size_t errlen)
+os_readreg(const char *path, int flags, struct buf *out, size_t max, char **err)
 {
 	int fd, e;
 
 	bufreset(out);
-	if ((fd = os_openreg(path, flags, NULL, err, errlen)) < 0)
+	if ((fd = os_openreg(path, flags, NULL, err)) < 0)
 		return -1;
 	if (readfd(fd, out, max) < 0) {
 		e = errno;
 		if (e == EFBIG)
-			snprintf(err, errlen, "%s: over %zu bytes, too large for what it should hold", path, max);
+			seterr(err, "%s: over %zu bytes, too large for what it should hold", path, max);
 		else
-			snprintf(err, errlen, "%s: %s", path, strerror(e));
+			seterr(err, "%s: %s", path, strerror(e));
 		close(fd);
 		errno = e;
 		return -1;
@@ -286,26 +286,26 @@ os_readreg(const char *path, int flags, struct buf *out, size_t max, char *err, 
 }
 
 int
-os_owndir(const char *dir, char *err, size_t errlen)
+os_owndir(const char *dir, char **err)
 {
 	struct stat st;
 
 	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
-		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+		seterr(err, "%s: %s", dir, strerror(errno));
 		return -1;
 	}
 	if (lstat(dir, &st) < 0) {
-		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+		seterr(err, "%s: %s", dir, strerror(errno));
 		return -1;
 	}
 	if (S_ISLNK(st.st_mode)) {
-		snprintf(err, errlen, "%s: is a symbolic link; a state folder is never followed "
-		         "(remove the link)", dir);
+		seterr(err, "%s: is a symbolic link; a state folder is never followed "
+		       "(remove the link)", dir);
 		errno = ELOOP;
 		return -1;
 	}
 	if (!S_ISDIR(st.st_mode)) {
-		snprintf(err, errlen, "%s: is %s, not a folder", dir, os_ftype(st.st_mode));
+		seterr(err, "%s: is %s, not a folder", dir, os_ftype(st.st_mode));
 		errno = ENOTDIR;
 		return -1;
 	}
@@ -313,7 +313,7 @@ os_owndir(const char *dir, char *err, size_t errlen)
 }
 
 int
-os_createreg(const char *path, int flags, unsigned mode, char *err, size_t errlen)
+os_createreg(const char *path, int flags, unsigned mode, char **err)
 {
 	struct stat st;
 	int fd, e, trunc = flags & O_TRUNC;
@@ -325,36 +325,36 @@ os_createreg(const char *path, int flags, unsigned mode, char *err, size_t errle
 	if (fd < 0) {
 		e = errno;
 		if (e == ELOOP)
-			snprintf(err, errlen, "%s: is a symbolic link; kiln's own files are never written "
-			         "through one (remove the link)", path);
+			seterr(err, "%s: is a symbolic link; kiln's own files are never written "
+			       "through one (remove the link)", path);
 		else if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
-			snprintf(err, errlen, "%s: is %s, not a regular file", path, os_ftype(st.st_mode));
+			seterr(err, "%s: is %s, not a regular file", path, os_ftype(st.st_mode));
 		else
-			snprintf(err, errlen, "%s: %s", path, strerror(e));
+			seterr(err, "%s: %s", path, strerror(e));
 		errno = e;
 		return -1;
 	}
 	if (fstat(fd, &st) < 0) {
 		e = errno;
-		snprintf(err, errlen, "%s: %s", path, strerror(e));
+		seterr(err, "%s: %s", path, strerror(e));
 		goto fail;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "%s: is %s, not a regular file", path, os_ftype(st.st_mode));
+		seterr(err, "%s: is %s, not a regular file", path, os_ftype(st.st_mode));
 		e = EINVAL;
 		goto fail;
 	}
 	/* a hard link planted in place of the file would let us write to its other name */
 	if (st.st_nlink > 1) {
-		snprintf(err, errlen, "%s: has %lu hard links; kiln's own files are never written "
-		         "through one (remove it)", path, (unsigned long)st.st_nlink);
+		seterr(err, "%s: has %lu hard links; kiln's own files are never written "
+		       "through one (remove it)", path, (unsigned long)st.st_nlink);
 		e = EMLINK;
 		goto fail;
 	}
 	if ((trunc && ftruncate(fd, 0) < 0) || (e = fcntl(fd, F_GETFL)) < 0 ||
 	    fcntl(fd, F_SETFL, e & ~O_NONBLOCK) < 0) {
 		e = errno;
-		snprintf(err, errlen, "%s: %s", path, strerror(e));
+		seterr(err, "%s: %s", path, strerror(e));
 		goto fail;
 	}
 	return fd;

@@ -52,21 +52,21 @@ const char *os_ftype(unsigned mode);
    blocking mode, its stat in *st (may be NULL). Returns the fd, or -1 with errno set and
    "PATH: is a FIFO, not a regular file" (a folder: "PATH: Is a directory", errno
    EISDIR; others EINVAL; else "PATH: strerror") in err. */
-int os_openreg(const char *path, int flags, struct stat *st, char *err, size_t errlen);
+int os_openreg(const char *path, int flags, struct stat *st, char **err);
 /* os_openreg + read the whole file (at most max bytes, 0 = no limit) into out;
    returns 0, or -1 with errno set and the message in err ("PATH: over N bytes" for
    EFBIG) */
-int os_readreg(const char *path, int flags, struct buf *out, size_t max, char *err, size_t errlen);
+int os_readreg(const char *path, int flags, struct buf *out, size_t max, char **err);
 
 /* Make sure dir is a folder of its own: create it (mode 0755) when missing, then lstat
    it; a symlink or anything not a folder is refused. Returns 0, or -1 with errno set
    and "DIR: is a symbolic link; state folders are never followed" (or strerror) in
    err. */
-int os_owndir(const char *dir, char *err, size_t errlen);
+int os_owndir(const char *dir, char **err);
 /* Create or open a file for writing in a folder os_owndir checked: O_WRONLY |
    O_CREAT | O_NOFOLLOW | O_CLOEXEC | flags (O_TRUNC, O_APPEND, O_RDWR instead of
    O_WRONLY...), then fstat: a symlink (ELOOP) or anything but a regular file is refused.
    Returns the fd, or -1 with errno set and the message in err. */
-int os_createreg(const char *path, int flags, unsigned mode, char *err, size_t errlen);
+int os_createreg(const char *path, int flags, unsigned mode, char **err);
 
 #endif

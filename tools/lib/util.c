@@ -141,6 +141,23 @@ xasprintf(const char *fmt, ...)
 	return bufdetach(&b);
 }
 
+int
+seterr(char **err, const char *fmt, ...)
+{
+	struct buf b = {0};
+	va_list ap;
+	int e = errno;
+
+	if (!err)
+		return -1;
+	va_start(ap, fmt);
+	bufvprintf(&b, fmt, ap);
+	va_end(ap);
+	*err = bufdetach(&b);
+	errno = e;
+	return -1;
+}
+
 void
 bufadd(struct buf *b, const void *p, size_t n)
 {

@@ -34,6 +34,10 @@ char *xstrndup(const char *s, size_t n);
 /* printf into a fresh allocation */
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* the library error convention (HACKING.md): when err is not NULL, set *err to a fresh
+   formatted message, which the caller frees; returns -1 with errno unchanged */
+int seterr(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* growable byte string; always NUL-terminated once anything was added */
 struct buf {
 	char *s;

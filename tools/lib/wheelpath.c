@@ -135,25 +135,24 @@ out:
 	return r;
 }
 
-void
-wheelpath_clashmsg(char *err, size_t errlen, char *const *names, int r, size_t a, size_t b)
+char *
+wheelpath_clashmsg(char *const *names, int r, size_t a, size_t b)
 {
-	char *ka, *kb;
+	char *ka, *kb, *m;
 
-	if (r < 0) {
-		snprintf(err, errlen, "unsafe member path '%s' (it leaves the install folder)", names[a]);
-		return;
-	}
+	if (r < 0)
+		return xasprintf("unsafe member path '%s' (it leaves the install folder)", names[a]);
 	ka = wheelpath_key(names[a]);
 	kb = wheelpath_key(names[b]);
 	if (ka && kb && !strcmp(ka, kb))
-		snprintf(err, errlen, "members '%s' and '%s' install to the same path%s%s%s", names[a],
-		         names[b], ka[0] == 1 ? "" : " '", ka[0] == 1 ? "" : ka, ka[0] == 1 ? "" : "'");
+		m = xasprintf("members '%s' and '%s' install to the same path%s%s%s", names[a],
+		              names[b], ka[0] == 1 ? "" : " '", ka[0] == 1 ? "" : ka, ka[0] == 1 ? "" : "'");
 	else
-		snprintf(err, errlen, "member '%s' installs a file where '%s' needs a folder", names[a],
-		         names[b]);
+		m = xasprintf("member '%s' installs a file where '%s' needs a folder", names[a],
+		              names[b]);
 	free(ka);
 	free(kb);
+	return m;
 }
 
 int

@@ -26,8 +26,9 @@ int wheelpath_norm(struct buf *b, const char *p);
    *b (a's name sorts first); -1 with *a the index of a name that leaves its root. */
 int wheelpath_clash(char *const *names, size_t n, size_t *a, size_t *b);
 
-/* the message for a non-zero wheelpath_clash result r about names[a] and names[b], in err */
-void wheelpath_clashmsg(char *err, size_t errlen, char *const *names, int r, size_t a, size_t b);
+/* the message for a non-zero wheelpath_clash result r about names[a] and names[b], as a
+   fresh string */
+char *wheelpath_clashmsg(char *const *names, int r, size_t a, size_t b);
 
 /* true if s can be used as one plain file name in an archive or folder: not empty, not
    "." or "..", no '/', '\\', control characters or DEL */

@@ -29,20 +29,6 @@
 
 uint64_t zip_maxinflate = ZIP_MAXINFLATE;
 
-static int
-fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static int
-fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
 int
 zip_safename(const char *name)
 {
@@ -68,7 +54,7 @@ zip_safename(const char *name)
 
 /* open path without blocking, require a regular file and map it */
 static int
-mapin(struct mapfile *m, const char *path, char *err, size_t errlen)
+mapin(struct mapfile *m, const char *path, char **err)
 {
 	struct stat st;
 	void *p;
@@ -76,22 +62,22 @@ mapin(struct mapfile *m, const char *path, char *err, size_t errlen)
 
 	/* O_NONBLOCK: opening a FIFO with no writer would wait for one forever */
 	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0)
-		return fail(err, errlen, "%s", strerror(errno));
+		return seterr(err, "%s", strerror(errno));
 	if (fstat(fd, &st) < 0) {
 		e = errno;
 		close(fd);
-		return fail(err, errlen, "%s", strerror(e));
+		return seterr(err, "%s", strerror(e));
 	}
 	if (!S_ISREG(st.st_mode)) {
 		close(fd);
-		return fail(err, errlen, "is %s, not a regular file", os_ftype(st.st_mode));
+		return seterr(err, "is %s, not a regular file", os_ftype(st.st_mode));
 	}
 	if (st.st_size > 0) {
 		p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 		if (p == MAP_FAILED) {
 			e = errno;
 			close(fd);
-			return fail(err, errlen, "%s", strerror(e));
+			return seterr(err, "%s", strerror(e));
 		}
 		m->p = p;
 		m->n = (size_t)st.st_size;
@@ -99,6 +85,11 @@ mapin(struct mapfile *m, const char *path, char *err, size_t errlen)
 	close(fd);
 	return 0;
 }
+
+/* where the central directory lies and how many entries it claims */
+struct cdir {
+	uint64_t off, size, count;
+};
 
 /* a member's bytes in the file, from its local header to the end of its data */
 struct span {
@@ -123,8 +114,7 @@ cmpname(const void *a, const void *b)
 /* check a local header against its central entry; sets e->dataoff and *end (the end of
    the member's bytes, data descriptor included) */
 static int
-checklocal(struct zipent *e, const unsigned char *p, uint64_t cdoff, uint64_t *end, char *err,
-           size_t errlen)
+checklocal(struct zipent *e, const unsigned char *p, uint64_t cdoff, uint64_t *end, char **err)
 {
 	const unsigned char *h = p + e->lho;
 	uint16_t lflags = rd16(h + 6), lmethod = rd16(h + 8);
@@ -134,14 +124,14 @@ checklocal(struct zipent *e, const unsigned char *p, uint64_t cdoff, uint64_t *e
 	size_t i;
 
 	if (lflags & 1)
-		return fail(err, errlen, "member '%s' is encrypted (local header flag)", e->name);
+		return seterr(err, "member '%s' is encrypted (local header flag)", e->name);
 	if (lmethod != e->method)
-		return fail(err, errlen, "member '%s': the local header says compression method %u, the central directory %u (offset %llu)",
-		            e->name, lmethod, e->method, (unsigned long long)e->lho);
+		return seterr(err, "member '%s': the local header says compression method %u, the central directory %u (offset %llu)",
+		              e->name, lmethod, e->method, (unsigned long long)e->lho);
 	e->dataoff = e->lho + 30 + lnl + lxl;
 	if (e->dataoff > cdoff || e->csize > cdoff - e->dataoff)
-		return fail(err, errlen, "member '%s' (%llu bytes at offset %llu) runs past the central directory; truncated?",
-		            e->name, (unsigned long long)e->csize, (unsigned long long)e->dataoff);
+		return seterr(err, "member '%s' (%llu bytes at offset %llu) runs past the central directory; truncated?",
+		              e->name, (unsigned long long)e->csize, (unsigned long long)e->dataoff);
 	*end = e->dataoff + e->csize;
 	if ((lflags | e->flags) & 8) {
 		/* sizes and CRC follow the data: [signature] CRC-32, sizes; values left in the
@@ -150,15 +140,15 @@ checklocal(struct zipent *e, const unsigned char *p, uint64_t cdoff, uint64_t *e
 		if (dd + 4 <= cdoff && rd32(p + dd) == SIG_DD)
 			dd += 4;
 		if (dd + 4 > cdoff)
-			return fail(err, errlen, "member '%s': its data descriptor is missing (offset %llu)",
-			            e->name, (unsigned long long)*end);
+			return seterr(err, "member '%s': its data descriptor is missing (offset %llu)",
+			              e->name, (unsigned long long)*end);
 		if (rd32(p + dd) != e->crc)
-			return fail(err, errlen, "member '%s': the data descriptor's CRC-32 %08x differs from the central directory's %08x",
-			            e->name, rd32(p + dd), e->crc);
+			return seterr(err, "member '%s': the data descriptor's CRC-32 %08x differs from the central directory's %08x",
+			              e->name, rd32(p + dd), e->crc);
 		*end = dd + 4;
 		if (lcrc && lcrc != e->crc)
-			return fail(err, errlen, "member '%s': the local header's CRC-32 %08x differs from the central directory's %08x",
-			            e->name, lcrc, e->crc);
+			return seterr(err, "member '%s': the local header's CRC-32 %08x differs from the central directory's %08x",
+			              e->name, lcrc, e->crc);
 		return 0;
 	}
 	if (lcs == MAX32 || lus == MAX32) {
@@ -175,23 +165,24 @@ checklocal(struct zipent *e, const unsigned char *p, uint64_t cdoff, uint64_t *e
 		}
 	}
 	if (lcrc != e->crc)
-		return fail(err, errlen, "member '%s': the local header's CRC-32 %08x differs from the central directory's %08x",
-		            e->name, lcrc, e->crc);
+		return seterr(err, "member '%s': the local header's CRC-32 %08x differs from the central directory's %08x",
+		              e->name, lcrc, e->crc);
 	if (lcs != e->csize || lus != e->usize)
-		return fail(err, errlen, "member '%s': the local header's sizes (%llu compressed, %llu) differ from the central directory's (%llu, %llu)",
-		            e->name, (unsigned long long)lcs, (unsigned long long)lus,
-		            (unsigned long long)e->csize, (unsigned long long)e->usize);
+		return seterr(err, "member '%s': the local header's sizes (%llu compressed, %llu) differ from the central directory's (%llu, %llu)",
+		              e->name, (unsigned long long)lcs, (unsigned long long)lus,
+		              (unsigned long long)e->csize, (unsigned long long)e->usize);
 	return 0;
 }
 
-/* fill the sentinel fields of an entry from its ZIP64 extra field */
+/* fill the sentinel fields of an entry (its sizes and local header offset) from its
+   ZIP64 extra field; at is the entry's offset, for messages */
 static int
-zip64extra(struct zipent *e, const unsigned char *x, size_t xlen, int wantoff, char *err,
-           size_t errlen, uint64_t at)
+zip64extra(struct zipent *e, const unsigned char *x, size_t xlen, uint64_t at, char **err)
 {
 	size_t i = 0, sz;
 	const unsigned char *d;
 	size_t need = 0, k = 0;
+	int wantoff = e->lho == MAX32;
 
 	need = (e->usize == MAX32) + (e->csize == MAX32) + (size_t)wantoff;
 	if (!need)
@@ -203,8 +194,8 @@ zip64extra(struct zipent *e, const unsigned char *x, size_t xlen, int wantoff, c
 		if (rd16(x + i) == 1) {
 			d = x + i + 4;
 			if (sz < need * 8)
-				return fail(err, errlen, "ZIP64 extra field too short for '%s' (offset %llu)",
-				            e->name, (unsigned long long)at);
+				return seterr(err, "ZIP64 extra field too short for '%s' (offset %llu)",
+				              e->name, (unsigned long long)at);
 			if (e->usize == MAX32)
 				e->usize = rd64(d + 8 * k++);
 			if (e->csize == MAX32)
@@ -215,15 +206,14 @@ zip64extra(struct zipent *e, const unsigned char *x, size_t xlen, int wantoff, c
 		}
 		i += 4 + sz;
 	}
-	return fail(err, errlen, "'%s' has 0xFFFFFFFF sizes but no ZIP64 extra field (offset %llu)",
-	            e->name, (unsigned long long)at);
+	return seterr(err, "'%s' has 0xFFFFFFFF sizes but no ZIP64 extra field (offset %llu)",
+	              e->name, (unsigned long long)at);
 }
 
 /* the end of central directory record (ZIP64's where present): where the directory is,
    its size and count; 0 or -1 with err */
 static int
-findeocd(const struct zipin *z, uint64_t *cdoff, uint64_t *cdsize, uint64_t *count, char *err,
-         size_t errlen)
+findeocd(const struct zipin *z, struct cdir *cd, char **err)
 {
 	const unsigned char *p = z->m.p;
 	size_t n = z->m.n, i, lim;
@@ -231,7 +221,7 @@ findeocd(const struct zipin *z, uint64_t *cdoff, uint64_t *cdsize, uint64_t *cou
 	int found = 0;
 
 	if (n < 22)
-		return fail(err, errlen, "not a zip archive (%zu bytes, no end record)", n);
+		return seterr(err, "not a zip archive (%zu bytes, no end record)", n);
 	lim = n - 22 > 65535 ? n - 22 - 65535 : 0;
 	for (i = n - 22 + 1; i-- > lim;) {
 		if (rd32(p + i) == SIG_EOCD && i + 22 + rd16(p + i + 20) == n) {
@@ -241,88 +231,87 @@ findeocd(const struct zipin *z, uint64_t *cdoff, uint64_t *cdsize, uint64_t *cou
 		}
 	}
 	if (!found)
-		return fail(err, errlen, "not a zip archive or truncated (no end of central directory record)");
+		return seterr(err, "not a zip archive or truncated (no end of central directory record)");
 	if (rd16(p + eocd + 4) != 0 || rd16(p + eocd + 6) != 0)
-		return fail(err, errlen, "multi-disk archives are not supported (offset %llu)",
-		            (unsigned long long)eocd);
-	*count = rd16(p + eocd + 10);
-	*cdsize = rd32(p + eocd + 12);
-	*cdoff = rd32(p + eocd + 16);
+		return seterr(err, "multi-disk archives are not supported (offset %llu)",
+		              (unsigned long long)eocd);
+	cd->count = rd16(p + eocd + 10);
+	cd->size = rd32(p + eocd + 12);
+	cd->off = rd32(p + eocd + 16);
 	end = eocd;
 	if (eocd >= 20 && rd32(p + eocd - 20) == SIG_LOC64) {
 		e64 = rd64(p + eocd - 20 + 8);
 		if (e64 > eocd - 20 || eocd - 20 - e64 < 56 || rd32(p + e64) != SIG_EOCD64)
-			return fail(err, errlen, "bad ZIP64 end of central directory locator (offset %llu)",
-			            (unsigned long long)(eocd - 20));
-		*count = rd64(p + e64 + 32);
-		*cdsize = rd64(p + e64 + 40);
-		*cdoff = rd64(p + e64 + 48);
+			return seterr(err, "bad ZIP64 end of central directory locator (offset %llu)",
+			              (unsigned long long)(eocd - 20));
+		cd->count = rd64(p + e64 + 32);
+		cd->size = rd64(p + e64 + 40);
+		cd->off = rd64(p + e64 + 48);
 		end = e64;
-	} else if (*count == MAX16 || *cdsize == MAX32 || *cdoff == MAX32) {
-		return fail(err, errlen, "end record needs ZIP64 but the ZIP64 locator is missing (offset %llu)",
-		            (unsigned long long)eocd);
+	} else if (cd->count == MAX16 || cd->size == MAX32 || cd->off == MAX32) {
+		return seterr(err, "end record needs ZIP64 but the ZIP64 locator is missing (offset %llu)",
+		              (unsigned long long)eocd);
 	}
-	if (*cdoff > end || *cdsize > end - *cdoff)
-		return fail(err, errlen, "central directory (offset %llu, %llu bytes) lies outside the file; truncated?",
-		            (unsigned long long)*cdoff, (unsigned long long)*cdsize);
-	if (*count > *cdsize / 46)
-		return fail(err, errlen, "end record claims %llu members in a %llu-byte central directory",
-		            (unsigned long long)*count, (unsigned long long)*cdsize);
+	if (cd->off > end || cd->size > end - cd->off)
+		return seterr(err, "central directory (offset %llu, %llu bytes) lies outside the file; truncated?",
+		              (unsigned long long)cd->off, (unsigned long long)cd->size);
+	if (cd->count > cd->size / 46)
+		return seterr(err, "end record claims %llu members in a %llu-byte central directory",
+		              (unsigned long long)cd->count, (unsigned long long)cd->size);
 	return 0;
 }
 
 /* what a member may be: a safe name, not encrypted, method 0 or 8, sizes that can be
    true; 0, -1 or ZIP_EPATH with err */
 static int
-checkmember(const struct zipent *e, uint64_t pos, char *err, size_t errlen)
+checkmember(const struct zipent *e, uint64_t pos, char **err)
 {
 	if (!zip_safename(e->name)) {
 		struct buf q = {0};
 		wheelpath_escape(&q, e->name);
-		fail(err, errlen, "unsafe member path '%s' (absolute, '..', '\\' or a control character)", q.s);
+		seterr(err, "unsafe member path '%s' (absolute, '..', '\\' or a control character)", q.s);
 		buffree(&q);
 		return ZIP_EPATH;
 	}
 	if (e->flags & 1)
-		return fail(err, errlen, "member '%s' is encrypted", e->name);
+		return seterr(err, "member '%s' is encrypted", e->name);
 	if (e->method != 0 && e->method != 8)
-		return fail(err, errlen, "member '%s' uses compression method %u (only 0 and 8 are supported)",
-		            e->name, e->method);
+		return seterr(err, "member '%s' uses compression method %u (only 0 and 8 are supported)",
+		              e->name, e->method);
 	if (e->method == 0 && e->csize != e->usize)
-		return fail(err, errlen, "stored member '%s' has different sizes (offset %llu)", e->name,
-		            (unsigned long long)pos);
+		return seterr(err, "stored member '%s' has different sizes (offset %llu)", e->name,
+		              (unsigned long long)pos);
 	if (e->usize > zip_maxinflate)
-		return fail(err, errlen, "member '%s' declares %llu bytes, over the cap of %llu",
-		            e->name, (unsigned long long)e->usize, (unsigned long long)zip_maxinflate);
+		return seterr(err, "member '%s' declares %llu bytes, over the cap of %llu",
+		              e->name, (unsigned long long)e->usize, (unsigned long long)zip_maxinflate);
 	if (e->method == 8 && e->usize / DEFLATE_RATIO > e->csize + 1)
-		return fail(err, errlen, "member '%s' declares %llu bytes from %llu compressed: more than deflate can give; the sizes lie",
-		            e->name, (unsigned long long)e->usize, (unsigned long long)e->csize);
+		return seterr(err, "member '%s' declares %llu bytes from %llu compressed: more than deflate can give; the sizes lie",
+		              e->name, (unsigned long long)e->usize, (unsigned long long)e->csize);
 	if (endswith(e->name, "/") && (e->usize || e->csize > 2))
-		return fail(err, errlen, "folder entry '%s' carries data (%llu bytes, %llu compressed)",
-		            e->name, (unsigned long long)e->usize, (unsigned long long)e->csize);
+		return seterr(err, "folder entry '%s' carries data (%llu bytes, %llu compressed)",
+		              e->name, (unsigned long long)e->usize, (unsigned long long)e->csize);
 	return 0;
 }
 
 /* member i's central directory entry at *pos, its local header and extent; *pos moves to
    the next entry; 0, -1 or ZIP_EPATH with err */
 static int
-readentry(struct zipin *z, size_t i, uint64_t *pos, uint64_t cdoff, uint64_t cdsize, char *err,
-          size_t errlen)
+readentry(struct zipin *z, size_t i, uint64_t *pos, const struct cdir *cd, char **err)
 {
 	const unsigned char *p = z->m.p, *c = p + *pos;
 	struct zipent *e = &z->e[i];
 	uint64_t nl, xl, cl, lnl;
 	int r;
 
-	if (*pos + 46 > cdoff + cdsize || rd32(c) != SIG_CENTRAL)
-		return fail(err, errlen, "bad central directory entry %zu (offset %llu)", i,
-		            (unsigned long long)*pos);
+	if (*pos + 46 > cd->off + cd->size || rd32(c) != SIG_CENTRAL)
+		return seterr(err, "bad central directory entry %zu (offset %llu)", i,
+		              (unsigned long long)*pos);
 	nl = rd16(c + 28);
 	xl = rd16(c + 30);
 	cl = rd16(c + 32);
-	if (*pos + 46 + nl + xl + cl > cdoff + cdsize)
-		return fail(err, errlen, "central directory entry %zu overruns the directory (offset %llu)",
-		            i, (unsigned long long)*pos);
+	if (*pos + 46 + nl + xl + cl > cd->off + cd->size)
+		return seterr(err, "central directory entry %zu overruns the directory (offset %llu)",
+		              i, (unsigned long long)*pos);
 	e->madeby = rd16(c + 4);
 	e->flags = rd16(c + 8);
 	e->method = rd16(c + 10);
@@ -336,20 +325,20 @@ readentry(struct zipin *z, size_t i, uint64_t *pos, uint64_t cdoff, uint64_t cds
 	e->name = xstrndup((const char *)c + 46, nl);
 	z->n = i + 1;
 	if (strlen(e->name) != nl)
-		return fail(err, errlen, "member name %zu contains a NUL byte (offset %llu)", i,
-		            (unsigned long long)*pos);
-	if (zip64extra(e, c + 46 + nl, xl, e->lho == MAX32, err, errlen, *pos) < 0)
+		return seterr(err, "member name %zu contains a NUL byte (offset %llu)", i,
+		              (unsigned long long)*pos);
+	if (zip64extra(e, c + 46 + nl, xl, *pos, err) < 0)
 		return -1;
-	if ((r = checkmember(e, *pos, err, errlen)) != 0)
+	if ((r = checkmember(e, *pos, err)) != 0)
 		return r;
-	if (e->lho > cdoff || cdoff - e->lho < 30 || rd32(p + e->lho) != SIG_LOCAL)
-		return fail(err, errlen, "member '%s': no local header at offset %llu", e->name,
-		            (unsigned long long)e->lho);
+	if (e->lho > cd->off || cd->off - e->lho < 30 || rd32(p + e->lho) != SIG_LOCAL)
+		return seterr(err, "member '%s': no local header at offset %llu", e->name,
+		              (unsigned long long)e->lho);
 	lnl = rd16(p + e->lho + 26);
-	if (lnl != nl || e->lho + 30 + lnl > cdoff || memcmp(p + e->lho + 30, e->name, nl) != 0)
-		return fail(err, errlen, "member '%s': local header name differs from the central directory (offset %llu)",
-		            e->name, (unsigned long long)e->lho);
-	if (checklocal(e, p, cdoff, &e->end, err, errlen) < 0)
+	if (lnl != nl || e->lho + 30 + lnl > cd->off || memcmp(p + e->lho + 30, e->name, nl) != 0)
+		return seterr(err, "member '%s': local header name differs from the central directory (offset %llu)",
+		              e->name, (unsigned long long)e->lho);
+	if (checklocal(e, p, cd->off, &e->end, err) < 0)
 		return -1;
 	*pos += 46 + nl + xl + cl;
 	return 0;
@@ -358,7 +347,7 @@ readentry(struct zipin *z, size_t i, uint64_t *pos, uint64_t cdoff, uint64_t cds
 /* no two members share bytes (overlapping entries make a small file inflate to many
    copies of one member); 0 or -1 with err */
 static int
-nooverlap(const struct zipin *z, char *err, size_t errlen)
+nooverlap(const struct zipin *z, char **err)
 {
 	struct span *sp = xmalloc((z->n ? z->n : 1) * sizeof *sp);
 	size_t i;
@@ -372,9 +361,9 @@ nooverlap(const struct zipin *z, char *err, size_t errlen)
 	qsort(sp, z->n, sizeof *sp, byfrom);
 	for (i = 1; i < z->n && !r; i++)
 		if (sp[i].from < sp[i - 1].to)
-			r = fail(err, errlen, "members '%s' and '%s' overlap (offset %llu)",
-			         z->e[sp[i - 1].i].name, z->e[sp[i].i].name,
-			         (unsigned long long)sp[i].from);
+			r = seterr(err, "members '%s' and '%s' overlap (offset %llu)",
+			           z->e[sp[i - 1].i].name, z->e[sp[i].i].name,
+			           (unsigned long long)sp[i].from);
 	free(sp);
 	return r;
 }
@@ -382,7 +371,7 @@ nooverlap(const struct zipin *z, char *err, size_t errlen)
 /* no name twice, and no two spellings of one installed path ("a//b", "a/./b",
    NAME.data/purelib/a ...); 0 or ZIP_EPATH with err */
 static int
-uniquenames(const struct zipin *z, char *err, size_t errlen)
+uniquenames(const struct zipin *z, char **err)
 {
 	char **names = xmalloc((z->n ? z->n : 1) * sizeof *names);
 	size_t i, a, b;
@@ -393,11 +382,12 @@ uniquenames(const struct zipin *z, char *err, size_t errlen)
 	qsort(names, z->n, sizeof *names, cmpname);
 	for (i = 1; i < z->n && !r; i++)
 		if (strcmp(names[i - 1], names[i]) == 0) {
-			fail(err, errlen, "member '%s' appears twice", names[i]);
+			seterr(err, "member '%s' appears twice", names[i]);
 			r = ZIP_EPATH;
 		}
 	if (!r && (c = wheelpath_clash(names, z->n, &a, &b)) != 0) {
-		wheelpath_clashmsg(err, errlen, names, c, a, b);
+		if (err)
+			*err = wheelpath_clashmsg(names, c, a, b);
 		r = ZIP_EPATH;
 	}
 	free(names);
@@ -406,31 +396,32 @@ uniquenames(const struct zipin *z, char *err, size_t errlen)
 
 /* zip_open without the cleanup on failure */
 static int
-zip_open1(struct zipin *z, const char *path, char *err, size_t errlen)
+zip_open1(struct zipin *z, const char *path, char **err)
 {
-	uint64_t cdoff = 0, cdsize = 0, count = 0, pos;
+	struct cdir cd = {0};
+	uint64_t pos;
 	size_t i;
 	int r;
 
 	memset(z, 0, sizeof *z);
-	if (mapin(&z->m, path, err, errlen) < 0)
+	if (mapin(&z->m, path, err) < 0)
 		return -1;
-	if (findeocd(z, &cdoff, &cdsize, &count, err, errlen) < 0)
+	if (findeocd(z, &cd, err) < 0)
 		return -1;
-	z->e = xcalloc(count ? count : 1, sizeof *z->e);
-	pos = cdoff;
-	for (i = 0; i < count; i++)
-		if ((r = readentry(z, i, &pos, cdoff, cdsize, err, errlen)) != 0)
+	z->e = xcalloc(cd.count ? cd.count : 1, sizeof *z->e);
+	pos = cd.off;
+	for (i = 0; i < cd.count; i++)
+		if ((r = readentry(z, i, &pos, &cd, err)) != 0)
 			return r;
-	if (nooverlap(z, err, errlen) < 0)
+	if (nooverlap(z, err) < 0)
 		return -1;
-	return uniquenames(z, err, errlen);
+	return uniquenames(z, err);
 }
 
 int
-zip_open(struct zipin *z, const char *path, char *err, size_t errlen)
+zip_open(struct zipin *z, const char *path, char **err)
 {
-	int r = zip_open1(z, path, err, errlen);
+	int r = zip_open1(z, path, err);
 
 	if (r == 0)
 		return 0;
@@ -468,7 +459,7 @@ zip_crc(const void *p, size_t n)
 
 int
 zip_read(const struct zipin *z, const struct zipent *e,
-         int (*fn)(void *ctx, const void *p, size_t n), void *ctx, char *err, size_t errlen)
+         int (*fn)(void *ctx, const void *p, size_t n), void *ctx, char **err)
 {
 	const unsigned char *src = z->m.p + e->dataoff;
 	uint64_t left = e->csize, out = 0;
@@ -479,8 +470,8 @@ zip_read(const struct zipin *z, const struct zipent *e,
 	int r, zr = Z_OK;
 
 	if (e->usize > zip_maxinflate)
-		return fail(err, errlen, "member '%s' declares %llu bytes, over the cap of %llu", e->name,
-		            (unsigned long long)e->usize, (unsigned long long)zip_maxinflate);
+		return seterr(err, "member '%s' declares %llu bytes, over the cap of %llu", e->name,
+		              (unsigned long long)e->usize, (unsigned long long)zip_maxinflate);
 	if (e->method == 0) {
 		while (left) {
 			k = left > (1u << 24) ? (1u << 24) : (size_t)left;
@@ -491,12 +482,12 @@ zip_read(const struct zipin *z, const struct zipent *e,
 			left -= k;
 		}
 		if ((uint32_t)crc != e->crc)
-			return fail(err, errlen, "member '%s': CRC-32 mismatch (corrupt archive)", e->name);
+			return seterr(err, "member '%s': CRC-32 mismatch (corrupt archive)", e->name);
 		return 0;
 	}
 	memset(&s, 0, sizeof s);
 	if (inflateInit2(&s, -15) != Z_OK)
-		return fail(err, errlen, "zlib: cannot start inflate");
+		return seterr(err, "zlib: cannot start inflate");
 	ob = xmalloc(obn);
 	r = 0;
 	while (zr != Z_STREAM_END) {
@@ -511,22 +502,22 @@ zip_read(const struct zipin *z, const struct zipent *e,
 		s.avail_out = (uInt)obn;
 		zr = inflate(&s, Z_NO_FLUSH);
 		if (zr != Z_OK && zr != Z_STREAM_END && !(zr == Z_BUF_ERROR && (s.avail_in || left))) {
-			r = fail(err, errlen, "member '%s': corrupt deflate data at byte %llu (%s)", e->name,
-			         (unsigned long long)(e->csize - left - s.avail_in),
-			         zr == Z_BUF_ERROR ? "data ends early" : s.msg ? s.msg : "inflate error");
+			r = seterr(err, "member '%s': corrupt deflate data at byte %llu (%s)", e->name,
+			           (unsigned long long)(e->csize - left - s.avail_in),
+			           zr == Z_BUF_ERROR ? "data ends early" : s.msg ? s.msg : "inflate error");
 			break;
 		}
 		got = obn - s.avail_out;
 		if (got) {
 			out += got;
 			if (out > zip_maxinflate) {
-				r = fail(err, errlen, "member '%s' inflates past the cap of %llu bytes", e->name,
-				         (unsigned long long)zip_maxinflate);
+				r = seterr(err, "member '%s' inflates past the cap of %llu bytes", e->name,
+				           (unsigned long long)zip_maxinflate);
 				break;
 			}
 			if (out > e->usize) {
-				r = fail(err, errlen, "member '%s' inflates to more than its recorded %llu bytes",
-				         e->name, (unsigned long long)e->usize);
+				r = seterr(err, "member '%s' inflates to more than its recorded %llu bytes",
+				           e->name, (unsigned long long)e->usize);
 				break;
 			}
 			crc = crc32(crc, ob, (uInt)got);
@@ -539,13 +530,13 @@ zip_read(const struct zipin *z, const struct zipent *e,
 	if (r)
 		return r;
 	if (left || s.avail_in)
-		return fail(err, errlen, "member '%s': its deflate stream ends %llu bytes before its recorded compressed size %llu",
-		            e->name, (unsigned long long)(left + s.avail_in), (unsigned long long)e->csize);
+		return seterr(err, "member '%s': its deflate stream ends %llu bytes before its recorded compressed size %llu",
+		              e->name, (unsigned long long)(left + s.avail_in), (unsigned long long)e->csize);
 	if (out != e->usize)
-		return fail(err, errlen, "member '%s' inflates to %llu bytes, recorded %llu", e->name,
-		            (unsigned long long)out, (unsigned long long)e->usize);
+		return seterr(err, "member '%s' inflates to %llu bytes, recorded %llu", e->name,
+		              (unsigned long long)out, (unsigned long long)e->usize);
 	if ((uint32_t)crc != e->crc)
-		return fail(err, errlen, "member '%s': CRC-32 mismatch (corrupt archive)", e->name);
+		return seterr(err, "member '%s': CRC-32 mismatch (corrupt archive)", e->name);
 	return 0;
 }
 

@@ -45,7 +45,7 @@ extern uint64_t zip_maxinflate;
    (zip_safename, and no two that pip would install to one path: wheelpath_clash).
    Returns 0; ZIP_EPATH for an unsafe or clashing name; -1 for anything else; with a
    message in err. */
-int zip_open(struct zipin *z, const char *path, char *err, size_t errlen);
+int zip_open(struct zipin *z, const char *path, char **err);
 /* unmap and free */
 void zip_close(struct zipin *z);
 /* true if name is a safe relative member path: not empty, not absolute ("/", "C:"), no
@@ -57,7 +57,7 @@ int zip_safename(const char *name);
    recorded size (never past zip_maxinflate), and its CRC-32. fn returns non-zero to stop (zip_read then returns that value). Returns 0,
    -1 with err set on corrupt data, or fn's value. */
 int zip_read(const struct zipin *z, const struct zipent *e,
-             int (*fn)(void *ctx, const void *p, size_t n), void *ctx, char *err, size_t errlen);
+             int (*fn)(void *ctx, const void *p, size_t n), void *ctx, char **err);
 
 /* raw deflate (no zlib header) of n bytes at the given level (1-9) into out; sets *crc */
 void zip_deflate(const void *p, size_t n, int level, struct buf *out, uint32_t *crc);

@@ -375,18 +375,19 @@ readmember(struct zipin *z, const struct zipent *e, struct wread *wr, int keep, 
 	struct sink sk;
 	unsigned char d[32];
 	struct buf content = { 0 }, hb = { 0 };
-	char zerr[1024], **to;
+	char *zerr = NULL, **to;
 	int rr;
 
 	sha256_init(&sk.h);
 	sk.hash = 1;
 	sk.size = 0;
 	sk.keep = keep ? &content : NULL;
-	rr = zip_read(z, e, sinkchunk, &sk, zerr, sizeof zerr);
+	rr = zip_read(z, e, sinkchunk, &sk, &zerr);
 	sha256_final(&sk.h, d);
 	if (rr) {
 		*err = rr > 0 ? xasprintf("%s is over %u MiB", e->name, MAXMETA >> 20) :
 		       xasprintf("not a valid zip: %s", zerr);
+		free(zerr);
 		buffree(&content);
 		return -1;
 	}
@@ -493,16 +494,18 @@ wheel_check(const char *path, const struct wheelname *w, char **err)
 {
 	struct zipin z;
 	struct wread wr = { 0 };
-	char zerr[1024], *recname;
+	char *zerr = NULL, *recname;
 	int r = 1, zr;
 
 	*err = NULL;
 	if (regular(path, err))
 		return 2;
-	if ((zr = zip_open(&z, path, zerr, sizeof zerr)) < 0) {
+	if ((zr = zip_open(&z, path, &zerr)) < 0) {
 		/* a member path pip would write outside its folder, or two members that install
 		   to one path: the input is hostile, not merely damaged */
-		*err = zr == ZIP_EPATH ? xstrdup(zerr) : xasprintf("not a valid zip: %s", zerr);
+		*err = zr == ZIP_EPATH ? zerr : xasprintf("not a valid zip: %s", zerr);
+		if (zr != ZIP_EPATH)
+			free(zerr);
 		return zr == ZIP_EPATH ? 2 : 1;
 	}
 	if (readmembers(&z, &wr, err) < 0 || checkdistname(wr.dist, w, err) < 0)
@@ -528,7 +531,7 @@ wheel_requirespython(const char *path, char **out, char **err)
 	struct zipin z;
 	struct buf meta = { 0 };
 	struct sink sk;
-	char zerr[1024];
+	char *zerr = NULL;
 	size_t k;
 	int r = 0;
 
@@ -536,10 +539,8 @@ wheel_requirespython(const char *path, char **out, char **err)
 	*err = NULL;
 	if (regular(path, err))
 		return -1;
-	if (zip_open(&z, path, zerr, sizeof zerr) < 0) {
-		*err = xstrdup(zerr);
+	if (zip_open(&z, path, err) < 0)
 		return -1;
-	}
 	for (k = 0; k < z.n; k++) {
 		char *top = distof(z.e[k].name);
 		int is = top && !strcmp(z.e[k].name + strlen(top) + 1, "METADATA");
@@ -549,8 +550,9 @@ wheel_requirespython(const char *path, char **out, char **err)
 		sk.hash = 0;
 		sk.size = 0;
 		sk.keep = &meta;
-		if (zip_read(&z, &z.e[k], sinkchunk, &sk, zerr, sizeof zerr) < 0) {
+		if (zip_read(&z, &z.e[k], sinkchunk, &sk, &zerr) < 0) {
 			*err = xasprintf("%s cannot be read: %s", z.e[k].name, zerr);
+			free(zerr);
 			r = -1;
 			break;
 		}

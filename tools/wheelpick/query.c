@@ -97,12 +97,12 @@ muslof(const char *exe)
 {
 	struct mapfile m = { 0 };
 	struct elf e;
-	char err[128], *interp = NULL, *ver = NULL;
+	char *interp = NULL, *ver = NULL;
 	size_t k;
 
 	if (map_open(&m, exe) < 0 || !m.p)
 		return NULL;
-	if (elf_open(&e, m.p, m.n, err, sizeof err) == 0) {
+	if (elf_open(&e, m.p, m.n, NULL) == 0) {
 		for (k = 0; k < e.nph; k++)
 			if (e.ph[k].type == 3 && e.ph[k].off < m.n && e.ph[k].filesz <= m.n - e.ph[k].off)
 				interp = xstrndup((const char *)m.p + e.ph[k].off, e.ph[k].filesz);

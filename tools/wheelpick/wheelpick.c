@@ -441,10 +441,10 @@ static int
 saychosen(const struct pickset *ps, const struct target *t, const struct args *a)
 {
 	const struct cand *c = &ps->c[ps->chosen];
-	char owhy[PATH_MAX + 128], *checkerr = NULL;
+	char *checkerr = NULL;
 	int checked = 0, rc = EXIT_OK;
 	/* O_NONBLOCK inside: a FIFO named like a wheel cannot hang us */
-	int fd = os_openreg(c->path, 0, NULL, owhy, sizeof owhy);
+	int fd = os_openreg(c->path, 0, NULL, NULL);
 	struct buf b = { 0 };
 
 	if (fd < 0 && errno != EINVAL && errno != EISDIR)

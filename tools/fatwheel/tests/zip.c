@@ -16,6 +16,10 @@
 #include "zip.h"
 
 static char dir[] = "/tmp/fw-unit.XXXXXX";
+/* the message of the last call given E (the one before it freed), ES it or "" */
+static char *err_;
+#define E (free(err_), err_ = NULL, &err_)
+#define ES (err_ ? err_ : "")
 
 static int
 count(void *ctx, const void *p, size_t n)
@@ -67,18 +71,17 @@ test_roundtrip(void)
 {
 	char *p = mkarchive(5, "small.zip");
 	struct zipin z;
-	char err[256];
 	struct buf b = {0};
 	struct mapfile m;
 
-	CHECK(zip_open(&z, p, err, sizeof err) == 0, "reads back what it wrote (%s)", err);
+	CHECK(zip_open(&z, p, E) == 0, "reads back what it wrote (%s)", ES);
 	CHECK_INT(z.n, 5, "five members");
 	CHECK_STR(z.e[3].name, "d/00003.txt", "names in order");
 	CHECK_INT(z.e[3].method, 8, "member 3 deflated");
-	CHECK(zip_read(&z, &z.e[3], count, &b, err, sizeof err) == 0, "inflates member 3");
+	CHECK(zip_read(&z, &z.e[3], count, &b, E) == 0, "inflates member 3");
 	CHECK_STR(b.s, "member 3 member 3 member 3\n", "content survives deflate");
 	bufreset(&b);
-	CHECK(zip_read(&z, &z.e[1], count, &b, err, sizeof err) == 0, "reads stored member 1");
+	CHECK(zip_read(&z, &z.e[1], count, &b, E) == 0, "reads stored member 1");
 	CHECK_STR(b.s, "member 1 member 1 member 1\n", "stored content");
 	buffree(&b);
 	zip_close(&z);
@@ -95,7 +98,6 @@ test_zip64count(void)
 {
 	char *p = mkarchive(70000, "many.zip");
 	struct zipin z;
-	char err[256];
 	struct mapfile m;
 	struct buf b = {0};
 	const unsigned char *e;
@@ -110,9 +112,9 @@ test_zip64count(void)
 	CHECK_INT(rd64(m.p + rd64(e - 12) + 32), 70000, "ZIP64 end record counts 70000 members");
 	CHECK_INT(rd64(m.p + rd64(e - 12) + 4), 44, "ZIP64 end record size field is 44");
 	map_close(&m);
-	CHECK(zip_open(&z, p, err, sizeof err) == 0, "reads a ZIP64 archive back (%s)", err);
+	CHECK(zip_open(&z, p, E) == 0, "reads a ZIP64 archive back (%s)", ES);
 	CHECK_INT(z.n, 70000, "70000 members");
-	CHECK(zip_read(&z, &z.e[69999], count, &b, err, sizeof err) == 0, "reads the last member");
+	CHECK(zip_read(&z, &z.e[69999], count, &b, E) == 0, "reads the last member");
 	CHECK_STR(b.s, "member 69999 member 69999 member 69999\n", "last member's content");
 	buffree(&b);
 	zip_close(&z);
@@ -121,14 +123,14 @@ test_zip64count(void)
 
 /* write bytes to a file under dir and try to open it as a zip */
 static int
-opens(const char *name, const void *p, size_t n, char *err, size_t errlen)
+opens(const char *name, const void *p, size_t n, char **err)
 {
 	char *path = xasprintf("%s/%s", dir, name);
 	struct zipin z;
 	int r;
 
 	writefile_atomic(path, p, n, 0644);
-	r = zip_open(&z, path, err, errlen);
+	r = zip_open(&z, path, err);
 	zip_close(&z);
 	free(path);
 	return r;
@@ -139,36 +141,35 @@ test_corrupt(void)
 {
 	char *p = mkarchive(3, "c.zip");
 	struct buf b = {0}, got = {0};
-	char err[256];
 	struct zipin z;
 	size_t off;
 
 	readfile(p, &b, 0);
-	CHECK(opens("t1.zip", b.s, b.len - 5, err, sizeof err) < 0 && strstr(err, "truncated"),
-	      "a cut end record is refused (%s)", err);
-	CHECK(opens("t2.zip", b.s, 40, err, sizeof err) < 0, "a file cut after the first member is refused");
-	CHECK(opens("t3.zip", "hello", 5, err, sizeof err) < 0 && strstr(err, "not a zip"),
-	      "a text file is not a zip (%s)", err);
+	CHECK(opens("t1.zip", b.s, b.len - 5, E) < 0 && strstr(ES, "truncated"),
+	      "a cut end record is refused (%s)", ES);
+	CHECK(opens("t2.zip", b.s, 40, E) < 0, "a file cut after the first member is refused");
+	CHECK(opens("t3.zip", "hello", 5, E) < 0 && strstr(ES, "not a zip"),
+	      "a text file is not a zip (%s)", ES);
 	/* rename member 1 to "../x" in both headers (same length as "d/00001.txt" needs 11) */
 	off = (size_t)((char *)memmem(b.s, b.len, "d/00001.txt", 11) - b.s);
 	memcpy(b.s + off, "../00001.tx", 11);
 	off = (size_t)((char *)memmem(b.s + off + 11, b.len - off - 11, "d/00001.txt", 11) - b.s);
 	memcpy(b.s + off, "../00001.tx", 11);
-	CHECK(opens("t4.zip", b.s, b.len, err, sizeof err) < 0 && strstr(err, "unsafe"),
-	      "a '..' member is refused (%s)", err);
+	CHECK(opens("t4.zip", b.s, b.len, E) < 0 && strstr(ES, "unsafe"),
+	      "a '..' member is refused (%s)", ES);
 	memcpy(b.s + off, "/tmp/0001.tx", 11);
-	CHECK(opens("t5.zip", b.s, b.len, err, sizeof err) < 0, "mismatched or absolute names are refused (%s)", err);
+	CHECK(opens("t5.zip", b.s, b.len, E) < 0, "mismatched or absolute names are refused (%s)", ES);
 	buffree(&b);
 	/* a flipped byte in a stored member fails its CRC */
 	readfile(p, &b, 0);
 	off = (size_t)((char *)memmem(b.s, b.len, "member 1 ", 9) - b.s);
 	b.s[off] = 'M';
-	CHECK(opens("t6.zip", b.s, b.len, err, sizeof err) == 0, "a flipped content byte still opens");
+	CHECK(opens("t6.zip", b.s, b.len, E) == 0, "a flipped content byte still opens");
 	{
 		char *q = xasprintf("%s/t6.zip", dir);
-		zip_open(&z, q, err, sizeof err);
-		CHECK(zip_read(&z, &z.e[1], count, &got, err, sizeof err) < 0 && strstr(err, "CRC"),
-		      "but fails its CRC-32 (%s)", err);
+		zip_open(&z, q, E);
+		CHECK(zip_read(&z, &z.e[1], count, &got, E) < 0 && strstr(ES, "CRC"),
+		      "but fails its CRC-32 (%s)", ES);
 		zip_close(&z);
 		free(q);
 	}
@@ -188,26 +189,25 @@ test_cap(void)
 	char *p = mkarchive(4, "cap.zip"), *fifo = xasprintf("%s/fifo.zip", dir);
 	struct zipin z;
 	struct buf got = {0};
-	char err[256];
 	uint64_t saved = zip_maxinflate;
 
 	CHECK(zip_maxinflate == ZIP_MAXINFLATE, "the default cap is ZIP_MAXINFLATE");
 	zip_maxinflate = 20;
-	CHECK(zip_open(&z, p, err, sizeof err) == -1 && strstr(err, "over the cap of 20"),
-	      "zip_open refuses members declared over the cap (%s)", err);
+	CHECK(zip_open(&z, p, E) == -1 && strstr(ES, "over the cap of 20"),
+	      "zip_open refuses members declared over the cap (%s)", ES);
 	zip_maxinflate = saved;
-	CHECK(zip_open(&z, p, err, sizeof err) == 0, "the same archive opens under the default cap");
+	CHECK(zip_open(&z, p, E) == 0, "the same archive opens under the default cap");
 	zip_maxinflate = 20;
-	CHECK(zip_read(&z, &z.e[0], count, &got, err, sizeof err) < 0 && strstr(err, "over the cap"),
-	      "zip_read of a deflated member honours a lowered cap (%s)", err);
-	CHECK(zip_read(&z, &z.e[1], count, &got, err, sizeof err) < 0 && strstr(err, "over the cap"),
-	      "zip_read of a stored member too (%s)", err);
+	CHECK(zip_read(&z, &z.e[0], count, &got, E) < 0 && strstr(ES, "over the cap"),
+	      "zip_read of a deflated member honours a lowered cap (%s)", ES);
+	CHECK(zip_read(&z, &z.e[1], count, &got, E) < 0 && strstr(ES, "over the cap"),
+	      "zip_read of a stored member too (%s)", ES);
 	zip_maxinflate = saved;
 	zip_close(&z);
 	buffree(&got);
 	CHECK(mkfifo(fifo, 0600) == 0, "mkfifo");
-	CHECK(zip_open(&z, fifo, err, sizeof err) == -1 && strstr(err, "is a FIFO, not a regular file"),
-	      "zip_open refuses a FIFO at once (%s)", err);
+	CHECK(zip_open(&z, fifo, E) == -1 && strstr(ES, "is a FIFO, not a regular file"),
+	      "zip_open refuses a FIFO at once (%s)", ES);
 	CHECK(zip_safename("a/b") && !zip_safename("a/\x1b[2Jb") && !zip_safename("a\nb") &&
 	      !zip_safename("a\x7f"), "zip_safename refuses control characters and DEL");
 	unlink(fifo);
@@ -221,7 +221,7 @@ test_wheel(void)
 	struct whlname w;
 	struct recline *r;
 	size_t n;
-	char err[128], *s;
+	char *s;
 	const char *why;
 	const char *rec = "a/b.py,sha256=x,3\n\"a/c,d.py\",sha256=y,4\r\nx.dist-info/RECORD,,\n";
 	struct buf b = {0};
@@ -250,13 +250,13 @@ test_wheel(void)
 	CHECK(whl_parse(&w, "x-1.0.x-py3-none-any.whl", &why) < 0 && strstr(why, "PEP 440"),
 	      "a version pip cannot parse is not a wheel name");
 	CHECK(whl_parse(&w, "x-1.0-py3-none-any-linux.whl", &why) < 0, "a build tag must start with a digit");
-	CHECK(record_parse(rec, strlen(rec), &r, &n, err, sizeof err) == 0, "RECORD parses (%s)", err);
+	CHECK(record_parse(rec, strlen(rec), &r, &n, E) == 0, "RECORD parses (%s)", ES);
 	CHECK_INT(n, 3, "three lines");
 	CHECK(record_find(r, n, "a/c,d.py") && strcmp(record_find(r, n, "a/c,d.py")->size, "4") == 0,
 	      "a quoted path with a comma");
 	record_free(r, n);
-	CHECK(record_parse("a,b\n", 4, &r, &n, err, sizeof err) < 0 && strstr(err, "line 1"), "two fields is an error");
-	CHECK(record_parse("a,b,1\na,c,2\n", 12, &r, &n, err, sizeof err) < 0 && strstr(err, "twice"),
+	CHECK(record_parse("a,b\n", 4, &r, &n, E) < 0 && strstr(ES, "line 1"), "two fields is an error");
+	CHECK(record_parse("a,b,1\na,c,2\n", 12, &r, &n, E) < 0 && strstr(ES, "twice"),
 	      "a path listed twice is an error");
 	record_line(&b, "p,q", h, 7);
 	record_line(&b, "R", NULL, 0);
@@ -287,5 +287,6 @@ main(void)
 	if (system(cmd) != 0)
 		printf("# could not remove %s\n", dir);
 	free(cmd);
+	free(err_);
 	return TEST_DONE();
 }

@@ -39,7 +39,8 @@ LLVMFuzzerTestOneInput(const uint8_t *p, size_t n)
 	struct gpulist l = {0};
 	const uint8_t *sep;
 	const char *root = fuzz_dir("kfd");
-	char err[512], *d;
+	char *err = NULL, *d;
+	int r;
 	size_t i;
 	static int made;
 
@@ -64,7 +65,8 @@ LLVMFuzzerTestOneInput(const uint8_t *p, size_t n)
 	fuzz_put(root, "class/kfd/kfd/topology/nodes/1/mem_banks/0/properties", sep ? sep + 4 : (const uint8_t *)"",
 	    sep ? n - (size_t)(sep + 4 - p) : 0);
 	o.sysfs = root;
-	if (detect(&l, &o, err, sizeof err) == 0) {
+	fuzz_err(r = detect(&l, &o, &err), &err);
+	if (r == 0) {
 		for (i = 0; i < l.n; i++) {
 			if (!memchr(l.g[i].real, 0, sizeof l.g[i].real) ||
 			    !memchr(l.g[i].target, 0, sizeof l.g[i].target))

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz/fuzzfile.h"
 #include "kpack.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *p, size_t n);
@@ -16,14 +17,13 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *p, size_t n)
 {
 	struct kpack k;
-	char err[512];
+	char *err = NULL;
 	size_t i;
+	int r;
 
-	if (kpack_read(p, n, 1 << 20, &k, err, sizeof err) < 0) {
-		if (!memchr(err, 0, sizeof err) || !err[0])
-			abort();
+	fuzz_err(r = kpack_read(p, n, 1 << 20, &k, &err), &err);
+	if (r < 0)
 		return 0;
-	}
 	for (i = 0; i < k.ne; i++) {
 		if (!k.e[i].key || !k.e[i].arch)
 			abort();
@@ -33,12 +33,13 @@ LLVMFuzzerTestOneInput(const uint8_t *p, size_t n)
 	/* fetch every entry as the loader would: each frame inflated once, streamed, within
 	   1 MiB; a failure says why, and a second fetch gives the same answer from the cache */
 	for (i = 0; i < k.ne; i++) {
-		int r = kpack_check(&k, p, n, &k.e[i], 1 << 20, err, sizeof err);
-
-		if (r < 0 && (!memchr(err, 0, sizeof err) || !err[0]))
+		r = kpack_check(&k, p, n, &k.e[i], &err);
+		if (r < 0 && err && !err[0])
 			abort();
-		if (kpack_check(&k, NULL, 0, &k.e[i], 1 << 20, err, sizeof err) != r)
+		fuzz_err(r, &err);
+		if (kpack_check(&k, NULL, 0, &k.e[i], &err) != r)
 			abort();
+		fuzz_err(r, &err);
 	}
 	kpack_free(&k);
 	return 0;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz/fuzzfile.h"
 #include "kpack.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *p, size_t n);
@@ -13,10 +14,12 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *p, size_t n)
 {
 	struct kpref r;
-	char err[512];
+	char *err = NULL;
 	size_t i;
+	int rc;
 
-	if (kpack_ref(p, n, &r, err, sizeof err) < 0)
+	fuzz_err(rc = kpack_ref(p, n, &r, &err), &err);
+	if (rc < 0)
 		return 0;
 	if (!r.kernel || !*r.kernel || r.npath == 0)
 		abort();

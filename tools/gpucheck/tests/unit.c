@@ -11,6 +11,11 @@
 #include "offload.h"
 #include "test.h"
 
+/* the message of the last call given E (the one before it freed), ES it or "" */
+static char *err_;
+#define E (free(err_), err_ = NULL, &err_)
+#define ES (err_ ? err_ : "")
+
 static void
 test_names(void)
 {
@@ -127,9 +132,8 @@ test_bundle_parse(const struct buf *b, const char *id0)
 	struct buf c = {0};
 	struct offlist l = {0};
 	uint64_t end;
-	char err[256] = "";
 
-	CHECK(off_bundle((unsigned char *)b->s, b->len, 0, "t", &l, &end, err, sizeof err) == 0, "a bundle parses");
+	CHECK(off_bundle(&(struct offbytes){(unsigned char *)b->s, b->len, 0, "t"}, &l, &end, E) == 0, "a bundle parses");
 	CHECK_INT(l.ne, 3, "three entries");
 	CHECK_STR(l.e[2].target, "gfx90a:xnack-", "target with features");
 	CHECK_INT(l.e[0].kind, OFF_HOST, "host entry");
@@ -140,20 +144,20 @@ test_bundle_parse(const struct buf *b, const char *id0)
 	/* a count that overflows */
 	bufadd(&c, b->s, b->len);
 	put((unsigned char *)c.s + 24, UINT64_MAX / 2, 8);
-	CHECK(off_bundle((unsigned char *)c.s, c.len, 4096, "t", &l, &end, err, sizeof err) < 0 &&
-	      strstr(err, "claims") && strstr(err, "4096"), "an overflowing count is refused with its offset: %s", err);
+	CHECK(off_bundle(&(struct offbytes){(unsigned char *)c.s, c.len, 4096, "t"}, &l, &end, E) < 0 &&
+	      strstr(ES, "claims") && strstr(ES, "4096"), "an overflowing count is refused with its offset: %s", ES);
 	off_free(&l);
 	/* an entry past the end */
 	memcpy(c.s, b->s, b->len);
 	put((unsigned char *)c.s + 32 + 24 + strlen(id0), UINT64_MAX - 3, 8);
-	CHECK(off_bundle((unsigned char *)c.s, c.len, 0, "t", &l, &end, err, sizeof err) < 0 &&
-	      strstr(err, "past the end"), "an entry offset past the end is refused: %s", err);
+	CHECK(off_bundle(&(struct offbytes){(unsigned char *)c.s, c.len, 0, "t"}, &l, &end, E) < 0 &&
+	      strstr(ES, "past the end"), "an entry offset past the end is refused: %s", ES);
 	off_free(&l);
 	/* an id length past the end */
 	memcpy(c.s, b->s, b->len);
 	put((unsigned char *)c.s + 32 + 16, 1u << 30, 8);
-	CHECK(off_bundle((unsigned char *)c.s, c.len, 0, "t", &l, &end, err, sizeof err) < 0 &&
-	      strstr(err, "id"), "an id past the end is refused: %s", err);
+	CHECK(off_bundle(&(struct offbytes){(unsigned char *)c.s, c.len, 0, "t"}, &l, &end, E) < 0 &&
+	      strstr(ES, "id"), "an id past the end is refused: %s", ES);
 	off_free(&l);
 	buffree(&c);
 }
@@ -198,19 +202,18 @@ test_ccob(const struct buf *b, int v)
 	unsigned char *z = mkccob(b, v, &zn), *sec = calloc(1, tot);
 	struct offlist l = {0};
 	struct offopts o = {0};
-	char err[256] = "";
 
 	memcpy(sec, z, zn);
 	memcpy(sec + 4096, b->s, b->len);
-	CHECK(off_hipfatbin(sec, tot, 0, ".hip_fatbin", &l, &o, err, sizeof err) == 0,
-	      "CCOB v%d then a plain bundle: %s", v, err);
+	CHECK(off_hipfatbin(&(struct offbytes){sec, tot, 0, ".hip_fatbin"}, &l, &o, E) == 0,
+	      "CCOB v%d then a plain bundle: %s", v, ES);
 	CHECK(l.nb == 2 && l.b[0].ccobver == v && l.b[0].fmt == OFFB_CCOB && l.b[1].fmt == OFFB_CLANG &&
 	      l.b[1].off == 4096 && l.ne == 6, "CCOB v%d: two bundles, six entries", v);
 	off_free(&l);
 	/* a cap below the raw size: refused, like a decompression bomb */
 	o.maxraw = 64;
-	CHECK(off_hipfatbin(sec, tot, 0, ".hip_fatbin", &l, &o, err, sizeof err) < 0 &&
-	      strstr(err, "cap"), "CCOB v%d over the cap is refused: %s", v, err);
+	CHECK(off_hipfatbin(&(struct offbytes){sec, tot, 0, ".hip_fatbin"}, &l, &o, E) < 0 &&
+	      strstr(ES, "cap"), "CCOB v%d over the cap is refused: %s", v, ES);
 	o.maxraw = 0;
 	off_free(&l);
 	/* a raw size that lies (smaller than the stream) */
@@ -220,14 +223,14 @@ test_ccob(const struct buf *b, int v)
 		put(sec + 12, b->len - 10, 4);
 	else
 		put(sec + 16, b->len - 10, 8);
-	CHECK(off_hipfatbin(sec, tot, 0, ".hip_fatbin", &l, &o, err, sizeof err) < 0,
-	      "CCOB v%d with a lying raw size is refused: %s", v, err);
+	CHECK(off_hipfatbin(&(struct offbytes){sec, tot, 0, ".hip_fatbin"}, &l, &o, E) < 0,
+	      "CCOB v%d with a lying raw size is refused: %s", v, ES);
 	off_free(&l);
 	if (v > 1) {
 		/* a total size past the section */
 		put(sec + 8, 1u << 30, v == 2 ? 4 : 8);
-		CHECK(off_hipfatbin(sec, tot, 0, ".hip_fatbin", &l, &o, err, sizeof err) < 0 &&
-		      strstr(err, "only"), "CCOB v%d with a total past the end is refused: %s", v, err);
+		CHECK(off_hipfatbin(&(struct offbytes){sec, tot, 0, ".hip_fatbin"}, &l, &o, E) < 0 &&
+		      strstr(ES, "only"), "CCOB v%d with a total past the end is refused: %s", v, ES);
 		off_free(&l);
 	}
 	free(sec);
@@ -239,14 +242,14 @@ static void
 test_ccob_bomb(void)
 {
 	size_t big = (size_t)1 << 30, hl = 32;
-	unsigned char *zeros = calloc(1, 1 << 20), *z, *raw;
+	unsigned char *zeros = calloc(1, 1 << 20), *z;
 	ZSTD_CCtx *cx = ZSTD_createCCtx();
 	ZSTD_outBuffer ob;
 	ZSTD_inBuffer ib;
 	size_t k, cap = 1 << 20;
 	struct ccobhdr h;
-	uint64_t used;
-	char err[256] = "";
+	struct offbytes in;
+	struct ccobdata cd;
 
 	z = calloc(1, hl + cap);
 	ob.dst = z + hl;
@@ -265,10 +268,11 @@ test_ccob_bomb(void)
 	put(z + 6, 1, 2);
 	put(z + 8, hl + ob.pos, 8);
 	put(z + 16, big, 8);
-	CHECK(off_ccobhdr(z, hl + ob.pos, 0, &h, err, sizeof err) == 0 &&
-	      off_ccobinflate(z, hl + ob.pos, 0, &h, 256 << 20, &raw, &used, err, sizeof err) < 0 &&
-	      strstr(err, "cap"), "a 1 GiB zstd bomb of %zu bytes is refused under a 256 MiB cap: %s",
-	      (size_t)ob.pos, err);
+	in = (struct offbytes){z, hl + ob.pos, 0, ".hip_fatbin"};
+	CHECK(off_ccobhdr(&in, &h, E) == 0 &&
+	      off_ccobinflate(&in, &h, 256 << 20, &cd, E) < 0 &&
+	      strstr(ES, "cap"), "a 1 GiB zstd bomb of %zu bytes is refused under a 256 MiB cap: %s",
+	      (size_t)ob.pos, ES);
 	free(zeros);
 	free(z);
 }
@@ -280,12 +284,11 @@ test_stray(const struct buf *b)
 	unsigned char *sec = calloc(1, 8192);
 	struct offlist l = {0};
 	struct offopts o = {0};
-	char err[256] = "";
 
 	memcpy(sec, b->s, b->len);
 	sec[5000] = 0x41;
-	CHECK(off_hipfatbin(sec, 8192, 100, ".hip_fatbin", &l, &o, err, sizeof err) < 0 &&
-	      strstr(err, "offset 5100"), "stray bytes are refused at their offset: %s", err);
+	CHECK(off_hipfatbin(&(struct offbytes){sec, 8192, 100, ".hip_fatbin"}, &l, &o, E) < 0 &&
+	      strstr(ES, "offset 5100"), "stray bytes are refused at their offset: %s", ES);
 	off_free(&l);
 	free(sec);
 }
@@ -315,7 +318,6 @@ test_nvfatbin(void)
 {
 	unsigned char f[16 + 3 * (64 + 8)];
 	struct offlist l = {0};
-	char err[256] = "";
 	int i;
 	static const struct { int kind, arch, a; } en[] = {{2, 90, 0}, {2, 90, 1}, {1, 80, 0}};
 
@@ -334,19 +336,19 @@ test_nvfatbin(void)
 		put(e + 28, (uint64_t)en[i].arch, 4);
 		put(e + 40, 0x8011 | (en[i].a ? 0x100000 : 0), 4);
 	}
-	CHECK(off_nvfatbin(f, sizeof f, 0, ".nv_fatbin", &l, err, sizeof err) == 0, "a fatbin parses: %s", err);
+	CHECK(off_nvfatbin(&(struct offbytes){f, sizeof f, 0, ".nv_fatbin"}, &l, E) == 0, "a fatbin parses: %s", ES);
 	CHECK(l.ne == 3 && strcmp(l.e[0].target, "sm_90") == 0 && strcmp(l.e[1].target, "sm_90a") == 0 &&
 	      strcmp(l.e[2].target, "compute_80") == 0 && l.e[2].kind == OFF_NV_PTX,
 	      "sm_90 sass, sm_90a sass, compute_80 ptx");
 	CHECK_INT(entry_covers(&l.e[1], "sm_100", 0), COV_NONE, "sm_90a code is not taken for sm_100");
 	off_free(&l);
 	put(f + 16 + 72 + 8, 1u << 20, 8);
-	CHECK(off_nvfatbin(f, sizeof f, 0, ".nv_fatbin", &l, err, sizeof err) < 0 && strstr(err, "offset 88"),
-	      "an entry past its fatbin is refused at its offset: %s", err);
+	CHECK(off_nvfatbin(&(struct offbytes){f, sizeof f, 0, ".nv_fatbin"}, &l, E) < 0 && strstr(ES, "offset 88"),
+	      "an entry past its fatbin is refused at its offset: %s", ES);
 	off_free(&l);
 	put(f + 8, UINT64_MAX - 8, 8);
-	CHECK(off_nvfatbin(f, sizeof f, 0, ".nv_fatbin", &l, err, sizeof err) < 0 && strstr(err, "remain"),
-	      "a fatbin size past the section is refused: %s", err);
+	CHECK(off_nvfatbin(&(struct offbytes){f, sizeof f, 0, ".nv_fatbin"}, &l, E) < 0 && strstr(ES, "remain"),
+	      "a fatbin size past the section is refused: %s", ES);
 	off_free(&l);
 }
 
@@ -358,7 +360,6 @@ test_kpack(void)
 	size_t n;
 	struct offentry e;
 	size_t used;
-	char err[256] = "";
 	static const unsigned char deep[] = {0x91, 0x91, 0x91, 0x90};
 	static const unsigned char huge[] = {0xdd, 0xff, 0xff, 0xff, 0xff, 0x00};
 	static const unsigned char map[] = {0x81, 0xa1, 'k', 0x01};
@@ -378,11 +379,11 @@ test_kpack(void)
 	      !strcmp(t[2], "gfx942:xnack-") && !strcmp(t[3], "gfx942"), "the loader's order: the rightmost feature dropped first");
 	n = kpack_targets("amdgcn-amd-amdhsa--gfx1201", t, KP_MAXTARGETS);
 	CHECK(n == 1 && !strcmp(t[0], "gfx1201"), "no features: the processor once, prefix stripped");
-	CHECK(kpack_mpcheck(map, sizeof map, 16, &used, err, sizeof err) == 0 && used == sizeof map, "a map passes");
-	CHECK(kpack_mpcheck(deep, sizeof deep, 2, &used, err, sizeof err) < 0, "nesting past the limit is refused");
-	CHECK(kpack_mpcheck(huge, sizeof huge, 16, &used, err, sizeof err) < 0 && strstr(err, "claims 4294967295 items"),
+	CHECK(kpack_mpcheck(map, sizeof map, 16, &used, E) == 0 && used == sizeof map, "a map passes");
+	CHECK(kpack_mpcheck(deep, sizeof deep, 2, &used, E) < 0, "nesting past the limit is refused");
+	CHECK(kpack_mpcheck(huge, sizeof huge, 16, &used, E) < 0 && strstr(ES, "claims 4294967295 items"),
 	      "a count past the bytes left is refused before any allocation");
-	CHECK(kpack_mpcheck(map, 3, 16, &used, err, sizeof err) < 0, "a truncated map is refused");
+	CHECK(kpack_mpcheck(map, 3, 16, &used, E) < 0, "a truncated map is refused");
 	memset(&e, 0, sizeof e);
 	e.kind = OFF_NV_SASS;
 	snprintf(e.target, sizeof e.target, "sm_100f");
@@ -402,5 +403,6 @@ main(void)
 	test_kpack();
 	test_bundles();
 	test_nvfatbin();
+	free(err_);
 	return TEST_DONE();
 }

@@ -3,6 +3,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "fuzzfile.h"
 #include "offload.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *p, size_t n);
@@ -10,19 +11,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *p, size_t n);
 int
 LLVMFuzzerTestOneInput(const uint8_t *p, size_t n)
 {
+	struct offbytes in = {p, n, 0, ".hip_fatbin"};
 	struct ccobhdr h;
-	unsigned char *out = NULL;
-	uint64_t used = 0;
-	char err[256];
+	struct ccobdata out = {0};
+	char *err = NULL;
+	int r;
 
-	if (off_ccobhdr(p, n, 0, &h, err, sizeof err) < 0)
+	fuzz_err(r = off_ccobhdr(&in, &h, &err), &err);
+	if (r < 0)
 		return 0;
-	if (off_ccobinflate(p, n, 0, &h, 1 << 20, &out, &used, err, sizeof err) == 0) {
-		if (used > n || h.raw > (1 << 20))
+	fuzz_err(r = off_ccobinflate(&in, &h, 1 << 20, &out, &err), &err);
+	if (r == 0) {
+		if (out.used > n || h.raw > (1 << 20))
 			abort();
 		if (h.raw)
-			(void)*(volatile unsigned char *)&out[h.raw - 1];
+			(void)*(volatile unsigned char *)&out.raw[h.raw - 1];
 	}
-	free(out);
+	free(out.raw);
 	return 0;
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "elffile.h"
+#include "fuzzfile.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *p, size_t n);
 
@@ -12,10 +13,12 @@ LLVMFuzzerTestOneInput(const uint8_t *p, size_t n)
 {
 	struct elfdyn d;
 	struct elf e;
-	char err[256];
+	char *err = NULL;
 	size_t i, total = 0;
+	int r;
 
-	if (elf_open(&e, p, n, err, sizeof err) < 0)
+	fuzz_err(r = elf_open(&e, p, n, &err), &err);
+	if (r < 0)
 		return 0;
 	for (i = 0; i < e.nsec; i++) {
 		const unsigned char *s = elf_secdata(&e, &e.sec[i]);
@@ -24,7 +27,8 @@ LLVMFuzzerTestOneInput(const uint8_t *p, size_t n)
 		if (s && e.sec[i].size)
 			total += s[e.sec[i].size - 1]; /* touch the last byte: must be in bounds */
 	}
-	if (elf_dynamic(&e, &d, err, sizeof err) == 0) {
+	fuzz_err(r = elf_dynamic(&e, &d, &err), &err);
+	if (r == 0) {
 		for (i = 0; i < d.nneeded; i++)
 			total += strlen(d.needed[i]);
 		for (i = 0; i < d.nverneed; i++)

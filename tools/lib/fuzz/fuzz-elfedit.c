@@ -11,6 +11,7 @@
 
 #include "elfedit.h"
 #include "elffile.h"
+#include "fuzzfile.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *p, size_t n);
 
@@ -34,7 +35,7 @@ LLVMFuzzerTestOneInput(const uint8_t *p, size_t n)
 	struct buf b = {0};
 	struct elf e;
 	struct elfdyn d;
-	char err[512], **orig = NULL;
+	char *err = NULL, **orig = NULL;
 	const char *oldn[8], *newn[8];
 	size_t i, j, len, norig = 0;
 	int r, chained = 0;
@@ -45,8 +46,10 @@ LLVMFuzzerTestOneInput(const uint8_t *p, size_t n)
 	len = (size_t)(p[1] % 64) * (p[1] >= 192 ? 40 : 1) + 1;
 	bufadd(&b, p + 2, n - 2);
 	/* rename the first DT_NEEDED names, as read by the reader */
-	if (elf_open(&e, b.s, b.len, err, sizeof err) == 0) {
-		if (elf_dynamic(&e, &d, err, sizeof err) == 0) {
+	fuzz_err(r = elf_open(&e, b.s, b.len, &err), &err);
+	if (r == 0) {
+		fuzz_err(r = elf_dynamic(&e, &d, &err), &err);
+		if (r == 0) {
 			orig = xmalloc((d.nneeded + 1) * sizeof *orig);
 			for (norig = 0; norig < d.nneeded; norig++)
 				orig[norig] = xstrdup(d.needed[norig]);
@@ -72,12 +75,13 @@ LLVMFuzzerTestOneInput(const uint8_t *p, size_t n)
 	if (p[0] & 2)
 		ed.rpath = mkname("$ORIGIN/fz", len / 2);
 	ed.runpath = (p[0] & 4) != 0;
-	r = elfedit(&b, &ed, err, sizeof err);
+	r = elfedit(&b, &ed, &err);
+	fuzz_err(r, &err);
 	if (r == 0 && (b.len != n - 2 || memcmp(b.s, p + 2, b.len) != 0))
 		abort(); /* "nothing changed" must mean the same bytes */
 	if (r > 0) {
 		/* the reader sees every edit */
-		if (elf_open(&e, b.s, b.len, err, sizeof err) < 0 || elf_dynamic(&e, &d, err, sizeof err) < 0)
+		if (elf_open(&e, b.s, b.len, NULL) < 0 || elf_dynamic(&e, &d, NULL) < 0)
 			abort();
 		if (ed.soname && (!d.soname || strcmp(d.soname, ed.soname) != 0))
 			abort();
@@ -101,7 +105,7 @@ LLVMFuzzerTestOneInput(const uint8_t *p, size_t n)
 		elf_dynfree(&d);
 		elf_close(&e);
 		/* the same edits again: nothing left to do */
-		if (!chained && elfedit(&b, &ed, err, sizeof err) != 0)
+		if (!chained && elfedit(&b, &ed, NULL) != 0)
 			abort();
 	}
 	buffree(&b);

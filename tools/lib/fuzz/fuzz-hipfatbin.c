@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzzfile.h"
 #include "offload.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *p, size_t n);
@@ -28,13 +29,17 @@ LLVMFuzzerTestOneInput(const uint8_t *p, size_t n)
 {
 	struct offopts o = {.maxraw = 1 << 20}; /* a small cap: bombs must be refused */
 	struct offlist l = {0};
-	char err[256];
+	struct offbytes fat = {p, n, 0, ".hip_fatbin"}, raw = {p, n, 0, "raw"};
+	char *err = NULL;
 	uint64_t end;
+	int r;
 
-	if (off_hipfatbin(p, n, 0, ".hip_fatbin", &l, &o, err, sizeof err) == 0)
+	fuzz_err(r = off_hipfatbin(&fat, &l, &o, &err), &err);
+	if (r == 0)
 		verify(&l);
 	off_free(&l);
-	if (off_bundle(p, n, 0, "raw", &l, &end, err, sizeof err) == 0) {
+	fuzz_err(r = off_bundle(&raw, &l, &end, &err), &err);
+	if (r == 0) {
 		verify(&l);
 		if (end > n)
 			abort();

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzzfile.h"
 #include "offload.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *p, size_t n);
@@ -11,10 +12,13 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *p, size_t n)
 {
 	struct offlist l = {0};
-	char err[256];
+	struct offbytes in = {p, n, 0, ".nv_fatbin"};
+	char *err = NULL;
 	size_t i;
+	int r;
 
-	if (off_nvfatbin(p, n, 0, ".nv_fatbin", &l, err, sizeof err) == 0)
+	fuzz_err(r = off_nvfatbin(&in, &l, &err), &err);
+	if (r == 0)
 		for (i = 0; i < l.ne; i++)
 			if (l.e[i].off > n || l.e[i].size > n - l.e[i].off ||
 			    !memchr(l.e[i].target, 0, sizeof l.e[i].target))

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "elffile.h"
+#include "fuzzfile.h"
 #include "offload.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *p, size_t n);
@@ -14,11 +15,13 @@ LLVMFuzzerTestOneInput(const uint8_t *p, size_t n)
 	struct offopts o = {.maxraw = 1 << 20};
 	struct offlist l = {0};
 	struct elf e;
-	char err[256];
+	char *err = NULL;
+	int r;
 
-	if (elf_open(&e, p, n, err, sizeof err) < 0)
+	fuzz_err(r = elf_open(&e, p, n, &err), &err);
+	if (r < 0)
 		return 0;
-	off_scanelf(&e, &l, &o, err, sizeof err);
+	fuzz_err(off_scanelf(&e, &l, &o, &err), &err);
 	off_free(&l);
 	elf_close(&e);
 	return 0;

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fuzzfile.h"
 #include "util.h"
 #include "wheelpath.h"
 #include "zip.h"
@@ -59,8 +60,9 @@ LLVMFuzzerTestOneInput(const uint8_t *p, size_t n)
 	static char path[64];
 	struct zipin z;
 	uint64_t total = 0;
-	char err[512];
+	char *err = NULL;
 	FILE *f;
+	int r;
 	size_t i;
 
 	if (!path[0])
@@ -78,7 +80,8 @@ LLVMFuzzerTestOneInput(const uint8_t *p, size_t n)
 		namecheck(name);
 		free(name);
 	}
-	if (zip_open(&z, path, err, sizeof err) == 0) {
+	fuzz_err(r = zip_open(&z, path, &err), &err);
+	if (r == 0) {
 		char **names = xmalloc((z.n ? z.n : 1) * sizeof *names);
 		size_t a, b;
 		for (i = 0; i < z.n; i++) {
@@ -93,7 +96,8 @@ LLVMFuzzerTestOneInput(const uint8_t *p, size_t n)
 				abort(); /* zip_open must refuse unsafe names */
 			if (z.e[i].usize > zip_maxinflate)
 				abort(); /* nor a member over the cap */
-			if (zip_read(&z, &z.e[i], sink, &total, err, sizeof err) > 0)
+			fuzz_err(r = zip_read(&z, &z.e[i], sink, &total, &err), &err);
+			if (r > 0)
 				break;
 		}
 		zip_close(&z);

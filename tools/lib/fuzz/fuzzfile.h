@@ -1,5 +1,6 @@
-/* helpers for fuzz targets whose parser reads files: a scratch folder per process and
-   writing the input into it (header-only: fuzz targets link no shared fuzz module) */
+/* helpers for fuzz targets: the error convention checked, and for a parser that reads
+   files, a scratch folder per process and writing the input into it (header-only: fuzz
+   targets link no shared fuzz module) */
 #ifndef KILN_FUZZFILE_H
 #define KILN_FUZZFILE_H
 
@@ -9,6 +10,17 @@
 #include <unistd.h>
 
 #include "util.h"
+
+/* the error convention (HACKING.md) after a call that returned r: a message exactly
+   when r < 0 (aborts otherwise); frees it and sets *err back to NULL */
+static inline void
+fuzz_err(int r, char **err)
+{
+	if ((r < 0) != (*err != NULL))
+		abort();
+	free(*err);
+	*err = NULL;
+}
 
 /* the scratch folder /tmp/kiln-fuzz-NAME.PID, created on first use */
 static inline const char *
