@@ -65,7 +65,10 @@ LLVMFuzzerTestOneInput(const uint8_t *p, size_t n)
 	fuzz_put(root, "class/kfd/kfd/topology/nodes/1/mem_banks/0/properties", sep ? sep + 4 : (const uint8_t *)"",
 	    sep ? n - (size_t)(sep + 4 - p) : 0);
 	o.sysfs = root;
-	fuzz_err(r = detect(&l, &o, &err), &err);
+	r = detect(&l, &o, &err);
+	if (r < 0 && (!err || !strstr(err, root)))
+		abort(); /* errors name the file */
+	fuzz_err(r, &err);
 	if (r == 0) {
 		for (i = 0; i < l.n; i++) {
 			if (!memchr(l.g[i].real, 0, sizeof l.g[i].real) ||
@@ -78,8 +81,6 @@ LLVMFuzzerTestOneInput(const uint8_t *p, size_t n)
 			    (l.g[i].wave && l.g[i].wave != 32 && l.g[i].wave != 64) || l.g[i].devid > 0xffff)
 				abort();
 		}
-	} else if (!strstr(err, root)) {
-		abort(); /* errors name the file */
 	}
 	gpulist_free(&l);
 	return 0;
