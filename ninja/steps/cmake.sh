@@ -17,15 +17,16 @@
 # maps in CFLAGS/CXXFLAGS/HIPFLAGS, the compiler cache (CMake's compiler launchers), a
 # relocatable prefix (/kiln/prefix/C inside the files, $ORIGIN RPATHs)
 step_cmake () {
-	out=$KILN_STAGE_OUT
 	cmk_work
 	cmk_precheck
 	cmk_settings
 	cacheargs
-	for e in $ENV; do warg --set "$e"; done
-	step_cmake_offline
-	set --
-	while IFS= read -r a; do set -- "$@" "$a"; done <"$wargs"
+	buildend step_cmake_offline cmk_run
+}
+
+# cmk_run ENVCLEAN-OPTION...: configure, build and pack (buildend hands the options
+# over), the network guard stopped after the build, the compiler cache's hit rate said
+cmk_run () {
 	[ "$CACHE" = ccache ] && ccstats "$@" >"$work.home/ccache.before"
 	cmk_configure "$@"
 	cmk_build "$@"
@@ -35,8 +36,6 @@ step_cmake () {
 		hitrate "$work.home/ccache.before" "$work.home/ccache.after"
 	fi
 	cmk_pack
-	cd "$B" && rm -rf "$work" "$work.home"
-	ls "$out"
 }
 
 # cmk_settings: the build's environment (warg): its own HOME, the date, the maps, the

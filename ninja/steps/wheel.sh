@@ -12,10 +12,9 @@
 # this file, so part of the wheel stages' key only): the work tree, the version, the
 # prefix maps, the build's settings, the compiler cache, the nvcc wrapper, the
 # distributed compiler, the build backend, the requirements check, and the build itself.
-# The pieces hand envclean's options on through $wargs (warg, lib/build.sh), read into
-# "$@" before the build.
+# The pieces hand envclean's options on through $wargs (warg, lib/build.sh), which
+# buildend (lib/build.sh) hands to the build as its arguments.
 step_wheel () {
-	out=$KILN_STAGE_OUT
 	treesubdir "$src"
 	worktree
 	step_wheel_version
@@ -28,15 +27,15 @@ step_wheel () {
 	step_wheel_offline
 	step_wheel_aotriton
 	step_wheel_triton
-	for e in $ENV; do warg --set "$e"; done
-	step_wheel_backend
-	set --
-	while IFS= read -r a; do set -- "$@" "$a"; done <"$wargs"
+	buildend step_wheel_backend step_wheel_build
+}
+
+# step_wheel_build ENVCLEAN-OPTION...: the requirements check and the build itself, with
+# the build's envclean options (buildend hands them over); the network guard stopped
+step_wheel_build () {
 	step_wheel_requirements "$@"
 	step_wheel_run "$@"
 	netguard_stop
-	cd "$B" && rm -rf "$work" "$work.home"
-	ls "$out"
 }
 
 

@@ -142,6 +142,26 @@ conv=$(grep -nE 'ARCH' "$KSRC"/ninja/steps/*.sh "$KSRC"/ninja/steps/lib/*.sh "$K
 	grep -E "ARCH[A-Z_]*}?\"?[^|]*\| *(tr|sed)|IFS=['\"]?[;,]" | grep -v 'tr -c ')
 same "no step converts an arch variable's spelling" "" "$conv"
 
+# --- a ROCm channel is one row of env/rocm-channels.env: CHANNELS and its NAME_ cells;
+# the generator names no channel (with no ROCm at /opt/rocm, the default --rocm-path)
+ch=$KSRC/env/rocm-channels.env
+cp "$ch" "$T/channels.env" || exit 2
+if [ ! -e /opt/rocm ]; then
+	sed -i 's/^CHANNELS=.*/CHANNELS="toy therock debian"/' "$ch" || exit 2
+	printf 'TOY_WHO=Toy\nTOY_TITLE="the toy wheels"\nTOY_KIND=wheels\nTOY_ARCHES="gfx1100 gfx1151"\nTOY_INDEX=%s\nTOY_VERSION=1.2.3\n' \
+		"$(shq "$T/toy-index")" >>"$ch" || exit 2
+	conf toy --arch=gfx1151 --python="$PY"
+	has "configure takes the new row" "$T/toy.conf" "no ROCm at /opt/rocm and no rocm pin: using the toy wheels, the default channel for --arch (env/rocm-channels.env): rocm 1.2.3 from $T/toy-index"
+	has "rocm.sdk installs from the row's index" "$T/c/toy/build/keys/rocm.sdk" "INDEX=\"$T/toy-index\""
+	conf toy803 --arch=gfx803 --python="$PY"
+	has "a target the rows before lack: the next row that builds it" "$T/toy803.conf" \
+		"no ROCm at /opt/rocm, and Toy builds nothing for gfx803; TheRock builds nothing for gfx803: use Debian's ROCm inside a Debian sid root with --rocm-path=/usr, as env/tracks/gfx803-debian.env sets it up"
+	sed -i 's/^TOY_KIND=.*/TOY_KIND=tarball/' "$ch" || exit 2
+	exits "a row of a KIND kiln does not know stops configure" 2 sh -c "cd $(shq "$T/c/toy") && KILN_REGEN=1 $(shq "$KSRC/configure") KILN_BIN=$(shq "$KILN_BIN") --git-cache=$(shq "$T/git") --jobs=2 --arch=gfx1151 --python=$(shq "$PY")"
+	has "in one line naming the file and the row" "$T/.err" "env/rocm-channels.env: channel toy: KIND=tarball is not wheels or root"
+fi
+cp "$T/channels.env" "$ch" || exit 2
+
 # --- the declared sources -------------------------------------------------------------
 # each step's "# sources:" line names exactly the files it sources, and every helper a
 # helper needs ("# needs:"); a helper sources nothing itself

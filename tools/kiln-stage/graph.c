@@ -340,44 +340,110 @@ archmissing(const char *list)
 	return NULL;
 }
 
-/* a value of env/rocm-channels.env, "" when it has none */
-static const char *
-chanval(const struct kvfile *f, const char *k)
-{
-	const char *v = kv_get(f, k);
+/* a ROCm channel: one row of env/rocm-channels.env, whose CHANNELS names the rows in the
+   order they are tried and whose NAME_CELL lines are row NAME's cells. The first row whose
+   ARCHES holds every --arch is taken, as its KIND says: "wheels" pins rocm_KIND=wheels
+   from INDEX at VERSION (rocm.sdk installs it), "root" says in one line that the ROCm of
+   ROOT is used inside such a root, as TRACK sets it up. No channel is named in code. */
+struct channel {
+	const char *name;    /* the row's name in CHANNELS */
+	const char *who;     /* who builds it, in words: "TheRock" */
+	const char *title;   /* what it is, in words: "TheRock's multi-arch wheels" */
+	const char *kind;    /* wheels | root */
+	const char *arches;  /* the targets it builds, one space between */
+	const char *index, *version;   /* wheels: pip's index and rocm's version */
+	const char *root, *track;      /* root: "Debian sid", the track that sets it up */
+};
 
+/* cell NAME_CELL of a row, "" when it has none; a required one stops configure */
+static const char *
+chancell(const struct kvfile *f, const char *name, const char *cell, int need)
+{
+	char *k = xasprintf("%s_%s", name, cell), *q;
+	const char *v;
+
+	for (q = k; *q; q++)
+		if (*q >= 'a' && *q <= 'z')
+			*q = (char)(*q - 'a' + 'A');
+	v = kv_get(f, k);
+	if (need && (!v || !*v))
+		fail("%s: channel %s has no %s", f->path, name, k);
+	free(k);
 	return v ? v : "";
 }
 
-/* no ROCm at the default --rocm-path and no rocm pin: the channel env/rocm-channels.env
-   names for --arch (TheRock's multi-arch wheels where TheRock builds every target), or
-   the line naming the distribution route and its track */
+/* row name of f, its cells checked for its kind */
+static void
+chanrow(const struct kvfile *f, const char *name, struct channel *ch)
+{
+	ch->name = name;
+	ch->who = chancell(f, name, "WHO", 1);
+	ch->title = chancell(f, name, "TITLE", 1);
+	ch->kind = chancell(f, name, "KIND", 1);
+	ch->arches = chancell(f, name, "ARCHES", 1);
+	ch->index = chancell(f, name, "INDEX", !strcmp(ch->kind, "wheels"));
+	ch->version = chancell(f, name, "VERSION", 0);
+	ch->root = chancell(f, name, "ROOT", !strcmp(ch->kind, "root"));
+	ch->track = chancell(f, name, "TRACK", !strcmp(ch->kind, "root"));
+	if (strcmp(ch->kind, "wheels") && strcmp(ch->kind, "root"))
+		fail("%s: channel %s: KIND=%s is not wheels or root", f->path, name, ch->kind);
+}
+
+/* take channel ch (skipped: what the rows before it lack, in words, or "") */
+static void
+chanuse(const struct channel *ch, const char *skipped)
+{
+	if (!strcmp(ch->kind, "wheels")) {
+		sdk.kind = "wheels";
+		sdk.index = ch->index;
+		sdk.version = ch->version;
+		printf("no ROCm at %s and no rocm pin%s%s%s: using %s, the default channel for --arch "
+		       "(env/rocm-channels.env): rocm %s from %s\n", cf.rocm, *skipped ? " (" : "",
+		       skipped, *skipped ? ")" : "", ch->title, *ch->version ? ch->version : "(newest)",
+		       ch->index);
+		return;
+	}
+	printf("no ROCm at %s%s%s: use %s inside a %s root with --rocm-path=/usr, as %s sets it up "
+	       "(env/rocm-channels.env)\n", cf.rocm, *skipped ? ", and " : "", skipped, ch->title,
+	       ch->root, ch->track);
+}
+
+/* no ROCm at the default --rocm-path and no rocm pin: the first channel of
+   env/rocm-channels.env that builds every --arch, or a line saying none does */
 static void
 sdkchannel(void)
 {
 	static struct kvfile f;
-	char *p = xasprintf("%s/env/rocm-channels.env", cf.srcdir), *err = NULL;
+	struct channel ch;
+	struct buf skipped = {0}, names = {0};
+	char *p = xasprintf("%s/env/rocm-channels.env", cf.srcdir), *err = NULL, *list, *tok, *sp;
 	const char *miss;
 
 	if (kv_load(&f, p, &err) < 0)
 		fail("%s", err);
 	addregen(p);
 	free(p);
-	if (!(miss = archmissing(chanval(&f, "THEROCK_ARCHES")))) {
-		sdk.kind = "wheels";
-		sdk.index = chanval(&f, "THEROCK_INDEX");
-		sdk.version = chanval(&f, "THEROCK_VERSION");
-		printf("no ROCm at %s and no rocm pin: using TheRock's multi-arch wheels, the default "
-		       "channel for --arch (env/rocm-channels.env): rocm %s from %s\n", cf.rocm,
-		       sdk.version, sdk.index);
-	} else if (!archmissing(chanval(&f, "DEBIAN_ARCHES"))) {
-		printf("no ROCm at %s, and TheRock builds nothing for %s: use Debian's ROCm inside a "
-		       "Debian %s root with --rocm-path=/usr, as %s sets it up (env/rocm-channels.env)\n",
-		       cf.rocm, miss, chanval(&f, "DEBIAN_SUITE"), chanval(&f, "DEBIAN_TRACK"));
-	} else {
-		printf("no ROCm at %s, and neither TheRock nor Debian builds for %s: install a ROCm "
-		       "built for it and pass --rocm-path=DIR (env/rocm-channels.env)\n", cf.rocm, miss);
+	list = xstrdup(kv_get(&f, "CHANNELS") ? kv_get(&f, "CHANNELS") : "");
+	for (tok = strtok_r(list, " ", &sp); tok; tok = strtok_r(NULL, " ", &sp)) {
+		chanrow(&f, tok, &ch);
+		if (!(miss = archmissing(ch.arches))) {
+			chanuse(&ch, skipped.s ? skipped.s : "");
+			buffree(&skipped);
+			buffree(&names);
+			free(list);
+			return;
+		}
+		bufprintf(&skipped, "%s%s builds nothing for %s", skipped.len ? "; " : "", ch.who, miss);
+		bufprintf(&names, "%s%s", names.len ? ", " : "", ch.who);
 	}
+	if (!names.len)
+		fail("%s/env/rocm-channels.env: CHANNELS names no channel", cf.srcdir);
+	printf("no ROCm at %s, and no channel of env/rocm-channels.env (%s) builds for all of "
+	       "--arch=%s (%s): install a ROCm built for it and pass --rocm-path=DIR\n", cf.rocm,
+	       names.s, cf.archarg, skipped.s);
+	buffree(&skipped);
+	buffree(&names);
+	free(list);
 }
 
 /* rocm_KIND=wheels: one index only (TheRock's public index holds placeholder packages

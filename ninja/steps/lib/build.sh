@@ -1,13 +1,14 @@
 # lib/build.sh: what the wheel and CMake builds share: the fresh work tree (worktree),
-# the build's envclean options kept in a file (warg), the pinned commit's time
-# (pinsde), the release and local label of what is built (pinlabel), the prefix maps
-# (prefixmaps) and the caller's variables a build keeps (passenv). Sourced by the wheel
-# and cmake steps.
+# the build's envclean options kept in a file (warg) and handed to the build (buildend),
+# the pinned commit's time (pinsde), the release and local label of what is built
+# (pinlabel), the prefix maps (prefixmaps) and the caller's variables a build keeps
+# (passenv). Sourced by the wheel and cmake steps.
 # needs: lib/base.sh
 
 # worktree: the fresh private copy of the prepared tree a build step works in ($work,
-# $wroot, $dir, $commit), for the wheel and the CMake steps alike
+# $wroot, $dir, $commit; $out, the stage's output), for the wheel and the CMake steps
 worktree () {
+	out=$KILN_STAGE_OUT
 	# The build starts from a tree that is exactly the key: a fresh private copy of the
 	# prepared source (pristine + series + hipify). It writes only there and into $out, so
 	# nothing of an earlier build (setuptools' build/, *.egg-info, a CMake cache) reaches
@@ -44,9 +45,25 @@ worktree () {
 }
 
 # warg ARG...: envclean options for the build, kept in $wargs (worktree made it); the
-# step reads them into "$@" before the build (wargs_read)
+# step hands them to its build through buildend
 warg () {
 	printf '%s\n' "$@" >>"$wargs"
+}
+
+# buildend LAST RUN: how the wheel and the CMake builds end. The component's C_ENV
+# settings (after the settings of the pieces before, so they win over those), then the
+# piece LAST (whose settings win over C_ENV: the network guard, the build backend), then
+# RUN with the build's envclean options as its arguments (warg's, in order: its
+# `clean "$@" -- ...` lines); the work tree is removed and the stage's output listed
+buildend () {
+	for e in $ENV; do warg --set "$e"; done
+	"$1"
+	fn=$2
+	set --
+	while IFS= read -r a; do set -- "$@" "$a"; done <"$wargs"
+	"$fn" "$@"
+	cd "$B" && rm -rf "$work" "$work.home"
+	ls "$out"
 }
 
 # pinsde: sde, SOURCE_DATE_EPOCH: the pinned commit's time, so archives and embedded
