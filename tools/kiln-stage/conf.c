@@ -124,8 +124,25 @@ nocreds(int argc, char **argv)
 			     "put them in ~/.netrc (or $NETRC), KILN_CACHE_TOKEN or KILN_FETCH_TOKEN", m);
 }
 
+/* configure's defaults for what it may leave out */
 static void
-parseopts(int argc, char **argv)
+confdefaults(void)
+{
+	cf.prefix = "/usr/local";
+	cf.rocm = "/opt/rocm";
+	cf.cache = "none";
+	cf.cc = "cc";
+	cf.cflags = cf.ldflags = cf.fuzzcc = cf.with = cf.without = cf.archarg = "";
+	cf.pkgconfig = "pkg-config";
+	cf.ninja = "ninja";
+	cf.jobs = "2";
+	cf.gitcache = cf.cacheremote = cf.distribute = cf.disthosts = cf.workdir = "";
+}
+
+/* kiln-stage graph's own options, up to "--"; after it, configure's command line
+   (cf.replay) */
+static void
+graphargs(int argc, char **argv)
 {
 	static const struct { const char *name; const char **dst; } o[] = {
 		{"--prog", &cf.prog}, {"--srcdir", &cf.srcdir}, {"--builddir", &cf.builddir},
@@ -143,25 +160,10 @@ parseopts(int argc, char **argv)
 		{"--index-url", &cf.indexurl}, {"--wheelhouse", &cf.wheelhouse},
 		{"--allow-mismatch", &allowmm}, {"--allow-network", &allownet},
 	};
-	size_t k, cap = 0;
+	size_t k;
 	const char *v;
 	int i;
 
-	cf.prefix = "/usr/local";
-	cf.rocm = "/opt/rocm";
-	cf.cache = "none";
-	cf.cc = "cc";
-	cf.cflags = cf.ldflags = cf.fuzzcc = cf.with = cf.without = cf.archarg = "";
-	cf.pkgconfig = "pkg-config";
-	cf.ninja = "ninja";
-	cf.jobs = "2";
-	cf.gitcache = cf.cacheremote = cf.distribute = cf.disthosts = cf.workdir = "";
-	/* before any message could repeat an argument: the name messages go by, then no
-	   credentials anywhere */
-	for (i = 1; i < argc && strcmp(argv[i], "--"); i++)
-		if ((v = optval(argv[i], "--prog")))
-			argv0 = v;
-	nocreds(argc, argv);
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--")) {
 			cf.replay = argv + i + 1;
@@ -180,20 +182,26 @@ parseopts(int argc, char **argv)
 			usage();
 		}
 	}
-	if (cf.prog)
-		argv0 = cf.prog;
-	/* the pins are configure's own arguments: --pin=NAME=REF or --pin NAME=REF */
+}
+
+/* what only configure's own arguments say: the pins (--pin=NAME=REF or --pin NAME=REF)
+   and the keys of signed stage-cache manifests */
+static void
+replayargs(void)
+{
+	size_t k, cap = 0;
+	const char *v;
+	char wd[4096];
+	char *why;
+
 	for (k = 1; k < cf.nreplay; k++) {
-		/* and so are the keys of signed stage-cache manifests */
 		if ((v = optval(cf.replay[k], "--cache-trusted-keys"))) {
-			char *why = sign_checklist(v);
-			if (why)
+			if ((why = sign_checklist(v)))
 				dien(EXIT_USAGE, "--cache-trusted-keys: %s", why);
 			cf.trustedkeys = v;
 			continue;
 		}
 		if ((v = optval(cf.replay[k], "--cache-sign-key"))) {
-			char wd[4096];
 			if (!*v || !getcwd(wd, sizeof wd) || access(v, R_OK) < 0)
 				dien(EXIT_USAGE, "--cache-sign-key=%s: no secret key file there (kiln-stage keygen "
 				     "makes one)", v);
@@ -209,26 +217,45 @@ parseopts(int argc, char **argv)
 		cf.pinover = xgrow(cf.pinover, &cap, cf.npinover + 1, sizeof *cf.pinover);
 		cf.pinover[cf.npinover++] = (char *)v;
 	}
+}
+
+/* an empty optional path is none: NULL */
+static void
+emptynone(const char **p)
+{
+	if (*p && !**p)
+		*p = NULL;
+}
+
+/* configure's decisions (cf) from kiln-stage graph's arguments; bad ones stop it */
+static void
+parseopts(int argc, char **argv)
+{
+	const char *v;
+	int i;
+
+	confdefaults();
+	/* before any message could repeat an argument: the name messages go by, then no
+	   credentials anywhere */
+	for (i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if ((v = optval(argv[i], "--prog")))
+			argv0 = v;
+	nocreds(argc, argv);
+	graphargs(argc, argv);
+	if (cf.prog)
+		argv0 = cf.prog;
+	replayargs();
 	if (!cf.srcdir || !cf.builddir || !cf.replay)
 		usage();
-	if (cf.stagecache && !*cf.stagecache)
-		cf.stagecache = NULL;
-	if (cf.mirror && !*cf.mirror)
-		cf.mirror = NULL;
-	if (cf.kilnbin && !*cf.kilnbin)
-		cf.kilnbin = NULL;
-	if (cf.venv && !*cf.venv)
-		cf.venv = NULL;
-	if (cf.pinsfile && !*cf.pinsfile)
-		cf.pinsfile = NULL;
-	if (cf.image && !*cf.image)
-		cf.image = NULL;
-	if (cf.imagebase && !*cf.imagebase)
-		cf.imagebase = NULL;
-	if (cf.indexurl && !*cf.indexurl)
-		cf.indexurl = NULL;
-	if (cf.wheelhouse && !*cf.wheelhouse)
-		cf.wheelhouse = NULL;
+	emptynone(&cf.stagecache);
+	emptynone(&cf.mirror);
+	emptynone(&cf.kilnbin);
+	emptynone(&cf.venv);
+	emptynone(&cf.pinsfile);
+	emptynone(&cf.image);
+	emptynone(&cf.imagebase);
+	emptynone(&cf.indexurl);
+	emptynone(&cf.wheelhouse);
 	cf.allowmismatch = allowmm && !strcmp(allowmm, "yes");
 	cf.allownetwork = allownet && !strcmp(allownet, "yes");
 }

@@ -272,107 +272,153 @@ vflags(const char *v)
 	return !strcmp(v, "rel") ? "" : !strcmp(v, "san") ? "$sanflags" : "$fuzzflags";
 }
 
-/* the build edges of one variant; names of its binaries and tests go to outs */
-static void
-variant(struct buf *b, const char *v, const struct emitcfg *ec, struct tool *t, size_t nt,
-        struct buf *outs)
-{
-	char *p, *rel, **tests;
-	struct buf x = {0}, mods = {0};
-	size_t i, j, k, ntests;
-	int fuzz = !strcmp(v, "fuzz");
+/* the build edges of one variant being written */
+struct vedges {
+	struct buf *b;              /* build.ninja's text */
+	const char *v;              /* the variant: rel, san or fuzz */
+	const struct emitcfg *ec;
+	struct buf *outs;           /* the names of its binaries and tests */
+	struct buf mods;            /* the objects of the tool at hand, but its main */
+};
 
-	bufprintf(&x, "%s %s", vflags(v), ec->libcflags);
-	for (i = 0; i < ec->nlib; i++) {
-		rel = xasprintf("lib/%s", ec->lib[i]);
-		cc(b, v, rel, x.s);
+/* libkiln.a of the variant: tools/lib's objects */
+static void
+varlib(struct vedges *e)
+{
+	struct buf x = {0};
+	char *rel;
+	size_t i;
+
+	bufprintf(&x, "%s %s", vflags(e->v), e->ec->libcflags);
+	for (i = 0; i < e->ec->nlib; i++) {
+		rel = xasprintf("lib/%s", e->ec->lib[i]);
+		cc(e->b, e->v, rel, x.s);
 		free(rel);
 	}
-	bufprintf(b, "build $bdir/%s/libkiln.a: ar", v);
-	for (i = 0; i < ec->nlib; i++) {
-		rel = xasprintf("lib/%s", ec->lib[i]);
-		bufputc(b, ' ');
-		objof(b, v, rel);
+	bufprintf(e->b, "build $bdir/%s/libkiln.a: ar", e->v);
+	for (i = 0; i < e->ec->nlib; i++) {
+		rel = xasprintf("lib/%s", e->ec->lib[i]);
+		bufputc(e->b, ' ');
+		objof(e->b, e->v, rel);
 		free(rel);
 	}
-	bufputc(b, '\n');
+	bufputc(e->b, '\n');
+	buffree(&x);
+}
+
+/* the objects of tool t (none for tools/lib, lib != 0; not its main for fuzz), each
+   but its main's named in e->mods */
+static void
+varmods(struct vedges *e, const struct tool *t, int lib)
+{
+	struct buf x = {0};
+	char *rel;
+	size_t j;
+
+	bufreset(&e->mods);
+	bufprintf(&x, "%s %s", vflags(e->v), t->pc);
+	for (j = lib ? t->nsrc : 0; j < t->nsrc; j++) {
+		if (!strcmp(e->v, "fuzz") && j == 0)
+			continue;
+		rel = xasprintf("%s/%s", t->name, t->src[j]);
+		cc(e->b, e->v, rel, x.s);
+		if (j > 0) {
+			bufputc(&e->mods, ' ');
+			objof(&e->mods, e->v, rel);
+		}
+		free(rel);
+	}
+	buffree(&x);
+}
+
+/* the link edge of binary bin: main's object rel, the tool's modules (e->mods), then
+   libkiln.a as an implicit input */
+static void
+varlink(struct vedges *e, const char *bin, const char *rel)
+{
+	bufprintf(e->b, "build %s: link ", bin);
+	objof(e->b, e->v, rel);
+	bufprintf(e->b, "%s | $bdir/%s/libkiln.a\n", e->mods.s ? e->mods.s : "", e->v);
+}
+
+/* tool t's binary, in $bdir/bin (rel) or $bdir/san/bin */
+static void
+vartool(struct vedges *e, const struct tool *t)
+{
+	char *p = !strcmp(e->v, "rel") ? xasprintf("$bdir/bin/%s", t->name) :
+	                                 xasprintf("$bdir/san/bin/%s", t->name);
+	char *rel = xasprintf("%s/%s", t->name, t->src[0]);
+
+	bufputc(e->outs, ' ');
+	bufputs(e->outs, p);
+	varlink(e, p, rel);
+	bufprintf(e->b, "  extra = %s\n", vflags(e->v));
+	bufprintf(e->b, "  libs = $bdir/%s/libkiln.a %s %s %s\n", e->v, t->pl, t->libs,
+	          e->ec->libcryptolibs);
+	free(rel);
+	free(p);
+}
+
+/* tool t's unit tests (san: tools/NAME/tests/X.c) or fuzz targets (tools/NAME/fuzz/X.c),
+   each linked with its modules */
+static void
+vartests(struct vedges *e, const struct tool *t, char **tests, size_t ntests)
+{
+	int fuzz = !strcmp(e->v, "fuzz");
+	struct buf x = {0};
+	char *n, *rel, *p;
+	size_t k;
+
+	for (k = 0; k < ntests; k++) {
+		n = xstrndup(tests[k], strlen(tests[k]) - 2);
+		rel = xasprintf("%s/%s/%s", t->name, fuzz ? "fuzz" : "tests", tests[k]);
+		bufreset(&x);
+		bufprintf(&x, "%s %s -I$qsrcdir/tools/%s", vflags(e->v), t->pc, t->name);
+		cc(e->b, e->v, rel, x.s);
+		p = fuzz ? xasprintf("$bdir/fuzz/bin/%s", n) : xasprintf("$bdir/san/test/%s-%s", t->name, n);
+		varlink(e, p, rel);
+		bufputs(e->b, fuzz ? "  cc = $fuzzcc\n  extra = -fsanitize=fuzzer,address,undefined\n"
+		                   : "  extra = $sanflags\n");
+		bufprintf(e->b, "  libs = $bdir/%s/libkiln.a %s %s %s\n", e->v, t->pl, t->libs,
+		          e->ec->libcryptolibs);
+		bufputc(e->outs, ' ');
+		bufputs(e->outs, p);
+		free(p);
+		free(rel);
+		free(n);
+	}
+	buffree(&x);
+}
+
+/* the build edges of one variant (e->v) of the tools t[0..nt) (t[0]: tools/lib);
+   names of its binaries and tests go to e->outs */
+static void
+variant(struct vedges *e, const struct tool *t, size_t nt)
+{
+	int fuzz = !strcmp(e->v, "fuzz");
+	char **tests, *p;
+	size_t i, ntests;
+
+	varlib(e);
 	/* tools/lib itself is the first "tool" of a fuzz build (its fuzz/ targets) */
 	for (i = fuzz ? 0 : 1; i < nt; i++) {
-		bufreset(&mods);
-		if (fuzz) {
-			p = xasprintf("%s/tools/%s/fuzz", ec->srcdir, t[i].name);
+		tests = NULL;
+		ntests = 0;
+		if (fuzz || !strcmp(e->v, "san")) {
+			p = xasprintf("%s/tools/%s/%s", e->ec->srcdir, t[i].name, fuzz ? "fuzz" : "tests");
 			tests = lsdir(p, ".c", 0, &ntests);
 			free(p);
-			if (!ntests)
-				continue;
-		} else {
-			tests = NULL;
-			ntests = 0;
 		}
-		bufreset(&x);
-		bufprintf(&x, "%s %s", vflags(v), t[i].pc);
-		for (j = i == 0 ? t[i].nsrc : 0; j < t[i].nsrc; j++) {
-			if (fuzz && j == 0)
-				continue;
-			rel = xasprintf("%s/%s", t[i].name, t[i].src[j]);
-			cc(b, v, rel, x.s);
-			if (j > 0) {
-				bufputc(&mods, ' ');
-				objof(&mods, v, rel);
-			}
-			free(rel);
-		}
-		if (!fuzz) {
-			bufputs(b, "build ");
-			p = !strcmp(v, "rel") ? xasprintf("$bdir/bin/%s", t[i].name) :
-			                        xasprintf("$bdir/san/bin/%s", t[i].name);
-			bufputs(b, p);
-			bufputc(outs, ' ');
-			bufputs(outs, p);
-			free(p);
-			bufputs(b, ": link ");
-			rel = xasprintf("%s/%s", t[i].name, t[i].src[0]);
-			objof(b, v, rel);
-			free(rel);
-			bufprintf(b, "%s | $bdir/%s/libkiln.a\n", mods.s ? mods.s : "", v);
-			bufprintf(b, "  extra = %s\n", vflags(v));
-			bufprintf(b, "  libs = $bdir/%s/libkiln.a %s %s %s\n", v, t[i].pl, t[i].libs,
-			          ec->libcryptolibs);
-			if (!strcmp(v, "san")) {
-				p = xasprintf("%s/tools/%s/tests", ec->srcdir, t[i].name);
-				tests = lsdir(p, ".c", 0, &ntests);
-				free(p);
-			}
-		}
-		for (k = 0; k < ntests; k++) {
-			const char *dir = fuzz ? "fuzz" : "tests";
-			char *n = xstrndup(tests[k], strlen(tests[k]) - 2);
-			rel = xasprintf("%s/%s/%s", t[i].name, dir, tests[k]);
-			bufreset(&x);
-			bufprintf(&x, "%s %s -I$qsrcdir/tools/%s", vflags(v), t[i].pc, t[i].name);
-			cc(b, v, rel, x.s);
-			p = fuzz ? xasprintf("$bdir/fuzz/bin/%s", n) :
-			           xasprintf("$bdir/san/test/%s-%s", t[i].name, n);
-			bufprintf(b, "build %s: link ", p);
-			objof(b, v, rel);
-			bufprintf(b, "%s | $bdir/%s/libkiln.a\n", mods.s ? mods.s : "", v);
-			if (fuzz)
-				bufputs(b, "  cc = $fuzzcc\n  extra = -fsanitize=fuzzer,address,undefined\n");
-			else
-				bufputs(b, "  extra = $sanflags\n");
-			bufprintf(b, "  libs = $bdir/%s/libkiln.a %s %s %s\n", v, t[i].pl, t[i].libs,
-			          ec->libcryptolibs);
-			bufputc(outs, ' ');
-			bufputs(outs, p);
-			free(p);
-			free(rel);
-			free(n);
-		}
+		if (fuzz && !ntests)
+			continue;
+		varmods(e, &t[i], i == 0);
+		if (!fuzz)
+			vartool(e, &t[i]);
+		vartests(e, &t[i], tests, ntests);
 		strs_free(tests, ntests);
 	}
-	bufputc(b, '\n');
-	buffree(&x);
-	buffree(&mods);
+	bufputc(e->b, '\n');
+	buffree(&e->mods);
 }
 
 static void
@@ -560,11 +606,11 @@ emit_tools(struct buf *b, const struct emitcfg *ec, void (*regen)(const char *pa
 		anyfuzz |= hasfuzz(ec, name);
 	}
 	if (r == 0) {
-		variant(b, "rel", ec, t, nt, &rel);
-		variant(b, "san", ec, t, nt, &san);
+		variant(&(struct vedges){.b = b, .v = "rel", .ec = ec, .outs = &rel}, t, nt);
+		variant(&(struct vedges){.b = b, .v = "san", .ec = ec, .outs = &san}, t, nt);
 		libtests(b, ec, &san);
 		if (ec->fuzzcc && *ec->fuzzcc && anyfuzz)
-			variant(b, "fuzz", ec, t, nt, &fz);
+			variant(&(struct vedges){.b = b, .v = "fuzz", .ec = ec, .outs = &fz}, t, nt);
 		toptargets(b, &rel, &san, &fz);
 		toolregen(ec, regen, dirs, nd);
 	}

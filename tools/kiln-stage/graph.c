@@ -913,6 +913,15 @@ aotsmoke(const struct component *c, char *archs)
 
 /* --- CMake components (C_BUILD=cmake) ------------------------------------------------ */
 
+/* the facts the wheel and CMake stages are keyed on, gathered once: the --arch words,
+   the compiler, ROCm and flash attention, the profiles */
+struct facts {
+	char *archs, *ccv, *rocmv, *flash;
+	char **proflist;
+	size_t nprof;
+};
+
+
 /* the --arch list as the project's own CMake variables: GPU_TARGETS and AMDGPU_TARGETS
    for HIP (ggml's src/ggml-hip/CMakeLists.txt forwards either to CMAKE_HIP_ARCHITECTURES;
    ROCm's own projects read the same two), CMAKE_CUDA_ARCHITECTURES for CUDA (sm_90 ->
@@ -994,8 +1003,7 @@ toolkeys(struct srec *s, const char *archs, const char *ccv, const char *rocmv)
    packed as one reproducible tarball in $B/cmake/C (the stage's output: stage cache,
    verify); after C.LAST and deps (their installs, space-separated) */
 static void
-cmakebuild(const struct component *c, const char *last, const char *ccv, const char *rocmv,
-           char **proflist, size_t nprof, const char *deps)
+cmakebuild(const struct component *c, const char *last, const struct facts *fx, const char *deps)
 {
 	struct srec *s;
 	char *archs = archwords(), *aa = cmakearch(), *n, *tok, *sp, *d;
@@ -1013,10 +1021,10 @@ cmakebuild(const struct component *c, const char *last, const char *ccv, const c
 	n = xstrndup(chk, strcspn(chk, " \t"));
 	key(s, "CHECK_PROG", n);
 	free(n);
-	toolkeys(s, archs, ccv, rocmv);
+	toolkeys(s, archs, fx->ccv, fx->rocmv);
 	key(s, "ENV", pin(c, "ENV"));
 	key(s, "DEPS", deps);
-	profkeys(s, proflist, nprof);
+	profkeys(s, fx->proflist, fx->nprof);
 	n = xasprintf("%s.%s", c->name, last);
 	parent(s, n);
 	free(n);
@@ -1034,13 +1042,12 @@ cmakebuild(const struct component *c, const char *last, const char *ccv, const c
    stages consume) and C.smoke (C_CHECK, the project's own check, and gpucheck cover of
    its libraries for each AMD --arch) */
 static void
-cmakestages(const struct component *c, const char *last, const char *ccv, const char *rocmv,
-            char **proflist, size_t nprof, const char *deps)
+cmakestages(const struct component *c, const char *last, const struct facts *fx, const char *deps)
 {
 	struct srec *s;
 	char *archs = aotsmoke(c, archwords()), *n;
 
-	cmakebuild(c, last, ccv, rocmv, proflist, nprof, deps);
+	cmakebuild(c, last, fx, deps);
 	s = stagerun(c->name, "install", "cmakeinstall");
 	key(s, "COMPONENT", c->name);
 	s->idkeys = "COMPONENT";
@@ -1068,8 +1075,7 @@ cmakestages(const struct component *c, const char *last, const char *ccv, const 
    file), in that tree: a new configure key makes a fresh tree, the same key goes on
    where an interrupted run stopped */
 static void
-torchsubset(const struct component *c, const char *last, const char *archs, const char *ccv,
-            const char *rocmv, char **proflist, size_t nprof)
+torchsubset(const struct component *c, const char *last, const struct facts *fx)
 {
 	const char *p = pin(c, "SUBSET");
 	struct srec *s;
@@ -1080,9 +1086,9 @@ torchsubset(const struct component *c, const char *last, const char *archs, cons
 	key(s, "REF", pin(c, "REF"));
 	key(s, "CMAKE", cmakeversion(c->name));
 	key(s, "CMAKE_ARGS", pin(c, "CMAKE_ARGS"));
-	toolkeys(s, archs, ccv, rocmv);
+	toolkeys(s, fx->archs, fx->ccv, fx->rocmv);
 	key(s, "ENV", pin(c, "ENV"));
-	profkeys(s, proflist, nprof);
+	profkeys(s, fx->proflist, fx->nprof);
 	n = xasprintf("%s.%s", c->name, last);
 	parent(s, n);
 	free(n);
@@ -1100,7 +1106,7 @@ torchsubset(const struct component *c, const char *last, const char *archs, cons
 	key(s, "SUBSET_FILE", n);
 	key(s, "SUBSET", h);
 	key(s, "BACKEND", backend_name(cf.backend));
-	key(s, "ARCH", archs);
+	key(s, "ARCH", fx->archs);
 	parent(s, "torch.configure");
 	s->idpath = "torch/subset.id";
 	free(h);
@@ -1468,13 +1474,6 @@ treestages(const struct component *c, const char *rocmv, char ***ins, size_t *ni
 	return last;
 }
 
-/* the facts every wheel stage is keyed on, gathered once */
-struct facts {
-	char *archs, *ccv, *rocmv, *flash;
-	char **proflist;
-	size_t nprof;
-};
-
 /* s is a child of each stage named in the space-separated list */
 static void
 parents(struct srec *s, const char *list)
@@ -1587,25 +1586,33 @@ installstage(const struct component *c, const char *archs)
 	s->idkeys = "PY_ABI,SYSTEM,IMPORT";
 }
 
-/* the stages of component c; its import name joins imports, a fat-wheel part comps */
+/* what the components' stages add to the stack as a whole */
+struct stackparts {
+	char **ins;          /* inputs of configure's (C_INPUTS archives ...) */
+	size_t nins;
+	struct buf imports;  /* the import names stack.smoke tries */
+	struct buf comps;    /* the parts of the fat wheel */
+};
+
+/* the stages of component c; its import name joins sp->imports, a fat-wheel part
+   sp->comps */
 static void
-compstages(const struct component *c, const struct facts *fx, char ***ins, size_t *nins,
-           struct buf *imports, struct buf *comps)
+compstages(const struct component *c, const struct facts *fx, struct stackparts *sp)
 {
 	const char *k = pin(c, "KIND"), *last;
 	struct buf dep = {0}, mods = {0};
 
 	depsof(c, &dep, &mods);
 	if (!strcmp(k, "build") || !strcmp(k, "source")) {
-		last = treestages(c, fx->rocmv, ins, nins);
+		last = treestages(c, fx->rocmv, &sp->ins, &sp->nins);
 		if (!strcmp(k, "source"))
 			goto out;
 		if (c == &comp_table[0] && *pin(c, "SUBSET")) {
-			torchsubset(c, last, fx->archs, fx->ccv, fx->rocmv, fx->proflist, fx->nprof);
+			torchsubset(c, last, fx);
 			goto out;
 		}
 		if (!strcmp(pin(c, "BUILD"), "cmake")) {
-			cmakestages(c, last, fx->ccv, fx->rocmv, fx->proflist, fx->nprof, dep.s ? dep.s : "");
+			cmakestages(c, last, fx, dep.s ? dep.s : "");
 			goto out;
 		}
 		last = vllmstages(c, last);
@@ -1615,9 +1622,9 @@ compstages(const struct component *c, const struct facts *fx, char ***ins, size_
 	}
 	installstage(c, fx->archs);
 	if (*pin(c, "IMPORT"))
-		bufprintf(imports, "%s%s", imports->len ? " " : "", pin(c, "IMPORT"));
+		bufprintf(&sp->imports, "%s%s", sp->imports.len ? " " : "", pin(c, "IMPORT"));
 	if (c->fat && strcmp(k, "system"))
-		bufprintf(comps, "%s%s", comps->len ? " " : "", c->name);
+		bufprintf(&sp->comps, "%s%s", sp->comps.len ? " " : "", c->name);
 out:
 	buffree(&dep);
 	buffree(&mods);
@@ -1672,9 +1679,8 @@ static void
 mkstages(char **proflist, size_t nprof)
 {
 	struct facts fx = { .proflist = proflist, .nprof = nprof };
-	struct buf imports = {0}, comps = {0};
-	char **ins = NULL;
-	size_t i, nins = 0;
+	struct stackparts sp = {0};
+	size_t i;
 
 	/* in this order: the SDK pin's lines come after the compiler's */
 	fx.archs = archwords();
@@ -1687,20 +1693,20 @@ mkstages(char **proflist, size_t nprof)
 	sdkstages();
 	for (i = 0; i < non; i++)
 		if (strcmp(on[i]->kind, "sdk"))   /* the ROCm SDK: sdkstages */
-			compstages(on[i], &fx, &ins, &nins, &imports, &comps);
-	stackstages(imports.s ? imports.s : "", comps.s ? comps.s : "", fx.archs);
+			compstages(on[i], &fx, &sp);
+	stackstages(sp.imports.s ? sp.imports.s : "", sp.comps.s ? sp.comps.s : "", fx.archs);
 	if (cf.image)
 		imagestage(proflist, nprof);
 	ordering();
-	for (i = 0; i < nins; i++)
-		addregen(ins[i]);
-	strs_free(ins, nins);
+	for (i = 0; i < sp.nins; i++)
+		addregen(sp.ins[i]);
+	strs_free(sp.ins, sp.nins);
 	free(fx.archs);
 	free(fx.ccv);
 	free(fx.rocmv);
 	free(fx.flash);
-	buffree(&imports);
-	buffree(&comps);
+	buffree(&sp.imports);
+	buffree(&sp.comps);
 }
 
 /* the tools each stage's step runs, as ninja paths (none with KILN_BIN) */
@@ -2015,14 +2021,12 @@ torchless(void)
 			     pins.file, on[i]->name);
 }
 
-/* the stack: pins, components, profiles, facts, then the stage records */
-static char *
-planstack(char ***proflist, size_t *nprof)
+/* the pins (the pins file, then --pin), the components the stack builds (on[]) */
+static void
+loadpins(void)
 {
-	char *pf, *err = NULL, *p;
-	struct buf profs = {0};
+	char *pf, *err = NULL;
 	size_t i;
-	struct stat st;
 
 	pf = cf.pinsfile ? xstrdup(cf.pinsfile) : xasprintf("%s/env/versions.env", cf.srcdir);
 	if (pins_load(&pins, pf, &err) < 0)
@@ -2039,35 +2043,53 @@ planstack(char ***proflist, size_t *nprof)
 		if (wanted[i] > 0 || (wanted[i] == 0 && comp_table[i].isdefault))
 			on[non++] = &comp_table[i];
 	torchless();
-	for (i = 0; i < non; i++) {
-		const struct component *c = on[i];
-		const char *k = pin(c, "KIND");
-		if (!strcmp(k, "build") || !strcmp(k, "source")) {
-			if (!*pin(c, "URL"))
-				fail("%s: no %s_URL for component %s (add %s_URL=https://... or pin a prebuilt "
-				     "wheel: --pin %s=wheel:/path.whl)", pins.file, c->name, c->name, c->name, c->name);
-			if (!*pin(c, "REF"))
-				fail("%s: no %s_REF for component %s (a tag, branch or commit)", pins.file,
-				     c->name, c->name);
-		}
-		if (!strcmp(k, "wheel")) {
-			if (!*pin(c, "WHEEL"))
-				fail("%s: %s is a prebuilt wheel here (%s_KIND=wheel): name it with --pin "
-				     "%s=wheel:/path/to/%s-VERSION-TAGS.whl", pins.file, c->name, c->name,
-				     c->name, pin(c, "DIST"));
-			if (stat(pin(c, "WHEEL"), &st) < 0)
-				fail("%s: wheel pin %s: no such file", c->name, pin(c, "WHEEL"));
-			checkpath(c->name, pin(c, "WHEEL"), 0);
-		}
-		if (*pin(c, "DIST") && !isdistname(pin(c, "DIST")))
-			fail("%s: %s_DIST=%s is not a distribution name", pins.file, c->name, pin(c, "DIST"));
+}
+
+/* component c's pins say what its kind needs: a source's URL and REF, a wheel's file */
+static void
+checkpins(const struct component *c)
+{
+	const char *k = pin(c, "KIND");
+	struct stat st;
+
+	if (!strcmp(k, "build") || !strcmp(k, "source")) {
+		if (!*pin(c, "URL"))
+			fail("%s: no %s_URL for component %s (add %s_URL=https://... or pin a prebuilt "
+			     "wheel: --pin %s=wheel:/path.whl)", pins.file, c->name, c->name, c->name, c->name);
+		if (!*pin(c, "REF"))
+			fail("%s: no %s_REF for component %s (a tag, branch or commit)", pins.file,
+			     c->name, c->name);
 	}
-	/* the profiles: env/arch/BACKEND.env, then env/arch/ARCH.env for each target */
+	if (!strcmp(k, "wheel")) {
+		if (!*pin(c, "WHEEL"))
+			fail("%s: %s is a prebuilt wheel here (%s_KIND=wheel): name it with --pin "
+			     "%s=wheel:/path/to/%s-VERSION-TAGS.whl", pins.file, c->name, c->name,
+			     c->name, pin(c, "DIST"));
+		if (stat(pin(c, "WHEEL"), &st) < 0)
+			fail("%s: wheel pin %s: no such file", c->name, pin(c, "WHEEL"));
+		checkpath(c->name, pin(c, "WHEEL"), 0);
+	}
+	if (*pin(c, "DIST") && !isdistname(pin(c, "DIST")))
+		fail("%s: %s_DIST=%s is not a distribution name", pins.file, c->name, pin(c, "DIST"));
+}
+
+/* the profiles: env/arch/BACKEND.env, then env/arch/ARCH.env for each target, into
+   *proflist; returns them "|"-separated (a path may hold spaces, never "|": conf.c
+   refuses it), fresh */
+static char *
+profiles(char ***proflist, size_t *nprof)
+{
+	struct buf profs = {0};
+	struct kvfile f;
+	struct stat st;
+	char *p, *err = NULL;
+	const char *n;
+	size_t i;
+
 	*proflist = NULL;
 	*nprof = 0;
 	for (i = 0; i <= cf.narch; i++) {
-		const char *n = i == 0 ? backend_name(cf.backend) : cf.arch[i - 1];
-		struct kvfile f;
+		n = i == 0 ? backend_name(cf.backend) : cf.arch[i - 1];
 		if (i > 0 && !strcmp(n, backend_name(cf.backend)))
 			continue;
 		p = xasprintf("%s/env/arch/%s.env", cf.srcdir, n);
@@ -2080,37 +2102,53 @@ planstack(char ***proflist, size_t *nprof)
 		kv_free(&f);
 		*proflist = xrealloc(*proflist, (*nprof + 1) * sizeof **proflist);
 		(*proflist)[(*nprof)++] = p;
-		/* "|" separates them: a path may hold spaces, never "|" (conf.c refuses it) */
 		bufprintf(&profs, "%s%s", profs.len ? "|" : "", p);
 	}
-	/* configure's stack inputs: the profiles, the pins, every patch folder */
-	{
-		size_t n;
-		char **envs, *d = xasprintf("%s/env/arch", cf.srcdir);
-		envs = lsdir(d, ".env", 0, &n);
-		for (i = 0; i < n; i++) {
-			p = xasprintf("%s/%s", d, envs[i]);
-			addregen(p);
-			free(p);
-		}
-		strs_free(envs, n);
-		free(d);
-		p = xasprintf("%s/env/versions.env", cf.srcdir);
-		if (stat(p, &st) == 0)
-			addregen(p);
-		free(p);
-		p = xasprintf("%s/patches", cf.srcdir);
-		if (stat(p, &st) == 0)
-			addregen(p);
-		free(p);
-		for (i = 0; i < comp_count; i++) {
-			p = patchdir(&comp_table[i]);
-			if (stat(p, &st) == 0)
-				addregen(p);
-			free(p);
-		}
-	}
 	return bufdetach(&profs);
+}
+
+/* path is an input of configure's (its change reruns it), when it is there */
+static void
+regenif(char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) == 0)
+		addregen(path);
+	free(path);
+}
+
+/* configure's stack inputs: the profiles, the pins, every patch folder */
+static void
+stackinputs(void)
+{
+	char **envs, *d = xasprintf("%s/env/arch", cf.srcdir);
+	size_t i, n;
+
+	envs = lsdir(d, ".env", 0, &n);
+	for (i = 0; i < n; i++)
+		regenif(xasprintf("%s/%s", d, envs[i]));
+	strs_free(envs, n);
+	free(d);
+	regenif(xasprintf("%s/env/versions.env", cf.srcdir));
+	regenif(xasprintf("%s/patches", cf.srcdir));
+	for (i = 0; i < comp_count; i++)
+		regenif(patchdir(&comp_table[i]));
+}
+
+/* the stack: pins, components, profiles, facts, then the stage records */
+static char *
+planstack(char ***proflist, size_t *nprof)
+{
+	char *profs;
+	size_t i;
+
+	loadpins();
+	for (i = 0; i < non; i++)
+		checkpins(on[i]);
+	profs = profiles(proflist, nprof);
+	stackinputs();
+	return profs;
 }
 
 /* the stack: checks, stage records, keys, stack.env and stack.ninja; the include of

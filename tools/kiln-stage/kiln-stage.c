@@ -220,13 +220,21 @@ cachefill(const char *cache, const struct stage *s, const struct stamp *st, cons
 	buffree(&now);
 }
 
+/* what `kiln-stage run` is asked */
+struct runopt {
+	struct stageopts so;	/* --key, --stamp, --parent, --logdir, --out */
+	const char *cache, *remote, *idfile, *idkeys, *name;
+	const char *trustedarg, *signkeyf;
+	int dry, explain;
+	char **cmd;	/* the command after -- */
+};
+
 /* store a built stage on the remote stage cache. By default in the background, in a
    child process of its own session whose messages go to the stage's log, holding an
    flock on STAMP.upload until it is done (so a later upload of the stage, or a test,
    can wait for it); KILN_CACHE_UPLOAD=wait stores before returning. Never fails. */
 static void
-upload(const char *url, const struct stage *s, const char *out, const char *id,
-       const char *logpath, const char *stampf)
+upload(const struct runopt *o, const struct stage *s, const char *id, const char *logpath)
 {
 	const char *mode = getenv("KILN_CACHE_UPLOAD");
 	char *lock, *err = NULL;
@@ -235,7 +243,7 @@ upload(const char *url, const struct stage *s, const char *out, const char *id,
 
 	fflush(NULL);
 	if (mode && !strcmp(mode, "wait")) {
-		if ((r = remote_store(url, s, out, id, logpath, &err)) < 0) {
+		if ((r = remote_store(o->remote, s, o->so.out, id, logpath, &err)) < 0) {
 			warn("%s: remote stage cache: %s (not stored; the stage itself succeeded)", s->name, err);
 			free(err);
 		} else if (r == 0) {
@@ -243,7 +251,7 @@ upload(const char *url, const struct stage *s, const char *out, const char *id,
 		}
 		return;
 	}
-	lock = xasprintf("%s.upload", stampf);
+	lock = xasprintf("%s.upload", o->so.stamp);
 	lockfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 	while (lockfd >= 0 && flock(lockfd, LOCK_EX) < 0 && errno == EINTR)
 		;
@@ -252,7 +260,7 @@ upload(const char *url, const struct stage *s, const char *out, const char *id,
 		warn("%s: remote stage cache: cannot start the upload: %s (not stored)", s->name,
 		     strerror(errno));
 	} else if (pid == 0) {
-		if ((r = remote_store(url, s, out, id, logpath, &err)) < 0)
+		if ((r = remote_store(o->remote, s, o->so.out, id, logpath, &err)) < 0)
 			printf("# kiln-stage %s: remote stage cache: %s (not stored)\n", s->name, err);
 		else
 			printf("# kiln-stage %s: %s in the remote stage cache\n", s->name,
@@ -271,12 +279,12 @@ upload(const char *url, const struct stage *s, const char *out, const char *id,
 /* an up-to-date stage whose key the server lacks: upload its outputs, if they are still
    what the stamp recorded (a remote stage cache added to a built tree fills) */
 static void
-remotefill(const char *url, const struct stage *s, const struct stamp *st, const char *out,
-           const char *logdir, const char *stampf)
+remotefill(const struct runopt *o, const struct stage *s, const struct stamp *st)
 {
+	const char *out = o->so.out;
 	struct buf now = {0};
 	char *err = NULL, *logpath;
-	int h = remote_has(url, s->key, &err);
+	int h = remote_has(o->remote, s->key, &err);
 
 	if (h < 0)
 		warn("%s: remote stage cache: %s (not stored)", s->name, err);
@@ -284,8 +292,8 @@ remotefill(const char *url, const struct stage *s, const struct stamp *st, const
 		warn("%s: %s: the outputs differ from those the stamp records; not stored in the "
 		     "remote stage cache (run the stage again: rm %s/*)", s->name, err ? err : out, out);
 	else if (h == 0) {
-		logpath = xasprintf("%s/%s.log", logdir, s->name);
-		upload(url, s, out, st->id, logpath, stampf);
+		logpath = xasprintf("%s/%s.log", o->so.logdir, s->name);
+		upload(o, s, st->id, logpath);
 		free(logpath);
 	}
 	free(err);
@@ -303,15 +311,6 @@ failreport(const char *name, const struct procres *res, const char *dur, const c
 		fprintf(stderr, "kiln: %s failed (exit %d) after %s\n", name, res->status, dur);
 	failsummary(stderr, name, logpath, 30);
 }
-
-/* what `kiln-stage run` is asked */
-struct runopt {
-	struct stageopts so;	/* --key, --stamp, --parent, --logdir, --out */
-	const char *cache, *remote, *idfile, *idkeys, *name;
-	const char *trustedarg, *signkeyf;
-	int dry, explain;
-	char **cmd;	/* the command after -- */
-};
 
 /* --stage-cache=: a folder, file://FOLDER, or http(s)://SERVER/PATH (remote.c) */
 static void
@@ -430,7 +429,7 @@ uptodate(const struct runopt *o, struct stage *s, struct stamp *st, int r)
 	if (o->cache && o->so.out)
 		cachefill(o->cache, s, st, o->so.out, o->so.logdir);
 	if (o->remote && o->so.out)
-		remotefill(o->remote, s, st, o->so.out, o->so.logdir, o->so.stamp);
+		remotefill(o, s, st);
 	return 1;
 }
 
@@ -577,77 +576,132 @@ stageid(const struct runopt *o, struct stage *s)
 	return id;
 }
 
+/* one stage's run, from the old stamp's removal to the new one */
+struct run {
+	struct runopt *o;
+	struct stage *s;
+	char *extwhy;      /* why a check removed the stamp (sayrun), or NULL */
+	char *cachewhy;    /* why the stage cache had nothing, when it failed */
+	char *id;          /* the identity it gives its children, once built or restored */
+	char *uplog;       /* a built stage's log (the upload's and takenote's) */
+	struct buf sums;   /* its outputs' digests */
+	int restored;      /* restored from a stage cache, not built */
+	double t0;         /* when it started */
+};
+
 /* the stamp, the summary line and the trace; after the stamp, the upload of a built
    stage (a server that fails is a warning, never a failed build) */
 static void
-finish(const struct runopt *o, struct stage *s, const char *id, struct buf *sums, int restored,
-       char *uplog, char *extwhy, double t0)
+finish(struct run *u)
 {
+	const struct runopt *o = u->o;
 	struct buf b = {0};
 	char *err = NULL, *dur, *why;
 
-	if (restored && o->so.out && dir_sums(o->so.out, sums, &err) < 0)
+	if (u->restored && o->so.out && dir_sums(o->so.out, &u->sums, &err) < 0)
 		dien(EXIT_PROBLEM, "%s: %s", o->name, err);
-	stamp_format(&b, s, id, sums->s);
+	stamp_format(&b, u->s, u->id, u->sums.s);
 	if (writefile_atomic(o->so.stamp, b.s, b.len, 0644) < 0)
 		dien(EXIT_PROBLEM, "%s: cannot write the stamp %s:", o->name, o->so.stamp);
-	dur = fmtdur(mono() - t0);
-	why = !restored ? takenote(uplog) : NULL;
+	dur = fmtdur(mono() - u->t0);
+	why = !u->restored ? takenote(u->uplog) : NULL;
 	if (!why) {
 		/* a check's reason for removing the stamp is the summary's note too */
-		why = extwhy;
-		extwhy = NULL;
+		why = u->extwhy;
+		u->extwhy = NULL;
 	}
-	printf("%s: %s in %s%s%s%s\n", o->name, restored ? "restored from the stage cache" : "rebuilt",
+	printf("%s: %s in %s%s%s%s\n", o->name, u->restored ? "restored from the stage cache" : "rebuilt",
 	       dur, why ? " (" : "", why ? why : "", why ? ")" : "");
-	trace_end(restored ? "restored" : "built",
-	          restored ? "hit" : o->cache || o->remote ? "miss" : "-", why);
+	trace_end(u->restored ? "restored" : "built",
+	          u->restored ? "hit" : o->cache || o->remote ? "miss" : "-", why);
 	free(why);
-	free(extwhy);
 	free(dur);
-	if (o->remote && o->so.out && !restored)
-		upload(o->remote, s, o->so.out, id, uplog, o->so.stamp);
+	if (o->remote && o->so.out && !u->restored)
+		upload(o, u->s, u->id, u->uplog);
 	buffree(&b);
 }
 
-/* a miss: build the stage; 0 built (*id, *sums, *uplog), else the exit status */
+/* a miss: build the stage; 0 built (u->id, u->sums, u->uplog), else the exit status */
 static int
-build(struct runopt *o, struct stage *s, char *cachewhy, double t0, char **id, struct buf *sums,
-      char **uplog)
+build(struct run *u)
 {
+	struct runopt *o = u->o;
 	char *logpath = NULL, *abs = NULL, *err = NULL;
 	int logfd, r;
 
-	logfd = openlog(o, s, cachewhy, &logpath, &abs);
-	r = runstage(o, s, logfd, logpath, t0);
+	logfd = openlog(o, u->s, u->cachewhy, &logpath, &abs);
+	r = runstage(o, u->s, logfd, logpath, u->t0);
 	if (r) {
 		free(logpath);
 		free(abs);
 		return r;
 	}
 	if (o->so.out)
-		checkout(o->name, o->so.out, sums);
-	*id = stageid(o, s);
-	if (o->cache && o->so.out && cache_store(o->cache, s, o->so.out, *id, logpath, &err) < 0) {
+		checkout(o->name, o->so.out, &u->sums);
+	u->id = stageid(o, u->s);
+	if (o->cache && o->so.out && cache_store(o->cache, u->s, o->so.out, u->id, logpath, &err) < 0) {
 		warn("%s: stage cache: %s (the stage itself succeeded)", o->name, err);
 		free(err);
 	}
-	*uplog = logpath;
+	u->uplog = logpath;
 	o->so.logdir = NULL;	/* it pointed into abs */
 	free(abs);
 	return 0;
+}
+
+/* the stage runs: its old stamp removed, then restored from a stage cache or built, and
+   stamped; returns the exit status */
+static int
+rerun(struct run *u)
+{
+	int r;
+
+	/* from here until the stamp is written, the stage is not done */
+	if (unlink(u->o->so.stamp) < 0 && errno != ENOENT)
+		dien(EXIT_USAGE, "%s: cannot remove the old stamp:", u->o->so.stamp);
+	u->t0 = mono();
+	r = restore(u->o, u->s, &u->id, &u->cachewhy);
+	u->restored = r == 1;
+	if (r == 0)
+		r = build(u);
+	else if (u->restored)
+		r = 0;
+	if (r == 0)
+		finish(u);
+	free(u->extwhy);
+	free(u->cachewhy);
+	free(u->uplog);
+	free(u->id);
+	buffree(&u->sums);
+	return r;
+}
+
+/* the stage's key and parents (s), or EXIT_USAGE said in one line */
+static int
+loadstage(struct runopt *o, struct stage *s)
+{
+	char *err = NULL;
+	int r = stage_load(s, o->name, o->so.key, o->so.parents, o->so.np, &err);
+
+	free(o->so.parents);
+	if (r < 0) {
+		warn("%s: %s", o->name, err);
+		free(err);
+		stage_free(s);
+		return EXIT_USAGE;
+	}
+	return EXIT_OK;
 }
 
 static int
 cmdrun(int argc, char **argv)
 {
 	struct runopt o = {0};
-	char *err = NULL, *id = NULL, *cachewhy = NULL, *uplog = NULL, *extwhy = NULL;
-	struct buf sums = {0};
+	struct run u = {.o = &o};
+	char *err = NULL;
 	struct stage s;
 	struct stamp st;
-	int r, restored;
-	double t0;
+	int r;
 
 	runargs(&o, argc, argv);
 	/* the stage's parent died (ninja killed): stop too, leaving no stamp */
@@ -658,14 +712,8 @@ cmdrun(int argc, char **argv)
 		stagelock(&o);
 	if (!o.dry && o.so.out)
 		remote_rmstale(o.so.out);
-	r = stage_load(&s, o.name, o.so.key, o.so.parents, o.so.np, &err);
-	free(o.so.parents);
-	if (r < 0) {
-		warn("%s: %s", o.name, err);
-		free(err);
-		stage_free(&s);
+	if (loadstage(&o, &s) != EXIT_OK)
 		return EXIT_USAGE;
-	}
 	if ((r = stamp_read(&st, o.so.stamp, &err)) < 0) {
 		warn("%s (rebuilding)", err);
 		free(err);
@@ -678,33 +726,16 @@ cmdrun(int argc, char **argv)
 		stage_free(&s);
 		return EXIT_OK;
 	}
-	sayrun(&o, &s, &st, r, &extwhy);
+	sayrun(&o, &s, &st, r, &u.extwhy);
 	if (r == 1)
 		stamp_free(&st);
 	if (o.dry) {
-		free(extwhy);
+		free(u.extwhy);
 		stage_free(&s);
 		return EXIT_PROBLEM;
 	}
-
-	/* from here until the stamp is written, the stage is not done */
-	if (unlink(o.so.stamp) < 0 && errno != ENOENT)
-		dien(EXIT_USAGE, "%s: cannot remove the old stamp:", o.so.stamp);
-	t0 = mono();
-	r = restore(&o, &s, &id, &cachewhy);
-	restored = r == 1;
-	if (r == 0)
-		r = build(&o, &s, cachewhy, t0, &id, &sums, &uplog);
-	else if (restored)
-		r = 0;
-	free(cachewhy);
-	if (r == 0)
-		finish(&o, &s, id, &sums, restored, uplog, extwhy, t0);
-	else
-		free(extwhy);
-	free(uplog);
-	free(id);
-	buffree(&sums);
+	u.s = &s;
+	r = rerun(&u);
 	stage_free(&s);
 	return r;
 }

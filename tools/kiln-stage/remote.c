@@ -118,34 +118,24 @@ onprogress(void *u, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
 	return proc_gotsig != 0;
 }
 
-/* One request: GET (body to sink), HEAD (sink NULL, up NULL) or PUT (up: the body of
-   upsize bytes). Returns the HTTP status, or -1 with *err when no answer came (the
-   server is then taken as down for the rest of the run). */
-static long
-request(const char *url, const char *method, struct sink *sink, FILE *up, long long upsize,
-        char **err)
-{
-	static int inited;
-	char eb[CURL_ERROR_SIZE] = "";
-	struct curl_slist *hdr = NULL;
-	const char *tok = getenv("KILN_CACHE_TOKEN");
-	CURLcode rc;
-	long code = -1;
-	CURL *c;
+/* one HTTP request: its URL, its method and the body each way */
+struct req {
+	const char *url;
+	const char *method;   /* GET, HEAD or PUT */
+	struct sink *sink;    /* GET: where the body goes */
+	FILE *up;             /* PUT: the body, of upsize bytes */
+	long long upsize;
+};
 
-	if (down) {
-		*err = xstrdup(down);
-		return -1;
-	}
-	if (!inited++ && curl_global_init(CURL_GLOBAL_DEFAULT) != 0) {
-		*err = xstrdup("libcurl cannot start");
-		return -1;
-	}
-	if (!(c = curl_easy_init())) {
-		*err = xstrdup("libcurl cannot start");
-		return -1;
-	}
-	curl_easy_setopt(c, CURLOPT_URL, url);
+/* the transfer's settings on c: the URL, credentials (netrc, KILN_CACHE_TOKEN as *hdr),
+   timeouts, redirects, the method and its body, and the signal check */
+static void
+reqsetup(CURL *c, const struct req *q, char *eb, struct curl_slist **hdr)
+{
+	const char *tok = getenv("KILN_CACHE_TOKEN");
+	char *h;
+
+	curl_easy_setopt(c, CURLOPT_URL, q->url);
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, eb);
@@ -160,50 +150,83 @@ request(const char *url, const char *method, struct sink *sink, FILE *up, long l
 	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
 	curl_easy_setopt(c, CURLOPT_MAXREDIRS, 5L);
 	if (tok && *tok) {
-		char *h = xasprintf("Authorization: Bearer %s", tok);
-
-		hdr = curl_slist_append(hdr, h);
+		h = xasprintf("Authorization: Bearer %s", tok);
+		*hdr = curl_slist_append(*hdr, h);
 		free(h);
-		curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
+		curl_easy_setopt(c, CURLOPT_HTTPHEADER, *hdr);
 	}
-	if (!strcmp(method, "HEAD")) {
+	if (!strcmp(q->method, "HEAD")) {
 		curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
-	} else if (!strcmp(method, "PUT")) {
+	} else if (!strcmp(q->method, "PUT")) {
 		curl_easy_setopt(c, CURLOPT_UPLOAD, 1L);
-		curl_easy_setopt(c, CURLOPT_READDATA, up);
-		curl_easy_setopt(c, CURLOPT_INFILESIZE_LARGE, (curl_off_t)upsize);
+		curl_easy_setopt(c, CURLOPT_READDATA, q->up);
+		curl_easy_setopt(c, CURLOPT_INFILESIZE_LARGE, (curl_off_t)q->upsize);
 	} else {
 		curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, onbody);
-		curl_easy_setopt(c, CURLOPT_WRITEDATA, sink);
-		curl_easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)sink->max);
+		curl_easy_setopt(c, CURLOPT_WRITEDATA, q->sink);
+		curl_easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)q->sink->max);
 	}
 	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
 	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, onprogress);
+}
+
+/* a transfer that ended with rc: code (the HTTP status) as it was, or -1 with *err when
+   no answer came (a server that did not answer is taken as down: down), or -2 with *err
+   for a body too large or broken off */
+static long
+reqend(const struct req *q, CURLcode rc, long code, const char *eb, char **err)
+{
+	struct sink *k = q->sink;
+
+	if (rc == CURLE_ABORTED_BY_CALLBACK) {
+		*err = xasprintf("%s: interrupted by signal %d", q->url, (int)proc_gotsig);
+		return -1;
+	}
+	if ((rc == CURLE_WRITE_ERROR && k && k->over) || rc == CURLE_FILESIZE_EXCEEDED) {
+		*err = xasprintf("%s: larger than the %llu bytes it may have", q->url,
+		                 (unsigned long long)(k ? k->max : 0));
+		return -2;
+	}
+	if (rc == CURLE_OK)
+		return code;
+	*err = xasprintf("%s: %s", q->url, *eb ? eb : curl_easy_strerror(rc));
+	if (code >= 200 && code < 300)
+		return -2;   /* an answer that broke off: a truncated object */
+	if (rc == CURLE_COULDNT_CONNECT || rc == CURLE_OPERATION_TIMEDOUT ||
+	    rc == CURLE_COULDNT_RESOLVE_HOST || rc == CURLE_SSL_CONNECT_ERROR ||
+	    rc == CURLE_RECV_ERROR || rc == CURLE_SEND_ERROR || rc == CURLE_GOT_NOTHING) {
+		down = xasprintf("the remote stage cache did not answer (%s)", *err);
+		free(*err);
+		*err = xstrdup(down);
+	}
+	return -1;
+}
+
+/* One request: GET (body to q->sink), HEAD or PUT (q->up). Returns the HTTP status, or
+   -1 with *err when no answer came (the server is then taken as down for the rest of
+   the run), -2 with *err for a body too large or broken off. */
+static long
+request(const struct req *q, char **err)
+{
+	static int inited;
+	char eb[CURL_ERROR_SIZE] = "";
+	struct curl_slist *hdr = NULL;
+	CURLcode rc;
+	long code = -1;
+	CURL *c;
+
+	if (down) {
+		*err = xstrdup(down);
+		return -1;
+	}
+	if ((!inited++ && curl_global_init(CURL_GLOBAL_DEFAULT) != 0) || !(c = curl_easy_init())) {
+		*err = xstrdup("libcurl cannot start");
+		return -1;
+	}
+	reqsetup(c, q, eb, &hdr);
 	rc = proc_gotsig ? CURLE_ABORTED_BY_CALLBACK : curl_easy_perform(c);
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
-	if (rc == CURLE_ABORTED_BY_CALLBACK) {
-		*err = xasprintf("%s: interrupted by signal %d", url, (int)proc_gotsig);
-		code = -1;
-	} else if ((rc == CURLE_WRITE_ERROR && sink && sink->over) || rc == CURLE_FILESIZE_EXCEEDED) {
-		*err = xasprintf("%s: larger than the %llu bytes it may have", url,
-		                 (unsigned long long)(sink ? sink->max : 0));
-		code = -2;
-	} else if (rc != CURLE_OK && code >= 200 && code < 300) {
-		/* an answer that broke off: a truncated object */
-		*err = xasprintf("%s: %s", url, *eb ? eb : curl_easy_strerror(rc));
-		code = -2;
-	} else if (rc != CURLE_OK) {
-		*err = xasprintf("%s: %s", url, *eb ? eb : curl_easy_strerror(rc));
-		if (rc == CURLE_COULDNT_CONNECT || rc == CURLE_OPERATION_TIMEDOUT ||
-		    rc == CURLE_COULDNT_RESOLVE_HOST || rc == CURLE_SSL_CONNECT_ERROR ||
-		    rc == CURLE_RECV_ERROR || rc == CURLE_SEND_ERROR || rc == CURLE_GOT_NOTHING)
-		{
-			down = xasprintf("the remote stage cache did not answer (%s)", *err);
-			free(*err);
-			*err = xstrdup(down);
-		}
-		code = -1;
-	}
+	code = reqend(q, rc, code, eb, err);
 	curl_slist_free_all(hdr);
 	curl_easy_cleanup(c);
 	return code;
@@ -222,7 +245,7 @@ getfile(const char *url, const char *path, uint64_t max, char **err)
 		*err = xasprintf("%s: %s", path, strerror(errno));
 		return -1;
 	}
-	code = request(url, "GET", &k, NULL, 0, err);
+	code = request(&(struct req){.url = url, .method = "GET", .sink = &k}, err);
 	if (close(k.fd) < 0 && code >= 200 && code < 300) {
 		*err = xasprintf("%s: %s", path, strerror(errno));
 		return -1;
@@ -254,7 +277,8 @@ putobj(const char *url, const char *path, const void *p, size_t n, char **err)
 			fclose(f);
 		return -1;
 	}
-	code = request(url, "PUT", NULL, f, path ? (long long)sb.st_size : (long long)n, err);
+	code = request(&(struct req){.url = url, .method = "PUT", .up = f,
+	                             .upsize = path ? (long long)sb.st_size : (long long)n}, err);
 	fclose(f);
 	if (code >= 200 && code < 300)
 		return 0;
@@ -272,7 +296,7 @@ has(const char *url, char **err)
 
 	if (strv_has(&suspect, url))
 		return 0;
-	code = request(url, "HEAD", NULL, NULL, 0, err);
+	code = request(&(struct req){.url = url, .method = "HEAD"}, err);
 	if (code >= 200 && code < 300)
 		return 1;
 	if (code == 404 || code == 410)
@@ -411,31 +435,41 @@ objmax(const char *sizes, size_t i, uint64_t *max)
 	}
 }
 
-/* one output of the manifest: fetched by its digest into ent, at most max bytes, and
-   checked right away. 0 fine, 1 corrupt (*bad says why), -1 the server is down (*err) */
+/* one restore from the remote stage cache: what is asked, where it goes, and what is
+   wrong with the server's entry when it is a miss */
+struct rrestore {
+	const char *url, *key, *name;   /* the server, the stage's key and name */
+	const char *outdir, *logdir;    /* where its outputs and its log go */
+	char *tmp, *ent;                /* the private folder entry it downloads into */
+	const char *sizes;              /* the manifest's SIZES line */
+	char *bad;                      /* why the entry is no good (a miss), or NULL */
+};
+
+/* output i of the manifest, its line (len bytes): fetched by its digest into x->ent, at
+   most its size, and checked right away. 0 fine, 1 corrupt (x->bad says why), -1 the
+   server is down (*err) */
 static int
-fetchobj(const char *url, const char *ent, const char *line, size_t len, const char *sizes,
-         size_t i, char **bad, char **err)
+fetchobj(struct rrestore *x, const char *line, size_t len, size_t i, char **err)
 {
 	char *hex = xstrndup(line, 64), *e2 = NULL, *got = NULL;
-	char *fn = xasprintf("%s/%.*s", ent, (int)(len - 66), line + 66);
-	char *burl = objurl(url, "cas", hex);
+	char *fn = xasprintf("%s/%.*s", x->ent, (int)(len - 66), line + 66);
+	char *burl = objurl(x->url, "cas", hex);
 	uint64_t max;
-	int ok = objmax(sizes, i, &max) == 0, r = ok ? getfile(burl, fn, max, &e2) : -1;
+	int ok = objmax(x->sizes, i, &max) == 0, r = ok ? getfile(burl, fn, max, &e2) : -1;
 
 	if (!ok)
-		*bad = xstrdup("declares an output size that is not a number");
+		x->bad = xstrdup("declares an output size that is not a number");
 	else if (r == 1 && (!(got = filehex(fn)) || strcmp(got, hex) != 0)) {
-		*bad = xasprintf("%s does not match its digest (corrupt or truncated)", burl);
+		x->bad = xasprintf("%s does not match its digest (corrupt or truncated)", burl);
 		strv_add(&suspect, burl, 0);
 	} else if (r == 0)
-		*bad = xasprintf("names %s, which the server does not hold", burl);
+		x->bad = xasprintf("names %s, which the server does not hold", burl);
 	else if (r < 0 && (down || proc_gotsig)) {
 		*err = e2;
 		e2 = NULL;
 		r = -2;
 	} else if (r < 0) {
-		*bad = e2;
+		x->bad = e2;
 		e2 = NULL;
 		strv_add(&suspect, burl, 0);
 	}
@@ -444,13 +478,12 @@ fetchobj(const char *url, const char *ent, const char *line, size_t len, const c
 	free(hex);
 	free(fn);
 	free(burl);
-	return r == -2 ? -1 : *bad ? 1 : 0;
+	return r == -2 ? -1 : x->bad ? 1 : 0;
 }
 
 /* every output line of st.sums; 0, 1 corrupt (*bad), -1 down (*err) */
 static int
-fetchobjs(const char *url, const char *ent, const struct stamp *st, const char *sizes,
-          char **bad, char **err)
+fetchobjs(struct rrestore *x, const struct stamp *st, char **err)
 {
 	const char *line, *nl;
 	size_t i = 0;
@@ -462,10 +495,10 @@ fetchobjs(const char *url, const char *ent, const struct stamp *st, const char *
 			nl = line + strlen(line) - 1;
 		if (nl - line < 67 || line[64] != ' ' || line[65] != ' ' || !ishexn(line, 64) ||
 		    memchr(line + 66, '/', (size_t)(nl - line - 66)) || line[66] == '.') {
-			*bad = xasprintf("has a malformed output line '%.80s'", line);
+			x->bad = xasprintf("has a malformed output line '%.80s'", line);
 			return 1;
 		}
-		if ((r = fetchobj(url, ent, line, (size_t)(nl - line), sizes, i, bad, err)) != 0)
+		if ((r = fetchobj(x, line, (size_t)(nl - line), i, err)) != 0)
 			return r;
 		if (!*nl)
 			break;
@@ -518,7 +551,7 @@ static long
 getmanifest(const char *acurl, struct buf *man, char **err)
 {
 	struct sink k = {-1, man, 4 << 20, 0, 0};
-	long code = request(acurl, "GET", &k, NULL, 0, err);
+	long code = request(&(struct req){.url = acurl, .method = "GET", .sink = &k}, err);
 
 	if (code >= 300 && code != 404 && code != 410)
 		*err = xasprintf("%s: HTTP %ld", acurl, code);
@@ -579,37 +612,36 @@ privateentry(const char *outdir, const char *key, char **tmp)
 /* fill the private entry from the manifest (man: its bytes, signature checked) and
    restore it: 1 restored, 0 corrupt (*bad), -1 with *err */
 static int
-restoreentry(const char *url, const char *key, const char *name, const char *tmp,
-             const char *ent, const struct buf *man, const char *outdir, const char *logdir,
-             char **id, char **bad, char **err)
+restoreentry(struct rrestore *x, const struct buf *man, char **id, char **err)
 {
 	struct stamp st = {0};
 	struct kvfile kv = {0};
-	char *f = xasprintf("%s/.kiln-inputs", ent), *e2 = NULL;
+	char *f = xasprintf("%s/.kiln-inputs", x->ent), *e2 = NULL;
 	int r = -1;
 
-	if (os_mkdirs(ent, 0777) < 0 || writefile_atomic(f, man->s ? man->s : "", man->len, 0644) < 0) {
+	if (os_mkdirs(x->ent, 0777) < 0 || writefile_atomic(f, man->s ? man->s : "", man->len, 0644) < 0) {
 		*err = xasprintf("%s: %s", f, strerror(errno));
 		goto out;
 	}
 	/* the manifest must be kiln's, for this very key and stage */
-	if (stamp_read(&st, f, &e2) != 1 || strcmp(st.key, key) != 0 || strcmp(st.stage, name) != 0 ||
-	    !st.sums || kv_load(&kv, f, &e2) < 0) {
-		*bad = xasprintf("is not a kiln-stage manifest for %s (key %.16s)", name, key);
+	if (stamp_read(&st, f, &e2) != 1 || strcmp(st.key, x->key) != 0 ||
+	    strcmp(st.stage, x->name) != 0 || !st.sums || kv_load(&kv, f, &e2) < 0) {
+		x->bad = xasprintf("is not a kiln-stage manifest for %s (key %.16s)", x->name, x->key);
 		r = 0;
 		goto out;
 	}
-	if ((r = fetchobjs(url, ent, &st, kv_get(&kv, "SIZES"), bad, err)) != 0) {
+	x->sizes = kv_get(&kv, "SIZES");
+	if ((r = fetchobjs(x, &st, err)) != 0) {
 		r = r > 0 ? 0 : -1;
 		goto out;
 	}
-	if (writeentry(ent, &st, err) < 0)
+	if (writeentry(x->ent, &st, err) < 0)
 		goto out;
-	fetchlog(url, ent, &kv);
-	os_mkdirs(logdir, 0777);
+	fetchlog(x->url, x->ent, &kv);
+	os_mkdirs(x->logdir, 0777);
 	/* installs only what matches the digests, once more on the copies it makes */
-	if ((r = cache_restore(tmp, key, outdir, logdir, name, id, &e2)) != 1) {
-		*bad = e2 ? e2 : xstrdup("vanished while it was restored");
+	if ((r = cache_restore(x->tmp, x->key, x->outdir, x->logdir, x->name, id, &e2)) != 1) {
+		x->bad = e2 ? e2 : xstrdup("vanished while it was restored");
 		e2 = NULL;
 		r = 0;
 	}
@@ -625,7 +657,8 @@ int
 remote_restore(const char *url, const char *key, const char *name, const char *outdir,
                const char *logdir, char **id, char **err)
 {
-	char *tmp = NULL, *ent = NULL, *acurl = objurl(url, "ac", key), *bad = NULL, *e2 = NULL;
+	struct rrestore x = {.url = url, .key = key, .name = name, .outdir = outdir, .logdir = logdir};
+	char *acurl = objurl(url, "ac", key), *e2 = NULL;
 	struct buf man = {0};
 	long code;
 	int r = -1;
@@ -636,25 +669,25 @@ remote_restore(const char *url, const char *key, const char *name, const char *o
 		r = 0;
 	if (code < 200 || code >= 300)
 		goto out;
-	if (trustmanifest(&man, &bad) < 0) {
+	if (trustmanifest(&man, &x.bad) < 0) {
 		/* a miss, said in one line, not a suspect object: the server is fine */
-		*err = xasprintf("%s: remote stage-cache manifest %s; ignored", acurl, bad);
+		*err = xasprintf("%s: remote stage-cache manifest %s; ignored", acurl, x.bad);
 		goto out;
 	}
-	ent = privateentry(outdir, key, &tmp);
-	r = restoreentry(url, key, name, tmp, ent, &man, outdir, logdir, id, &bad, err);
+	x.ent = privateentry(outdir, key, &x.tmp);
+	r = restoreentry(&x, &man, id, err);
 	if (r == 0) {
 		strv_add(&suspect, acurl, 0);
-		*err = xasprintf("%s: remote stage-cache object %s; ignored", acurl, bad);
+		*err = xasprintf("%s: remote stage-cache object %s; ignored", acurl, x.bad);
 		r = -1;
 	}
 	if (r < 0 && dir_empty(outdir, &e2) < 0)
 		free(e2);
-	rmtmp(tmp, ent);
+	rmtmp(x.tmp, x.ent);
 out:
-	free(bad);
-	free(tmp);
-	free(ent);
+	free(x.bad);
+	free(x.tmp);
+	free(x.ent);
 	free(acurl);
 	buffree(&man);
 	return r;

@@ -667,15 +667,88 @@ parsesums(char *text, struct strv *names, struct strv *hexes, char **bad)
 	return 0;
 }
 
+/* entry ent's identity (*idb) and recorded digests (names, hexes), which must list the
+   files it holds; NULL, or what is wrong with it (fresh) */
+static char *
+entryread(const char *ent, struct buf *idb, struct strv *names, struct strv *hexes)
+{
+	struct buf sums = {0};
+	struct strv held = {0};
+	char *f, *bad = NULL;
+
+	f = xasprintf("%s/.kiln-id", ent);
+	if (readfile(f, idb, 1 << 16) < 0 || idb->len == 0)
+		bad = xstrdup("has no .kiln-id");
+	free(f);
+	f = xasprintf("%s/.kiln-sums", ent);
+	if (!bad && readfile(f, &sums, 1 << 20) < 0)
+		bad = xstrdup("has no recorded digests (.kiln-sums)");
+	free(f);
+	if (!bad && parsesums(sums.s, names, hexes, &bad) == 0) {
+		if (names->n == 0)
+			bad = xstrdup("records no output files");
+		/* a file in the entry that its digests do not list is not part of the output */
+		else if (dir_files(ent, &held) < 0 || held.n != names->n)
+			bad = xasprintf("holds %zu files but records the digests of %zu", held.n, names->n);
+	}
+	buffree(&sums);
+	strv_free(&held);
+	return bad;
+}
+
+/* copy entry ent's files (names) into outdir; NULL, or what failed (fresh) */
+static char *
+copyout(const char *ent, const char *outdir, const struct strv *names)
+{
+	char *a, *b, *bad = NULL;
+	size_t i;
+
+	for (i = 0; i < names->n && !bad; i++) {
+		a = xasprintf("%s/%s", ent, names->v[i]);
+		b = xasprintf("%s/%s", outdir, names->v[i]);
+		if (copyfile(a, b) < 0)
+			bad = xasprintf("%s: %s", names->v[i], strerror(errno));
+		free(a);
+		free(b);
+	}
+	return bad;
+}
+
+/* the copies in outdir (what will be used) against the recorded digests: 0 (*bad set
+   when one differs), or -1 with *err when outdir cannot be read */
+static int
+checkcopies(const char *outdir, const struct strv *names, const struct strv *hexes, char **bad,
+            char **err)
+{
+	struct buf got = {0};
+	struct strv gnames = {0}, ghexes = {0};
+	size_t i, k;
+	int r = 0;
+
+	if (dir_sums(outdir, &got, err) < 0)
+		r = -1;
+	else if (parsesums(got.s, &gnames, &ghexes, bad) == 0)
+		for (i = 0; i < gnames.n && !*bad; i++) {
+			for (k = 0; k < names->n; k++)
+				if (strcmp(names->v[k], gnames.v[i]) == 0)
+					break;
+			if (k == names->n || strcmp(hexes->v[k], ghexes.v[i]) != 0)
+				*bad = xasprintf("%s does not match its recorded digest", gnames.v[i]);
+		}
+	buffree(&got);
+	strv_free(&gnames);
+	strv_free(&ghexes);
+	return r;
+}
+
 int
 cache_restore(const char *cachedir, const char *key, const char *outdir, const char *logdir,
               const char *name, char **id, char **err)
 {
-	char *ent = cache_entry(cachedir, key), *f, *a, *b, *bad = NULL;
-	struct buf idb = {0}, sums = {0}, got = {0};
-	struct strv names = {0}, hexes = {0}, held = {0}, gnames = {0}, ghexes = {0};
+	char *ent = cache_entry(cachedir, key), *bad = NULL;
+	struct buf idb = {0};
+	struct strv names = {0}, hexes = {0};
 	struct stat sb;
-	size_t i;
 	int r = -1;
 
 	*id = NULL;
@@ -683,51 +756,15 @@ cache_restore(const char *cachedir, const char *key, const char *outdir, const c
 		free(ent);
 		return 0;
 	}
-	f = xasprintf("%s/.kiln-id", ent);
-	if (readfile(f, &idb, 1 << 16) < 0 || idb.len == 0)
-		bad = xstrdup("has no .kiln-id");
-	free(f);
-	f = xasprintf("%s/.kiln-sums", ent);
-	if (!bad && readfile(f, &sums, 1 << 20) < 0)
-		bad = xstrdup("has no recorded digests (.kiln-sums)");
-	free(f);
-	if (bad || parsesums(sums.s, &names, &hexes, &bad) < 0)
+	if ((bad = entryread(ent, &idb, &names, &hexes)))
 		goto corrupt;
-	if (names.n == 0) {
-		bad = xstrdup("records no output files");
-		goto corrupt;
-	}
-	/* a file in the entry that its digests do not list is not part of the output */
-	if (dir_files(ent, &held) < 0 || held.n != names.n) {
-		bad = xasprintf("holds %zu files but records the digests of %zu", held.n, names.n);
-		goto corrupt;
-	}
 	if (dir_empty(outdir, err) < 0)
 		goto out;
 	/* copy each listed file, then check the copies (what will be used) against the digests */
-	for (i = 0; i < names.n && !bad; i++) {
-		a = xasprintf("%s/%s", ent, names.v[i]);
-		b = xasprintf("%s/%s", outdir, names.v[i]);
-		if (copyfile(a, b) < 0)
-			bad = xasprintf("%s: %s", names.v[i], strerror(errno));
-		free(a);
-		free(b);
-	}
-	if (bad)
+	if ((bad = copyout(ent, outdir, &names)))
 		goto corrupt;
-	if (dir_sums(outdir, &got, err) < 0)
+	if (checkcopies(outdir, &names, &hexes, &bad, err) < 0)
 		goto out;
-	if (parsesums(got.s, &gnames, &ghexes, &bad) < 0)
-		goto corrupt;
-	for (i = 0; i < gnames.n && !bad; i++) {
-		size_t k;
-
-		for (k = 0; k < names.n; k++)
-			if (strcmp(names.v[k], gnames.v[i]) == 0)
-				break;
-		if (k == names.n || strcmp(hexes.v[k], ghexes.v[i]) != 0)
-			bad = xasprintf("%s does not match its recorded digest", gnames.v[i]);
-	}
 	if (bad)
 		goto corrupt;
 	bufrtrim(&idb, "\r\n");
@@ -746,13 +783,8 @@ corrupt:
 out:
 	free(ent);
 	buffree(&idb);
-	buffree(&sums);
-	buffree(&got);
 	strv_free(&names);
 	strv_free(&hexes);
-	strv_free(&held);
-	strv_free(&gnames);
-	strv_free(&ghexes);
 	return r;
 }
 
