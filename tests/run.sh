@@ -1,21 +1,28 @@
 #!/bin/sh
-# run.sh [--quick] [PATTERN...]: kiln's test runner. Runs every unit-test binary in
+# run.sh [--quick] [--san] [PATTERN...]: kiln's test runner. Runs every unit-test binary in
 # $KILN_TEST and every regress script (tests/regress/*.sh, tools/*/tests/*.sh) whose path
 # contains one of the PATTERNs (all when none), in parallel, longest first, and ends with
 # the 10 slowest files and "N passed, N failed, N skipped". --quick keeps the unit tests
 # and the hostile- and bad-input files (ninja check-quick).
+# Which tools a file runs: a tool's own tests (tools/*/tests, the unit binaries) run the
+# sanitized build ($KILN_BIN, ASan + UBSan + LeakSanitizer); the system tests
+# (tests/regress: the stack graph, configure, the teams) run the tools users run, the
+# release build in $KILN_REL_BIN, when it is given: an ASan process costs 80-170 ms of CPU
+# to start and end (shadow memory, the leak scan), and the system tests start tens of
+# thousands. --san (ninja check-san) runs every file on the sanitized build.
 # Each test prints "ok ...", "not ok ..." or "skip ..." lines; a file that exits non-zero
 # without a "not ok" line counts as one failure. Only a skip that names an optional tier
 # ("skip ...: optional tier NAME: reason", tests/lib.sh's optional) counts as skipped;
 # any other skip line is a missing dependency and counts as a failure.
 set -u
-: "${KILN_SRC:?}" "${KILN_BIN:?}" "${KILN_TEST:=}" "${KILN_BUILD:=build}"
+: "${KILN_SRC:?}" "${KILN_BIN:?}" "${KILN_TEST:=}" "${KILN_BUILD:=build}" "${KILN_REL_BIN:=}"
 mkdir -p "$KILN_BIN"
 KILN_SRC=$(cd "$KILN_SRC" && pwd)
 KILN_BIN=$(cd "$KILN_BIN" && pwd)
 [ -n "$KILN_TEST" ] && [ -d "$KILN_TEST" ] && KILN_TEST=$(cd "$KILN_TEST" && pwd)
+[ -n "$KILN_REL_BIN" ] && [ -d "$KILN_REL_BIN" ] && KILN_REL_BIN=$(cd "$KILN_REL_BIN" && pwd)
 KILN_BUILD=$(cd "$KILN_BUILD" && pwd)
-export KILN_SRC KILN_BIN KILN_TEST KILN_BUILD
+export KILN_SRC KILN_BIN KILN_TEST KILN_BUILD KILN_REL_BIN
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:exitcode=99}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:exitcode=99}
 jobs=${KILN_TEST_JOBS:-$(nproc 2>/dev/null || echo 2)}
@@ -39,12 +46,19 @@ fi
 for f in "$KILN_SRC"/tests/regress/*.sh "$KILN_SRC"/tools/*/tests/*.sh; do
 	[ -f "$f" ] && echo "$f" >>"$list"
 done
-if [ "${1:-}" = --quick ]; then
+quick=
+while :; do
+	case "${1:-}" in
+	--quick) quick=1; shift ;;
+	--san) KILN_REL_BIN=; shift ;;
+	*) break ;;
+	esac
+done
+if [ -n "$quick" ]; then
 	# the quick set, for use while working (ninja check-quick): every unit-test binary
 	# and every tool's hostile- and bad-input file (not graph-hostile.sh, which builds
 	# the toy stack in hostile folders: 100 CPU seconds, a third of the set), in about a
 	# minute on an idle 2-core machine
-	shift
 	: >"$list.f"
 	while IFS= read -r f; do
 		case "$f" in
@@ -79,6 +93,10 @@ f=$1; o=$2; limit=$3
 case "$f" in
 *.sh) set -- sh "$f" ;;
 *) set -- "$f" ;;
+esac
+# the system tests run the release tools when there are some (see the top of run.sh)
+case "$f" in
+"$KILN_SRC"/tests/regress/*) [ -n "$KILN_REL_BIN" ] && KILN_BIN=$KILN_REL_BIN ;;
 esac
 # wall, user and sys seconds of the file and all its children, for the slowest-files table
 /usr/bin/time -f '%e %U %S' -o "$o.time" timeout -s TERM $((limit * 20)) "$@" >"$o.out" 2>&1 &

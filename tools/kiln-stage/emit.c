@@ -536,7 +536,8 @@ libtests(struct buf *b, const struct emitcfg *ec, struct buf *san)
 	strs_free(tests, nts);
 }
 
-/* the top targets: fuzz, tools, check, check-quick, check-real, install, clean-tools */
+/* the top targets: fuzz, tools, check, check-quick, check-san, check-real, install,
+ * clean-tools */
 static void
 toptargets(struct buf *b, const struct buf *rel, const struct buf *san, const struct buf *fz)
 {
@@ -546,6 +547,7 @@ toptargets(struct buf *b, const struct buf *rel, const struct buf *san, const st
 	bufprintf(b, "build check-build: phony%s%s\n", san->s ? san->s : "", fz->s ? fz->s : "");
 	bufputs(b, "build check: check | check-build tools\n");
 	bufputs(b, "build check-quick: check_quick | check-build tools\n");
+	bufputs(b, "build check-san: check_san | check-build tools\n");
 	bufputs(b, "build check-real: check_real | tools\n");
 	bufputs(b, "build install: install | tools\n");
 	bufputs(b, "build clean-tools: clean_tools\n");
