@@ -55,36 +55,47 @@ lsdir(const char *dir, const char *suffix, int wantdir, size_t *n)
 	return keep.v;
 }
 
-/* what a build.conf says: PKGS (pkg-config names), LIBS (link flags) and STATIC (those
-   of PKGS linked from their static archive where one is installed) */
-static int
-buildconf(const char *path, char **pkgs, char **libs, char **statics, char **err)
-{
-	struct kvfile f;
-	const char *v;
+/* what a build.conf says: PKGS (pkg-config names, compiled and linked against), OPEN
+   (pkg-config names compiled against and opened at run time, not linked: kiln-stage's
+   lazylib.c), LIBS (link flags) and STATIC (those of PKGS linked from their static
+   archive where one is installed) */
+struct buildconf {
+	char *pkgs, *open, *libs, *statics;
+};
 
-	*pkgs = xstrdup("");
-	*libs = xstrdup("");
-	*statics = xstrdup("");
-	if (access(path, F_OK) < 0)
-		return 0;
-	if (kv_load(&f, path, err) < 0) {
-		kv_free(&f);
-		return -1;
+static void
+buildconf_free(struct buildconf *bc)
+{
+	free(bc->pkgs), free(bc->open), free(bc->libs), free(bc->statics);
+}
+
+/* *slot = the value of key in f, or "" */
+static void
+kvtake(struct kvfile *f, const char *key, char **slot)
+{
+	const char *v = f ? kv_get(f, key) : NULL;
+
+	*slot = xstrdup(v ? v : "");
+}
+
+static int
+buildconf(const char *path, struct buildconf *bc, char **err)
+{
+	struct kvfile f, *fp = NULL;
+
+	if (access(path, F_OK) == 0) {
+		if (kv_load(&f, path, err) < 0) {
+			kv_free(&f);
+			return -1;
+		}
+		fp = &f;
 	}
-	if ((v = kv_get(&f, "PKGS"))) {
-		free(*pkgs);
-		*pkgs = xstrdup(v);
-	}
-	if ((v = kv_get(&f, "LIBS"))) {
-		free(*libs);
-		*libs = xstrdup(v);
-	}
-	if ((v = kv_get(&f, "STATIC"))) {
-		free(*statics);
-		*statics = xstrdup(v);
-	}
-	kv_free(&f);
+	kvtake(fp, "PKGS", &bc->pkgs);
+	kvtake(fp, "OPEN", &bc->open);
+	kvtake(fp, "LIBS", &bc->libs);
+	kvtake(fp, "STATIC", &bc->statics);
+	if (fp)
+		kv_free(fp);
 	return 0;
 }
 
@@ -464,32 +475,36 @@ toolsources(const struct emitcfg *ec, const char *name, int islib, struct tool *
 static int
 loadtool(const struct emitcfg *ec, const char *name, int islib, struct tool *tl, char **err)
 {
-	char *bc, *pkgs = NULL, *statics = NULL, *e;
+	struct buildconf bc = {0};
+	char *path, *cpkgs, *e;
 	int r = 1;
 
 	if (!toolsources(ec, name, islib, tl))
 		return 0;
-	bc = xasprintf("%s/tools/%s/build.conf", ec->srcdir, name);
-	r = buildconf(bc, &pkgs, &tl->libs, &statics, err) < 0 ? -1 : 1;
-	free(bc);
+	path = xasprintf("%s/tools/%s/build.conf", ec->srcdir, name);
+	r = buildconf(path, &bc, err) < 0 ? -1 : 1;
+	free(path);
+	tl->libs = bc.libs, bc.libs = NULL;
 	tl->pc = xstrdup("");
 	tl->pl = xstrdup("");
-	if (r > 0 && *pkgs && !islib) {
+	cpkgs = xasprintf("%s %s", bc.pkgs ? bc.pkgs : "", bc.open ? bc.open : "");
+	if (r > 0 && strspn(cpkgs, " ") < strlen(cpkgs) && !islib) {
 		free(tl->pc);
 		free(tl->pl);
 		tl->pc = tl->pl = NULL;
-		if (pkgflags(ec->pkgconfig, "--cflags", pkgs, &tl->pc, err) < 0 ||
-		    pkgflags(ec->pkgconfig, "--libs", pkgs, &tl->pl, err) < 0) {
+		if (pkgflags(ec->pkgconfig, "--cflags", cpkgs, &tl->pc, err) < 0 ||
+		    (*bc.pkgs ? pkgflags(ec->pkgconfig, "--libs", bc.pkgs, &tl->pl, err)
+		              : (tl->pl = xstrdup(""), 0)) < 0) {
 			e = *err;
 			*err = xasprintf("tools/%s/build.conf: %s", name, e);
 			free(e);
 			r = -1;
-		} else if (*statics) {
-			linkstatic(ec->pkgconfig, ec->cc, statics, &tl->pl);
+		} else if (*bc.statics) {
+			linkstatic(ec->pkgconfig, ec->cc, bc.statics, &tl->pl);
 		}
 	}
-	free(pkgs);
-	free(statics);
+	free(cpkgs);
+	buildconf_free(&bc);
 	if (r < 0)
 		tool_free(tl);
 	return r;

@@ -180,3 +180,25 @@ exits "malformed record: 2" 2 kiln-stage info info
 has "malformed record named" "$T/.err" "bad.info:1: expected KEY=VALUE"
 mkdir -p empty
 exits "labels with no records: 2" 2 kiln-stage labels empty
+
+# libcurl and libarchive are opened on first use (lazylib.c), not linked: the verbs a
+# build runs for every stage do not map their 40 libraries
+ks=$(command -v kiln-stage)
+ldd "$ks" >"$T/ldd" 2>&1
+lacks "kiln-stage does not link libcurl" "$T/ldd" "libcurl"
+lacks "kiln-stage does not link libarchive" "$T/ldd" "libarchive"
+printf 'x\n' >"$T/lz.txt"
+lzsum=$(sha256sum "$T/lz.txt" | cut -d' ' -f1)
+check "fetch opens libcurl when it needs it" kiln-stage fetch "file://$T/lz.txt" --sha256="$lzsum" -o "$T/lz2.txt"
+same "fetch got the file" x "$(cat "$T/lz2.txt")"
+# without the library: one line naming it, what needs it and the package (a mount
+# namespace hides it; not every machine lets a test make one)
+lzlib=$(ldconfig -p 2>/dev/null | awk '$1 == "libcurl.so.4" && /x86-64/ { print $NF; exit }')
+if [ -n "$lzlib" ] && unshare -m true 2>/dev/null; then
+	exits "fetch without libcurl.so.4: 2" 2 unshare -m sh -c 'mount --bind /dev/null "$1" && shift && exec "$@"' sh "$lzlib" \
+		"$ks" fetch "file://$T/lz.txt" --sha256="$lzsum" -o "$T/lz3.txt"
+	has "the missing library named, with its package" "$T/.err" "kiln-stage: cannot load libcurl.so.4, needed for a remote stage cache and SDK downloads (the package libcurl4 installs it):"
+	same "one line" 1 "$(lines "$T/.err")"
+else
+	optional_case namespaces "no mount namespace here to hide libcurl.so.4 in"
+fi
