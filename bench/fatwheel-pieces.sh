@@ -17,7 +17,7 @@ for c in hyperfine pigz libdeflate-gzip gcc python3 "$FATWHEEL"; do
 done
 multi=$(gcc -print-multiarch)
 lib=${1:-$(ls -S /usr/lib/"$multi"/*.so* | head -n 1)}
-rm -rf "$B" && mkdir -p "$B/w/big" "$B/w/big-1.0.dist-info" "$B/priv" || exit 2
+rm -rf "$B" && mkdir -p "$B/w/big" "$B/priv" || exit 2
 echo 'int priv(void) { return 7; }' >"$B/priv.c"
 gcc -shared -fPIC -Wl,-soname,libpriv.so.1 -o "$B/priv/libpriv.so.1" "$B/priv.c" || exit 1
 # the member: an ELF header from a small library that needs libpriv, then LIB's bytes
@@ -25,20 +25,8 @@ gcc -shared -fPIC -Wl,-soname,libpriv.so.1 -o "$B/priv/libpriv.so.1" "$B/priv.c"
 echo 'int priv(void); int f(void) { return priv(); }' >"$B/ext.c"
 gcc -shared -fPIC -o "$B/ext.so" "$B/ext.c" -L"$B/priv" -l:libpriv.so.1 || exit 1
 { cat "$B/ext.so"; head -c $((${SIZE_MB:-256} << 20)) "$lib"; } >"$B/w/big/_big.so"
-python3 - "$B/w" "$B/big-1.0-cp311-cp311-linux_x86_64.whl" <<'EOF' || exit 1
-import base64, hashlib, os, sys, zipfile
-root, out = sys.argv[1], sys.argv[2]
-open(os.path.join(root, "big-1.0.dist-info/METADATA"), "w").write("Metadata-Version: 2.1\nName: big\nVersion: 1.0\n")
-open(os.path.join(root, "big-1.0.dist-info/WHEEL"), "w").write("Wheel-Version: 1.0\nGenerator: bench\nRoot-Is-Purelib: false\nTag: cp311-cp311-linux_x86_64\n")
-rec = []
-with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as z:
-    for n in ("big/_big.so", "big-1.0.dist-info/METADATA", "big-1.0.dist-info/WHEEL"):
-        b = open(os.path.join(root, n), "rb").read()
-        z.writestr(n, b)
-        rec.append("%s,sha256=%s,%d" % (n, base64.urlsafe_b64encode(hashlib.sha256(b).digest()).rstrip(b"=").decode(), len(b)))
-    z.writestr("big-1.0.dist-info/RECORD", "\n".join(rec + ["big-1.0.dist-info/RECORD,,"]) + "\n")
-EOF
-W=$B/big-1.0-cp311-cp311-linux_x86_64.whl
+W=$(python3 "$(dirname "$0")/../tests/regress/toy-mkwheel.py" --tag=cp311-cp311-linux_x86_64 --level=1 \
+	"$B" big 1.0 "" big/_big.so="$B/w/big/_big.so") || exit 1
 echo "member: $(wc -c <"$B/w/big/_big.so") bytes ($lib); $(nproc) CPUs; load: $(cut -d' ' -f1-3 /proc/loadavg)"
 jobs=1 n=1
 while [ "$n" -le "$(nproc)" ]; do jobs="$jobs $n"; n=$((n * 2)); done

@@ -16,16 +16,16 @@
 
 
 int
-excluded(const char *s)
+excluded(struct fw *fw, const char *s)
 {
 	size_t i;
 	const char *b;
 	int hit = 0;
 
-	for (i = 0; i < opt.nexclude; i++) {
+	for (i = 0; i < fw->opt.nexclude; i++) {
 		b = strrchr(s, '/');
-		if (fnmatch(opt.exclude[i], s, 0) == 0 || (b && fnmatch(opt.exclude[i], b + 1, 0) == 0)) {
-			opt.exused[i] = 1;
+		if (fnmatch(fw->opt.exclude[i], s, 0) == 0 || (b && fnmatch(fw->opt.exclude[i], b + 1, 0) == 0)) {
+			fw->opt.exused[i] = 1;
 			hit = 1;
 		}
 	}
@@ -40,13 +40,13 @@ static struct alias {
 static size_t naliases, aliascap;
 
 struct lib *
-findlib(const char *needed)
+findlib(struct fw *fw, const char *needed)
 {
 	size_t i;
 
-	for (i = 0; i < nlibs; i++)
-		if (!libs[i]->include && strcmp(libs[i]->needed, needed) == 0)
-			return libs[i];
+	for (i = 0; i < fw->nlibs; i++)
+		if (!fw->libs[i]->include && strcmp(fw->libs[i]->needed, needed) == 0)
+			return fw->libs[i];
 	for (i = 0; i < naliases; i++)
 		if (strcmp(aliases[i].needed, needed) == 0)
 			return aliases[i].to;
@@ -72,22 +72,22 @@ freelib(struct lib *l)
 }
 
 void
-dedupe(void)
+dedupe(struct fw *fw)
 {
 	size_t i, j, k;
 	struct lib *a, *b;
 
-	for (j = 0; j < nlibs; j++) {
-		b = libs[j];
+	for (j = 0; j < fw->nlibs; j++) {
+		b = fw->libs[j];
 		if (b->include || !b->iself)
 			continue;
 		for (i = 0; i < j; i++) {
-			a = libs[i];
+			a = fw->libs[i];
 			if (a->include || !a->iself || strcmp(libkey(a), libkey(b)) != 0)
 				continue;
 			if (a->data.len != b->data.len || memcmp(a->data.s, b->data.s, a->data.len) != 0)
 				dien(EXIT_PROBLEM, "%s: two different libraries have the soname %s: %s (needed as %s by %s) and %s (needed as %s by %s); ld.so loads one of them for both: --exclude one or fix the search path",
-				     opt.in, libkey(a), a->from, a->needed, a->by, b->from, b->needed, b->by);
+				     fw->opt.in, libkey(a), a->from, a->needed, a->by, b->from, b->needed, b->by);
 			break;
 		}
 		if (i == j)
@@ -95,15 +95,15 @@ dedupe(void)
 		/* the same library under a second name: one copy, the name an alias */
 		aliases = xgrow(aliases, &aliascap, naliases + 1, sizeof *aliases);
 		aliases[naliases].needed = b->needed;
-		aliases[naliases++].to = libs[i];
+		aliases[naliases++].to = fw->libs[i];
 		/* what b loaded was loaded by the one copy */
-		for (k = 0; k < nlibs; k++)
-			if (libs[k]->up == &b->ld)
-				libs[k]->up = &libs[i]->ld;
+		for (k = 0; k < fw->nlibs; k++)
+			if (fw->libs[k]->up == &b->ld)
+				fw->libs[k]->up = &fw->libs[i]->ld;
 		freelib(b);
-		for (k = j; k + 1 < nlibs; k++)
-			libs[k] = libs[k + 1];
-		nlibs--;
+		for (k = j; k + 1 < fw->nlibs; k++)
+			fw->libs[k] = fw->libs[k + 1];
+		fw->nlibs--;
 		j--;
 	}
 }
@@ -128,7 +128,7 @@ sysseen(const char *name)
 
 /* add what the system library name (needed by the object up) loads, recursively */
 static void
-sysadd(const char *name, const char *by, const struct loader *up)
+sysadd(struct fw *fw, const char *name, const char *by, const struct loader *up)
 {
 	struct mapfile mf;
 	struct elfinfo ei;
@@ -143,8 +143,8 @@ sysadd(const char *name, const char *by, const struct loader *up)
 	at = nsysn++;
 	sysn[at].name = xstrdup(name);
 	sysn[at].by = by ? by : sysn[at].name;
-	path = ldso_find(&opt.sp, up, name, &inwheel);
-	bufreset(&search_skipped);
+	path = ldso_find(&fw->opt.sp, up, name, &inwheel);
+	bufreset(&fw->opt.sp.skipped);
 	if (!path || startswith(path, "tar:") || map_open(&mf, path) < 0) {
 		free(path);
 		return;
@@ -155,7 +155,7 @@ sysadd(const char *name, const char *by, const struct loader *up)
 		ld.up = up;
 		ld.origin = diskorigin(path);
 		for (i = 0; i < ei.nneeded; i++)
-			sysadd(ei.needed[i], sysn[at].by, &ld);
+			sysadd(fw, ei.needed[i], sysn[at].by, &ld);
 		free((char *)ld.origin);
 	}
 	elfinfo_free(&ei);
@@ -164,25 +164,25 @@ sysadd(const char *name, const char *by, const struct loader *up)
 }
 
 void
-sysshared(void)
+sysshared(struct fw *fw)
 {
 	size_t i, k, j;
 	const struct loader *ld;
 
-	for (i = 0; i < nmem + nlibs; i++) {
-		ld = i < nmem ? &mem[i].ld : &libs[i - nmem]->ld;
-		if (i < nmem ? !mem[i].iself : !libs[i - nmem]->iself)
+	for (i = 0; i < fw->nmem + fw->nlibs; i++) {
+		ld = i < fw->nmem ? &fw->mem[i].ld : &fw->libs[i - fw->nmem]->ld;
+		if (i < fw->nmem ? !fw->mem[i].iself : !fw->libs[i - fw->nmem]->iself)
 			continue;
 		for (k = 0; k < ld->ei->nneeded; k++)
 			if (policy_system(ld->ei->needed[k]) && !sysseen(ld->ei->needed[k]))
-				sysadd(ld->ei->needed[k], NULL, ld);
+				sysadd(fw, ld->ei->needed[k], NULL, ld);
 	}
-	for (i = 0; i < nlibs; i++) {
-		if (libs[i]->include || !libs[i]->iself)
+	for (i = 0; i < fw->nlibs; i++) {
+		if (fw->libs[i]->include || !fw->libs[i]->iself)
 			continue;
-		for (j = 0; j < nsysn && !libs[i]->sysby; j++)
-			if (strcmp(sysn[j].name, libs[i]->needed) == 0 || strcmp(sysn[j].name, libkey(libs[i])) == 0)
-				libs[i]->sysby = sysn[j].by;
+		for (j = 0; j < nsysn && !fw->libs[i]->sysby; j++)
+			if (strcmp(sysn[j].name, fw->libs[i]->needed) == 0 || strcmp(sysn[j].name, libkey(fw->libs[i])) == 0)
+				fw->libs[i]->sysby = sysn[j].by;
 	}
 }
 
@@ -200,13 +200,13 @@ closure_free(void)
 }
 
 struct member *
-findmember(const char *name)
+findmember(struct fw *fw, const char *name)
 {
 	size_t i;
 
-	for (i = 0; i < nmem; i++)
-		if (strcmp(mem[i].e->name, name) == 0)
-			return &mem[i];
+	for (i = 0; i < fw->nmem; i++)
+		if (strcmp(fw->mem[i].e->name, name) == 0)
+			return &fw->mem[i];
 	return NULL;
 }
 
@@ -279,7 +279,7 @@ static void loadlib(struct lib *l);
 
 /* add the libraries an object needs; by names the object in messages */
 void
-resolveobj(const struct loader *ld, const char *by)
+resolveobj(struct fw *fw, const struct loader *ld, const char *by)
 {
 	const struct elfinfo *ei = ld->ei;
 	size_t i;
@@ -290,7 +290,7 @@ resolveobj(const struct loader *ld, const char *by)
 
 	for (i = 0; i < ei->nneeded; i++) {
 		n = ei->needed[i];
-		if (policy_system(n) || excluded(n) || findlib(n))
+		if (policy_system(n) || excluded(fw, n) || findlib(fw, n))
 			continue;
 		/* the entry becomes a file name in the library folder and a name looked up in
 		   folders: untrusted text. ld.so would read "../x/libz.so.1" relative to the
@@ -299,35 +299,35 @@ resolveobj(const struct loader *ld, const char *by)
 			struct buf q = {0};
 			wheelpath_escape(&q, n);
 			die("%s: %s: DT_NEEDED entry '%s' is not a plain file name (empty, '.', '..', or holding '/', '\\' or a control character); refusing to look it up or bundle it",
-			    opt.in, by, q.s);
+			    fw->opt.in, by, q.s);
 		}
-		bufreset(&search_skipped);
-		path = ldso_find(&opt.sp, ld, n, &inwheel);
+		bufreset(&fw->opt.sp.skipped);
+		path = ldso_find(&fw->opt.sp, ld, n, &inwheel);
 		if (inwheel)
 			continue;
 		if (!path) {
-			bufprintf(&errors, "fatwheel: %s: %s needed by %s not found (add --lib-path DIR or --exclude '%s')%s\n",
-			          opt.in, n, by, n, search_skipped.len ? search_skipped.s : "");
+			bufprintf(&fw->errors, "fatwheel: %s: %s needed by %s not found (add --lib-path DIR or --exclude '%s')%s\n",
+			          fw->opt.in, n, by, n, fw->opt.sp.skipped.len ? fw->opt.sp.skipped.s : "");
 			continue;
 		}
-		if (excluded(path)) {
+		if (excluded(fw, path)) {
 			free(path);
 			continue;
 		}
-		libs = xgrow(libs, &libcap, nlibs + 1, sizeof *libs);
-		l = libs[nlibs++] = xcalloc(1, sizeof *l);
+		fw->libs = xgrow(fw->libs, &fw->libcap, fw->nlibs + 1, sizeof *fw->libs);
+		l = fw->libs[fw->nlibs++] = xcalloc(1, sizeof *l);
 		l->needed = xstrdup(n);
 		l->from = path;
 		l->by = xstrdup(by);
 		l->up = ld;
-		l->via = ldso_via;
+		l->via = fw->opt.sp.via;
 		loadlib(l);
 	}
 }
 
 /* parse a library's bytes */
 static void
-parselib(struct lib *l)
+parselib(struct fw *fw, struct lib *l)
 {
 	char *err = NULL;
 
@@ -336,7 +336,7 @@ parselib(struct lib *l)
 	} else {
 		elfinfo_free(&l->ei);
 		if (!l->include)
-			dien(EXIT_USAGE, "%s: %s: needed by %s as %s, but %s", opt.in, l->from, l->by,
+			dien(EXIT_USAGE, "%s: %s: needed by %s as %s, but %s", fw->opt.in, l->from, l->by,
 			     l->needed, err);
 		free(err);
 	}
@@ -345,7 +345,7 @@ parselib(struct lib *l)
 /* read a library from disk and parse it. The file is opened without blocking and must
    be regular (a FIFO put in its place would hang). */
 static void
-readlib(struct lib *l)
+readlib(struct fw *fw, struct lib *l)
 {
 	struct stat st;
 	ssize_t k;
@@ -374,7 +374,7 @@ readlib(struct lib *l)
 	}
 	l->data.s[l->data.len] = 0;
 	close(fd);
-	parselib(l);
+	parselib(fw, l);
 }
 
 /* mark a library to read: one on disk waits for loadunread, one from a tarball for
@@ -388,46 +388,55 @@ loadlib(struct lib *l)
 		l->unread = 1;
 }
 
+/* the libraries to read, for readlib1 on the pfor threads */
+struct readctx {
+	struct fw *fw;
+	struct lib **v;
+};
+
 static void
 readlib1(void *ctx, size_t i)
 {
-	readlib(((struct lib **)ctx)[i]);
+	struct readctx *c = ctx;
+
+	readlib(c->fw, c->v[i]);
 }
 
 void
-loadunread(void)
+loadunread(struct fw *fw)
 {
-	struct lib **v = xcalloc(nlibs + 1, sizeof *v);
+	struct lib **v = xcalloc(fw->nlibs + 1, sizeof *v);
+	struct readctx c = {fw, v};
 	size_t i, n = 0;
 
-	for (i = 0; i < nlibs; i++)
-		if (libs[i]->unread)
-			v[n++] = libs[i];
-	pfor(n, opt.jobs, readlib1, v);
+	for (i = 0; i < fw->nlibs; i++)
+		if (fw->libs[i]->unread)
+			v[n++] = fw->libs[i];
+	pfor(n, fw->opt.jobs, readlib1, &c);
 	free(v);
 }
 
 void
-loadpending(void)
+loadpending(struct fw *fw)
 {
-	const char **names = xcalloc(nlibs + 1, sizeof *names);
-	struct buf **outs = xcalloc(nlibs + 1, sizeof *outs);
+	const char **names = xcalloc(fw->nlibs + 1, sizeof *names);
+	struct buf **outs = xcalloc(fw->nlibs + 1, sizeof *outs);
 	size_t i, n = 0;
 	char *err = NULL;
 
-	for (i = 0; i < nlibs; i++) {
-		if (libs[i]->pending) {
-			names[n] = libs[i]->from + 4;
-			outs[n++] = &libs[i]->data;
+	for (i = 0; i < fw->nlibs; i++) {
+		if (fw->libs[i]->pending) {
+			names[n] = fw->libs[i]->from + 4;
+			outs[n++] = &fw->libs[i]->data;
 		}
 	}
 	/* one pass over the tarball for all of them */
-	if (n && rocmtar_readmany(opt.sp.tar, names, outs, n, &err) < 0)
-		die("%s: --rocm tarball: %s", opt.in, err);
-	for (i = 0; i < nlibs; i++) {
-		if (libs[i]->pending) {
-			libs[i]->pending = 0;
-			parselib(libs[i]);
+	if (n && rocmtar_readmany(fw->opt.sp.tar, names, outs, n, &err) < 0)
+		die("%s: --rocm tarball: %s", fw->opt.in, err);
+	for (i = 0; i < fw->nlibs; i++) {
+		if (fw->libs[i]->pending) {
+			fw->libs[i]->pending = 0;
+			parselib(fw, fw->libs[i]);
 		}
 	}
 	free(names);
@@ -436,14 +445,14 @@ loadpending(void)
 
 /* true if a file name names a GPU target not in --arch */
 static int
-archskip(const char *name)
+archskip(struct fw *fw, const char *name)
 {
 	const char *p = name, *q;
 	char tok[32];
 	size_t k;
 	int named = 0;
 
-	if (!opt.arch)
+	if (!fw->opt.arch)
 		return 0;
 	while ((p = strstr(p, "gfx")) != NULL) {
 		q = p + 3;
@@ -455,7 +464,7 @@ archskip(const char *name)
 			tok[k] = 0;
 			named = 1;
 			/* whole entries of the comma list */
-			const char *a = opt.arch;
+			const char *a = fw->opt.arch;
 			while (a && *a) {
 				const char *c = strchr(a, ',');
 				size_t al = c ? (size_t)(c - a) : strlen(a);
@@ -470,7 +479,7 @@ archskip(const char *name)
 }
 
 void
-addinclude(const char *path, const char *rel)
+addinclude(struct fw *fw, const char *path, const char *rel)
 {
 	struct stat st;
 	struct lib *l;
@@ -486,7 +495,7 @@ addinclude(const char *path, const char *rel)
 			if (strcmp(ents[k]->d_name, ".") != 0 && strcmp(ents[k]->d_name, "..") != 0) {
 				char *p = xasprintf("%s/%s", path, ents[k]->d_name);
 				char *r = xasprintf("%s/%s", rel, ents[k]->d_name);
-				addinclude(p, r);
+				addinclude(fw, p, r);
 				free(p);
 				free(r);
 			}
@@ -497,13 +506,13 @@ addinclude(const char *path, const char *rel)
 	}
 	if (!S_ISREG(st.st_mode))
 		die("--include %s: is %s, not a file or folder", path, os_ftype(st.st_mode));
-	if (archskip(rel))
+	if (archskip(fw, rel))
 		return;
-	libs = xgrow(libs, &libcap, nlibs + 1, sizeof *libs);
-	l = libs[nlibs++] = xcalloc(1, sizeof *l);
+	fw->libs = xgrow(fw->libs, &fw->libcap, fw->nlibs + 1, sizeof *fw->libs);
+	l = fw->libs[fw->nlibs++] = xcalloc(1, sizeof *l);
 	l->needed = xstrdup(rel);
 	l->from = xstrdup(path);
 	l->by = xstrdup("--include");
 	l->include = 1;
-	readlib(l);
+	readlib(fw, l);
 }

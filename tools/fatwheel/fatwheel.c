@@ -28,20 +28,27 @@ static const char *usagetext =
 	"                [--set-rpath PATH | --set-runpath PATH] IN OUT\n";
 
 
+/* the run, kept where the exit and signal handlers find it */
+static struct fw run;
+
 static void
 cleanup(void)
 {
-	if (outopen)
-		atomic_abort(&out);
-	outopen = 0;
+	struct fw *fw = &run;
+
+	if (fw->outopen)
+		atomic_abort(&fw->out);
+	fw->outopen = 0;
 }
 
 /* on a signal: no partial output left (only async-signal-safe calls), then die of it */
 static void
 onsignal(int sig)
 {
-	if (outopen && out.tmp)
-		unlink(out.tmp);
+	struct fw *fw = &run;
+
+	if (fw->outopen && fw->out.tmp)
+		unlink(fw->out.tmp);
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
@@ -103,30 +110,30 @@ help(void)
 
 /* a flag without a value: 1 when A was one (and is set), else 0 */
 static int
-flagopt(const char *a)
+flagopt(struct fw *fw, const char *a)
 {
 	if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)
 		help();
 	else if (opt_isversion(a))
 		opt_version();
 	else if (strcmp(a, "-n") == 0 || strcmp(a, "--dry-run") == 0)
-		opt.dryrun = 1;
+		fw->opt.dryrun = 1;
 	else if (strcmp(a, "--json") == 0)
-		opt.json = 1;
+		fw->opt.json = 1;
 	else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0)
-		opt.quiet = 1;
+		fw->opt.quiet = 1;
 	else if (strcmp(a, "--use-ld-library-path") == 0)
-		opt.sp.useenv = 1; /* the default now; kept for old command lines */
+		fw->opt.sp.useenv = 1; /* the default now; kept for old command lines */
 	else if (strcmp(a, "--no-ld-library-path") == 0)
-		opt.sp.useenv = 0;
+		fw->opt.sp.useenv = 0;
 	else if (strcmp(a, "--ldd") == 0)
-		opt.ldd = 1;
+		fw->opt.ldd = 1;
 	else if (strcmp(a, "--soname-hash") == 0)
-		opt.sonamehash = 1;
+		fw->opt.sonamehash = 1;
 	else if (strcmp(a, "--only-plat") == 0)
-		opt.onlyplat = 1;
+		fw->opt.onlyplat = 1;
 	else if (strcmp(a, "--no-update-tags") == 0)
-		opt.noupdate = 1;
+		fw->opt.noupdate = 1;
 	else if (strcmp(a, "--disable-isa-ext-check") == 0 || strcmp(a, "--allow-pure-python-wheel") == 0)
 		; /* fatwheel checks no ISA level and repairs pure wheels: already so */
 	else if (strcmp(a, "--strip") == 0)
@@ -138,23 +145,31 @@ flagopt(const char *a)
 	return 1;
 }
 
-/* the value of the short option SHORT ("-w DIR") or the long one LONG ("--wheel-dir DIR",
-   "--wheel-dir=DIR") at argv[*i]; NULL when it is neither; NEED is the usage line when the
-   short one is last */
+/* an option with a short and a long name: "-w DIR", "--wheel-dir DIR", "--wheel-dir=DIR";
+   need is the usage line when the short one is last */
+struct optname {
+	const char *shrt, *lng, *need;
+};
+
+/* the value of the option o at argv[*i]; NULL when it is neither of its names */
 static char *
-shortlong(int argc, char **argv, int *i, const char *shrt, const char *lng, const char *need)
+shortlong(int argc, char **argv, int *i, const struct optname *o)
 {
-	if (strcmp(argv[*i], shrt) == 0) {
+	if (strcmp(argv[*i], o->shrt) == 0) {
 		if (++*i >= argc)
-			usage(need);
+			usage(o->need);
 		return argv[*i];
 	}
-	return optv(argc, argv, i, lng);
+	return optv(argc, argv, i, o->lng);
 }
+
+static const struct optname wheeldir = {"-w", "--wheel-dir", "-w needs a folder"};
+static const struct optname libsdir = {"-L", "--lib-sdir", "-L needs a folder suffix"};
+static const struct optname ziplevelopt = {"-z", "--zip-compression-level", "-z needs a level"};
 
 /* -z / --zip-compression-level V: auditwheel's 1 to 9 (-1 for zlib's default) */
 static void
-ziplevel(const char *v)
+ziplevel(struct fw *fw, const char *v)
 {
 	int k = atoi(v);
 
@@ -162,12 +177,12 @@ ziplevel(const char *v)
 		k = FW_LEVEL; /* zlib's default: fatwheel's is as small */
 	else if (k < 1 || k > 9 || strspn(v, "0123456789") != strlen(v))
 		usage(xasprintf("-z %s: fatwheel deflates at 1 to 9 (0, stored, is not supported)", v));
-	opt.level = k;
+	fw->opt.level = k;
 }
 
 /* --rocm=DIR|TARBALL: a ROCm root's lib and lib64, or a release tarball, searched */
 static void
-rocmopt(const char *v)
+rocmopt(struct fw *fw, const char *v)
 {
 	struct stat st;
 	char *err = NULL, *d;
@@ -176,19 +191,19 @@ rocmopt(const char *v)
 		die("%s:", v);
 	if (S_ISDIR(st.st_mode)) {
 		d = xasprintf("%s/lib", v);
-		search_add(&opt.sp.dirs, &opt.sp.n, &opt.sp.cap, d);
+		search_add(&fw->opt.sp.dirs, &fw->opt.sp.n, &fw->opt.sp.cap, d);
 		free(d);
 		d = xasprintf("%s/lib64", v);
-		search_add(&opt.sp.dirs, &opt.sp.n, &opt.sp.cap, d);
+		search_add(&fw->opt.sp.dirs, &fw->opt.sp.n, &fw->opt.sp.cap, d);
 		free(d);
 		return;
 	}
-	if (opt.sp.tar)
+	if (fw->opt.sp.tar)
 		usage("--rocm=TARBALL given twice");
-	opt.sp.tar = rocmtar_open(v, &err);
-	if (!opt.sp.tar)
+	fw->opt.sp.tar = rocmtar_open(v, &err);
+	if (!fw->opt.sp.tar)
 		die("%s: not a readable tarball: %s", v, err);
-	search_add(&opt.sp.dirs, &opt.sp.n, &opt.sp.cap, "\001rocmtar");
+	search_add(&fw->opt.sp.dirs, &fw->opt.sp.n, &fw->opt.sp.cap, "\001rocmtar");
 }
 
 /* a number option V between LO and HI, else the usage line WHAT */
@@ -204,45 +219,45 @@ numopt(const char *v, int lo, int hi, const char *what)
 
 /* the options that take a value: 1 when argv[*i] was one (and is set), else 0 */
 static int
-valopt(int argc, char **argv, int *i, int *layoutset)
+valopt(struct fw *fw, int argc, char **argv, int *i, int *layoutset)
 {
 	char *v;
 
-	if ((v = shortlong(argc, argv, i, "-w", "--wheel-dir", "-w needs a folder"))) {
-		opt.outdir = v;
-	} else if ((v = shortlong(argc, argv, i, "-L", "--lib-sdir", "-L needs a folder suffix"))) {
+	if ((v = shortlong(argc, argv, i, &wheeldir))) {
+		fw->opt.outdir = v;
+	} else if ((v = shortlong(argc, argv, i, &libsdir))) {
 		if (!*v || strchr(v, '/'))
 			usage(xasprintf("-L %s: a suffix for the NAME%s folder, without '/'", v, v));
-		opt.libsdir = v;
-	} else if ((v = shortlong(argc, argv, i, "-z", "--zip-compression-level", "-z needs a level"))) {
-		ziplevel(v);
+		fw->opt.libsdir = v;
+	} else if ((v = shortlong(argc, argv, i, &ziplevelopt))) {
+		ziplevel(fw, v);
 	} else if ((v = optv(argc, argv, i, "--ldpaths"))) {
-		search_addlist(&opt.sp.ldpaths, &opt.sp.nldpaths, &opt.sp.ldcap, v);
+		search_addlist(&fw->opt.sp.ldpaths, &fw->opt.sp.nldpaths, &fw->opt.sp.ldcap, v);
 	} else if ((v = optv(argc, argv, i, "--ld-so-cache"))) {
-		opt.sp.cache = v;
+		fw->opt.sp.cache = v;
 	} else if ((v = optv(argc, argv, i, "--lib-path"))) {
-		search_add(&opt.sp.dirs, &opt.sp.n, &opt.sp.cap, v);
+		search_add(&fw->opt.sp.dirs, &fw->opt.sp.n, &fw->opt.sp.cap, v);
 	} else if ((v = optv(argc, argv, i, "--rocm"))) {
-		rocmopt(v);
+		rocmopt(fw, v);
 	} else if ((v = optv(argc, argv, i, "--exclude"))) {
-		opt.exclude = xgrow(opt.exclude, &opt.xcap, opt.nexclude + 1, sizeof *opt.exclude);
-		opt.exclude[opt.nexclude++] = v;
+		fw->opt.exclude = xgrow(fw->opt.exclude, &fw->opt.xcap, fw->opt.nexclude + 1, sizeof *fw->opt.exclude);
+		fw->opt.exclude[fw->opt.nexclude++] = v;
 	} else if ((v = optv(argc, argv, i, "--include"))) {
-		opt.include = xgrow(opt.include, &opt.icap, opt.ninclude + 1, sizeof *opt.include);
-		opt.include[opt.ninclude++] = v;
+		fw->opt.include = xgrow(fw->opt.include, &fw->opt.icap, fw->opt.ninclude + 1, sizeof *fw->opt.include);
+		fw->opt.include[fw->opt.ninclude++] = v;
 	} else if ((v = optv(argc, argv, i, "--arch"))) {
-		opt.arch = v;
+		fw->opt.arch = v;
 	} else if ((v = optv(argc, argv, i, "--layout"))) {
 		if (strcmp(v, "libs") != 0 && !(startswith(v, "pkg:") && zip_safename(v + 4) && !endswith(v, "/")))
 			usage(xasprintf("--layout=%s: use libs or pkg:DIR (a relative folder in the wheel)", v));
-		opt.layout = v;
+		fw->opt.layout = v;
 		*layoutset = 1;
 	} else if ((v = optv(argc, argv, i, "--plat"))) {
-		opt.plat = v;
+		fw->opt.plat = v;
 	} else if ((v = optv(argc, argv, i, "--level"))) {
-		opt.level = numopt(v, 1, 12, "--level must be 1 to 12");
+		fw->opt.level = numopt(v, 1, 12, "--level must be 1 to 12");
 	} else if ((v = optv(argc, argv, i, "--jobs"))) {
-		opt.jobs = numopt(v, 1, 64, "--jobs must be 1 to 64");
+		fw->opt.jobs = numopt(v, 1, 64, "--jobs must be 1 to 64");
 	} else {
 		return 0;
 	}
@@ -251,162 +266,181 @@ valopt(int argc, char **argv, int *i, int *layoutset)
 
 /* what the options say together (LAYOUTSET: --layout was given) */
 static void
-checkopts(int layoutset)
+checkopts(struct fw *fw, int layoutset)
 {
-	if (!opt.in)
-		usage(opt.ldd ? "--ldd needs a file" : "no input wheel");
-	if (opt.ldd)
+	if (!fw->opt.in)
+		usage(fw->opt.ldd ? "--ldd needs a file" : "no input wheel");
+	if (fw->opt.ldd)
 		return;
-	if (!opt.outdir && opt.repair)
-		opt.outdir = "wheelhouse";
-	if (!opt.outdir && !opt.dryrun)
+	if (!fw->opt.outdir && fw->opt.repair)
+		fw->opt.outdir = "wheelhouse";
+	if (!fw->opt.outdir && !fw->opt.dryrun)
 		usage("no output folder (-w OUTDIR)");
-	if (layoutset && opt.libsdir)
+	if (layoutset && fw->opt.libsdir)
 		usage("--layout and -L/--lib-sdir both name the library folder: give one");
-	if (opt.noupdate && strcmp(opt.plat, "keep") != 0 && strcmp(opt.plat, "auto") != 0)
+	if (fw->opt.noupdate && strcmp(fw->opt.plat, "keep") != 0 && strcmp(fw->opt.plat, "auto") != 0)
 		usage("--no-update-tags keeps the platform tag: drop --plat");
-	if (strcmp(opt.plat, "keep") != 0 && strcmp(opt.plat, "auto") != 0 &&
-	    (strchr(opt.plat, '-') || strchr(opt.plat, '/') || !*opt.plat))
-		usage(xasprintf("--plat=%s is not a platform tag", opt.plat));
+	if (strcmp(fw->opt.plat, "keep") != 0 && strcmp(fw->opt.plat, "auto") != 0 &&
+	    (strchr(fw->opt.plat, '-') || strchr(fw->opt.plat, '/') || !*fw->opt.plat))
+		usage(xasprintf("--plat=%s is not a platform tag", fw->opt.plat));
 }
 
 static void
-parseargs(int argc, char **argv)
+parseargs(struct fw *fw, int argc, char **argv)
 {
 	int i, k, layoutset = 0, first = 1;
 
-	opt.level = FW_LEVEL;
-	opt.sp.useenv = 1;
-	opt.layout = "libs";
-	opt.plat = "keep";
+	fw->opt.level = FW_LEVEL;
+	fw->opt.sp.useenv = 1;
+	fw->opt.layout = "libs";
+	fw->opt.plat = "keep";
 	k = (int)sysconf(_SC_NPROCESSORS_ONLN);
-	opt.jobs = k > 0 ? k : 1;
+	fw->opt.jobs = k > 0 ? k : 1;
 	if (argc > 1 && strcmp(argv[1], "repair") == 0) {
 		/* `auditwheel repair` swapped for `fatwheel repair`: its defaults */
-		opt.repair = 1;
-		opt.plat = "auto";
-		opt.sonamehash = 1;
+		fw->opt.repair = 1;
+		fw->opt.plat = "auto";
+		fw->opt.sonamehash = 1;
 		first = 2;
 	}
 	for (i = first; i < argc; i++) {
 		char *a = argv[i];
-		if (flagopt(a) || valopt(argc, argv, &i, &layoutset))
+		if (flagopt(fw, a) || valopt(fw, argc, argv, &i, &layoutset))
 			continue;
 		if (strcmp(a, "--") == 0) {
-			if (i + 1 < argc && !opt.in)
-				opt.in = argv[++i];
+			if (i + 1 < argc && !fw->opt.in)
+				fw->opt.in = argv[++i];
 		} else if (a[0] == '-' && a[1])
 			usage(xasprintf("unknown option '%s'", a));
-		else if (opt.in)
-			usage(xasprintf("more than one input wheel ('%s' and '%s'); fatwheel repairs one at a time", opt.in, a));
+		else if (fw->opt.in)
+			usage(xasprintf("more than one input wheel ('%s' and '%s'); fatwheel repairs one at a time", fw->opt.in, a));
 		else
-			opt.in = a;
+			fw->opt.in = a;
 	}
-	checkopts(layoutset);
-	opt.exused = xcalloc(opt.nexclude + 1, sizeof *opt.exused);
-	opt.tty = isatty(2) && !opt.quiet;
+	checkopts(fw, layoutset);
+	fw->opt.exused = xcalloc(fw->opt.nexclude + 1, sizeof *fw->opt.exused);
+	fw->opt.tty = isatty(2) && !fw->opt.quiet;
 }
 
 /* reporting -------------------------------------------------------------------------- */
 
+/* the text report: the plan (-n), or the output's path (abs when known) */
 static void
-report(void)
+reporttext(struct fw *fw, const char *abs)
+{
+	size_t i;
+
+	if (!fw->opt.dryrun) {
+		printf("%s\n", abs ? abs : fw->outpath);
+		return;
+	}
+	printf("output   %s\n", fw->outpath);
+	printf("platform %s%s", fw->newplat, strcmp(fw->newplat, fw->wn.plat) ? " (retagged)" : " (kept)");
+	if (fw->glibcmax >= 0)
+		printf(", needs GLIBC 2.%d", fw->glibcmax);
+	if (fw->cxxmax >= 0)
+		printf(", GLIBCXX/CXXABI need manylinux_2_%d", fw->cxxmax);
+	printf("\nlibdir   %s/\n", fw->libdir);
+	for (i = 0; i < fw->nlibs; i++)
+		printf("bundle   %s <- %s (%zu bytes, %s), needed by %s\n", fw->libs[i]->member,
+		       fw->libs[i]->from, fw->libs[i]->data.len, fw->libs[i]->via ? fw->libs[i]->via : "--include",
+		       fw->libs[i]->by);
+	for (i = 0; i < fw->nmem; i++) {
+		if (!fw->mem[i].edit)
+			continue;
+		printf("edit     %s:", fw->mem[i].e->name);
+		if (fw->mem[i].ed.rpath)
+			printf(" RPATH=%s", fw->mem[i].ed.rpath);
+		for (size_t k = 0; k < fw->mem[i].ed.nren; k++)
+			printf(" %s->%s", fw->mem[i].ed.oldn[k], fw->mem[i].ed.newn[k]);
+		printf("\n");
+	}
+}
+
+/* --json: "bundled" and "edited", into j */
+static void
+jsonplan(struct fw *fw, struct json *j)
+{
+	size_t i;
+
+	json_key(j, "bundled");
+	json_arr(j);
+	for (i = 0; i < fw->nlibs; i++) {
+		json_obj(j);
+		json_kstr(j, "member", fw->libs[i]->member);
+		json_kstr(j, "needed", fw->libs[i]->include ? NULL : fw->libs[i]->needed);
+		json_kstr(j, "from", fw->libs[i]->from);
+		json_kstr(j, "needed_by", fw->libs[i]->by);
+		json_kstr(j, "found_via", fw->libs[i]->via);
+		json_kint(j, "size", (int64_t)fw->libs[i]->data.len);
+		json_kstr(j, "soname", fw->libs[i]->soname ? fw->libs[i]->soname : fw->libs[i]->ei.soname);
+		json_kstr(j, "rpath", fw->libs[i]->ed.rpath);
+		json_end(j);
+	}
+	json_end(j);
+	json_key(j, "edited");
+	json_arr(j);
+	for (i = 0; i < fw->nmem; i++) {
+		if (!fw->mem[i].edit)
+			continue;
+		json_obj(j);
+		json_kstr(j, "member", fw->mem[i].e->name);
+		json_kstr(j, "rpath", fw->mem[i].ed.rpath);
+		json_key(j, "renamed");
+		json_obj(j);
+		for (size_t k = 0; k < fw->mem[i].ed.nren; k++)
+			json_kstr(j, fw->mem[i].ed.oldn[k], fw->mem[i].ed.newn[k]);
+		json_end(j);
+		json_end(j);
+	}
+	json_end(j);
+}
+
+/* a JSON string, or null for a negative n */
+static void
+jsonver(struct json *j, const char *key, const char *fmt, int n)
+{
+	char *g;
+
+	if (n < 0) {
+		json_key(j, key);
+		json_null(j);
+		return;
+	}
+	g = xasprintf(fmt, n);
+	json_kstr(j, key, g);
+	free(g);
+}
+
+static void
+report(struct fw *fw)
 {
 	struct buf b = {0};
 	struct json j;
-	size_t i;
 	char *abs = NULL;
 
-	if (!opt.dryrun)
-		abs = realpath(outpath, NULL);
-	if (!opt.json) {
-		if (opt.dryrun) {
-			printf("output   %s\n", outpath);
-			printf("platform %s%s", newplat, strcmp(newplat, wn.plat) ? " (retagged)" : " (kept)");
-			if (glibcmax >= 0)
-				printf(", needs GLIBC 2.%d", glibcmax);
-			if (cxxmax >= 0)
-				printf(", GLIBCXX/CXXABI need manylinux_2_%d", cxxmax);
-			printf("\nlibdir   %s/\n", libdir);
-			for (i = 0; i < nlibs; i++)
-				printf("bundle   %s <- %s (%zu bytes, %s), needed by %s\n", libs[i]->member,
-				       libs[i]->from, libs[i]->data.len, libs[i]->via ? libs[i]->via : "--include",
-				       libs[i]->by);
-			for (i = 0; i < nmem; i++) {
-				if (!mem[i].edit)
-					continue;
-				printf("edit     %s:", mem[i].e->name);
-				if (mem[i].rpath)
-					printf(" RPATH=%s", mem[i].rpath);
-				for (size_t k = 0; k < mem[i].nren; k++)
-					printf(" %s->%s", mem[i].oldn[k], mem[i].newn[k]);
-				printf("\n");
-			}
-		} else {
-			printf("%s\n", abs ? abs : outpath);
-		}
+	if (!fw->opt.dryrun)
+		abs = realpath(fw->outpath, NULL);
+	if (!fw->opt.json) {
+		reporttext(fw, abs);
 		free(abs);
 		return;
 	}
 	json_init(&j, &b);
 	json_obj(&j);
-	json_kstr(&j, "input", opt.in);
-	json_kstr(&j, "output", abs ? abs : outpath);
-	json_kbool(&j, "dry_run", opt.dryrun);
-	json_kstr(&j, "platform", newplat);
-	json_kstr(&j, "platform_before", wn.plat);
-	if (glibcmax >= 0) {
-		char *g = xasprintf("2.%d", glibcmax);
-		json_kstr(&j, "glibc", g);
-		free(g);
-	} else {
-		json_key(&j, "glibc");
-		json_null(&j);
-	}
-	if (cxxmax >= 0) {
-		char *g = xasprintf("manylinux_2_%d", cxxmax);
-		json_kstr(&j, "cxx_policy", g);
-		free(g);
-	} else {
-		json_key(&j, "cxx_policy");
-		json_null(&j);
-	}
-	json_kstr(&j, "libdir", libdir);
-	json_key(&j, "bundled");
-	json_arr(&j);
-	for (i = 0; i < nlibs; i++) {
-		json_obj(&j);
-		json_kstr(&j, "member", libs[i]->member);
-		json_kstr(&j, "needed", libs[i]->include ? NULL : libs[i]->needed);
-		json_kstr(&j, "from", libs[i]->from);
-		json_kstr(&j, "needed_by", libs[i]->by);
-		json_kstr(&j, "found_via", libs[i]->via);
-		json_kint(&j, "size", (int64_t)libs[i]->data.len);
-		json_kstr(&j, "soname", libs[i]->soname ? libs[i]->soname : libs[i]->ei.soname);
-		json_kstr(&j, "rpath", libs[i]->rpath);
-		json_end(&j);
-	}
-	json_end(&j);
-	json_key(&j, "edited");
-	json_arr(&j);
-	for (i = 0; i < nmem; i++) {
-		if (!mem[i].edit)
-			continue;
-		json_obj(&j);
-		json_kstr(&j, "member", mem[i].e->name);
-		json_kstr(&j, "rpath", mem[i].rpath);
-		json_key(&j, "renamed");
-		json_obj(&j);
-		for (size_t k = 0; k < mem[i].nren; k++)
-			json_kstr(&j, mem[i].oldn[k], mem[i].newn[k]);
-		json_end(&j);
-		json_end(&j);
-	}
-	json_end(&j);
-	if (!opt.dryrun) {
+	json_kstr(&j, "input", fw->opt.in);
+	json_kstr(&j, "output", abs ? abs : fw->outpath);
+	json_kbool(&j, "dry_run", fw->opt.dryrun);
+	json_kstr(&j, "platform", fw->newplat);
+	json_kstr(&j, "platform_before", fw->wn.plat);
+	jsonver(&j, "glibc", "2.%d", fw->glibcmax);
+	jsonver(&j, "cxx_policy", "manylinux_2_%d", fw->cxxmax);
+	json_kstr(&j, "libdir", fw->libdir);
+	jsonplan(fw, &j);
+	if (!fw->opt.dryrun) {
 		struct stat st;
-		json_kint(&j, "members", (int64_t)nout);
-		json_kint(&j, "bytes", stat(outpath, &st) == 0 ? (int64_t)st.st_size : -1);
+		json_kint(&j, "members", (int64_t)fw->nout);
+		json_kint(&j, "bytes", stat(fw->outpath, &st) == 0 ? (int64_t)st.st_size : -1);
 	}
 	json_end(&j);
 	printf("%s\n", b.s);
@@ -415,63 +449,65 @@ report(void)
 }
 
 static void
-freeall(void)
+freeall(struct fw *fw)
 {
 	size_t i;
 
-	for (i = 0; i < nmem; i++) {
-		elfinfo_free(&mem[i].ei);
-		free(mem[i].err);
-		free(mem[i].rpath);
-		free(mem[i].origin);
-		free(mem[i].oldn);
-		free(mem[i].newn);
-		buffree(&mem[i].data);
+	for (i = 0; i < fw->nmem; i++) {
+		elfinfo_free(&fw->mem[i].ei);
+		free(fw->mem[i].err);
+		free(fw->mem[i].ed.rpath);
+		free(fw->mem[i].origin);
+		free(fw->mem[i].ed.oldn);
+		free(fw->mem[i].ed.newn);
+		buffree(&fw->mem[i].data);
 	}
-	free(mem);
-	for (i = 0; i < nlibs; i++) {
-		struct lib *l = libs[i];
+	free(fw->mem);
+	for (i = 0; i < fw->nlibs; i++) {
+		struct lib *l = fw->libs[i];
 		free(l->needed);
 		free(l->from);
 		free(l->origin);
 		free(l->by);
 		free(l->member);
 		free(l->soname);
-		free(l->rpath);
-		free(l->oldn);
-		free(l->newn);
+		free(l->ed.rpath);
+		free(l->ed.oldn);
+		free(l->ed.newn);
 		elfinfo_free(&l->ei);
 		buffree(&l->data);
 		free(l);
 	}
-	free(libs);
+	free(fw->libs);
 	closure_free();
-	execute_free();
-	record_free(rec, nrec);
-	zip_close(&zin);
-	search_free(&opt.sp);
+	execute_free(fw);
+	record_free(fw->rec, fw->nrec);
+	zip_close(&fw->zin);
+	search_free(&fw->opt.sp);
 	ldso_free();
 	ldcache_free();
-	whl_free(&wn);
-	free(distinfo);
-	free(libdir);
-	free(newplat);
-	free(outname);
-	free(outpath);
-	free(opt.exclude);
-	free(opt.include);
-	free(opt.exused);
-	buffree(&errors);
-	buffree(&search_skipped);
+	whl_free(&fw->wn);
+	free(fw->distinfo);
+	free(fw->libdir);
+	free(fw->newplat);
+	free(fw->outname);
+	free(fw->outpath);
+	free(fw->opt.exclude);
+	free(fw->opt.include);
+	free(fw->opt.exused);
+	buffree(&fw->errors);
+	buffree(&fw->opt.sp.skipped);
 }
 
 
 int
 main(int argc, char **argv)
 {
+	struct fw *fw = &run;
 	char *ldlp;
 	const char *why;
 
+	fw_init(fw);
 	setprogname(argv[0]);
 	if (argc > 1 && strcmp(argv[1], "--edit-elf") == 0)
 		return editelf_main(argc, argv);
@@ -479,7 +515,7 @@ main(int argc, char **argv)
 	signal(SIGINT, onsignal);
 	signal(SIGTERM, onsignal);
 	signal(SIGHUP, onsignal);
-	parseargs(argc, argv);
+	parseargs(fw, argc, argv);
 	/* ld.so reads LD_LIBRARY_PATH split at ':' and ';' (an empty entry: the current
 	   folder); auditwheel follows it too */
 	if ((ldlp = getenv("LD_LIBRARY_PATH")) != NULL && *ldlp) {
@@ -487,32 +523,32 @@ main(int argc, char **argv)
 		for (char *c = ldlp; *c; c++)
 			if (*c == ';')
 				*c = ':';
-		search_addlist(&opt.sp.env, &opt.sp.nenv, &opt.sp.envcap, ldlp);
+		search_addlist(&fw->opt.sp.env, &fw->opt.sp.nenv, &fw->opt.sp.envcap, ldlp);
 		free(ldlp);
 	}
-	if (opt.ldd) {
-		int rc = ldd_main(&opt.sp, opt.in, opt.json);
-		search_free(&opt.sp);
+	if (fw->opt.ldd) {
+		int rc = ldd_main(&fw->opt.sp, fw->opt.in, fw->opt.json);
+		search_free(&fw->opt.sp);
 		ldso_free();
 		ldcache_free();
-		free(opt.exused);
+		free(fw->opt.exused);
 		return rc;
 	}
-	if (whl_parse(&wn, opt.in, &why) < 0)
-		die("%s: not a wheel file name: %s", opt.in, why);
-	if (opt.outdir && !opt.dryrun) {
+	if (whl_parse(&fw->wn, fw->opt.in, &why) < 0)
+		die("%s: not a wheel file name: %s", fw->opt.in, why);
+	if (fw->opt.outdir && !fw->opt.dryrun) {
 		struct stat st;
 		/* created with its parents, as auditwheel does */
-		if (stat(opt.outdir, &st) < 0 && (errno != ENOENT || os_mkdirs(opt.outdir, 0777) < 0 || stat(opt.outdir, &st) < 0))
-			dien(EXIT_PROBLEM, "%s: cannot create the output folder:", opt.outdir);
+		if (stat(fw->opt.outdir, &st) < 0 && (errno != ENOENT || os_mkdirs(fw->opt.outdir, 0777) < 0 || stat(fw->opt.outdir, &st) < 0))
+			dien(EXIT_PROBLEM, "%s: cannot create the output folder:", fw->opt.outdir);
 		if (!S_ISDIR(st.st_mode))
-			die("%s: not a folder", opt.outdir);
+			die("%s: not a folder", fw->opt.outdir);
 	}
-	readinput();
-	plan();
-	if (!opt.dryrun)
-		execute();
-	report();
-	freeall();
+	readinput(fw);
+	plan(fw);
+	if (!fw->opt.dryrun)
+		execute(fw);
+	report(fw);
+	freeall(fw);
 	return 0;
 }

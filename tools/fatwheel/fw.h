@@ -80,16 +80,21 @@ struct searchpath {
 	size_t nldpaths, ldcap;
 	const char *cache;               /* --ld-so-cache FILE, or NULL for /etc/ld.so.cache */
 	struct rocmtar *tar;             /* --rocm=TARBALL, or NULL */
+	const struct zipin *wheel;       /* the wheel whose members an $ORIGIN entry of a
+	                                    member reaches, or NULL */
+	struct buf skipped;              /* files search_in passed over, as "; skipped PATH:
+	                                    why" (reset by the caller) */
+	const char *via;                 /* which search ldso_find's last hit came from
+	                                    ("RPATH", "--lib-path", "LD_LIBRARY_PATH",
+	                                    "RUNPATH", "ld.so.cache", "system", "--ldpaths") */
 };
 /* add a folder to a list (dirs/n/cap of a searchpath), once */
 void search_add(char ***dirs, size_t *n, size_t *cap, const char *dir);
 /* add the folders of a colon list (LD_LIBRARY_PATH form; an empty entry is ".") */
 void search_addlist(char ***dirs, size_t *n, size_t *cap, const char *list);
-/* files search_in passed over, as "; skipped PATH: why" (reset by the caller) */
-extern struct buf search_skipped;
-/* Find name in dir: it must be an ELF file of the same class and machine as want.
-   Returns the path (fresh string) or NULL. */
-char *search_in(const char *dir, const char *name, const struct elfinfo *want);
+/* Find name in dir: it must be an ELF file of the same class and machine as want (a
+   file that is not is added to s->skipped). Returns the path (fresh string) or NULL. */
+char *search_in(struct searchpath *s, const char *dir, const char *name, const struct elfinfo *want);
 /* true if path is a regular ELF file of want's class and machine (any ELF if want is NULL) */
 int search_matches(const char *path, const struct elfinfo *want);
 void search_free(struct searchpath *s);
@@ -103,13 +108,11 @@ struct loader {
 	int inwheel;
 	const struct loader *up;
 };
-/* Where ld.so loads name from for the object ld (ldso.c has the order). Returns a fresh
-   path ("tar:MEMBER" for a --rocm tarball), or NULL: *inwheel is then 1 when an $ORIGIN
-   entry of a wheel member reaches a member of the wheel, 0 when nothing has it. */
+/* Where ld.so loads name from for the object ld (ldso.c has the order; s->via says which
+   search found it). Returns a fresh path ("tar:MEMBER" for a --rocm tarball), or NULL:
+   *inwheel is then 1 when an $ORIGIN entry of a wheel member reaches a member of
+   s->wheel, 0 when nothing has it. */
 char *ldso_find(struct searchpath *s, const struct loader *ld, const char *name, int *inwheel);
-/* which search ldso_find's last hit came from ("RPATH", "--lib-path", "LD_LIBRARY_PATH",
-   "RUNPATH", "ld.so.cache", "system", "--ldpaths") */
-extern const char *ldso_via;
 /* one RPATH/RUNPATH entry with $ORIGIN (origin), $LIB and $PLATFORM expanded, as ld.so
    does; *usedorigin says whether $ORIGIN was in it. NULL when a token has no value. */
 char *ldso_expand(const char *ent, const char *origin, int *usedorigin);
@@ -152,10 +155,15 @@ void fast_deflate(const void *p, size_t n, int level, struct buf *out, uint32_t 
    do not depend on the number of threads; 1 MiB pieces cost 0.15% (libLLVM) to 0.46%
    (librocsparse) in size */
 #define FW_PIECE ((size_t)1 << 20)
-/* raw deflate of n bytes at level into out on up to nthreads threads, in pieces of the
-   given size joined into one stream; sets *crc. The same bytes for any nthreads. */
-void fast_pdeflate(const void *p, size_t n, int level, int nthreads, size_t piece, struct buf *out,
-                   uint32_t *crc);
+/* how fast_pdeflate deflates: at level, on up to nthreads threads, in pieces of piece
+   bytes */
+struct pdeflate {
+	int level, nthreads;
+	size_t piece;
+};
+/* raw deflate of n bytes into out as how says, the pieces joined into one stream; sets
+   *crc. The same bytes for any how->nthreads. */
+void fast_pdeflate(const void *p, size_t n, const struct pdeflate *how, struct buf *out, uint32_t *crc);
 /* CRC-32 (libdeflate's, carry-less multiply where the CPU has it) */
 uint32_t fast_crc(const void *p, size_t n);
 

@@ -68,11 +68,18 @@ keepelf(struct member *m, struct buf *keep)
 	m->inflated = 1;
 }
 
+/* the members to check, for verify1 on the pfor threads */
+struct checkctx {
+	struct fw *fw;
+	struct member **order;
+};
+
 /* inflate one member: check it against RECORD, read its ELF facts */
 static void
 verify1(void *ctx, size_t i)
 {
-	struct member *m = &mem[((size_t *)ctx)[i]];
+	struct fw *fw = ((struct checkctx *)ctx)->fw;
+	struct member *m = ((struct checkctx *)ctx)->order[i];
 	struct hashctx c;
 	struct buf keep = {0};
 	struct recline *r;
@@ -82,7 +89,7 @@ verify1(void *ctx, size_t i)
 	c.keep = &keep;
 	if (m->e->usize <= FAST_MAX) {
 		/* whole member at once: libdeflate, then hash */
-		if (fast_inflate(&zin, m->e, &keep, &m->err) < 0) {
+		if (fast_inflate(&fw->zin, m->e, &keep, &m->err) < 0) {
 			m->bad = 1;
 			buffree(&keep);
 			return;
@@ -91,7 +98,7 @@ verify1(void *ctx, size_t i)
 		c.iself = elf_is(keep.s, keep.len);
 	} else {
 		sha256_init(&c.h);
-		if (zip_read(&zin, m->e, hashchunk, &c, &m->err) < 0) {
+		if (zip_read(&fw->zin, m->e, hashchunk, &c, &m->err) < 0) {
 			sha256_final(&c.h, m->sha);
 			m->bad = 1;
 			buffree(&keep);
@@ -99,7 +106,7 @@ verify1(void *ctx, size_t i)
 		}
 		sha256_final(&c.h, m->sha);
 	}
-	r = record_find(rec, nrec, m->e->name);
+	r = record_find(fw->rec, fw->nrec, m->e->name);
 	if (r) {
 		r->seen = 1;
 		bufputs(&want, "sha256=");
@@ -129,7 +136,7 @@ verify1(void *ctx, size_t i)
 	pthread_mutex_lock(&progmu);
 	vdone++;
 	vbytes += m->e->usize;
-	progress("checking", vdone, nmem, vbytes);
+	progress(fw, "checking", vdone, fw->nmem, vbytes);
 	pthread_mutex_unlock(&progmu);
 }
 
@@ -137,93 +144,102 @@ verify1(void *ctx, size_t i)
    project the folder names, so a wheel carrying another project's .dist-info would
    overwrite (and later uninstall) that project's files */
 static void
-checkdistinfo(void)
+checkdistinfo(struct fw *fw)
 {
 	struct buf a = {0};
 	struct pep440 v;
-	char *stem = xstrndup(distinfo, strlen(distinfo) - 11), *dash = strrchr(stem, '-');
+	char *stem = xstrndup(fw->distinfo, strlen(fw->distinfo) - 11), *dash = strrchr(stem, '-');
 	int same = dash != NULL;
 
 	/* NAME-VERSION of the folder against the file name's, as pip compares them */
 	if (same) {
 		canonname(&a, stem, (size_t)(dash - stem));
-		same = strcmp(a.s, wn.n.name) == 0;
+		same = strcmp(a.s, fw->wn.n.name) == 0;
 	}
 	if (same) {
-		same = pep440_parses(&v, dash + 1) == 0 && pep440_cmp(&v, &wn.n.ver) == 0;
+		same = pep440_parses(&v, dash + 1) == 0 && pep440_cmp(&v, &fw->wn.n.ver) == 0;
 		pep440_free(&v); /* zeroed when it does not parse */
 	}
 	buffree(&a);
 	free(stem);
 	if (!same)
 		dien(EXIT_USAGE, "%s: the metadata folder %s is not this wheel's (%s %s): it would install as another project",
-		     opt.in, distinfo, wn.name, wn.version);
+		     fw->opt.in, fw->distinfo, fw->wn.name, fw->wn.version);
 }
 
 static int
 cmpbysize(const void *a, const void *b)
 {
-	uint64_t x = mem[*(const size_t *)a].e->csize, y = mem[*(const size_t *)b].e->csize;
+	uint64_t x = (*(struct member *const *)a)->e->csize, y = (*(struct member *const *)b)->e->csize;
 
 	return x < y ? 1 : x > y ? -1 : 0;
 }
 
-void
-readinput(void)
+/* the one top-level NAME.dist-info folder with WHEEL and RECORD (fw->distinfo, fw->recordm) */
+static void
+finddistinfo(struct fw *fw)
 {
-	char *err = NULL;
-	size_t i, nd = 0, *order, nord = 0;
-	struct buf rb = {0};
+	size_t i, nd = 0;
 	const char *slash;
 
-	if (zip_open(&zin, opt.in, &err) < 0)
-		die("%s: %s", opt.in, err);
-	nmem = zin.n;
-	mem = xcalloc(nmem ? nmem : 1, sizeof *mem);
-	/* the one top-level NAME.dist-info folder with WHEEL and RECORD */
-	for (i = 0; i < nmem; i++) {
-		mem[i].e = &zin.e[i];
-		slash = strchr(zin.e[i].name, '/');
-		if (slash && slash - zin.e[i].name > 10 && strncmp(slash - 10, ".dist-info", 10) == 0 &&
+	for (i = 0; i < fw->nmem; i++) {
+		fw->mem[i].e = &fw->zin.e[i];
+		slash = strchr(fw->zin.e[i].name, '/');
+		if (slash && slash - fw->zin.e[i].name > 10 && strncmp(slash - 10, ".dist-info", 10) == 0 &&
 		    strcmp(slash + 1, "RECORD") == 0) {
 			nd++;
-			free(distinfo);
-			distinfo = xstrndup(zin.e[i].name, (size_t)(slash - zin.e[i].name + 1));
-			recordm = &mem[i];
+			free(fw->distinfo);
+			fw->distinfo = xstrndup(fw->zin.e[i].name, (size_t)(slash - fw->zin.e[i].name + 1));
+			fw->recordm = &fw->mem[i];
 		}
 	}
 	if (nd != 1)
-		die("%s: not a wheel: %s", opt.in, nd ? "more than one .dist-info/RECORD" : "no NAME.dist-info/RECORD");
+		die("%s: not a wheel: %s", fw->opt.in, nd ? "more than one .dist-info/RECORD" : "no NAME.dist-info/RECORD");
 	/* one .dist-info folder only (pip refuses several), and it is the wheel's own */
-	for (i = 0; i < nmem; i++) {
-		const char *n = zin.e[i].name;
+	for (i = 0; i < fw->nmem; i++) {
+		const char *n = fw->zin.e[i].name;
 		slash = strchr(n, '/');
 		if (slash && slash - n > 10 && strncmp(slash - 10, ".dist-info", 10) == 0 &&
-		    !startswith(n, distinfo))
-			die("%s: not a wheel: more than one .dist-info folder (%s, %.*s)", opt.in, distinfo,
+		    !startswith(n, fw->distinfo))
+			die("%s: not a wheel: more than one .dist-info folder (%s, %.*s)", fw->opt.in, fw->distinfo,
 			    (int)(slash - n + 1), n);
 	}
-	checkdistinfo();
-	for (i = 0; i < nmem; i++) {
-		const char *n = mem[i].e->name;
-		mem[i].dist = startswith(n, distinfo);
-		if (mem[i].dist && strcmp(n + strlen(distinfo), "WHEEL") == 0)
-			wheelm = &mem[i];
-		if (endswith(n, "/") || &mem[i] == recordm)
-			mem[i].skip = 1;
-		if (mem[i].dist && (strcmp(n + strlen(distinfo), "RECORD.jws") == 0 ||
-		                    strcmp(n + strlen(distinfo), "RECORD.p7s") == 0)) {
-			mem[i].skip = mem[i].drop = 1;
-			if (!opt.quiet)
-				warn("%s: dropping the signature %s (the rewritten RECORD invalidates it)", opt.in, n);
+}
+
+/* which members are WHEEL, RECORD, folders, signatures (dropped) */
+static void
+markmembers(struct fw *fw)
+{
+	size_t i;
+
+	for (i = 0; i < fw->nmem; i++) {
+		const char *n = fw->mem[i].e->name;
+		fw->mem[i].dist = startswith(n, fw->distinfo);
+		if (fw->mem[i].dist && strcmp(n + strlen(fw->distinfo), "WHEEL") == 0)
+			fw->wheelm = &fw->mem[i];
+		if (endswith(n, "/") || &fw->mem[i] == fw->recordm)
+			fw->mem[i].skip = 1;
+		if (fw->mem[i].dist && (strcmp(n + strlen(fw->distinfo), "RECORD.jws") == 0 ||
+		                    strcmp(n + strlen(fw->distinfo), "RECORD.p7s") == 0)) {
+			fw->mem[i].skip = fw->mem[i].drop = 1;
+			if (!fw->opt.quiet)
+				warn("%s: dropping the signature %s (the rewritten RECORD invalidates it)", fw->opt.in, n);
 		}
 	}
-	if (!wheelm)
-		die("%s: not a wheel: no %sWHEEL", opt.in, distinfo);
-	/* RECORD: read it first, the other members are checked against it */
-	if (recordm->e->usize > (64u << 20))
-		die("%s: %s is %llu bytes; not a RECORD", opt.in, recordm->e->name,
-		    (unsigned long long)recordm->e->usize);
+	if (!fw->wheelm)
+		die("%s: not a wheel: no %sWHEEL", fw->opt.in, fw->distinfo);
+}
+
+/* RECORD: read it first, the other members are checked against it */
+static void
+readrecord(struct fw *fw)
+{
+	struct buf rb = {0};
+	char *err = NULL;
+
+	if (fw->recordm->e->usize > (64u << 20))
+		die("%s: %s is %llu bytes; not a RECORD", fw->opt.in, fw->recordm->e->name,
+		    (unsigned long long)fw->recordm->e->usize);
 	{
 		struct hashctx c;
 		memset(&c, 0, sizeof c);
@@ -232,37 +248,65 @@ readinput(void)
 		c.nhead = 4;
 		memcpy(c.head, "\177ELF", 4);
 		sha256_init(&c.h);
-		if (zip_read(&zin, recordm->e, hashchunk, &c, &err) < 0)
-			die("%s: %s", opt.in, err);
-		sha256_final(&c.h, recordm->sha);
+		if (zip_read(&fw->zin, fw->recordm->e, hashchunk, &c, &err) < 0)
+			die("%s: %s", fw->opt.in, err);
+		sha256_final(&c.h, fw->recordm->sha);
 	}
-	if (record_parse(rb.s ? rb.s : "", rb.len, &rec, &nrec, &err) < 0)
-		die("%s: %s", opt.in, err);
+	if (record_parse(rb.s ? rb.s : "", rb.len, &fw->rec, &fw->nrec, &err) < 0)
+		die("%s: %s", fw->opt.in, err);
 	buffree(&rb);
-	order = xmalloc((nmem ? nmem : 1) * sizeof *order);
-	for (i = 0; i < nmem; i++)
-		if (!mem[i].skip)
-			order[nord++] = i;
+}
+
+/* every member against RECORD, biggest first on the pfor threads, and every RECORD line
+   against the members */
+static void
+checkmembers(struct fw *fw)
+{
+	size_t i, nord = 0;
+	struct member **order;
+
+	order = xmalloc((fw->nmem ? fw->nmem : 1) * sizeof *order);
+	for (i = 0; i < fw->nmem; i++)
+		if (!fw->mem[i].skip)
+			order[nord++] = &fw->mem[i];
 	qsort(order, nord, sizeof *order, cmpbysize);
 	{
-		size_t saved = nmem;
-		nmem = nord;  /* progress total */
-		pfor(nord, opt.jobs, verify1, order);
-		nmem = saved;
+		size_t saved = fw->nmem;
+		struct checkctx cx = {fw, order};
+		fw->nmem = nord;  /* progress total */
+		pfor(nord, fw->opt.jobs, verify1, &cx);
+		fw->nmem = saved;
 	}
 	free(order);
-	for (i = 0; i < nmem; i++)
-		if (mem[i].bad)
-			die("%s: %s", opt.in, mem[i].err);
-	for (i = 0; i < nrec; i++) {
+	for (i = 0; i < fw->nmem; i++)
+		if (fw->mem[i].bad)
+			die("%s: %s", fw->opt.in, fw->mem[i].err);
+	for (i = 0; i < fw->nrec; i++) {
 		struct zipent *e = NULL;
 		size_t j;
-		if (rec[i].seen || strcmp(rec[i].path, recordm->e->name) == 0)
+		if (fw->rec[i].seen || strcmp(fw->rec[i].path, fw->recordm->e->name) == 0)
 			continue;
-		for (j = 0; j < nmem; j++)
-			if (strcmp(mem[j].e->name, rec[i].path) == 0)
-				e = mem[j].e;
+		for (j = 0; j < fw->nmem; j++)
+			if (strcmp(fw->mem[j].e->name, fw->rec[i].path) == 0)
+				e = fw->mem[j].e;
 		if (!e)
-			die("%s: RECORD lists '%s', which is not in the wheel", opt.in, rec[i].path);
+			die("%s: RECORD lists '%s', which is not in the wheel", fw->opt.in, fw->rec[i].path);
 	}
+}
+
+void
+readinput(struct fw *fw)
+{
+	char *err = NULL;
+
+	if (zip_open(&fw->zin, fw->opt.in, &err) < 0)
+		die("%s: %s", fw->opt.in, err);
+	fw->nmem = fw->zin.n;
+	fw->opt.sp.wheel = &fw->zin;
+	fw->mem = xcalloc(fw->nmem ? fw->nmem : 1, sizeof *fw->mem);
+	finddistinfo(fw);
+	checkdistinfo(fw);
+	markmembers(fw);
+	readrecord(fw);
+	checkmembers(fw);
 }

@@ -99,7 +99,7 @@ closure(struct searchpath *s)
 				continue;
 			if (strchr(n, '/')) { /* a path: ld.so opens it as it is */
 				p = search_matches(n, objs[i]->ld.ei) ? xstrdup(n) : NULL;
-				ldso_via = "path";
+				s->via = "path";
 			} else {
 				p = ldso_find(s, &objs[i]->ld, n, &inwheel);
 			}
@@ -107,7 +107,7 @@ closure(struct searchpath *s)
 				free(p);
 				continue;
 			}
-			addobj(n, p, p ? ldso_via : NULL, &objs[i]->ld);
+			addobj(n, p, p ? s->via : NULL, &objs[i]->ld);
 		}
 	}
 }

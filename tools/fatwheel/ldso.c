@@ -152,16 +152,37 @@ ldso_expand(const char *ent, const char *origin, int *usedorigin)
 	return bufdetach(&b);
 }
 
-/* look for name through one RPATH/RUNPATH list of the object ld: a folder on disk gives
-   a path; an $ORIGIN folder of a wheel member gives *inwheel when the wheel has the file */
+/* one lookup: the name, the class and machine it must have (the loading object's), and
+   whether an $ORIGIN entry of a wheel member found it in the wheel */
+struct ldq {
+	const char *name;
+	const struct elfinfo *want;
+	int inwheel;
+};
+
+/* true if the wheel has a member called name */
+static int
+inthewheel(const struct zipin *z, const char *name)
+{
+	size_t i;
+
+	for (i = 0; z && i < z->n; i++)
+		if (strcmp(z->e[i].name, name) == 0)
+			return 1;
+	return 0;
+}
+
+/* look for q->name through one RPATH/RUNPATH list of the object ld: a folder on disk
+   gives a path; an $ORIGIN folder of a wheel member sets q->inwheel when the wheel has
+   the file */
 static char *
-trylist(const char *list, const struct loader *ld, const char *name, const struct elfinfo *want,
-        int *inwheel)
+trylist(struct searchpath *s, const char *list, const struct loader *ld, struct ldq *q)
 {
 	char *copy = xstrdup(list), *tok, *save = NULL, *dir, *full, *n, *p = NULL;
+	const char *name = q->name;
 	int orig;
 
-	for (tok = strtok_r(copy, ":", &save); tok && !p && !*inwheel; tok = strtok_r(NULL, ":", &save)) {
+	for (tok = strtok_r(copy, ":", &save); tok && !p && !q->inwheel; tok = strtok_r(NULL, ":", &save)) {
 		if (!(dir = ldso_expand(tok, ld->origin, &orig)))
 			continue;
 		if (ld->inwheel && orig) {
@@ -170,12 +191,12 @@ trylist(const char *list, const struct loader *ld, const char *name, const struc
 			if (dir[0] != '/') {
 				full = xasprintf("%s/%s", dir, name);
 				n = normrel(full);
-				*inwheel = n && findmember(n);
+				q->inwheel = n && inthewheel(s->wheel, n);
 				free(n);
 				free(full);
 			}
 		} else if (dir[0] == '/' || !ld->inwheel) {
-			p = search_in(dir, name, want);
+			p = search_in(s, dir, name, q->want);
 		}
 		free(dir);
 	}
@@ -183,10 +204,11 @@ trylist(const char *list, const struct loader *ld, const char *name, const struc
 	return p;
 }
 
-/* look for name in folders, in order */
+/* look for q->name in folders, in order */
 static char *
-trydirs(char **dirs, size_t n, struct searchpath *s, const char *name, const struct elfinfo *want)
+trydirs(struct searchpath *s, char **dirs, size_t n, const struct ldq *q)
 {
+	const char *name = q->name;
 	size_t i;
 	const char *m;
 	char *p;
@@ -197,48 +219,55 @@ trydirs(char **dirs, size_t n, struct searchpath *s, const char *name, const str
 				return xasprintf("tar:%s", m);
 			continue;
 		}
-		if ((p = search_in(dirs[i], name, want)) != NULL)
+		if ((p = search_in(s, dirs[i], name, q->want)) != NULL)
 			return p;
 	}
 	return NULL;
 }
 
-const char *ldso_via;
+/* ldso_find for q */
+static char *
+find(struct searchpath *s, const struct loader *ld, struct ldq *q)
+{
+	const struct loader *l;
+	char *p = NULL;
+
+	/* an object's DT_RPATH counts only without a DT_RUNPATH beside it, and none of the
+	   chain's when the loading object has a DT_RUNPATH */
+	s->via = "RPATH";
+	for (l = ld; !ld->ei->runpath && l && !p && !q->inwheel; l = l->up)
+		if (l->ei->rpath && !l->ei->runpath)
+			p = trylist(s, l->ei->rpath, l, q);
+	if (p || q->inwheel)
+		return p;
+	s->via = "--lib-path";
+	if ((p = trydirs(s, s->dirs, s->n, q)) != NULL)
+		return p;
+	s->via = "LD_LIBRARY_PATH";
+	if (s->useenv && (p = trydirs(s, s->env, s->nenv, q)) != NULL)
+		return p;
+	s->via = "RUNPATH";
+	if (ld->ei->runpath && ((p = trylist(s, ld->ei->runpath, ld, q)) || q->inwheel))
+		return p;
+	s->via = "--ldpaths";
+	if (s->nldpaths) /* instead of the cache and the system folders */
+		return trydirs(s, s->ldpaths, s->nldpaths, q);
+	s->via = "ld.so.cache";
+	if ((p = ldcache_find(s, q->name, q->want)) != NULL)
+		return p;
+	s->via = "system";
+	readrtld();
+	return trydirs(s, rtld.dirs, rtld.n, q);
+}
 
 char *
 ldso_find(struct searchpath *s, const struct loader *ld, const char *name, int *inwheel)
 {
-	const struct elfinfo *want = ld->ei;
-	const struct loader *l;
-	char *p = NULL;
+	struct ldq q = {name, ld->ei, 0};
+	char *p = find(s, ld, &q);
 
-	*inwheel = 0;
-	/* an object's DT_RPATH counts only without a DT_RUNPATH beside it, and none of the
-	   chain's when the loading object has a DT_RUNPATH */
-	ldso_via = "RPATH";
-	for (l = ld; !ld->ei->runpath && l && !p && !*inwheel; l = l->up)
-		if (l->ei->rpath && !l->ei->runpath)
-			p = trylist(l->ei->rpath, l, name, want, inwheel);
-	if (p || *inwheel)
-		return p;
-	ldso_via = "--lib-path";
-	if ((p = trydirs(s->dirs, s->n, s, name, want)) != NULL)
-		return p;
-	ldso_via = "LD_LIBRARY_PATH";
-	if (s->useenv && (p = trydirs(s->env, s->nenv, s, name, want)) != NULL)
-		return p;
-	ldso_via = "RUNPATH";
-	if (ld->ei->runpath && ((p = trylist(ld->ei->runpath, ld, name, want, inwheel)) || *inwheel))
-		return p;
-	ldso_via = "--ldpaths";
-	if (s->nldpaths) /* instead of the cache and the system folders */
-		return trydirs(s->ldpaths, s->nldpaths, s, name, want);
-	ldso_via = "ld.so.cache";
-	if ((p = ldcache_find(s, name, want)) != NULL)
-		return p;
-	ldso_via = "system";
-	readrtld();
-	return trydirs(rtld.dirs, rtld.n, s, name, want);
+	*inwheel = q.inwheel;
+	return p;
 }
 
 void

@@ -49,20 +49,21 @@ struct editjob {
 static struct elfedits
 plannededits(const struct editjob *j)
 {
+	const struct edplan *p = j->m ? &j->m->ed : &j->l->ed;
 	struct elfedits ed;
 
 	memset(&ed, 0, sizeof ed);
 	ed.soname = j->m ? NULL : j->l->soname;
-	ed.oldn = (const char **)(j->m ? j->m->oldn : j->l->oldn);
-	ed.newn = (const char **)(j->m ? j->m->newn : j->l->newn);
-	ed.nren = j->m ? j->m->nren : j->l->nren;
-	ed.rpath = j->m ? j->m->rpath : j->l->rpath;
+	ed.oldn = (const char **)p->oldn;
+	ed.newn = (const char **)p->newn;
+	ed.nren = p->nren;
+	ed.rpath = p->rpath;
 	return ed;
 }
 
 /* inflate (for a wheel member) and edit one object in memory */
 static void
-edit1(void *ctx, size_t i)
+edit1(struct fw *fw, void *ctx, size_t i)
 {
 	struct editjob *j = &((struct editjob *)ctx)[i];
 	struct buf *data = j->m ? &j->m->data : &j->l->data;
@@ -70,7 +71,7 @@ edit1(void *ctx, size_t i)
 	struct elfedits ed = plannededits(j);
 	char *e2 = NULL;
 
-	if (j->m && !j->m->inflated && fast_inflate(&zin, j->m->e, data, &j->err) < 0) {
+	if (j->m && !j->m->inflated && fast_inflate(&fw->zin, j->m->e, data, &j->err) < 0) {
 		j->bad = 1;
 	} else if (elf_editbuf(data, &ed, &e2) < 0) {
 		seterr(&j->err, "%s: %.899s", what, e2);
@@ -93,8 +94,9 @@ sha1thread(void *arg)
 }
 
 static void
-deflate1(struct outm *o)
+deflate1(struct fw *fw, struct outm *o)
 {
+	struct pdeflate how = {fw->opt.level, fw->opt.jobs, FW_PIECE};
 	pthread_t th;
 	int hashing;
 
@@ -102,7 +104,7 @@ deflate1(struct outm *o)
 	/* a member of several pieces: its hash on a thread of its own meanwhile, so that
 	   the hash does not wait for the pieces (nor they for it) */
 	hashing = o->data->len > FW_PIECE && pthread_create(&th, NULL, sha1thread, o) == 0;
-	fast_pdeflate(o->data->s, o->data->len, opt.level, opt.jobs, FW_PIECE, &o->z, &o->crc);
+	fast_pdeflate(o->data->s, o->data->len, &how, &o->z, &o->crc);
 	if (hashing)
 		pthread_join(th, NULL);
 	else
@@ -141,10 +143,10 @@ cmpwork(const void *a, const void *b)
 static void *
 worker(void *arg)
 {
+	struct fw *fw = arg;
 	struct outm *o;
 	size_t i;
 
-	(void)arg;
 	for (;;) {
 		pthread_mutex_lock(&workmu);
 		i = worknext < nwork ? workq[worknext++] : SIZE_MAX;
@@ -153,9 +155,9 @@ worker(void *arg)
 			return NULL;
 		o = &outv[i];
 		if (o->edit)
-			edit1(o->edit, 0);
+			edit1(fw, o->edit, 0);
 		if (!o->edit || !o->edit->bad)
-			deflate1(o);
+			deflate1(fw, o);
 		pthread_mutex_lock(&workmu);
 		o->done = 1;
 		pthread_cond_broadcast(&workcv);
@@ -179,15 +181,14 @@ stopworkers(pthread_t *th, int nth)
 }
 
 static size_t outcap;
-size_t nout;
 
 static struct outm *
-addout(const char *name)
+addout(struct fw *fw, const char *name)
 {
 	struct outm *o;
 
-	outv = xgrow(outv, &outcap, nout + 1, sizeof *outv);
-	o = &outv[nout++];
+	outv = xgrow(outv, &outcap, fw->nout + 1, sizeof *outv);
+	o = &outv[fw->nout++];
 	memset(o, 0, sizeof *o);
 	o->name = name;
 	return o;
@@ -198,50 +199,50 @@ addout(const char *name)
    neither may reach outside the wheel's folders or replace another member. Dies (exit 2)
    naming the member otherwise. */
 static void
-checknames(void)
+checknames(struct fw *fw)
 {
-	char **names = xmalloc((nout ? nout : 1) * sizeof *names), *err = NULL;
+	char **names = xmalloc((fw->nout ? fw->nout : 1) * sizeof *names), *err = NULL;
 	size_t i, a, b;
 	int r;
 
-	for (i = 0; i < nout; i++) {
+	for (i = 0; i < fw->nout; i++) {
 		names[i] = (char *)outv[i].name;
 		if (!zip_safename(names[i])) {
 			struct buf q = {0};
 			wheelpath_escape(&q, names[i]);
 			free(names);
 			die("%s: refusing to write the member '%s': it is not a safe path inside the wheel",
-			    opt.in, q.s);
+			    fw->opt.in, q.s);
 		}
 	}
-	r = wheelpath_clash(names, nout, &a, &b);
+	r = wheelpath_clash(names, fw->nout, &a, &b);
 	if (r)
 		err = wheelpath_clashmsg(names, r, a, b);
 	free(names);
 	if (r)
-		die("%s: refusing to write the output: %s", opt.in, err);
+		die("%s: refusing to write the output: %s", fw->opt.in, err);
 }
 
 /* the external attributes written for a member copied from the input: a symbolic link
    becomes a regular file holding the link text, which is what pip installs (it never
    creates links), so no other installer makes a link from fatwheel's output */
 static uint32_t
-outattr(const struct member *m)
+outattr(struct fw *fw, const struct member *m)
 {
 	uint32_t a = m->e->extattr, mode = a >> 16;
 
 	if ((m->e->madeby >> 8) != 3 || (mode & 0170000) != 0120000)
 		return a;
-	if (!opt.quiet)
+	if (!fw->opt.quiet)
 		warn("%s: member '%s' is a symbolic link; written as a regular file holding the link text, as pip installs it",
-		     opt.in, m->e->name);
+		     fw->opt.in, m->e->name);
 	/* pip's zip_item_is_executable wants S_ISREG, so the file it writes is 0644 */
 	return ((0100000u | 0644u) << 16) | (a & 0xffffu);
 }
 
 /* write member o with the zip writer; returns -1 on a write error */
 static int
-writeone(struct zipout *zw, struct outm *o)
+writeone(struct fw *fw, struct zipout *zw, struct outm *o)
 {
 	struct zipcd cd;
 
@@ -252,10 +253,10 @@ writeone(struct zipout *zw, struct outm *o)
 		cd.mtime = o->m->e->mtime;
 		cd.mdate = o->m->e->mdate;
 		cd.madeby = o->m->e->madeby;
-		cd.extattr = outattr(o->m);
+		cd.extattr = outattr(fw, o->m);
 	} else {
-		cd.mtime = wheelm->e->mtime;
-		cd.mdate = wheelm->e->mdate;
+		cd.mtime = fw->wheelm->e->mtime;
+		cd.mdate = fw->wheelm->e->mdate;
 		cd.madeby = 3 << 8;
 		cd.extattr = o->extattr;
 	}
@@ -273,20 +274,20 @@ writeone(struct zipout *zw, struct outm *o)
 		cd.crc = o->m->e->crc;
 		cd.csize = o->m->e->csize;
 		cd.usize = o->m->e->usize;
-		if (zipw_add(zw, &cd, zin.m.p + o->m->e->dataoff) < 0)
+		if (zipw_add(zw, &cd, fw->zin.m.p + o->m->e->dataoff) < 0)
 			return -1;
 	}
 	return 0;
 }
 
 static void
-writefail(struct zipout *zw)
+writefail(struct fw *fw, struct zipout *zw)
 {
 	int e = errno;
 
 	zipw_free(zw);
 	errno = e;
-	dien(EXIT_PROBLEM, "%s: writing the output failed (nothing was left behind):", outpath);
+	dien(EXIT_PROBLEM, "%s: writing the output failed (nothing was left behind):", fw->outpath);
 }
 
 /* the edits (static: a failed one is reported while workers may still run) */
@@ -294,68 +295,68 @@ static struct editjob *jobs;
 
 /* WHEEL's Tag lines retagged for the new platform tag, when it changes */
 static void
-retagwheel(void)
+retagwheel(struct fw *fw)
 {
 	struct buf wheeltext = {0};
 	char *err = NULL, *t;
 
-	if (strcmp(newplat, wn.plat) == 0)
+	if (strcmp(fw->newplat, fw->wn.plat) == 0)
 		return;
-	if (zip_read(&zin, wheelm->e, collect, &wheeltext, &err) < 0)
-		die("%s: %s", opt.in, err);
-	t = wheel_retag(wheeltext.s ? wheeltext.s : "", wheeltext.len, newplat);
-	bufreset(&wheelm->data);
-	bufputs(&wheelm->data, t);
+	if (zip_read(&fw->zin, fw->wheelm->e, collect, &wheeltext, &err) < 0)
+		die("%s: %s", fw->opt.in, err);
+	t = wheel_retag(wheeltext.s ? wheeltext.s : "", wheeltext.len, fw->newplat);
+	bufreset(&fw->wheelm->data);
+	bufputs(&fw->wheelm->data, t);
 	free(t);
-	wheelm->changed = 1;
+	fw->wheelm->changed = 1;
 	buffree(&wheeltext);
 }
 
 /* the output's members in order: package members, the libraries, .dist-info (RECORD
    comes last, apart); an ELF edit a job for the workers, each checked by reading it back */
 static void
-planout(void)
+planout(struct fw *fw)
 {
 	size_t nj = 0, i;
 	struct outm *o;
 
-	jobs = xcalloc(nmem + nlibs + 1, sizeof *jobs);
+	jobs = xcalloc(fw->nmem + fw->nlibs + 1, sizeof *jobs);
 	/* the bytes kept for an edit that is not made are let go */
-	for (i = 0; i < nmem; i++)
-		if (mem[i].inflated && !mem[i].edit) {
-			buffree(&mem[i].data);
-			mem[i].inflated = 0;
+	for (i = 0; i < fw->nmem; i++)
+		if (fw->mem[i].inflated && !fw->mem[i].edit) {
+			buffree(&fw->mem[i].data);
+			fw->mem[i].inflated = 0;
 		}
-	for (i = 0; i < nmem; i++) {
-		if (mem[i].dist || mem[i].drop)
+	for (i = 0; i < fw->nmem; i++) {
+		if (fw->mem[i].dist || fw->mem[i].drop)
 			continue;
-		o = addout(mem[i].e->name);
-		o->m = &mem[i];
-		if (mem[i].edit) {
-			jobs[nj].m = &mem[i];
+		o = addout(fw, fw->mem[i].e->name);
+		o->m = &fw->mem[i];
+		if (fw->mem[i].edit) {
+			jobs[nj].m = &fw->mem[i];
 			o->edit = &jobs[nj++];
-			o->data = &mem[i].data;
+			o->data = &fw->mem[i].data;
 		}
 	}
-	for (i = 0; i < nlibs; i++) {
-		o = addout(libs[i]->member);
-		o->data = &libs[i]->data;
+	for (i = 0; i < fw->nlibs; i++) {
+		o = addout(fw, fw->libs[i]->member);
+		o->data = &fw->libs[i]->data;
 		o->extattr = (0100755u << 16);
-		if (libs[i]->rpath || libs[i]->soname || libs[i]->nren) {
-			jobs[nj].l = libs[i];
+		if (fw->libs[i]->ed.rpath || fw->libs[i]->soname || fw->libs[i]->ed.nren) {
+			jobs[nj].l = fw->libs[i];
 			o->edit = &jobs[nj++];
 		}
 	}
-	for (i = 0; i < nmem; i++) {
-		if (!mem[i].dist || mem[i].drop || &mem[i] == recordm)
+	for (i = 0; i < fw->nmem; i++) {
+		if (!fw->mem[i].dist || fw->mem[i].drop || &fw->mem[i] == fw->recordm)
 			continue;
-		o = addout(mem[i].e->name);
-		o->m = &mem[i];
-		o->data = mem[i].changed ? &mem[i].data : NULL;
+		o = addout(fw, fw->mem[i].e->name);
+		o->m = &fw->mem[i];
+		o->data = fw->mem[i].changed ? &fw->mem[i].data : NULL;
 	}
-	checknames();
-	workq = xmalloc((nout ? nout : 1) * sizeof *workq);
-	for (i = 0; i < nout; i++)
+	checknames(fw);
+	workq = xmalloc((fw->nout ? fw->nout : 1) * sizeof *workq);
+	for (i = 0; i < fw->nout; i++)
 		if (outv[i].data)
 			workq[nwork++] = i;
 	qsort(workq, nwork, sizeof *workq, cmpwork);
@@ -364,13 +365,13 @@ planout(void)
 /* each member written in order as soon as the workers (TH, NTH) made it ready; the workers
    are stopped before any exit from here */
 static void
-writemembers(struct zipout *zw, pthread_t *th, int nth)
+writemembers(struct fw *fw, struct zipout *zw, pthread_t *th, int nth)
 {
 	uint64_t done = 0;
 	struct outm *o;
 	size_t i;
 
-	for (i = 0; i < nout; i++) {
+	for (i = 0; i < fw->nout; i++) {
 		o = &outv[i];
 		if (o->data) {
 			pthread_mutex_lock(&workmu);
@@ -381,30 +382,30 @@ writemembers(struct zipout *zw, pthread_t *th, int nth)
 			   refuses is (closure.c's parselib): exit 2 both */
 			if (o->edit && o->edit->bad) {
 				stopworkers(th, nth);
-				dien(EXIT_USAGE, "%s: %s", opt.in, o->edit->err);
+				dien(EXIT_USAGE, "%s: %s", fw->opt.in, o->edit->err);
 			}
 			if (o->m)
 				o->m->changed = 1;
 		}
-		if (writeone(zw, o) < 0) {
+		if (writeone(fw, zw, o) < 0) {
 			stopworkers(th, nth);
-			writefail(zw);
+			writefail(fw, zw);
 		}
 		fault_at("FATWHEEL_FAULT_AFTER", o->name);
 		done += o->data ? o->z.len : o->m->e->csize;
-		progress("writing", i + 1, nout + 1, done);
+		progress(fw, "writing", i + 1, fw->nout + 1, done);
 	}
 }
 
 /* RECORD last, listing everything written, then the central directory */
 static void
-writerecord(struct zipout *zw)
+writerecord(struct fw *fw, struct zipout *zw)
 {
 	struct buf recbuf = {0};
 	struct outm *o;
 	size_t i;
 
-	for (i = 0; i < nout; i++) {
+	for (i = 0; i < fw->nout; i++) {
 		o = &outv[i];
 		if (endswith(o->name, "/"))
 			continue;
@@ -413,66 +414,66 @@ writerecord(struct zipout *zw)
 		else
 			record_line(&recbuf, o->name, o->m->sha, o->m->e->usize);
 	}
-	record_line(&recbuf, recordm->e->name, NULL, 0);
-	o = addout(recordm->e->name);
-	o->m = recordm;
+	record_line(&recbuf, fw->recordm->e->name, NULL, 0);
+	o = addout(fw, fw->recordm->e->name);
+	o->m = fw->recordm;
 	o->data = &recbuf;
-	deflate1(o);
-	if (writeone(zw, o) < 0)
-		writefail(zw);
+	deflate1(fw, o);
+	if (writeone(fw, zw, o) < 0)
+		writefail(fw, zw);
 	fault_at("FATWHEEL_FAULT_AFTER", o->name);
 	if (zipw_finish(zw) < 0)
-		writefail(zw);
+		writefail(fw, zw);
 	fault_at("FATWHEEL_FAULT_AFTER", "the central directory");
 	o->data = NULL;
 	buffree(&recbuf);
 }
 
 void
-execute(void)
+execute(struct fw *fw)
 {
 	struct zipout zw;
 	struct stat sin, sout;
 	pthread_t th[64];
 	int k, nth = 0;
 
-	if (stat(opt.in, &sin) == 0 && stat(outpath, &sout) == 0 && sin.st_dev == sout.st_dev &&
+	if (stat(fw->opt.in, &sin) == 0 && stat(fw->outpath, &sout) == 0 && sin.st_dev == sout.st_dev &&
 	    sin.st_ino == sout.st_ino)
-		die("%s: the output would replace the input; choose another -w folder", outpath);
-	retagwheel();
-	planout();
+		die("%s: the output would replace the input; choose another -w folder", fw->outpath);
+	retagwheel(fw);
+	planout(fw);
 	/* the workers edit, deflate and hash; this thread writes each member in order as
 	   soon as it is ready */
-	if (atomic_open(&out, outpath, 0644) < 0)
-		dien(EXIT_PROBLEM, "%s: cannot create the output wheel:", opt.outdir);
-	outopen = 1;
-	for (k = 0; k < opt.jobs && k < 64 && (size_t)k < nwork; k++)
-		if (pthread_create(&th[nth], NULL, worker, NULL) == 0)
+	if (atomic_open(&fw->out, fw->outpath, 0644) < 0)
+		dien(EXIT_PROBLEM, "%s: cannot create the output wheel:", fw->opt.outdir);
+	fw->outopen = 1;
+	for (k = 0; k < fw->opt.jobs && k < 64 && (size_t)k < nwork; k++)
+		if (pthread_create(&th[nth], NULL, worker, fw) == 0)
 			nth++;
 	if (!nth && nwork)
 		worker(NULL);
-	zipw_init(&zw, out.fd);
-	writemembers(&zw, th, nth);
+	zipw_init(&zw, fw->out.fd);
+	writemembers(fw, &zw, th, nth);
 	stopworkers(th, nth);
 	free(jobs);
 	jobs = NULL;
 	free(workq);
 	workq = NULL;
-	writerecord(&zw);
-	if (atomic_commit(&out) < 0) {
-		outopen = 0;
-		dien(EXIT_PROBLEM, "%s: writing the output failed (nothing was left behind):", outpath);
+	writerecord(fw, &zw);
+	if (atomic_commit(&fw->out) < 0) {
+		fw->outopen = 0;
+		dien(EXIT_PROBLEM, "%s: writing the output failed (nothing was left behind):", fw->outpath);
 	}
-	outopen = 0;
+	fw->outopen = 0;
 	fault_at("FATWHEEL_FAULT_AFTER", "the wheel in place");
 }
 
 void
-execute_free(void)
+execute_free(struct fw *fw)
 {
 	size_t i;
 
-	for (i = 0; i < nout; i++)
+	for (i = 0; i < fw->nout; i++)
 		buffree(&outv[i].z);
 	free(outv);
 }

@@ -82,10 +82,10 @@ deflatepiece(void *ctx, size_t i)
 }
 
 void
-fast_pdeflate(const void *p, size_t n, int level, int nthreads, size_t piece, struct buf *out,
-              uint32_t *crc)
+fast_pdeflate(const void *p, size_t n, const struct pdeflate *how, struct buf *out, uint32_t *crc)
 {
-	size_t np = piece ? (n + piece - 1) / piece : 1, i;
+	size_t piece = how->piece, np = piece ? (n + piece - 1) / piece : 1, i;
+	int level = how->level, nthreads = how->nthreads;
 	struct piece *pc;
 	int bad = 0;
 

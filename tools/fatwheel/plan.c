@@ -136,8 +136,9 @@ static unsigned char (*libsha)[32];
 static void
 hashlib(void *ctx, size_t i)
 {
-	(void)ctx;
-	sha256_buf(libs[i]->data.s, libs[i]->data.len, libsha[i]);
+	struct fw *fw = ctx;
+
+	sha256_buf(fw->libs[i]->data.s, fw->libs[i]->data.len, libsha[i]);
 }
 
 /* the hashed file name libfoo-HASH8.so.N of a library whose content hashes to h */
@@ -159,7 +160,7 @@ hashedname(const char *name, const unsigned char h[32])
 
 /* does the object already search libdir through an $ORIGIN entry? */
 static int
-reaches(const struct elfinfo *ei, const char *dir, struct buf *keep)
+reaches(struct fw *fw, const struct elfinfo *ei, const char *dir, struct buf *keep)
 {
 	const char *list = ei->runpath ? ei->runpath : ei->rpath;
 	char *copy, *tok, *save = NULL, *e, *n, *p;
@@ -175,7 +176,7 @@ reaches(const struct elfinfo *ei, const char *dir, struct buf *keep)
 		p = xasprintf("%s/", e);
 		n = normrel(p);
 		if (n) {
-			if (strcmp(n, libdir) == 0)
+			if (strcmp(n, fw->libdir) == 0)
 				hit = 1;
 			/* $ORIGIN entries that stay inside the wheel are kept */
 			if (keep) {
@@ -192,23 +193,24 @@ reaches(const struct elfinfo *ei, const char *dir, struct buf *keep)
 	return hit;
 }
 
-/* decide the renames and the RPATH of one object; returns 1 if it needs an edit */
+/* decide the renames and the RPATH of one object into ed; returns 1 if it needs an edit */
 static int
-planedit(const struct elfinfo *ei, const char *member, int bundled, char **rpath, char ***oldn,
-         char ***newn, size_t *nren)
+planedit(struct fw *fw, const struct elfinfo *ei, const char *member, int bundled, struct edplan *ed)
 {
 	size_t i;
 	struct lib *l;
 	int uses = 0;
 	char *dir = memberdir(member), *want;
 	struct buf keep = {0};
+	char **rpath = &ed->rpath, ***oldn = &ed->oldn, ***newn = &ed->newn;
+	size_t *nren = &ed->nren;
 
 	*rpath = NULL;
 	*nren = 0;
 	*oldn = xcalloc(ei->nneeded + 1, sizeof **oldn);
 	*newn = xcalloc(ei->nneeded + 1, sizeof **newn);
 	for (i = 0; i < ei->nneeded; i++) {
-		if (!(l = findlib(ei->needed[i])))
+		if (!(l = findlib(fw, ei->needed[i])))
 			continue;
 		uses = 1;
 		/* the hashed soname, or the name an alias's library is bundled under */
@@ -220,15 +222,15 @@ planedit(const struct elfinfo *ei, const char *member, int bundled, char **rpath
 	if (uses && bundled) {
 		/* a library brought in: exactly its way to the library folder; its old
 		   RPATH/RUNPATH named folders of the build machine */
-		want = originpath(dir, libdir);
+		want = originpath(dir, fw->libdir);
 		if (!ei->rpath || ei->runpath || strcmp(ei->rpath, want) != 0)
 			*rpath = want;
 		else
 			free(want);
-	} else if (uses && !reaches(ei, dir, NULL)) {
+	} else if (uses && !reaches(fw, ei, dir, NULL)) {
 		/* a wheel member: keep its own $ORIGIN entries, add the library folder */
-		reaches(ei, dir, &keep);
-		want = originpath(dir, libdir);
+		reaches(fw, ei, dir, &keep);
+		want = originpath(dir, fw->libdir);
 		if (keep.len)
 			bufputc(&keep, ':');
 		bufputs(&keep, want);
@@ -242,70 +244,70 @@ planedit(const struct elfinfo *ei, const char *member, int bundled, char **rpath
 
 /* the folder the libraries go in, checked */
 static void
-setlibdir(void)
+setlibdir(struct fw *fw)
 {
-	if (opt.libsdir)
-		libdir = xasprintf("%s%s", wn.name, opt.libsdir);
+	if (fw->opt.libsdir)
+		fw->libdir = xasprintf("%s%s", fw->wn.name, fw->opt.libsdir);
 	else
-		libdir = strcmp(opt.layout, "libs") == 0 ? xasprintf("%s.libs", wn.name) : xstrdup(opt.layout + 4);
-	if (!zip_safename(libdir) || endswith(libdir, "/"))
-		dien(EXIT_USAGE, "%s: the library folder '%s' is not a safe relative path", opt.in, libdir);
+		fw->libdir = strcmp(fw->opt.layout, "libs") == 0 ? xasprintf("%s.libs", fw->wn.name) : xstrdup(fw->opt.layout + 4);
+	if (!zip_safename(fw->libdir) || endswith(fw->libdir, "/"))
+		dien(EXIT_USAGE, "%s: the library folder '%s' is not a safe relative path", fw->opt.in, fw->libdir);
 }
 
 /* what every member and every library found needs, until nothing new is found */
 static void
-resolveall(void)
+resolveall(struct fw *fw)
 {
 	size_t i;
 	struct lib *l;
 	const char *base;
 
-	for (i = 0; i < nmem; i++) {
-		if (!mem[i].iself)
+	for (i = 0; i < fw->nmem; i++) {
+		if (!fw->mem[i].iself)
 			continue;
-		mem[i].origin = memberdir(mem[i].e->name);
-		mem[i].ld = (struct loader){&mem[i].ei, mem[i].origin, 1, NULL};
-		resolveobj(&mem[i].ld, mem[i].e->name);
+		fw->mem[i].origin = memberdir(fw->mem[i].e->name);
+		fw->mem[i].ld = (struct loader){&fw->mem[i].ei, fw->mem[i].origin, 1, NULL};
+		resolveobj(fw, &fw->mem[i].ld, fw->mem[i].e->name);
 	}
-	for (i = 0; i < opt.ninclude; i++) {
-		base = strrchr(opt.include[i], '/');
-		base = base && base[1] ? base + 1 : opt.include[i];
-		addinclude(opt.include[i], base);
+	for (i = 0; i < fw->opt.ninclude; i++) {
+		base = strrchr(fw->opt.include[i], '/');
+		base = base && base[1] ? base + 1 : fw->opt.include[i];
+		addinclude(fw, fw->opt.include[i], base);
 	}
 	/* breadth first: each round reads what it found in a tarball in one pass */
-	for (i = 0; i < nlibs; i++) {
-		if (libs[i]->pending)
-			loadpending();
-		if (libs[i]->unread)
-			loadunread();
-		l = libs[i];
+	for (i = 0; i < fw->nlibs; i++) {
+		if (fw->libs[i]->pending)
+			loadpending(fw);
+		if (fw->libs[i]->unread)
+			loadunread(fw);
+		l = fw->libs[i];
 		if (!l->iself)
 			continue;
 		l->origin = startswith(l->from, "tar:") ? NULL : diskorigin(l->from);
 		l->ld = (struct loader){&l->ei, l->origin, 0, l->up};
-		resolveobj(&l->ld, l->from);
+		resolveobj(fw, &l->ld, l->from);
 	}
-	if (errors.len) {
-		fputs(errors.s, stderr);
+	if (fw->errors.len) {
+		fputs(fw->errors.s, stderr);
 		exit(EXIT_PROBLEM);
 	}
 }
 
 /* one library's file name in the wheel */
 static char *
-libfile(struct lib *l, const unsigned char sha[32])
+libfile(struct fw *fw, struct lib *l, const unsigned char sha[32])
 {
 	char *file;
 
-	if (opt.sonamehash && !l->include && l->iself && l->sysby) {
+	if (fw->opt.sonamehash && !l->include && l->iself && l->sysby) {
 		/* renamed, it would be a second copy beside the one the system library
 		   loads under the old name: ld.so loads one per soname, so keep it */
-		if (!opt.quiet)
+		if (!fw->opt.quiet)
 			warn("%s: %s keeps its soname: the system's %s loads it too, and a renamed copy would be a second one in the process",
-			     opt.in, l->needed, l->sysby);
+			     fw->opt.in, l->needed, l->sysby);
 		return xstrdup(l->needed);
 	}
-	if (opt.sonamehash && !l->include && l->iself) {
+	if (fw->opt.sonamehash && !l->include && l->iself) {
 		file = hashedname(l->needed, sha);
 		l->soname = xstrdup(file);
 		return file;
@@ -315,123 +317,121 @@ libfile(struct lib *l, const unsigned char sha[32])
 
 /* the libraries' members in the wheel */
 static void
-namelibs(void)
+namelibs(struct fw *fw)
 {
 	size_t i;
 	struct lib *l;
 	char *file;
 
-	libsha = xcalloc(nlibs + 1, sizeof *libsha);
-	if (opt.sonamehash)
-		pfor(nlibs, opt.jobs, hashlib, NULL);
-	for (i = 0; i < nlibs; i++) {
-		l = libs[i];
-		file = libfile(l, libsha[i]);
-		l->member = xasprintf("%s/%s", libdir, file);
+	libsha = xcalloc(fw->nlibs + 1, sizeof *libsha);
+	if (fw->opt.sonamehash)
+		pfor(fw->nlibs, fw->opt.jobs, hashlib, fw);
+	for (i = 0; i < fw->nlibs; i++) {
+		l = fw->libs[i];
+		file = libfile(fw, l, libsha[i]);
+		l->member = xasprintf("%s/%s", fw->libdir, file);
 		free(file);
-		if (findmember(l->member))
-			die("%s: bundling %s would overwrite the wheel's own %s", opt.in, l->from, l->member);
+		if (findmember(fw, l->member))
+			die("%s: bundling %s would overwrite the wheel's own %s", fw->opt.in, l->from, l->member);
 	}
 	free(libsha);
 }
 
 /* the edits of the wheel's own objects and of the libraries brought in */
 static void
-planedits(void)
+planedits(struct fw *fw)
 {
 	size_t i;
 
-	for (i = 0; i < nmem; i++)
-		if (mem[i].iself)
-			mem[i].edit = planedit(&mem[i].ei, mem[i].e->name, 0, &mem[i].rpath, &mem[i].oldn,
-			                       &mem[i].newn, &mem[i].nren);
-	for (i = 0; i < nlibs; i++)
-		if (libs[i]->iself)
-			planedit(&libs[i]->ei, libs[i]->member, 1, &libs[i]->rpath, &libs[i]->oldn, &libs[i]->newn,
-			         &libs[i]->nren);
+	for (i = 0; i < fw->nmem; i++)
+		if (fw->mem[i].iself)
+			fw->mem[i].edit = planedit(fw, &fw->mem[i].ei, fw->mem[i].e->name, 0, &fw->mem[i].ed);
+	for (i = 0; i < fw->nlibs; i++)
+		if (fw->libs[i]->iself)
+			planedit(fw, &fw->libs[i]->ei, fw->libs[i]->member, 1, &fw->libs[i]->ed);
 }
 
 static void
-needs1(const struct elfinfo *ei)
+needs1(struct fw *fw, const struct elfinfo *ei)
 {
-	if (ei->glibc > glibcmax)
-		glibcmax = ei->glibc;
-	if (ei->cxx > cxxmax)
-		cxxmax = ei->cxx;
+	if (ei->glibc > fw->glibcmax)
+		fw->glibcmax = ei->glibc;
+	if (ei->cxx > fw->cxxmax)
+		fw->cxxmax = ei->cxx;
 }
 
 /* the platform: GLIBC_2.N as it is, GLIBCXX/CXXABI through the policy table */
 static void
-needs(void)
+needs(struct fw *fw)
 {
 	size_t i;
 
-	for (i = 0; i < nmem; i++)
-		if (mem[i].iself)
-			needs1(&mem[i].ei);
-	for (i = 0; i < nlibs; i++)
-		if (libs[i]->iself)
-			needs1(&libs[i]->ei);
+	for (i = 0; i < fw->nmem; i++)
+		if (fw->mem[i].iself)
+			needs1(fw, &fw->mem[i].ei);
+	for (i = 0; i < fw->nlibs; i++)
+		if (fw->libs[i]->iself)
+			needs1(fw, &fw->libs[i]->ei);
 }
 
 /* the tag --plat asks for (manylinux_2_N_ARCH or auto), checked against what it needs */
 static char *
-repairtag(const char *arch)
+repairtag(struct fw *fw, const char *arch)
 {
-	int floor, need = glibcmax > cxxmax ? glibcmax : cxxmax, want = plat_glibc(opt.plat);
+	int floor, need = fw->glibcmax > fw->cxxmax ? fw->glibcmax : fw->cxxmax, want = plat_glibc(fw->opt.plat);
 
 	if (!arch)
-		die("%s: --plat=%s: cannot tell the architecture of platform tag '%s'", opt.in, opt.plat, wn.plat);
-	if (cxxmax >= 1000)
+		die("%s: --plat=%s: cannot tell the architecture of platform tag '%s'", fw->opt.in, fw->opt.plat, fw->wn.plat);
+	if (fw->cxxmax >= 1000)
 		dien(EXIT_PROBLEM, "%s: a GLIBCXX_ or CXXABI_ version it needs is newer than every manylinux policy",
-		     opt.in);
+		     fw->opt.in);
 	floor = strcmp(arch, "x86_64") == 0 || strcmp(arch, "i686") == 0 ? 5 : 17;
 	if (need < floor)
 		need = floor;
-	if (strcmp(opt.plat, "auto") == 0)
+	if (strcmp(fw->opt.plat, "auto") == 0)
 		return plat_set(need, -1, arch);
-	if (!endswith(opt.plat, arch) || opt.plat[strlen(opt.plat) - strlen(arch) - 1] != '_')
-		die("%s: --plat=%s: the wheel is for %s", opt.in, opt.plat, arch);
+	if (!endswith(fw->opt.plat, arch) || fw->opt.plat[strlen(fw->opt.plat) - strlen(arch) - 1] != '_')
+		die("%s: --plat=%s: the wheel is for %s", fw->opt.in, fw->opt.plat, arch);
 	if (need > want)
-		dien(EXIT_PROBLEM, "%s: cannot repair to %s: it needs manylinux_2_%d (GLIBC 2.%d%s)", opt.in,
-		     opt.plat, need, glibcmax, cxxmax > glibcmax ? ", and GLIBCXX/CXXABI versions" : "");
-	return plat_set(want, opt.onlyplat ? -1 : need, arch);
+		dien(EXIT_PROBLEM, "%s: cannot repair to %s: it needs manylinux_2_%d (GLIBC 2.%d%s)", fw->opt.in,
+		     fw->opt.plat, need, fw->glibcmax, fw->cxxmax > fw->glibcmax ? ", and GLIBCXX/CXXABI versions" : "");
+	return plat_set(want, fw->opt.onlyplat ? -1 : need, arch);
 }
 
 /* the output's platform tag, name and path */
 static void
-choosetag(void)
+choosetag(struct fw *fw)
 {
-	char *first = xstrndup(wn.plat, strcspn(wn.plat, "."));
+	char *first = xstrndup(fw->wn.plat, strcspn(fw->wn.plat, "."));
 	const char *arch = plat_arch(first);
 
 	free(first);
-	if (strcmp(opt.plat, "keep") == 0 || opt.noupdate)
-		newplat = xstrdup(wn.plat);
-	else if (strcmp(opt.plat, "auto") == 0 || plat_glibc(opt.plat) >= 0)
-		newplat = repairtag(arch);
+	if (strcmp(fw->opt.plat, "keep") == 0 || fw->opt.noupdate)
+		fw->newplat = xstrdup(fw->wn.plat);
+	else if (strcmp(fw->opt.plat, "auto") == 0 || plat_glibc(fw->opt.plat) >= 0)
+		fw->newplat = repairtag(fw, arch);
 	else
-		newplat = xstrdup(opt.plat);
-	outname = whl_fmt(&wn, newplat);
-	outpath = opt.outdir ? xasprintf("%s/%s", opt.outdir, outname) : xstrdup(outname);
+		fw->newplat = xstrdup(fw->opt.plat);
+	fw->outname = whl_fmt(&fw->wn, fw->newplat);
+	fw->outpath = fw->opt.outdir ? xasprintf("%s/%s", fw->opt.outdir, fw->outname) : xstrdup(fw->outname);
 }
 
 void
-plan(void)
+plan(struct fw *fw)
 {
 	size_t i;
 
-	setlibdir();
-	resolveall();
-	dedupe();
-	if (opt.sonamehash)
-		sysshared();
-	for (i = 0; i < opt.nexclude; i++)
-		if (!opt.exused[i] && !opt.quiet)
-			warn("%s: --exclude '%s' matched no library (sonames look like libfoo.so.N)", opt.in,
-			     opt.exclude[i]);
-	namelibs();
-	planedits();
-	needs();
-	choosetag();
+	setlibdir(fw);
+	resolveall(fw);
+	dedupe(fw);
+	if (fw->opt.sonamehash)
+		sysshared(fw);
+	for (i = 0; i < fw->opt.nexclude; i++)
+		if (!fw->opt.exused[i] && !fw->opt.quiet)
+			warn("%s: --exclude '%s' matched no library (sonames look like libfoo.so.N)", fw->opt.in,
+			     fw->opt.exclude[i]);
+	namelibs(fw);
+	planedits(fw);
+	needs(fw);
+	choosetag(fw);
 }

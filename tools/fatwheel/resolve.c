@@ -67,10 +67,8 @@ search_matches(const char *path, const struct elfinfo *want)
 	return (h[4] == 2) == (want->is64 != 0) && rd16(h + 18) == want->machine;
 }
 
-struct buf search_skipped;
-
 char *
-search_in(const char *dir, const char *name, const struct elfinfo *want)
+search_in(struct searchpath *s, const char *dir, const char *name, const struct elfinfo *want)
 {
 	char *p = xasprintf("%s/%s", dir, name);
 	struct stat st;
@@ -79,7 +77,7 @@ search_in(const char *dir, const char *name, const struct elfinfo *want)
 		if (search_matches(p, want))
 			return p;
 		/* ld.so skips it too; say so if nothing else is found */
-		bufprintf(&search_skipped, "; skipped %s: %s", p,
+		bufprintf(&s->skipped, "; skipped %s: %s", p,
 		          search_matches(p, NULL) ? "wrong ELF class or machine" : "not an ELF file");
 	} else if (stat(p, &st) == 0 && !S_ISDIR(st.st_mode)) {
 		/* a FIFO, device or socket where a library should be: ld.so would block or

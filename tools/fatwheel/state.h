@@ -9,6 +9,14 @@
 #include "atomic.h"
 #include "fw.h"
 
+/* the edit planned for one object: its new RPATH (NULL: kept) and its DT_NEEDED renames
+   oldn[i] -> newn[i] */
+struct edplan {
+	char *rpath;
+	char **oldn, **newn;
+	size_t nren;
+};
+
 /* a member of the input wheel */
 struct member {
 	struct zipent *e;
@@ -20,9 +28,7 @@ struct member {
 	int bad;
 	/* the edit, if any */
 	int edit;
-	char *rpath;
-	char **oldn, **newn;
-	size_t nren;
+	struct edplan ed;
 	struct buf data;            /* new content (edited or rewritten); for an ELF member
 	                               kept from the check (inflated set), its bytes */
 	int changed;
@@ -47,9 +53,7 @@ struct lib {
 	struct loader ld;           /* as a loader of libraries */
 	char *origin;               /* its folder on disk, or NULL (a --rocm tarball member) */
 	struct elfinfo ei;
-	char *rpath;
-	char **oldn, **newn;
-	size_t nren;
+	struct edplan ed;
 	struct buf data;
 };
 
@@ -69,45 +73,52 @@ struct options {
 	struct searchpath sp;
 };
 
-extern struct options opt;
-extern struct zipin zin;        /* the input wheel */
-extern struct member *mem;      /* its members, in archive order */
-extern size_t nmem;
-extern struct lib **libs;       /* what is added, in the order found */
-extern size_t nlibs, libcap;
-extern struct buf errors;       /* libraries not found, one line each */
-extern struct recline *rec;     /* the input's RECORD */
-extern size_t nrec;
-extern char *distinfo;          /* "name-ver.dist-info/" */
-extern struct member *wheelm, *recordm;
-extern struct whlname wn;       /* the input's file name */
-extern char *libdir, *newplat, *outname, *outpath;
-extern int glibcmax;            /* highest GLIBC_2.N needed, -1 if none */
-extern int cxxmax;              /* manylinux_2_N the GLIBCXX/CXXABI needs ask for, -1 if none */
-extern struct atomic out;       /* the output being written */
-extern int outopen;
-extern size_t nout;             /* members written */
+/* one run of fatwheel: what main's command line asked for, the input, what is added,
+   the plan and the output. main makes it (fw_init) and hands it to every module. */
+struct fw {
+	struct options opt;
+	struct zipin zin;           /* the input wheel */
+	struct member *mem;         /* its members, in archive order */
+	size_t nmem;
+	struct lib **libs;          /* what is added, in the order found */
+	size_t nlibs, libcap;
+	struct buf errors;          /* libraries not found, one line each */
+	struct recline *rec;        /* the input's RECORD */
+	size_t nrec;
+	char *distinfo;             /* "name-ver.dist-info/" */
+	struct member *wheelm, *recordm;
+	struct whlname wn;          /* the input's file name */
+	char *libdir, *newplat, *outname, *outpath;
+	int glibcmax;               /* highest GLIBC_2.N needed, -1 if none */
+	int cxxmax;                 /* manylinux_2_N the GLIBCXX/CXXABI needs ask for, -1 if none */
+	struct atomic out;          /* the output being written */
+	int outopen;
+	size_t nout;                /* members written */
+};
+
+/* a run with nothing read yet */
+void fw_init(struct fw *fw);
 
 /* print progress on a terminal (throttled to once a second) */
-void progress(const char *what, size_t done, size_t total, uint64_t bytes);
+void progress(struct fw *fw, const char *what, size_t done, size_t total, uint64_t bytes);
 /* map the input, check every member against RECORD, read the ELF facts; dies on bad input */
-void readinput(void);
+void readinput(struct fw *fw);
 /* true if s matches an --exclude pattern (whole, or its base name) */
-int excluded(const char *s);
+int excluded(struct fw *fw, const char *s);
 /* the non-included library bundled for a DT_NEEDED name (an alias included), or NULL */
-struct lib *findlib(const char *needed);
+struct lib *findlib(struct fw *fw, const char *needed);
 /* One copy per soname, as ld.so loads one: libraries found under two names with the same
    SONAME become one (the second name an alias) when their bytes are the same; different
    bytes die (exit 1) naming both paths. */
-void dedupe(void);
+void dedupe(struct fw *fw);
 /* With --soname-hash: mark (sysby) each library that a manylinux system library the
    wheel loads also needs, directly or through others, as found on this machine; a
    renamed copy of it would be a second copy in the process. */
-void sysshared(void);
+void sysshared(struct fw *fw);
 /* free what dedupe and sysshared kept */
 void closure_free(void);
 /* the input member with this path, or NULL */
-struct member *findmember(const char *name);
+struct member *findmember(struct fw *fw, const char *name);
 /* normalize a relative path ("a/b/../c" -> "a/c"); NULL if it climbs above the root */
 char *normrel(const char *p);
 /* expand $ORIGIN / ${ORIGIN} in one search-path entry */
@@ -118,18 +129,18 @@ char *diskorigin(const char *path);
 char *memberdir(const char *name);
 /* add the libraries the object ld needs (a wheel member or a file on disk), found where
    ld.so finds them; by names it in messages */
-void resolveobj(const struct loader *ld, const char *by);
+void resolveobj(struct fw *fw, const struct loader *ld, const char *by);
 /* read and parse the libraries waiting on disk, in parallel */
-void loadunread(void);
+void loadunread(struct fw *fw);
 /* read the libraries waiting in the --rocm tarball, all in one pass */
-void loadpending(void);
+void loadpending(struct fw *fw);
 /* add an --include file or folder under the name rel */
-void addinclude(const char *path, const char *rel);
+void addinclude(struct fw *fw, const char *path, const char *rel);
 /* resolve the closure, name the libraries, plan the edits and the platform tag */
-void plan(void);
+void plan(struct fw *fw);
 /* edit, deflate and write the output wheel atomically; dies on failure */
-void execute(void);
+void execute(struct fw *fw);
 /* free what execute kept */
-void execute_free(void);
+void execute_free(struct fw *fw);
 
 #endif

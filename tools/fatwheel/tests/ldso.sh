@@ -129,22 +129,10 @@ exits "--ld-so-cache with a file that is no cache exits 2" 2 fatwheel --ldd --ld
 has "  and says what is wrong" "$T/.err" "not an ld.so.cache file"
 
 # --- a wheel: the library only on LD_LIBRARY_PATH is bundled (auditwheel's way) ----------
-mkdir -p "$T/w/demo" "$T/w/demo-1.0.dist-info" "$T/out"
+mkdir -p "$T/w/demo" "$T/out"
 lib "$T/w/demo" _ext.so libfx.so.1 -- $(runp '$ORIGIN/../../nvidia/x/lib')
-python3 - "$T/w" "$T/demo-1.0-cp311-cp311-linux_x86_64.whl" <<'EOF'
-import base64, hashlib, os, sys, zipfile
-root, out = sys.argv[1], sys.argv[2]
-open(os.path.join(root, "demo-1.0.dist-info/METADATA"), "w").write("Metadata-Version: 2.1\nName: demo\nVersion: 1.0\n")
-open(os.path.join(root, "demo-1.0.dist-info/WHEEL"), "w").write("Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: false\nTag: cp311-cp311-linux_x86_64\n")
-rec = []
-with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
-    for n in ("demo/_ext.so", "demo-1.0.dist-info/METADATA", "demo-1.0.dist-info/WHEEL"):
-        b = open(os.path.join(root, n), "rb").read()
-        z.writestr(n, b)
-        rec.append("%s,sha256=%s,%d" % (n, base64.urlsafe_b64encode(hashlib.sha256(b).digest()).rstrip(b"=").decode(), len(b)))
-    z.writestr("demo-1.0.dist-info/RECORD", "\n".join(rec + ["demo-1.0.dist-info/RECORD,,"]) + "\n")
-EOF
-W=$T/demo-1.0-cp311-cp311-linux_x86_64.whl
+W=$(python3 "$KILN_SRC/tests/regress/toy-mkwheel.py" --tag=cp311-cp311-linux_x86_64 "$T" demo 1.0 "" \
+	demo/_ext.so="$T/w/demo/_ext.so")
 exits "without LD_LIBRARY_PATH the library is not found (exit 1)" 1 env -u LD_LIBRARY_PATH fatwheel "$W" -w "$T/out"
 has "  the message names it" "$T/.err" "libfx.so.1 needed by demo/_ext.so not found"
 check "with LD_LIBRARY_PATH it is bundled" env LD_LIBRARY_PATH="$T/d" fatwheel "$W" -w "$T/out"

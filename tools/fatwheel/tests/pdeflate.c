@@ -56,12 +56,12 @@ one(size_t n, int kind, int level, size_t piece)
 	uint32_t crc1 = 0, crck = 0;
 	int threads[] = {2, 3, 8}, k, samebytes = 1, samecrc = 1;
 
-	fast_pdeflate(p, n, level, 1, piece, &z1, &crc1);
+	fast_pdeflate(p, n, &(struct pdeflate){level, 1, piece}, &z1, &crc1);
 	CHECK(inflatesame(&z1, p, n), "%zu bytes (kind %d, level %d, pieces of %zu): inflates back to the input", n,
 	      kind, level, piece);
 	CHECK_INT(crc1, crc32(0, p, (uInt)n), "  its CRC-32 is the input's");
 	for (k = 0; k < 3; k++) {
-		fast_pdeflate(p, n, level, threads[k], piece, &zk, &crck);
+		fast_pdeflate(p, n, &(struct pdeflate){level, threads[k], piece}, &zk, &crck);
 		samebytes &= zk.len == z1.len && memcmp(zk.s, z1.s, z1.len) == 0;
 		samecrc &= crck == crc1;
 	}
@@ -91,7 +91,7 @@ main(void)
 	one(1, 0, 5, 1);
 	/* one piece: exactly what libdeflate writes for the whole */
 	p = mkdata(5000, 0);
-	fast_pdeflate(p, 5000, 5, 8, FW_PIECE, &a, &ca);
+	fast_pdeflate(p, 5000, &(struct pdeflate){5, 8, FW_PIECE}, &a, &ca);
 	fast_deflate(p, 5000, 5, &b, &cb);
 	CHECK(a.len == b.len && memcmp(a.s, b.s, a.len) == 0 && ca == cb, "a member below one piece is deflated whole");
 	buffree(&a);

@@ -4,7 +4,7 @@
 # the extension loads and answers), and a member below one piece is deflated whole.
 . "$KILN_SRC/tests/lib.sh"
 need gcc unzip python3
-mkdir -p "$T/lib" "$T/w/big" "$T/w/big-1.0.dist-info"
+mkdir -p "$T/lib" "$T/w/big"
 echo 'int priv(void) { return 7; }' >"$T/priv.c"
 gcc -shared -fPIC -Wl,-soname,libpriv.so.1 -o "$T/lib/libpriv.so.1" "$T/priv.c"
 # an extension of about 6 MB: a table of numbers, compressible but not trivially
@@ -21,20 +21,8 @@ EOF
 gcc -shared -fPIC -o "$T/w/big/_big.so" "$T/big.c" -L"$T/lib" -l:libpriv.so.1 || { notok "gcc builds the big extension"; exit 1; }
 size=$(wc -c <"$T/w/big/_big.so")
 [ "$size" -gt 3145728 ] && ok "the extension is over three pieces ($size bytes)" || notok "the extension is over three pieces ($size bytes)"
-python3 - "$T/w" "$T/big-1.0-cp311-cp311-linux_x86_64.whl" <<'EOF'
-import base64, hashlib, os, sys, zipfile
-root, out = sys.argv[1], sys.argv[2]
-open(os.path.join(root, "big-1.0.dist-info/METADATA"), "w").write("Metadata-Version: 2.1\nName: big\nVersion: 1.0\n")
-open(os.path.join(root, "big-1.0.dist-info/WHEEL"), "w").write("Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: false\nTag: cp311-cp311-linux_x86_64\n")
-rec = []
-with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
-    for n in ("big/_big.so", "big-1.0.dist-info/METADATA", "big-1.0.dist-info/WHEEL"):
-        b = open(os.path.join(root, n), "rb").read()
-        z.writestr(n, b)
-        rec.append("%s,sha256=%s,%d" % (n, base64.urlsafe_b64encode(hashlib.sha256(b).digest()).rstrip(b"=").decode(), len(b)))
-    z.writestr("big-1.0.dist-info/RECORD", "\n".join(rec + ["big-1.0.dist-info/RECORD,,"]) + "\n")
-EOF
-W=$T/big-1.0-cp311-cp311-linux_x86_64.whl
+W=$(python3 "$KILN_SRC/tests/regress/toy-mkwheel.py" --tag=cp311-cp311-linux_x86_64 "$T" big 1.0 "" \
+	big/_big.so="$T/w/big/_big.so") || { notok "toy-mkwheel.py writes the wheel"; exit 1; }
 for j in 1 2 8; do
 	mkdir -p "$T/o$j"
 	check "--jobs=$j writes the wheel" fatwheel --jobs=$j --lib-path "$T/lib" "$W" -w "$T/o$j"
