@@ -88,27 +88,35 @@ gated(const struct offlist *l, size_t b)
 	return 1;
 }
 
-/* the best entry of bundle i for dev, and for NVIDIA the rule that decided it */
-static enum how
-bestentry(const struct offlist *l, size_t i, const char *dev, int xnack, int nv, enum nvrule *rule,
-          const char **via)
+/* the best entry of a bundle: how it serves the device, for NVIDIA the rule that decided
+   it, and the target it runs through when not natively (left as it was otherwise) */
+struct best {
+	enum how how;
+	enum nvrule rule;
+	const char *via;
+};
+
+/* the best entry of bundle i for dev into b */
+static void
+bestentry(const struct offlist *l, size_t i, const char *dev, int xnack, struct best *b)
 {
 	size_t j;
-	enum how best = COV_NONE, h;
+	enum how h;
 	enum nvrule r;
+	int nv = is_nvidia_target(dev);
 
-	*rule = NVR_NONE;
+	b->how = COV_NONE;
+	b->rule = NVR_NONE;
 	for (j = l->b[i].first; j < l->b[i].first + l->b[i].n; j++) {
 		h = nv ? nv_entry(&l->e[j], dev, &r) : entry_covers(&l->e[j], dev, xnack);
-		if (h < best) {
-			best = h;
+		if (h < b->how) {
+			b->how = h;
 			if (nv)
-				*rule = r;
+				b->rule = r;
 			if (h != COV_NATIVE)
-				*via = l->e[j].target;
+				b->via = l->e[j].target;
 		}
 	}
-	return best;
 }
 
 /* count bundle i's verdict h into v */
@@ -133,6 +141,7 @@ cover_file(const struct offlist *l, const char *dev, int xnack, struct fileverdi
 	enum how best;
 	enum nvrule rule;
 	enum nvmod m;
+	struct best bb;
 	int nv = is_nvidia_target(dev);
 
 	memset(v, 0, sizeof *v);
@@ -148,7 +157,11 @@ cover_file(const struct offlist *l, const char *dev, int xnack, struct fileverdi
 			continue;
 		}
 		v->bundles++;
-		best = bestentry(l, i, dev, xnack, nv, &rule, &v->via);
+		bb.via = v->via;
+		bestentry(l, i, dev, xnack, &bb);
+		best = bb.how;
+		rule = bb.rule;
+		v->via = bb.via;
 		if (best == COV_NONE && m == NVM_LINKED && (best = nv_relink(l, dev)) != COV_NONE) {
 			rule = NVR_RELINK;
 			v->via = "the objects' PTX, JIT-linked";
@@ -397,15 +410,15 @@ kpfile(struct scanset *s, size_t k, const char *dev, int xnack, struct fileverdi
 	const struct offlist *l = &s->f[k].l;
 	size_t i;
 	enum how h;
-	char why[4096] = "", first[4096] = "";
-	struct buf miss = {0};
+	char first[4096] = "";
+	struct buf miss = {0}, why = {0};
 	struct kpplan pl;
 
 	kp_plan(s, &s->f[k], dev, xnack, &pl);
 	for (i = 0; i < l->nb; i++) {
 		if (l->b[i].fmt != OFFB_KPACK)
 			continue;
-		h = kp_cover(s, &s->f[k], &pl, &l->b[i], why, sizeof why);
+		h = kp_cover(s, &s->f[k], &pl, &l->b[i], &why);
 		if (h == COV_NATIVE) {
 			v->native++;
 			v->via = "kpack";
@@ -414,7 +427,7 @@ kpfile(struct scanset *s, size_t k, const char *dev, int xnack, struct fileverdi
 				v->bad[v->missing] = i;
 			v->missing++;
 			if (!first[0])
-				snprintf(first, sizeof first, "%s", why);
+				snprintf(first, sizeof first, "%s", why.s);
 			if (v->missing <= 16)
 				bufprintf(&miss, "%s%u", miss.len ? ", " : "", l->b[i].coindex);
 		}
@@ -422,8 +435,9 @@ kpfile(struct scanset *s, size_t k, const char *dev, int xnack, struct fileverdi
 	if (first[0])
 		v->why = xasprintf("co_index %s%s; %s", miss.s, v->missing > 16 ? ", ..." : "", first);
 	else
-		v->why = xstrdup(why);
+		v->why = xstrdup(why.s ? why.s : "");
 	buffree(&miss);
+	buffree(&why);
 	kp_planfree(&pl);
 }
 
@@ -448,12 +462,13 @@ cover_free(struct fileverdict *v)
 }
 
 void
-cover_judge(struct scanset *s, size_t k, const char *dev, int xnack, signed char *gok,
-            struct fileverdict *v)
+cover_judge(struct scanset *s, size_t k, struct judging *j, struct fileverdict *v)
 {
 	const struct offlist *l = &s->f[k].l;
+	const char *dev = j->dev;
+	int xnack = j->xnack, nv = is_nvidia_target(dev);
+	signed char *gok = j->gok;
 	size_t nat;
-	int nv = is_nvidia_target(dev);
 
 	cover_free(v);
 	cover_file(l, dev, xnack, v);
@@ -576,11 +591,12 @@ judgeall(struct scanset *s, const char *dev, int xnack, struct fileverdict *v, s
 	size_t k;
 	signed char *gok = xmalloc(s->ncog + 1);
 	unsigned char *counted = xcalloc(s->ncog + 1, 1);
+	struct judging j = {dev, xnack, gok};
 
 	memset(d, 0, sizeof *d);
 	memset(gok, -1, s->ncog + 1);
 	for (k = 0; k < s->n; k++) {
-		cover_judge(s, k, dev, xnack, gok, &v[k]);
+		cover_judge(s, k, &j, &v[k]);
 		if (!v[k].bundles)
 			continue;
 		d->files++;
@@ -697,11 +713,20 @@ textcovered(const struct devsum *d)
 	printf(")\n");
 }
 
+/* one device judged: the device, each file's verdict (one per file of the scan), the sums */
+struct judged {
+	const struct dev *dv;
+	const struct fileverdict *v;
+	const struct devsum *d;
+};
+
 /* the text report of one device */
 static void
-textdev(const struct scanset *s, const struct dev *dv, const struct fileverdict *v, const struct devsum *d,
-        int verbose, struct buf *tb)
+textdev(const struct scanset *s, const struct judged *jd, int verbose, struct buf *tb)
 {
+	const struct dev *dv = jd->dv;
+	const struct fileverdict *v = jd->v;
+	const struct devsum *d = jd->d;
 	const char *dev = dv->target;
 	size_t k;
 	int ok = d->miss == 0 && d->tot > 0;
@@ -815,9 +840,11 @@ jsonfile(struct json *js, const struct scanset *s, size_t k, const struct fileve
 
 /* one device in --json */
 static void
-jsondev(struct json *js, const struct scanset *s, const struct dev *dv, const struct fileverdict *v,
-        const struct devsum *d, struct buf *tb)
+jsondev(struct json *js, const struct scanset *s, const struct judged *jd, struct buf *tb)
 {
+	const struct dev *dv = jd->dv;
+	const struct fileverdict *v = jd->v;
+	const struct devsum *d = jd->d;
 	const char *dev = dv->target;
 	char fx[160];
 	size_t k;
@@ -861,11 +888,18 @@ jsondev(struct json *js, const struct scanset *s, const struct dev *dv, const st
 	json_end(js);
 }
 
-/* cover's options: the index of the first input */
+/* what cover's options ask for besides the scan's settings: --json, -v, --target= */
+struct coverflags {
+	int json, verbose;
+	const char *tsel;
+};
+
+/* cover's options into f and s: the index of the first input */
 static int
-coveropts(int argc, char **argv, int *json, int *verbose, const char **tsel, struct scanset *s)
+coveropts(int argc, char **argv, struct coverflags *f, struct scanset *s)
 {
-	int i;
+	int i, *json = &f->json, *verbose = &f->verbose;
+	const char **tsel = &f->tsel;
 
 	for (i = 1; i < argc; i++) {
 		if (gc_commonopt(argv[i]))
@@ -897,23 +931,25 @@ coveropts(int argc, char **argv, int *json, int *verbose, const char **tsel, str
 int
 cmd_cover(int argc, char **argv)
 {
-	int i, json = 0, verbose = 0, xnack, allok = 1;
-	const char *tsel = "auto", *xe = getenv("HSA_XNACK");
+	int i, xnack, allok = 1;
+	const char *xe = getenv("HSA_XNACK");
+	struct coverflags f = {0, 0, "auto"};
 	struct scanset s = {0};
 	struct gpulist gl = {0};
 	struct dev *devs;
 	size_t nd, d;
 	struct fileverdict *v;
 	struct devsum sum;
+	struct judged jd;
 	struct buf b = {0}, tb = {0};
 	struct json js;
 
-	i = coveropts(argc, argv, &json, &verbose, &tsel, &s);
+	i = coveropts(argc, argv, &f, &s);
 	s.kplazy = 1;
 	if (i >= argc)
 		gc_usage("cover: name at least one FILE, WHEEL or DIR");
 	xnack = xe && strcmp(xe, "1") == 0;
-	devs = strcmp(tsel, "auto") == 0 ? autotargets(&gl, &nd) : parsetargets(tsel, &nd);
+	devs = strcmp(f.tsel, "auto") == 0 ? autotargets(&gl, &nd) : parsetargets(f.tsel, &nd);
 	for (; i < argc; i++)
 		scan_arg(&s, argv[i]);
 	if (s.errors) {
@@ -924,7 +960,7 @@ cmd_cover(int argc, char **argv)
 	}
 	cover_groups(&s);
 	v = xcalloc(s.n ? s.n : 1, sizeof *v);
-	if (json) {
+	if (f.json) {
 		json_init(&js, &b);
 		json_obj(&js);
 		json_key(&js, "devices");
@@ -934,12 +970,13 @@ cmd_cover(int argc, char **argv)
 		judgeall(&s, devs[d].target, xnack, v, &sum);
 		if (sum.miss || sum.tot == 0)
 			allok = 0;
-		if (json)
-			jsondev(&js, &s, &devs[d], v, &sum, &tb);
+		jd = (struct judged){&devs[d], v, &sum};
+		if (f.json)
+			jsondev(&js, &s, &jd, &tb);
 		else
-			textdev(&s, &devs[d], v, &sum, verbose, &tb);
+			textdev(&s, &jd, f.verbose, &tb);
 	}
-	if (json) {
+	if (f.json) {
 		json_end(&js);
 		json_end(&js);
 		printf("%s\n", b.s);

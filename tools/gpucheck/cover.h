@@ -76,19 +76,25 @@ void kp_planfree(struct kpplan *pl);
 /* How the kpack loader serves HIPK wrapper b of library f under plan pl: COV_NATIVE when
    an archive it tries holds the wrapper's kernel and it inflates right (the newer loader
    tries every archive listing a compatible target; s->kpfirst only the first), else
-   COV_NONE; why receives the archive used, or what is missing or wrong. */
+   COV_NONE; why (emptied first) receives the archive used, or what is missing or wrong. */
 enum how kp_cover(struct scanset *s, const struct scanned *f, const struct kpplan *pl,
-                  const struct offbundle *b, char *why, size_t len);
+                  const struct offbundle *b, struct buf *why);
 /* judge every bundle of one file for dev */
 void cover_file(const struct offlist *l, const char *dev, int xnack, struct fileverdict *v);
-/* Judge file k of s for dev under the rule its kind takes: AMD bundles each need code
+/* one device being judged over every file: its target, whether it runs with XNACK on,
+   and gok[] (one per library, -1 before a device's first file) */
+struct judging {
+	const char *dev;
+	int xnack;
+	signed char *gok;
+};
+/* Judge file k of s for j->dev under the rule its kind takes: AMD bundles each need code
    for it; a kpack'd library the archive the loader picks; code-object files of a kernel
    library one code object of their folder (the nearest "library" ancestor); NVIDIA code
    of your own a runnable module and no module that cannot run unless it is arch-gated
    ('a'/'f' for another GPU); an NVIDIA library one runnable module or a run-time linker
    (else a warning, never a failure). */
-void cover_judge(struct scanset *s, size_t k, const char *dev, int xnack, signed char *gok,
-                 struct fileverdict *v);
+void cover_judge(struct scanset *s, size_t k, struct judging *j, struct fileverdict *v);
 /* Give each code-object file its library (s->f[k].cog, s->cogname): the nearest folder
    named "library" above it, else its own folder. cover_judge needs it, and gok[] (one
    per library, -1 before a device's first file) to remember each library's verdict. */

@@ -513,18 +513,16 @@ errmove(char **err, char *e)
 	return -1;
 }
 
+/* the driver version from procfs's driver/nvidia/version into drv: 1, 0 when there is no
+   NVIDIA driver, -1 with *err for a file that is not its version file */
 static int
-detect_nvidia(struct gpulist *l, const char *procfs, int usecuda, char **err)
+nvdriver(const char *procfs, char *drv, size_t len, char **err)
 {
-	char *path, *gdir, drv[64] = "", minor[16], *e = NULL;
+	char *path = xasprintf("%s/driver/nvidia/version", procfs), *e = NULL;
 	struct buf b = {0};
-	DIR *d;
-	struct dirent *de;
-	struct gpu g;
-	size_t first = l->n;
 	const char *s;
+	int rc = 1;
 
-	path = xasprintf("%s/driver/nvidia/version", procfs);
 	if (os_readreg(path, 0, &b, 1 << 16, &e) < 0) {
 		free(path);
 		buffree(&b);
@@ -538,64 +536,79 @@ detect_nvidia(struct gpulist *l, const char *procfs, int usecuda, char **err)
 	   the version is the first word of digits and dots on that line */
 	s = b.s ? strstr(b.s, "NVRM version:") : NULL;
 	if (!s) {
-		seterr(err, "%s: not an NVIDIA driver version file (no 'NVRM version:' at offset 0)", path);
-		buffree(&b);
-		free(path);
-		return -1;
-	}
-	for (s += 13; *s && *s != '\n'; s += strcspn(s, " \t\n")) {
-		s += strspn(s, " \t");
-		if (isdigit((unsigned char)s[0]) && strchr(s, '.') && strspn(s, "0123456789.") > 2 &&
-		    strspn(s, "0123456789.") == strcspn(s, " \t\n")) {
-			snprintf(drv, sizeof drv, "%.*s", (int)strcspn(s, " \t\n"), s);
-			break;
+		rc = seterr(err, "%s: not an NVIDIA driver version file (no 'NVRM version:' at offset 0)", path);
+	} else {
+		for (s += 13; *s && *s != '\n'; s += strcspn(s, " \t\n")) {
+			s += strspn(s, " \t");
+			if (isdigit((unsigned char)s[0]) && strchr(s, '.') && strspn(s, "0123456789.") > 2 &&
+			    strspn(s, "0123456789.") == strcspn(s, " \t\n")) {
+				snprintf(drv, len, "%.*s", (int)strcspn(s, " \t\n"), s);
+				break;
+			}
 		}
-	}
-	if (!drv[0]) {
-		seterr(err, "%s: no version number on its NVRM line (offset %zu)", path,
-		       (size_t)(strstr(b.s, "NVRM version:") - b.s));
-		buffree(&b);
-		free(path);
-		return -1;
+		if (!drv[0])
+			rc = seterr(err, "%s: no version number on its NVRM line (offset %zu)", path,
+			            (size_t)(strstr(b.s, "NVRM version:") - b.s));
 	}
 	buffree(&b);
 	free(path);
+	return rc;
+}
+
+/* one GPU of procfs's driver/nvidia/gpus: its information file at path into l; 0, 1 when
+   it cannot be read (skipped), -1 with *err for a bad one */
+static int
+nvgpu(struct gpulist *l, const char *path, const char *bus, const char *drv, char **err)
+{
+	struct buf b = {0};
+	char minor[16], *e = NULL;
+	struct gpu g;
+
+	if (os_readreg(path, 0, &b, 1 << 16, &e) < 0) {
+		buffree(&b);
+		if (errno == EINVAL || errno == EISDIR)
+			return errmove(err, e);
+		free(e);
+		return 1;
+	}
+	memset(&g, 0, sizeof g);
+	g.vendor = "nvidia";
+	infoval(b.s ? b.s : "", "Model", g.name, sizeof g.name);
+	infoval(b.s ? b.s : "", "Device Minor", minor, sizeof minor);
+	buffree(&b);
+	if (!g.name[0])
+		return seterr(err, "%s: no 'Model:' line (offset 0)", path);
+	g.node = minor[0] ? atoi(minor) : -1;
+	snprintf(g.bus, sizeof g.bus, "%.*s", (int)sizeof g.bus - 1, bus);
+	snprintf(g.driver, sizeof g.driver, "%.*s", (int)sizeof g.driver - 1, drv);
+	addgpu(l, &g);
+	return 0;
+}
+
+static int
+detect_nvidia(struct gpulist *l, const char *procfs, int usecuda, char **err)
+{
+	char *path, *gdir, drv[64] = "";
+	DIR *d;
+	struct dirent *de;
+	size_t first = l->n;
+	int rc;
+
+	if ((rc = nvdriver(procfs, drv, sizeof drv, err)) <= 0)
+		return rc;
 	gdir = xasprintf("%s/driver/nvidia/gpus", procfs);
 	d = opendir(gdir);
 	while (d && (de = readdir(d))) {
 		if (de->d_name[0] == '.')
 			continue;
 		path = xasprintf("%s/%s/information", gdir, de->d_name);
-		if (os_readreg(path, 0, &b, 1 << 16, &e) < 0) {
-			free(path);
-			if (errno == EINVAL || errno == EISDIR) {
-				buffree(&b);
-				closedir(d);
-				free(gdir);
-				return errmove(err, e);
-			}
-			free(e);
-			e = NULL;
-			continue;
-		}
-		memset(&g, 0, sizeof g);
-		g.vendor = "nvidia";
-		infoval(b.s ? b.s : "", "Model", g.name, sizeof g.name);
-		infoval(b.s ? b.s : "", "Device Minor", minor, sizeof minor);
-		if (!g.name[0]) {
-			buffree(&b);
-			seterr(err, "%s: no 'Model:' line (offset 0)", path);
-			free(path);
+		rc = nvgpu(l, path, de->d_name, drv, err);
+		free(path);
+		if (rc < 0) {
 			closedir(d);
 			free(gdir);
 			return -1;
 		}
-		g.node = minor[0] ? atoi(minor) : -1;
-		snprintf(g.bus, sizeof g.bus, "%.*s", (int)sizeof g.bus - 1, de->d_name);
-		snprintf(g.driver, sizeof g.driver, "%.*s", (int)sizeof g.driver - 1, drv);
-		addgpu(l, &g);
-		buffree(&b);
-		free(path);
 	}
 	if (d)
 		closedir(d);

@@ -369,12 +369,20 @@ targets_json_bundles(struct json *js, const struct scanned *f)
 	json_end(js);
 }
 
-/* --json: one file's object in "files": its targets (T, NT), with -v its bundles */
+/* one file and the lines of its summary */
+struct ftargets {
+	const struct scanned *f;
+	const struct tsum *t;
+	size_t nt;
+};
+
+/* --json: one file's object in "files": its targets, with -v its bundles */
 static void
-targets_json_file(const struct scanset *s, struct json *js, const struct scanned *f,
-                  const struct tsum *t, size_t nt, int verbose)
+targets_json_file(const struct scanset *s, struct json *js, const struct ftargets *ft, int verbose)
 {
-	size_t j;
+	const struct scanned *f = ft->f;
+	const struct tsum *t = ft->t;
+	size_t j, nt = ft->nt;
 
 	json_obj(js);
 	json_kstr(js, "path", f->path);
@@ -398,15 +406,16 @@ targets_json_file(const struct scanset *s, struct json *js, const struct scanned
 	json_end(js);
 }
 
-/* text: one file's line and a line per target (T, NT), with -v its bundles and entries;
-   a lone file with no GPU code says so (ALONE) */
+/* text: one file's line and a line per target, with -v its bundles and entries; a lone
+   file with no GPU code says so (ALONE) */
 static void
-targets_text_file(const struct scanset *s, const struct scanned *f, const struct tsum *t, size_t nt,
-                  int verbose, int alone)
+targets_text_file(const struct scanset *s, const struct ftargets *ft, int verbose, int alone)
 {
+	const struct scanned *f = ft->f;
+	const struct tsum *t = ft->t;
 	const struct offbundle *bd;
 	char kv[32];
-	size_t j, m;
+	size_t j, m, nt = ft->nt;
 
 	if (f->l.nb == 0) {
 		if (alone)
@@ -446,6 +455,7 @@ cmd_targets(int argc, char **argv)
 	struct buf b = {0};
 	struct json js;
 	struct tsum *t;
+	struct ftargets ft;
 	size_t nt, k;
 
 	for (i = targets_opts(argc, argv, &s, &json, &verbose); i < argc; i++, nfiles++)
@@ -458,10 +468,11 @@ cmd_targets(int argc, char **argv)
 	}
 	for (k = 0; k < s.n; k++) {
 		t = summarize(&s.f[k].l, &nt);
+		ft = (struct ftargets){&s.f[k], t, nt};
 		if (json)
-			targets_json_file(&s, &js, &s.f[k], t, nt, verbose);
+			targets_json_file(&s, &js, &ft, verbose);
 		else
-			targets_text_file(&s, &s.f[k], t, nt, verbose, nfiles == 1 && s.n == 1);
+			targets_text_file(&s, &ft, verbose, nfiles == 1 && s.n == 1);
 		free(t);
 	}
 	if (json) {

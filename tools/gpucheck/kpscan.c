@@ -514,20 +514,22 @@ kpwant(const struct kplib *kp, const char *proc)
 	return out;
 }
 
-/* fetch key for target t from archive ai as kpack_get_kernel would; 0, or -1 with why */
+/* fetch key for target t from archive ai as kpack_get_kernel would; 0, or -1 with why
+   added to tried ("; " after what it holds) */
 static int
-fetch(struct scanset *s, int ai, const char *key, const char *t, char *why, size_t len)
+fetch(struct scanset *s, int ai, const char *key, const char *t, struct buf *tried)
 {
 	struct kparchive *a = &s->ar[ai];
 	const struct kpentry *e = kpack_find(&a->k, key, t);
+	const char *sep = tried->len ? "; " : "";
 	char *err = NULL;
 
 	if (!e) {
-		snprintf(why, len, "%.400s (%.95s) lacks %.400s", a->path, t, key);
+		bufprintf(tried, "%s%.400s (%.95s) lacks %.400s", sep, a->path, t, key);
 		return -1;
 	}
 	if (kpack_check(&a->k, a->m.p, a->m.n, e, &err) < 0) {
-		snprintf(why, len, "%.400s (%.95s): %.500s", a->path, t, err);
+		bufprintf(tried, "%s%.400s (%.95s): %.500s", sep, a->path, t, err);
 		free(err);
 		return -1;
 	}
@@ -537,57 +539,58 @@ fetch(struct scanset *s, int ai, const char *key, const char *t, char *why, size
 /* why no archive served: nothing listed the targets (naming the pack a device would
    carry), or what the loader found wrong */
 static enum how
-kpmiss(const struct kplib *kp, const struct kpplan *pl, const char *tried, char *why, size_t len)
+kpmiss(const struct kplib *kp, const struct kpplan *pl, const char *tried, struct buf *why)
 {
 	char t[KP_MAXTARGETS][96], *w = NULL;
 	size_t nt = kpack_targets(pl->arch[0], t, KP_MAXTARGETS);
 
 	if (tried[0]) {
-		snprintf(why, len, "%s", tried);
+		bufprintf(why, "%.2047s", tried);
 	} else if (pl->override && !pl->nar) {
-		snprintf(why, len, "ROCM_KPACK_PATH replaces the search paths and names no usable archive");
+		bufputs(why, "ROCM_KPACK_PATH replaces the search paths and names no usable archive");
 	} else {
 		w = nt && !pl->skipped ? kpwant(kp, t[nt - 1]) : NULL;
-		snprintf(why, len, "no %sarchive %s lists %s%s%s or a subset of %s features%s%s%s",
-		         pl->skipped ? "usable " : "",
-		         pl->override ? "ROCM_KPACK_PATH names" : "its kpack_search_paths reach", pl->arch[0], pl->narch > 1 ? " or " : "", pl->narch > 1 ? pl->arch[1] : "",
-		         pl->narch > 1 ? "their" : "its", w ? " (no " : "", w ? w : "", w ? ")" : "");
+		bufprintf(why, "no %sarchive %s lists %s%s%s or a subset of %s features%s%s%s",
+		          pl->skipped ? "usable " : "",
+		          pl->override ? "ROCM_KPACK_PATH names" : "its kpack_search_paths reach", pl->arch[0], pl->narch > 1 ? " or " : "", pl->narch > 1 ? pl->arch[1] : "",
+		          pl->narch > 1 ? "their" : "its", w ? " (no " : "", w ? w : "", w ? ")" : "");
 	}
 	if (pl->skipped)
-		snprintf(why + strlen(why), len - strlen(why), "; the loader skipped %s", pl->skipped);
+		bufprintf(why, "; the loader skipped %s", pl->skipped);
 	free(w);
 	return COV_NONE;
 }
 
 /* after the older loader stopped at a miss: another archive of arch's targets holding key,
-   for the reason ("; A (t) has it"), into has */
+   for the reason ("; A (t) has it"), added to why */
 static void
-hasit(const struct scanset *s, const struct kpplan *pl, const char *arch, const char *key, char *has,
-      size_t len)
+hasit(const struct scanset *s, const struct kpplan *pl, const char *arch, const char *key, struct buf *why)
 {
 	char t[KP_MAXTARGETS][96];
 	size_t i, j, nt = kpack_targets(arch, t, KP_MAXTARGETS);
 
-	*has = 0;
 	for (i = 0; i < nt; i++)
 		for (j = 0; j < pl->nar; j++)
 			if (kpack_find(&s->ar[pl->ar[j]].k, key, t[i])) {
-				snprintf(has, len, "; %.400s (%.95s) has it", s->ar[pl->ar[j]].path, t[i]);
+				bufprintf(why, "; %.400s (%.95s) has it", s->ar[pl->ar[j]].path, t[i]);
 				return;
 			}
 }
 
 enum how
 kp_cover(struct scanset *s, const struct scanned *f, const struct kpplan *pl, const struct offbundle *b,
-         char *why, size_t len)
+         struct buf *why)
 {
-	char t[KP_MAXTARGETS][96], key[PATH_MAX], miss[1024] = "", tried[2048] = "", has[600];
+	char t[KP_MAXTARGETS][96], key[PATH_MAX];
+	struct buf tried = {0};
 	size_t a, i, j, nt;
+	enum how h;
 	int picked;
 
-	*why = 0;
+	bufreset(why);
+	bufputs(why, "");
 	if (pl->disabled) {
-		snprintf(why, len, "ROCM_KPACK_DISABLE is set: the runtime loads no kpack code");
+		bufputs(why, "ROCM_KPACK_DISABLE is set: the runtime loads no kpack code");
 		return COV_NONE;
 	}
 	snprintf(key, sizeof key, "%s#%u", f->kp->ref.kernel, b->coindex);
@@ -599,23 +602,25 @@ kp_cover(struct scanset *s, const struct scanned *f, const struct kpplan *pl, co
 				if (!kpack_hasarch(&s->ar[pl->ar[j]].k, t[i]))
 					continue;
 				picked = 1;
-				if (fetch(s, pl->ar[j], key, t[i], miss, sizeof miss) == 0) {
-					snprintf(why, len, "%s (%s)", s->ar[pl->ar[j]].path, t[i]);
+				if (fetch(s, pl->ar[j], key, t[i], &tried) == 0) {
+					bufprintf(why, "%s (%s)", s->ar[pl->ar[j]].path, t[i]);
+					buffree(&tried);
 					return COV_NATIVE;
 				}
-				snprintf(tried + strlen(tried), sizeof tried - strlen(tried), "%s%s",
-				         tried[0] ? "; " : "", miss);
 			}
 		}
 		if (picked && s->kpfirst) {
-			hasit(s, pl, pl->arch[a], key, has, sizeof has);
-			snprintf(why, len, "the loader picks %s%s, but the kpack loader of rocm-kpack e348328 "
-			         "(--kpack-loader=first; TheRock issue 7081) stops at the first archive listing "
-			         "the target", tried, has);
+			bufprintf(why, "the loader picks %.2047s", tried.s ? tried.s : "");
+			hasit(s, pl, pl->arch[a], key, why);
+			bufputs(why, ", but the kpack loader of rocm-kpack e348328 (--kpack-loader=first; "
+			        "TheRock issue 7081) stops at the first archive listing the target");
+			buffree(&tried);
 			return COV_NONE;
 		}
 	}
-	return kpmiss(f->kp, pl, tried, why, len);
+	h = kpmiss(f->kp, pl, tried.s ? tried.s : "", why);
+	buffree(&tried);
+	return h;
 }
 
 int

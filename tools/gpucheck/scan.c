@@ -122,14 +122,29 @@ scanwheel(struct scanset *s, const char *path, int fd)
 	return -1;
 }
 #else
-/* the rest of the member at ae, after the len bytes already in *buf, into *buf: its
+/* a wheel being read member by member: the scan it counts errors in, its path, the
+   archive, the most a member may inflate to, and the buffer the members go through */
+struct wheelread {
+	struct scanset *s;
+	const char *path;
+	struct archive *a;
+	uint64_t max;
+	unsigned char *buf;
+	size_t cap;
+};
+
+/* the rest of the member at ae, after the len bytes already in w->buf, into w->buf: its
    length; 0 when it is over the --max-inflate cap (refused and counted: at most max + 1
    bytes are ever held, whatever its zip header says); -1 on a read error (counted) */
 static int64_t
-readmember(struct scanset *s, const char *path, struct archive *a, struct archive_entry *ae,
-           unsigned char **buf, size_t *cap, size_t len, uint64_t max)
+readmember(struct wheelread *w, struct archive_entry *ae, size_t len)
 {
-	uint64_t room;
+	struct scanset *s = w->s;
+	const char *path = w->path;
+	struct archive *a = w->a;
+	unsigned char **buf = &w->buf;
+	size_t *cap = &w->cap;
+	uint64_t room, max = w->max;
 	la_ssize_t r;
 
 	if (archive_entry_size_is_set(ae) && (uint64_t)archive_entry_size(ae) > max) {
@@ -171,9 +186,8 @@ scanwheel(struct scanset *s, const char *path, int fd)
 {
 	struct archive *a = archive_read_new();
 	struct archive_entry *ae;
-	unsigned char *buf = NULL;
-	size_t cap = 0, len, first = s->n;
-	uint64_t max = s->maxraw ? s->maxraw : OFF_MAXRAW;
+	struct wheelread w = {s, path, a, s->maxraw ? s->maxraw : OFF_MAXRAW, NULL, 0};
+	size_t len, first = s->n;
 	int64_t got;
 	la_ssize_t r;
 	int rc = 0, ar;
@@ -191,20 +205,20 @@ scanwheel(struct scanset *s, const char *path, int fd)
 			continue;
 		len = 0;
 		/* read 4 bytes first: most members are not ELF and are skipped undecompressed */
-		buf = xgrow(buf, &cap, 4, 1);
-		while (len < 4 && (r = archive_read_data(a, buf + len, 4 - len)) > 0)
+		w.buf = xgrow(w.buf, &w.cap, 4, 1);
+		while (len < 4 && (r = archive_read_data(a, w.buf + len, 4 - len)) > 0)
 			len += (size_t)r;
-		if (len < 4 || (memcmp(buf, "\177ELF", 4) != 0 && !endswith(archive_entry_pathname(ae), ".kpack")))
+		if (len < 4 || (memcmp(w.buf, "\177ELF", 4) != 0 && !endswith(archive_entry_pathname(ae), ".kpack")))
 			continue;
-		if ((got = readmember(s, path, a, ae, &buf, &cap, len, max)) <= 0) {
+		if ((got = readmember(&w, ae, len)) <= 0) {
 			rc = -1;
 			if (got < 0)
 				goto out;
 			continue;
 		}
 		name = xasprintf("%s!%s", path, archive_entry_pathname(ae));
-		if (endswith(name, ".kpack") ? kp_wheelarchive(s, name, buf, (size_t)got) < 0
-		                             : scanbytes(s, name, buf, (size_t)got, 0) < 0)
+		if (endswith(name, ".kpack") ? kp_wheelarchive(s, name, w.buf, (size_t)got) < 0
+		                             : scanbytes(s, name, w.buf, (size_t)got, 0) < 0)
 			rc = -1;
 		free(name);
 	}
@@ -215,7 +229,7 @@ scanwheel(struct scanset *s, const char *path, int fd)
 		rc = -1;
 	}
 out:
-	free(buf);
+	free(w.buf);
 	archive_read_free(a);
 	return rc;
 }
@@ -323,12 +337,21 @@ gpusecname(const unsigned char *str, uint64_t n, uint32_t nm)
 	       strcmp(name, ".hipFatBinSegment") == 0 || strcmp(name, ".rocm_kpack_ref") == 0;
 }
 
-/* PEEK_EMPTY if no section of the table at shoff (read with pread, as its name table)
-   is a GPU code section with bytes; PEEK_SCAN for one, or for anything unusual */
+/* an ELF file's section header table, as its header gives it */
+struct shtab {
+	int is64;
+	uint64_t shoff;
+	uint32_t shnum, shentsize, shstrndx;
+};
+
+/* PEEK_EMPTY if no section of the table t (read with pread, as its name table) is a GPU
+   code section with bytes; PEEK_SCAN for one, or for anything unusual */
 static int
-peeksections(int fd, uint64_t size, int is64, uint64_t shoff, uint32_t shnum, uint32_t shentsize,
-             uint32_t shstrndx)
+peeksections(int fd, uint64_t size, const struct shtab *t)
 {
+	int is64 = t->is64;
+	uint64_t shoff = t->shoff;
+	uint32_t shnum = t->shnum, shentsize = t->shentsize, shstrndx = t->shstrndx;
 	unsigned char *tab, *str = NULL, *sh;
 	uint64_t soff, ssz = 0;
 	uint32_t i;
@@ -425,7 +448,7 @@ peek(const char *path)
 	if (shentsize < (is64 ? 64u : 40u) || shoff > size || (uint64_t)shnum * shentsize > size - shoff ||
 	    (uint64_t)shnum * shentsize > PEEK_MAXTAB)
 		goto out;
-	v = peeksections(fd, size, is64, shoff, shnum, shentsize, shstrndx);
+	v = peeksections(fd, size, &(struct shtab){is64, shoff, shnum, shentsize, shstrndx});
 out:
 	close(fd);
 	return v;
