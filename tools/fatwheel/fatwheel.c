@@ -496,7 +496,6 @@ freeall(struct fw *fw)
 	free(fw->opt.include);
 	free(fw->opt.exused);
 	buffree(&fw->errors);
-	buffree(&fw->opt.sp.skipped);
 }
 
 

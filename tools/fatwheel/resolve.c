@@ -104,6 +104,7 @@ search_free(struct searchpath *s)
 	free(s->ldpaths);
 	if (s->tar)
 		rocmtar_close(s->tar);
+	buffree(&s->skipped);
 	memset(s, 0, sizeof *s);
 }
 
