@@ -457,11 +457,35 @@ zip_crc(const void *p, size_t n)
 	return (uint32_t)c;
 }
 
-int
-zip_read(const struct zipin *z, const struct zipent *e,
-         int (*fn)(void *ctx, const void *p, size_t n), void *ctx, char **err)
+/* zip_read of a stored member: its bytes through fn, then its CRC-32 */
+static int
+readstored(const struct zipent *e, const unsigned char *src,
+           int (*fn)(void *ctx, const void *p, size_t n), void *ctx, char **err)
 {
-	const unsigned char *src = z->m.p + e->dataoff;
+	uint64_t left = e->csize;
+	uLong crc = crc32(0, Z_NULL, 0);
+	size_t k;
+	int r;
+
+	while (left) {
+		k = left > (1u << 24) ? (1u << 24) : (size_t)left;
+		crc = crc32(crc, src, (uInt)k);
+		if ((r = fn(ctx, src, k)) != 0)
+			return r;
+		src += k;
+		left -= k;
+	}
+	if ((uint32_t)crc != e->crc)
+		return seterr(err, "member '%s': CRC-32 mismatch (corrupt archive)", e->name);
+	return 0;
+}
+
+/* zip_read of a deflated member: inflated through fn, its stream's end, size and CRC-32
+   checked */
+static int
+readdeflated(const struct zipent *e, const unsigned char *src,
+             int (*fn)(void *ctx, const void *p, size_t n), void *ctx, char **err)
+{
 	uint64_t left = e->csize, out = 0;
 	unsigned char *ob;
 	size_t k, got, obn = 1 << 18;
@@ -469,22 +493,6 @@ zip_read(const struct zipin *z, const struct zipent *e,
 	z_stream s;
 	int r, zr = Z_OK;
 
-	if (e->usize > zip_maxinflate)
-		return seterr(err, "member '%s' declares %llu bytes, over the cap of %llu", e->name,
-		              (unsigned long long)e->usize, (unsigned long long)zip_maxinflate);
-	if (e->method == 0) {
-		while (left) {
-			k = left > (1u << 24) ? (1u << 24) : (size_t)left;
-			crc = crc32(crc, src, (uInt)k);
-			if ((r = fn(ctx, src, k)) != 0)
-				return r;
-			src += k;
-			left -= k;
-		}
-		if ((uint32_t)crc != e->crc)
-			return seterr(err, "member '%s': CRC-32 mismatch (corrupt archive)", e->name);
-		return 0;
-	}
 	memset(&s, 0, sizeof s);
 	if (inflateInit2(&s, -15) != Z_OK)
 		return seterr(err, "zlib: cannot start inflate");
@@ -538,6 +546,18 @@ zip_read(const struct zipin *z, const struct zipent *e,
 	if ((uint32_t)crc != e->crc)
 		return seterr(err, "member '%s': CRC-32 mismatch (corrupt archive)", e->name);
 	return 0;
+}
+
+int
+zip_read(const struct zipin *z, const struct zipent *e,
+         int (*fn)(void *ctx, const void *p, size_t n), void *ctx, char **err)
+{
+	const unsigned char *src = z->m.p + e->dataoff;
+
+	if (e->usize > zip_maxinflate)
+		return seterr(err, "member '%s' declares %llu bytes, over the cap of %llu", e->name,
+		              (unsigned long long)e->usize, (unsigned long long)zip_maxinflate);
+	return e->method == 0 ? readstored(e, src, fn, ctx, err) : readdeflated(e, src, fn, ctx, err);
 }
 
 void
