@@ -196,6 +196,7 @@ static void
 cachefill(const char *cache, const struct stage *s, const struct stamp *st, const char *out,
           const char *logdir)
 {
+	struct cacheio io = {.outdir = out};
 	struct buf now = {0};
 	struct stat sb;
 	char *ent = cache_entry(cache, s->key), *err = NULL, *logpath;
@@ -210,7 +211,8 @@ cachefill(const char *cache, const struct stage *s, const struct stamp *st, cons
 		     "stage cache (run the stage again: rm %s/*)", s->name, err ? err : out, out);
 	} else {
 		logpath = xasprintf("%s/%s.log", logdir, s->name);
-		if (cache_store(cache, s, out, st->id, logpath, &err) < 0)
+		io.logpath = logpath;
+		if (cache_store(cache, s, &io, st->id, &err) < 0)
 			warn("%s: stage cache: %s", s->name, err);
 		else
 			printf("%s: stored in the stage cache\n", s->name);
@@ -236,6 +238,7 @@ struct runopt {
 static void
 upload(const struct runopt *o, const struct stage *s, const char *id, const char *logpath)
 {
+	const struct cacheio io = {.outdir = o->so.out, .logpath = logpath};
 	const char *mode = getenv("KILN_CACHE_UPLOAD");
 	char *lock, *err = NULL;
 	int lockfd, fd, r;
@@ -243,7 +246,7 @@ upload(const struct runopt *o, const struct stage *s, const char *id, const char
 
 	fflush(NULL);
 	if (mode && !strcmp(mode, "wait")) {
-		if ((r = remote_store(o->remote, s, o->so.out, id, logpath, &err)) < 0) {
+		if ((r = remote_store(o->remote, s, &io, id, &err)) < 0) {
 			warn("%s: remote stage cache: %s (not stored; the stage itself succeeded)", s->name, err);
 			free(err);
 		} else if (r == 0) {
@@ -260,7 +263,7 @@ upload(const struct runopt *o, const struct stage *s, const char *id, const char
 		warn("%s: remote stage cache: cannot start the upload: %s (not stored)", s->name,
 		     strerror(errno));
 	} else if (pid == 0) {
-		if ((r = remote_store(o->remote, s, o->so.out, id, logpath, &err)) < 0)
+		if ((r = remote_store(o->remote, s, &io, id, &err)) < 0)
 			printf("# kiln-stage %s: remote stage cache: %s (not stored)\n", s->name, err);
 		else
 			printf("# kiln-stage %s: %s in the remote stage cache\n", s->name,
@@ -455,6 +458,7 @@ sayrun(const struct runopt *o, struct stage *s, struct stamp *st, int r, char **
 static int
 restore(const struct runopt *o, struct stage *s, char **id, char **cachewhy)
 {
+	const struct cacheio io = {.outdir = o->so.out, .logdir = o->so.logdir};
 	char *err = NULL, *why;
 	int r;
 
@@ -464,7 +468,7 @@ restore(const struct runopt *o, struct stage *s, char **id, char **cachewhy)
 			fprintf(stderr, "kiln: %s: %s\n", o->name, why);
 			free(why);
 		}
-		r = cache_restore(o->cache, s->key, o->so.out, o->so.logdir, o->name, id, &err);
+		r = cache_restore(o->cache, s, &io, id, &err);
 		if (r == 1)
 			return 1;
 		if (r < 0) {
@@ -480,7 +484,7 @@ restore(const struct runopt *o, struct stage *s, char **id, char **cachewhy)
 		fprintf(stderr, "kiln: %s: %s\n", o->name, why);
 		free(why);
 	}
-	r = remote_restore(o->remote, s->key, o->name, o->so.out, o->so.logdir, id, &err);
+	r = remote_restore(o->remote, s, &io, id, &err);
 	if (r < 0 && proc_gotsig) {
 		/* the restore removed what it had fetched; nothing is built either */
 		warn("%s: interrupted during the remote restore; no stamp written", o->name);
@@ -532,13 +536,18 @@ openlog(struct runopt *o, struct stage *s, const char *cachewhy, char **logpath,
 static int
 runstage(const struct runopt *o, struct stage *s, int logfd, const char *logpath, double t0)
 {
+	struct spawnopt so = {0};
 	struct progress prog;
 	struct procres res;
 	char *note = notepath(logpath), *dur;
 	int r;
 
 	progress_start(&prog, o->name, o->so.logdir, logpath);
-	r = stage_spawn(o->cmd, logfd, s, logpath, o->so.out, note, 0, &prog, &res);
+	so.logpath = logpath;
+	so.out = o->so.out;
+	so.note = note;
+	so.prog = &prog;
+	r = stage_spawn(o->cmd, logfd, s, &so, &res);
 	progress_end(&prog, r == 0 && !proc_gotsig && res.status == 0);
 	free(note);
 	close(logfd);
@@ -626,6 +635,7 @@ static int
 build(struct run *u)
 {
 	struct runopt *o = u->o;
+	struct cacheio io = {.outdir = o->so.out};
 	char *logpath = NULL, *abs = NULL, *err = NULL;
 	int logfd, r;
 
@@ -639,7 +649,8 @@ build(struct run *u)
 	if (o->so.out)
 		checkout(o->name, o->so.out, &u->sums);
 	u->id = stageid(o, u->s);
-	if (o->cache && o->so.out && cache_store(o->cache, u->s, o->so.out, u->id, logpath, &err) < 0) {
+	io.logpath = logpath;
+	if (o->cache && o->so.out && cache_store(o->cache, u->s, &io, u->id, &err) < 0) {
 		warn("%s: stage cache: %s (the stage itself succeeded)", o->name, err);
 		free(err);
 	}
@@ -681,7 +692,7 @@ static int
 loadstage(struct runopt *o, struct stage *s)
 {
 	char *err = NULL;
-	int r = stage_load(s, o->name, o->so.key, o->so.parents, o->so.np, &err);
+	int r = stage_load(s, o->name, &o->so, &err);
 
 	free(o->so.parents);
 	if (r < 0) {

@@ -438,8 +438,9 @@ objmax(const char *sizes, size_t i, uint64_t *max)
 /* one restore from the remote stage cache: what is asked, where it goes, and what is
    wrong with the server's entry when it is a miss */
 struct rrestore {
-	const char *url, *key, *name;   /* the server, the stage's key and name */
-	const char *outdir, *logdir;    /* where its outputs and its log go */
+	const char *url;                /* the server */
+	const struct stage *s;          /* the stage: its key and name */
+	const struct cacheio *io;       /* where its outputs and its log go */
 	char *tmp, *ent;                /* the private folder entry it downloads into */
 	const char *sizes;              /* the manifest's SIZES line */
 	char *bad;                      /* why the entry is no good (a miss), or NULL */
@@ -624,9 +625,10 @@ restoreentry(struct rrestore *x, const struct buf *man, char **id, char **err)
 		goto out;
 	}
 	/* the manifest must be kiln's, for this very key and stage */
-	if (stamp_read(&st, f, &e2) != 1 || strcmp(st.key, x->key) != 0 ||
-	    strcmp(st.stage, x->name) != 0 || !st.sums || kv_load(&kv, f, &e2) < 0) {
-		x->bad = xasprintf("is not a kiln-stage manifest for %s (key %.16s)", x->name, x->key);
+	if (stamp_read(&st, f, &e2) != 1 || strcmp(st.key, x->s->key) != 0 ||
+	    strcmp(st.stage, x->s->name) != 0 || !st.sums || kv_load(&kv, f, &e2) < 0) {
+		x->bad = xasprintf("is not a kiln-stage manifest for %s (key %.16s)", x->s->name,
+		                   x->s->key);
 		r = 0;
 		goto out;
 	}
@@ -638,9 +640,9 @@ restoreentry(struct rrestore *x, const struct buf *man, char **id, char **err)
 	if (writeentry(x->ent, &st, err) < 0)
 		goto out;
 	fetchlog(x->url, x->ent, &kv);
-	os_mkdirs(x->logdir, 0777);
+	os_mkdirs(x->io->logdir, 0777);
 	/* installs only what matches the digests, once more on the copies it makes */
-	if ((r = cache_restore(x->tmp, x->key, x->outdir, x->logdir, x->name, id, &e2)) != 1) {
+	if ((r = cache_restore(x->tmp, x->s, x->io, id, &e2)) != 1) {
 		x->bad = e2 ? e2 : xstrdup("vanished while it was restored");
 		e2 = NULL;
 		r = 0;
@@ -654,11 +656,12 @@ out:
 }
 
 int
-remote_restore(const char *url, const char *key, const char *name, const char *outdir,
-               const char *logdir, char **id, char **err)
+remote_restore(const char *url, const struct stage *s, const struct cacheio *io, char **id,
+               char **err)
 {
-	struct rrestore x = {.url = url, .key = key, .name = name, .outdir = outdir, .logdir = logdir};
-	char *acurl = objurl(url, "ac", key), *e2 = NULL;
+	struct rrestore x = {.url = url, .s = s, .io = io};
+	const char *outdir = io->outdir;
+	char *acurl = objurl(url, "ac", s->key), *e2 = NULL;
 	struct buf man = {0};
 	long code;
 	int r = -1;
@@ -674,7 +677,7 @@ remote_restore(const char *url, const char *key, const char *name, const char *o
 		*err = xasprintf("%s: remote stage-cache manifest %s; ignored", acurl, x.bad);
 		goto out;
 	}
-	x.ent = privateentry(outdir, key, &x.tmp);
+	x.ent = privateentry(outdir, s->key, &x.tmp);
 	r = restoreentry(&x, &man, id, err);
 	if (r == 0) {
 		strv_add(&suspect, acurl, 0);
@@ -715,9 +718,9 @@ putsizes(struct buf *man, const char *outdir, const char *sums)
 /* the files first, by digest: every output not yet on the server, then the log (a
    courtesy: without it the manifest is still whole); *loghex its digest or NULL */
 static int
-storefiles(const char *url, const char *outdir, const char *sums, const char *logpath,
-           char **loghex, char **err)
+storefiles(const char *url, const struct cacheio *io, const char *sums, char **loghex, char **err)
 {
+	const char *outdir = io->outdir, *logpath = io->logpath;
 	const char *line, *nl;
 	char *u, *p;
 	int h;
@@ -751,9 +754,10 @@ storefiles(const char *url, const char *outdir, const char *sums, const char *lo
 }
 
 int
-remote_store(const char *url, const struct stage *s, const char *outdir, const char *id,
-             const char *logpath, char **err)
+remote_store(const char *url, const struct stage *s, const struct cacheio *io,
+             const char *id, char **err)
 {
+	const char *outdir = io->outdir;
 	struct buf sums = {0}, man = {0};
 	char *acurl = objurl(url, "ac", s->key), *loghex = NULL;
 	int r = -1, h;
@@ -762,7 +766,7 @@ remote_store(const char *url, const struct stage *s, const char *outdir, const c
 		free(acurl);
 		return h;
 	}
-	if (dir_sums(outdir, &sums, err) < 0 || storefiles(url, outdir, sums.s, logpath, &loghex, err) < 0)
+	if (dir_sums(outdir, &sums, err) < 0 || storefiles(url, io, sums.s, &loghex, err) < 0)
 		goto out;
 	/* the manifest that names them last, signed with the team's key when there is one */
 	stamp_format(&man, s, id, sums.s);

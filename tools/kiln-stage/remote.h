@@ -8,16 +8,18 @@
 int remote_isurl(const char *s);
 /* NULL if url may be used; else why not (credentials in the URL; fresh string) */
 char *remote_checkurl(const char *url);
-/* Fetch the object for key from the server at url into a private entry beside outdir and
-   restore it with cache_restore (every file checked against its digest). Returns 1
-   restored, 0 the server has no object for the key, -1 with *err saying why (server
-   down or slow, HTTP error, corrupt or truncated object); on -1 outdir is empty. */
-int remote_restore(const char *url, const char *key, const char *name, const char *outdir,
-                   const char *logdir, char **id, char **err);
-/* Upload outdir's files (content-addressed, cas/SHA256), the log and then the manifest
-   (ac/KEY) for s. Never fails the build: returns 0 stored, 1 already there, -1 with *err. */
-int remote_store(const char *url, const struct stage *s, const char *outdir, const char *id,
-                 const char *logpath, char **err);
+/* Fetch the object for s's key from the server at url into a private entry beside
+   io->outdir and restore it with cache_restore (every file checked against its digest;
+   the log into io->logdir). Returns 1 restored, 0 the server has no object for the key,
+   -1 with *err saying why (server down or slow, HTTP error, corrupt or truncated object);
+   on -1 io->outdir is empty. */
+int remote_restore(const char *url, const struct stage *s, const struct cacheio *io, char **id,
+                   char **err);
+/* Upload io->outdir's files (content-addressed, cas/SHA256), io->logpath and then the
+   manifest (ac/KEY) for s. Never fails the build: returns 0 stored, 1 already there, -1
+   with *err. */
+int remote_store(const char *url, const struct stage *s, const struct cacheio *io,
+                 const char *id, char **err);
 /* the keys of signed manifests (NULL: KILN_CACHE_TRUSTED_KEYS and KILN_CACHE_SIGN_KEY
    from the environment): with trusted keys ("NAME:BASE64 ..."), remote_restore takes
    only a manifest one of them signed, any other is a miss with one line saying why;

@@ -633,14 +633,19 @@ onereq(struct reqset *rs, const struct reqopts *o, const char *spec, const char 
 }
 
 static char *relnorm(const char *rel);
-static int readreqs(struct reqset *rs, const struct reqopts *o, const char *dir, const char *rel,
-                    int depth, char **err);
+/* a read of a tree's requirement files in progress */
+struct reqread {
+	struct reqset *rs;          /* what was read so far */
+	const struct reqopts *o;
+	const char *dir;            /* the tree */
+	int depth;                  /* how deep in -r includes the file being read is */
+};
+static int readreqs(struct reqread *q, const char *rel, char **err);
 
 /* an option line of a requirement file: -r/-c FILE are read (constraints are not
    requirements: noted), index options are never followed */
 static int
-optline(struct reqset *rs, const struct reqopts *o, const char *dir, const char *rel,
-        const char *from, char *l, int depth, char **err)
+optline(struct reqread *q, const char *rel, const char *from, char *l, char **err)
 {
 	char *arg = l + strcspn(l, " \t=");
 	char *inc, *norm;
@@ -663,7 +668,9 @@ optline(struct reqset *rs, const struct reqopts *o, const char *dir, const char 
 			return -1;
 		}
 		free(norm);
-		r = readreqs(rs, o, dir, inc, depth + 1, err);
+		q->depth++;
+		r = readreqs(q, inc, err);
+		q->depth--;
 		if (r == 0) {
 			free(inc);
 			*err = xasprintf("%s: -r %s: no such file in the tree", from, arg);
@@ -674,10 +681,10 @@ optline(struct reqset *rs, const struct reqopts *o, const char *dir, const char 
 	}
 	if (!strcmp(l, "--extra-index-url") || !strcmp(l, "--index-url") || !strcmp(l, "-i") ||
 	    !strcmp(l, "-f") || !strcmp(l, "--find-links") || !strcmp(l, "--trusted-host"))
-		skip(rs, "%s: %s %s: not followed (kiln installs only from --index-url or --wheelhouse, "
+		skip(q->rs, "%s: %s %s: not followed (kiln installs only from --index-url or --wheelhouse, "
 		     "never an extra index)", from, l, arg);
 	else
-		skip(rs, "%s: %s%s%s: option not used by kiln", from, l, *arg ? " " : "", arg);
+		skip(q->rs, "%s: %s%s%s: option not used by kiln", from, l, *arg ? " " : "", arg);
 	return 0;
 }
 
@@ -760,8 +767,7 @@ codingline(const char *rel, int ln, const char *l, char **err)
 
 /* the requirement file dir/rel (and its includes); 1 read, 0 absent, -1 with *err */
 static int
-readreqs(struct reqset *rs, const struct reqopts *o, const char *dir, const char *rel,
-         int depth, char **err)
+readreqs(struct reqread *q, const char *rel, char **err)
 {
 	struct buf b = {0};
 	char *norm = relnorm(rel), *cur, *l, *e, *from;
@@ -771,22 +777,22 @@ readreqs(struct reqset *rs, const struct reqopts *o, const char *dir, const char
 		*err = xasprintf("%s: leaves the source tree", rel);
 		return -1;
 	}
-	if (depth > 8) {
+	if (q->depth > 8) {
 		*err = xasprintf("%s: -r includes nest deeper than 8 (a loop?)", norm);
 		free(norm);
 		return -1;
 	}
 	/* each file is read once, however often it is included: time stays linear */
-	if (seenhas(rs->files, norm)) {
+	if (seenhas(q->rs->files, norm)) {
 		free(norm);
 		return 1;
 	}
-	if ((r = treefile(dir, norm, &b, err)) <= 0) {
+	if ((r = treefile(q->dir, norm, &b, err)) <= 0) {
 		free(norm);
 		buffree(&b);
 		return r;
 	}
-	seenadd(&rs->files, norm);
+	seenadd(&q->rs->files, norm);
 	/* a UTF-8 byte order mark, which pip skips (and then reads the file as UTF-8) */
 	bom = b.s && startswith(b.s, "\xef\xbb\xbf");
 	cur = bom ? b.s + 3 : b.s;
@@ -809,7 +815,7 @@ readreqs(struct reqset *rs, const struct reqopts *o, const char *dir, const char
 		if (!*l)
 			continue;
 		from = xasprintf("%s:%d", norm, ln);
-		r = *l == '-' ? optline(rs, o, dir, norm, from, l, depth, err) : onereq(rs, o, l, from, err);
+		r = *l == '-' ? optline(q, norm, from, l, err) : onereq(q->rs, q->o, l, from, err);
 		free(from);
 		if (r < 0)
 			break;
@@ -862,19 +868,20 @@ haspyreqs(const struct reqset *rs)
 int
 reqs_collect(const char *dir, const struct reqopts *o, struct reqset *rs, char **err)
 {
+	struct reqread q = {.rs = rs, .o = o, .dir = dir};
 	char *backend = NULL, *how, *e = NULL, *f;
 	int r;
 
 	memset(rs, 0, sizeof *rs);
-	if (pyprojreqs(rs, o, dir, err) < 0 || readreqs(rs, o, dir, "requirements-build.txt", 0, err) < 0)
+	if (pyprojreqs(rs, o, dir, err) < 0 || readreqs(&q, "requirements-build.txt", err) < 0)
 		return -1;
 	/* vLLM: requirements/build/FLAVOUR.txt (2026), requirements/build.txt before */
 	f = xasprintf("requirements/build/%s.txt", o->flavour && *o->flavour ? o->flavour : "cpu");
-	r = readreqs(rs, o, dir, f, 0, err);
+	r = readreqs(&q, f, err);
 	free(f);
 	if (r == 0)
-		r = readreqs(rs, o, dir, "requirements/build.txt", 0, err);
-	if (r < 0 || (o->runtime && readreqs(rs, o, dir, "requirements.txt", 0, err) < 0))
+		r = readreqs(&q, "requirements/build.txt", err);
+	if (r < 0 || (o->runtime && readreqs(&q, "requirements.txt", err) < 0))
 		return -1;
 	if (o->frontend) {
 		how = tree_backend(dir, &backend, &e);

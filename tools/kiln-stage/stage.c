@@ -170,8 +170,7 @@ stamp_format(struct buf *b, const struct stage *s, const char *id, const char *s
 }
 
 int
-stage_load(struct stage *s, const char *name, const char *keyfile, char *const *parents,
-           size_t nparents, char **err)
+stage_load(struct stage *s, const char *name, const struct stageopts *so, char **err)
 {
 	struct kvfile f;
 	struct stamp st;
@@ -184,17 +183,17 @@ stage_load(struct stage *s, const char *name, const char *keyfile, char *const *
 
 	memset(s, 0, sizeof *s);
 	s->name = xstrdup(name);
-	if (kv_load(&f, keyfile, err) < 0) {
+	if (kv_load(&f, so->key, err) < 0) {
 		kv_free(&f);
 		return -1;
 	}
 	for (i = 0; i < f.n; i++)
 		addinput(&s->in, &s->nin, &s->capin, f.v[i].key, f.v[i].value);
 	kv_free(&f);
-	for (i = 0; i < nparents; i++) {
-		r = stamp_read(&st, parents[i], err);
+	for (i = 0; i < so->np; i++) {
+		r = stamp_read(&st, so->parents[i], err);
 		if (r == 0) {
-			*err = xasprintf("%s: parent stamp missing (run its stage first)", parents[i]);
+			*err = xasprintf("%s: parent stamp missing (run its stage first)", so->parents[i]);
 			return -1;
 		}
 		if (r < 0)
@@ -537,9 +536,10 @@ putfile(const char *dir, const char *name, const void *p, size_t n, char **err)
 }
 
 int
-cache_store(const char *cachedir, const struct stage *s, const char *outdir, const char *id,
-            const char *logpath, char **err)
+cache_store(const char *cachedir, const struct stage *s, const struct cacheio *io,
+            const char *id, char **err)
 {
+	const char *outdir = io->outdir, *logpath = io->logpath;
 	char *ent = cache_entry(cachedir, s->key), *tmp, *a, *b;
 	struct strv names = {0};
 	struct buf t = {0};
@@ -742,10 +742,11 @@ checkcopies(const char *outdir, const struct strv *names, const struct strv *hex
 }
 
 int
-cache_restore(const char *cachedir, const char *key, const char *outdir, const char *logdir,
-              const char *name, char **id, char **err)
+cache_restore(const char *cachedir, const struct stage *s, const struct cacheio *io,
+              char **id, char **err)
 {
-	char *ent = cache_entry(cachedir, key), *bad = NULL;
+	const char *outdir = io->outdir;
+	char *ent = cache_entry(cachedir, s->key), *bad = NULL;
 	struct buf idb = {0};
 	struct strv names = {0}, hexes = {0};
 	struct stat sb;
@@ -769,8 +770,8 @@ cache_restore(const char *cachedir, const char *key, const char *outdir, const c
 		goto corrupt;
 	bufrtrim(&idb, "\r\n");
 	*id = bufdetach(&idb);
-	if (logdir)
-		restorelog(ent, logdir, name);
+	if (io->logdir)
+		restorelog(ent, io->logdir, s->name);
 	r = 1;
 	goto out;
 corrupt:
@@ -862,8 +863,7 @@ cache_explain(const char *cachedir, const struct stage *s)
 extern char **environ;
 
 int
-stage_spawn(char **argv, int logfd, const struct stage *s, const char *logpath,
-            const char *out, const char *note, int verify, struct progress *prog,
+stage_spawn(char **argv, int logfd, const struct stage *s, const struct spawnopt *so,
             struct procres *res)
 {
 	struct envv env = {0};
@@ -874,26 +874,26 @@ stage_spawn(char **argv, int logfd, const struct stage *s, const char *logpath,
 	env_copy(&env, environ);
 	env_set(&env, "KILN_STAGE", s->name);
 	env_set(&env, "KILN_STAGE_KEY", s->key);
-	env_set(&env, "KILN_STAGE_LOG", logpath);
+	env_set(&env, "KILN_STAGE_LOG", so->logpath);
 	env_unset(&env, "KILN_STAGE_NOTE");
-	if (note) {
-		unlink(note);
-		env_set(&env, "KILN_STAGE_NOTE", note);
+	if (so->note) {
+		unlink(so->note);
+		env_set(&env, "KILN_STAGE_NOTE", so->note);
 	}
 	env_unset(&env, "KILN_STAGE_OUT");
-	if (out)
-		env_set(&env, "KILN_STAGE_OUT", (abs = realpath(out, NULL)) ? abs : out);
+	if (so->out)
+		env_set(&env, "KILN_STAGE_OUT", (abs = realpath(so->out, NULL)) ? abs : so->out);
 	env_unset(&env, "KILN_STAGE_VERIFY");
-	if (verify)
+	if (so->verify)
 		env_set(&env, "KILN_STAGE_VERIFY", "1");
 	o.envp = env.v;
 	o.group = 1;
-	if (prog) {
+	if (so->prog) {
 		/* the inner build's .ninja_log, if it leaves one, goes there for trace.json */
-		env_set(&env, "KILN_STAGE_NINJALOG", prog->ninjalog);
+		env_set(&env, "KILN_STAGE_NINJALOG", so->prog->ninjalog);
 		o.envp = env.v;
 		o.tick = progress_tick;
-		o.arg = prog;
+		o.arg = so->prog;
 		o.tickms = 1000;
 	}
 	r = proc_tofd(argv, logfd, &o, res);

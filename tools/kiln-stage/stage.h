@@ -33,11 +33,11 @@ struct stamp {
 	char *sums;          /* "SHA256  NAME" lines of the outputs it was written for, or NULL */
 };
 
-/* Load the key file and the parents' stamps and compute the chained key. A parent
-   stamp that is missing or malformed is an error. Returns 0, or -1 with a one-line
-   message in *err (caller frees). */
-int stage_load(struct stage *s, const char *name, const char *keyfile, char *const *parents,
-               size_t nparents, char **err);
+/* Load stage name's key file (so->key) and its parents' stamps (so->parents) and compute
+   the chained key. A parent stamp that is missing or malformed is an error. Returns 0,
+   or -1 with a one-line message in *err (caller frees). */
+struct stageopts;
+int stage_load(struct stage *s, const char *name, const struct stageopts *so, char **err);
 /* release a stage */
 void stage_free(struct stage *s);
 
@@ -70,19 +70,25 @@ int stage_opt(struct stageopts *o, char *a);
 
 /* The stage-cache entry folder for a chained key: DIR/ab/abcdef... (fresh string) */
 char *cache_entry(const char *cachedir, const char *key);
-/* Store private copies (reflink or copy, never links) of outdir's regular files in a new
-   entry for s's key, with their digests (.kiln-sums), the id (.kiln-id), the stage's
-   inputs in stamp form (.kiln-inputs) and the log (.kiln-log; logpath may be NULL),
-   atomically (temp folder + rename). An existing entry is kept. 0, or -1 with *err. */
-int cache_store(const char *cachedir, const struct stage *s, const char *outdir, const char *id,
-                const char *logpath, char **err);
-/* If an entry for key exists, empty outdir and fill it with private copies of the entry's
-   files, each checked against its recorded digest; *id gets the stored identity and
-   LOGDIR/NAME.log the stored log (logdir may be NULL). An entry that is incomplete or
-   whose content does not match its digests is removed, outdir is left empty, and -1
+/* where a stage's files are, for the stage caches (a folder: cache_*, a server: remote_*) */
+struct cacheio {
+	const char *outdir;    /* its output folder */
+	const char *logpath;   /* storing: its log, or NULL */
+	const char *logdir;    /* restoring: where the stored log goes as NAME.log, or NULL */
+};
+/* Store private copies (reflink or copy, never links) of io->outdir's regular files in a
+   new entry for s's key, with their digests (.kiln-sums), the id (.kiln-id), the stage's
+   inputs in stamp form (.kiln-inputs) and io->logpath (.kiln-log), atomically (temp
+   folder + rename). An existing entry is kept. 0, or -1 with *err. */
+int cache_store(const char *cachedir, const struct stage *s, const struct cacheio *io,
+                const char *id, char **err);
+/* If an entry for s's key exists, empty io->outdir and fill it with private copies of
+   the entry's files, each checked against its recorded digest; *id gets the stored
+   identity and io->logdir/NAME.log the stored log. An entry that is incomplete or whose
+   content does not match its digests is removed, io->outdir is left empty, and -1
    returned with *err saying why. Returns 1 restored, 0 no entry, -1 with *err. */
-int cache_restore(const char *cachedir, const char *key, const char *outdir, const char *logdir,
-                  const char *name, char **id, char **err);
+int cache_restore(const char *cachedir, const struct stage *s, const struct cacheio *io,
+                  char **id, char **err);
 /* One line on the cache lookup for s: the entry's path when it exists, else which
    stored entry of the same stage is nearest and how its inputs differ (fresh string). */
 char *cache_explain(const char *cachedir, const struct stage *s);
@@ -105,17 +111,22 @@ int dir_empty(const char *dir, char **err);
 /* number of regular files in dir (0 if it does not exist) */
 int dir_count(const char *dir);
 
+/* how stage_spawn runs a stage's command: what its environment says */
+struct progress;
+struct spawnopt {
+	const char *logpath;     /* its log: KILN_STAGE_LOG */
+	const char *out;         /* KILN_STAGE_OUT (made absolute); none when NULL */
+	const char *note;        /* KILN_STAGE_NOTE (removed first); none when NULL */
+	int verify;              /* KILN_STAGE_VERIFY=1; none when 0 */
+	struct progress *prog;   /* its output feeds progress_tick as it comes, and
+	                            KILN_STAGE_NINJALOG names where the step may leave its
+	                            inner build's .ninja_log; NULL: neither */
+};
 /* Run argv as the stage's command (lib/proc's proc_tofd: its own process group, to which
    the signals proc_forward catches go; stdin /dev/null, stdout and stderr into logfd),
-   with KILN_STAGE, KILN_STAGE_KEY, KILN_STAGE_LOG, KILN_STAGE_OUT (out, made absolute;
-   none when NULL), KILN_STAGE_NOTE (note, removed first; none when NULL) and
-   KILN_STAGE_VERIFY=1 (none unless verify) in its environment. With prog, its output
-   feeds progress_tick as it comes, and KILN_STAGE_NINJALOG names where the step may
-   leave its inner build's .ninja_log. Returns 0 with how it ended in res, or -1 with
-   errno set if no child could be made. */
-struct progress;
-int stage_spawn(char **argv, int logfd, const struct stage *s, const char *logpath,
-                const char *out, const char *note, int verify, struct progress *prog,
+   with KILN_STAGE, KILN_STAGE_KEY and what o says in its environment. Returns 0 with how
+   it ended in res, or -1 with errno set if no child could be made. */
+int stage_spawn(char **argv, int logfd, const struct stage *s, const struct spawnopt *o,
                 struct procres *res);
 
 #endif

@@ -155,12 +155,10 @@ struct walk {
 
 /* put link e's target in place of the part just looked up; -1 with *why on a loop */
 static int
-follow(const struct tartree *t, struct walk *w, const struct ttnode *e, const char *p,
-       const char *name, char **why)
+follow(struct walk *w, const struct ttnode *e, const char *p, const char *name, char **why)
 {
 	char *r;
 
-	(void)t;
 	if (++w->hops > MAXHOPS) {
 		*why = xasprintf("member '%s' is a link that follows too many levels of links "
 		                 "(a loop through '%s'; refused)", name, e->name);
@@ -220,7 +218,7 @@ tt_resolve(struct tartree *t, const char *name, char **res, char **why)
 		}
 		if (k == TT_LINK) {
 			e = exact(t, w.cur.s);
-			if (follow(t, &w, e, p, name, why) < 0)
+			if (follow(&w, e, p, name, why) < 0)
 				goto out;
 			p = w.rest;
 		}

@@ -87,7 +87,7 @@ load(const struct vopts *o, struct stage *s, struct stamp *st)
 	char *err = NULL;
 	int r;
 
-	if (stage_load(s, o->name, o->so.key, o->so.parents, o->so.np, &err) < 0)
+	if (stage_load(s, o->name, &o->so, &err) < 0)
 		dien(EXIT_USAGE, "%s: %s", o->name, err);
 	if ((r = stamp_read(st, o->so.stamp, &err)) < 0)
 		dien(EXIT_USAGE, "%s", err);
@@ -266,7 +266,9 @@ rebuild(const struct vopts *o, const struct stage *s, const char *scratch)
 		dien(EXIT_USAGE, "%s", err);
 	abs = realpath(scratch, NULL);
 	fprintf(stderr, "kiln: %s: rebuilding into %s to compare with %s\n", o->name, scratch, o->so.out);
-	r = stage_spawn(o->cmd, fd, s, logpath, abs ? abs : scratch, NULL, 1, NULL, &res);
+	r = stage_spawn(o->cmd, fd, s,
+	                &(struct spawnopt){.logpath = logpath, .out = abs ? abs : scratch, .verify = 1},
+	                &res);
 	close(fd);
 	/* freed before any exit here: LeakSanitizer counts what no live frame still holds */
 	free(abs);
