@@ -301,12 +301,61 @@ strat(const unsigned char *tab, uint64_t size, uint64_t off)
 #undef FAIL
 #define FAIL(...) do { seterr(err, __VA_ARGS__); elf_dynfree(d); return -1; } while (0)
 
+/* the version needs of .gnu.version_r (section vr) into d; 0, or -1 with *err (d freed) */
+static int
+verneeds(const struct elf *e, const struct elfsec *vr, struct elfdyn *d, char **err)
+{
+	const unsigned char *vp;
+	const char *s;
+	size_t vcap = 0;
+	const struct elfsec *vs = &e->sec[vr->link];
+	const unsigned char *vsp = elf_secdata(e, vs);
+	uint64_t off = 0, aoff;
+	uint32_t cnt, acnt, j, guard = 0;
+
+	vp = elf_secdata(e, vr);
+	if (!vp || !vsp)
+		FAIL(".gnu.version_r (offset %llu) is past the end of the file",
+		     (unsigned long long)vr->off);
+	for (cnt = 0; cnt < 4096; cnt++) {
+		const char *file;
+
+		if (off + 16 > vr->size)
+			FAIL(".gnu.version_r entry at offset %llu is past its section",
+			     (unsigned long long)(vr->off + off));
+		acnt = rd16(vp + off + 2);
+		file = strat(vsp, vs->size, rd32(vp + off + 4));
+		aoff = off + rd32(vp + off + 8);
+		for (j = 0; j < acnt; j++) {
+			if (aoff + 16 > vr->size || ++guard > 65536)
+				FAIL(".gnu.version_r aux entry at offset %llu is past its section",
+				     (unsigned long long)(vr->off + aoff));
+			s = strat(vsp, vs->size, rd32(vp + aoff + 8));
+			if (s) {
+				d->verneed = xgrow(d->verneed, &vcap, d->nverneed + 1,
+				                   sizeof *d->verneed);
+				d->verneedfile = xrealloc(d->verneedfile,
+				                          vcap * sizeof *d->verneedfile);
+				d->verneed[d->nverneed] = s;
+				d->verneedfile[d->nverneed++] = file ? file : "";
+			}
+			if (!rd32(vp + aoff + 12))
+				break;
+			aoff += rd32(vp + aoff + 12);
+		}
+		if (!rd32(vp + off + 12))
+			break;
+		off += rd32(vp + off + 12);
+	}
+	return 0;
+}
+
 int
 elf_dynamic(const struct elf *e, struct elfdyn *d, char **err)
 {
 	const struct elfsec *dyn = NULL, *str, *vr;
-	const unsigned char *dp, *sp, *vp;
-	size_t i, ent = e->is64 ? 16 : 8, cap = 0, vcap = 0;
+	const unsigned char *dp, *sp;
+	size_t i, ent = e->is64 ? 16 : 8, cap = 0;
 	uint64_t tag, val;
 	const char *s;
 
@@ -349,47 +398,8 @@ elf_dynamic(const struct elf *e, struct elfdyn *d, char **err)
 		}
 	}
 	vr = elf_section(e, ".gnu.version_r");
-	if (vr && vr->link < e->nsec) {
-		const struct elfsec *vs = &e->sec[vr->link];
-		const unsigned char *vsp = elf_secdata(e, vs);
-		uint64_t off = 0, aoff;
-		uint32_t cnt, acnt, j, guard = 0;
-
-		vp = elf_secdata(e, vr);
-		if (!vp || !vsp)
-			FAIL(".gnu.version_r (offset %llu) is past the end of the file",
-			     (unsigned long long)vr->off);
-		for (cnt = 0; cnt < 4096; cnt++) {
-			const char *file;
-
-			if (off + 16 > vr->size)
-				FAIL(".gnu.version_r entry at offset %llu is past its section",
-				     (unsigned long long)(vr->off + off));
-			acnt = rd16(vp + off + 2);
-			file = strat(vsp, vs->size, rd32(vp + off + 4));
-			aoff = off + rd32(vp + off + 8);
-			for (j = 0; j < acnt; j++) {
-				if (aoff + 16 > vr->size || ++guard > 65536)
-					FAIL(".gnu.version_r aux entry at offset %llu is past its section",
-					     (unsigned long long)(vr->off + aoff));
-				s = strat(vsp, vs->size, rd32(vp + aoff + 8));
-				if (s) {
-					d->verneed = xgrow(d->verneed, &vcap, d->nverneed + 1,
-					                   sizeof *d->verneed);
-					d->verneedfile = xrealloc(d->verneedfile,
-					                          vcap * sizeof *d->verneedfile);
-					d->verneed[d->nverneed] = s;
-					d->verneedfile[d->nverneed++] = file ? file : "";
-				}
-				if (!rd32(vp + aoff + 12))
-					break;
-				aoff += rd32(vp + aoff + 12);
-			}
-			if (!rd32(vp + off + 12))
-				break;
-			off += rd32(vp + off + 12);
-		}
-	}
+	if (vr && vr->link < e->nsec)
+		return verneeds(e, vr, d, err);
 	return 0;
 }
 
