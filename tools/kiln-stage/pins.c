@@ -127,6 +127,32 @@ pins_load(struct pins *p, const char *path, char **err)
 	return 0;
 }
 
+/* --pin rocm=URL[#sha256=HEX] (arg, the URL and digest r): the SDK tarball, its sha from
+   the pin file or from here; 0, or -1 with *err */
+static int
+pinsdk(struct pins *p, const struct component *c, const char *arg, const char *r, char **err)
+{
+	const char *h = strstr(r, "#sha256="), *s;
+	char *u = h ? xstrndup(r, (size_t)(h - r)) : xstrdup(r);
+
+	if (h && pinkey_check(KT_SHA256, h + 8)) {
+		*err = xasprintf("--pin %s: the #sha256= part is not a sha256", arg);
+		free(u);
+		return -1;
+	}
+	if ((s = pinkey_check(KT_URL, u))) {
+		*err = xasprintf("--pin %s=...: the URL %s", c->name, s);
+		free(u);
+		return -1;
+	}
+	setv(p, c, "URL", u);
+	setv(p, c, "KIND", "sdk");
+	if (h)
+		setv(p, c, "SHA256", h + 8);
+	free(u);
+	return 0;
+}
+
 int
 pins_override(struct pins *p, const char *arg, char **err)
 {
@@ -163,24 +189,7 @@ pins_override(struct pins *p, const char *arg, char **err)
 		setv(p, c, "KIND", "wheel");
 		setv(p, c, "WHEEL", r + 6);
 	} else if (!strcmp(c->kind, "sdk")) {
-		/* --pin rocm=URL[#sha256=HEX]: the tarball (its sha from the pin file, or here) */
-		const char *h = strstr(r, "#sha256=");
-		char *u = h ? xstrndup(r, (size_t)(h - r)) : xstrdup(r);
-		if (h && pinkey_check(KT_SHA256, h + 8)) {
-			*err = xasprintf("--pin %s: the #sha256= part is not a sha256", arg);
-			free(u);
-			return -1;
-		}
-		if ((s = pinkey_check(KT_URL, u))) {
-			*err = xasprintf("--pin %s=...: the URL %s", c->name, s);
-			free(u);
-			return -1;
-		}
-		setv(p, c, "URL", u);
-		setv(p, c, "KIND", "sdk");
-		if (h)
-			setv(p, c, "SHA256", h + 8);
-		free(u);
+		return pinsdk(p, c, arg, r, err);
 	} else {
 		if ((s = pinkey_check(KT_TEXT, r))) {
 			*err = xasprintf("--pin %s: the ref %s", arg, s);

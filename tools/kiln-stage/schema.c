@@ -253,11 +253,65 @@ urlcreds(const char *v)
 	return memchr(h, '@', (size_t)(end - h)) != NULL;
 }
 
-const char *
-pinkey_check(enum keytype type, const char *v)
+/* KT_COMPS: components kiln knows, separated by spaces or commas; NULL, or why not */
+static const char *
+comps_check(const char *v)
 {
 	const char *p, *e;
 	char w[64];
+	size_t n;
+
+	for (p = v; *p; p = e) {
+		p += strspn(p, " ,");
+		e = p + strcspn(p, " ,");
+		n = (size_t)(e - p);
+		if (n == 0)
+			break;
+		if (n >= sizeof w)
+			return "not a component name";
+		memcpy(w, p, n);
+		w[n] = 0;
+		if (!comp_find(w))
+			return "names a component kiln does not know";
+	}
+	return NULL;
+}
+
+/* KT_ENV: NAME=VALUE words; NULL, or why not */
+static const char *
+env_check(const char *v)
+{
+	const char *p, *e;
+	size_t n;
+
+	for (p = v; *p; p = e) {
+		p += strspn(p, " \t");
+		e = p + strcspn(p, " \t");
+		if (p == e)
+			break;
+		n = strcspn(p, "=");
+		if (p + n >= e || !isident(p, n))
+			return "is not a list of NAME=VALUE words";
+	}
+	return NULL;
+}
+
+/* KT_IMAGEID: an image ID or digest (sha256:64 hex, or 12 to 64 hex) or ""; NULL, or why
+   not */
+static const char *
+imageid_check(const char *v)
+{
+	const char *p = startswith(v, "sha256:") ? v + 7 : v;
+	size_t n = strlen(p);
+
+	if (!*v || (n >= 12 && n <= 64 && strspn(p, "0123456789abcdef") == n && (p == v || n == 64)))
+		return NULL;
+	return "is not an image ID or digest (sha256:64 hex digits, or 12 to 64 hex digits)";
+}
+
+const char *
+pinkey_check(enum keytype type, const char *v)
+{
 	size_t n;
 
 	switch (type) {
@@ -277,20 +331,7 @@ pinkey_check(enum keytype type, const char *v)
 	case KT_IMPORT:
 		return !*v || isimport(v) ? NULL : "not a Python module name (a dotted identifier)";
 	case KT_COMPS:
-		for (p = v; *p; p = e) {
-			p += strspn(p, " ,");
-			e = p + strcspn(p, " ,");
-			n = (size_t)(e - p);
-			if (n == 0)
-				break;
-			if (n >= sizeof w)
-				return "not a component name";
-			memcpy(w, p, n);
-			w[n] = 0;
-			if (!comp_find(w))
-				return "names a component kiln does not know";
-		}
-		return NULL;
+		return comps_check(v);
 	case KT_COMMIT:
 		n = strlen(v);
 		if (n == 0)
@@ -311,24 +352,11 @@ pinkey_check(enum keytype type, const char *v)
 	case KT_CMAKEARGS:
 		return cmakeargs_check(v);
 	case KT_ENV:
-		for (p = v; *p; p = e) {
-			p += strspn(p, " \t");
-			e = p + strcspn(p, " \t");
-			if (p == e)
-				break;
-			n = strcspn(p, "=");
-			if (p + n >= e || !isident(p, n))
-				return "is not a list of NAME=VALUE words";
-		}
-		return NULL;
+		return env_check(v);
 	case KT_YESNO:
 		return !*v || !strcmp(v, "yes") || !strcmp(v, "no") ? NULL : "use yes or no";
 	case KT_IMAGEID:
-		p = startswith(v, "sha256:") ? v + 7 : v;
-		n = strlen(p);
-		if (!*v || (n >= 12 && n <= 64 && strspn(p, "0123456789abcdef") == n && (p == v || n == 64)))
-			return NULL;
-		return "is not an image ID or digest (sha256:64 hex digits, or 12 to 64 hex digits)";
+		return imageid_check(v);
 	}
 	return NULL;
 }

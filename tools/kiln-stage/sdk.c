@@ -420,6 +420,76 @@ fetchlock(const char *lock, const char *url, const char *got, const char *part)
 	dien(r < 0 ? EXIT_USAGE : EXIT_PROBLEM, "%s", err);
 }
 
+/* what kiln-stage fetch is asked besides the download itself */
+struct fetchopt {
+	const char *sha;    /* --sha256 */
+	const char *out;    /* -o FILE */
+	const char *lock;   /* --lock */
+};
+
+/* kiln-stage fetch's arguments into d and f; bad ones are usage */
+static void
+fetchargs(int argc, char **argv, struct dl *d, struct fetchopt *f)
+{
+	const char *v;
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+			sdkusage(NULL);
+		else if ((v = opt_val(argc, argv, &i, "--sha256", sdkusage)))
+			f->sha = v;
+		else if ((v = opt_val(argc, argv, &i, "--lock", sdkusage)))
+			f->lock = v;
+		else if ((v = opt_val(argc, argv, &i, "-o", sdkusage)) ||
+		         (v = opt_val(argc, argv, &i, "--out", sdkusage)))
+			f->out = v;
+		else if ((v = opt_val(argc, argv, &i, "--max-size", sdkusage))) {
+			d->max = posnum("--max-size", v);
+			d->maxset = 1;
+		} else if ((v = opt_val(argc, argv, &i, "--max-time", sdkusage)))
+			d->maxtime = (long)(posnum("--max-time", v) > 31536000 ? 31536000 : posnum("--max-time", v));
+		else if (argv[i][0] == '-')
+			sdkusage(xasprintf("fetch: unknown option '%s'", argv[i]));
+		else if (!d->url)
+			d->url = argv[i];
+		else
+			sdkusage(xasprintf("fetch: unexpected argument '%s'", argv[i]));
+	}
+	if (!d->url || (!f->sha && !f->lock) || !f->out)
+		sdkusage("fetch: give URL, --sha256=HEX (or --lock=LOCK) and -o FILE");
+	if (f->sha && !ishex64(f->sha))
+		dien(EXIT_USAGE, "%s: --sha256=%s is not a sha256 (64 lowercase hex digits)", d->url, f->sha);
+}
+
+/* d's URL into part (out's folder made first): copied from a local file, or downloaded */
+static void
+fetchinto(struct dl *d, const char *out, const char *part)
+{
+	char *local, *err = NULL;
+	int lfd = -1;
+
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0 || !(d->curl = curl_easy_init()))
+		dien(EXIT_PROBLEM, "%s: cannot start libcurl", d->url);
+	if ((local = filepath(d->curl, d->url)))
+		lfd = openlocal(local);
+	if (os_mkparents(out, 0755) < 0)
+		dien(EXIT_PROBLEM, "%s: cannot create its folder:", out);
+	if ((d->fd = os_createreg(part, 0, 0644, &err)) < 0)
+		dien(errno == ENXIO || errno == EINVAL || errno == ELOOP ? EXIT_USAGE : EXIT_PROBLEM, "%s", err);
+	d->term = isatty(2);
+	d->deadline = time(NULL) + d->maxtime;
+	if (local)
+		copylocal(d, lfd, local, part);
+	else
+		download(d, part);
+	free(local);
+	curl_easy_cleanup(d->curl);
+	curl_global_cleanup();
+	if (close(d->fd) < 0)
+		dien(EXIT_PROBLEM, "%s:", part);
+}
+
 /* the part's sha256 against the pin, then renamed to out */
 static void
 settle(const char *url, const char *part, const char *out, const char *sha, const char *lock)
@@ -447,71 +517,27 @@ settle(const char *url, const char *part, const char *out, const char *sha, cons
 int
 fetch_main(int argc, char **argv)
 {
-	const char *sha = NULL, *out = NULL, *lock = NULL, *v;
-	char *part, *local, *err = NULL, locked[65];
+	struct fetchopt f = {0};
 	struct dl d = {0};
-	int i, lfd = -1;
+	char *part, locked[65];
 
 	d.max = FETCH_MAXSIZE;
 	d.maxtime = FETCH_MAXTIME;
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
-			sdkusage(NULL);
-		else if ((v = opt_val(argc, argv, &i, "--sha256", sdkusage)))
-			sha = v;
-		else if ((v = opt_val(argc, argv, &i, "--lock", sdkusage)))
-			lock = v;
-		else if ((v = opt_val(argc, argv, &i, "-o", sdkusage)) ||
-		         (v = opt_val(argc, argv, &i, "--out", sdkusage)))
-			out = v;
-		else if ((v = opt_val(argc, argv, &i, "--max-size", sdkusage))) {
-			d.max = posnum("--max-size", v);
-			d.maxset = 1;
-		} else if ((v = opt_val(argc, argv, &i, "--max-time", sdkusage)))
-			d.maxtime = (long)(posnum("--max-time", v) > 31536000 ? 31536000 : posnum("--max-time", v));
-		else if (argv[i][0] == '-')
-			sdkusage(xasprintf("fetch: unknown option '%s'", argv[i]));
-		else if (!d.url)
-			d.url = argv[i];
-		else
-			sdkusage(xasprintf("fetch: unexpected argument '%s'", argv[i]));
-	}
-	if (!d.url || (!sha && !lock) || !out)
-		sdkusage("fetch: give URL, --sha256=HEX (or --lock=LOCK) and -o FILE");
-	if (sha && !ishex64(sha))
-		dien(EXIT_USAGE, "%s: --sha256=%s is not a sha256 (64 lowercase hex digits)", d.url, sha);
+	fetchargs(argc, argv, &d, &f);
 	checkfetchurl(d.url);
 	/* --lock alone: the digest locked by an earlier fetch, if any (trust on first use) */
-	if (!sha)
-		sha = fetchlocked(lock, d.url, locked);
-	part = xasprintf("%s.part", out);
-	checkout(out);
+	if (!f.sha)
+		f.sha = fetchlocked(f.lock, d.url, locked);
+	part = xasprintf("%s.part", f.out);
+	checkout(f.out);
 	checkout(part);
 	/* already here and whole: nothing to do */
-	if (sha && hasdigest(out, sha)) {
+	if (f.sha && hasdigest(f.out, f.sha)) {
 		free(part);
 		return EXIT_OK;
 	}
-	if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0 || !(d.curl = curl_easy_init()))
-		dien(EXIT_PROBLEM, "%s: cannot start libcurl", d.url);
-	if ((local = filepath(d.curl, d.url)))
-		lfd = openlocal(local);
-	if (os_mkparents(out, 0755) < 0)
-		dien(EXIT_PROBLEM, "%s: cannot create its folder:", out);
-	if ((d.fd = os_createreg(part, 0, 0644, &err)) < 0)
-		dien(errno == ENXIO || errno == EINVAL || errno == ELOOP ? EXIT_USAGE : EXIT_PROBLEM, "%s", err);
-	d.term = isatty(2);
-	d.deadline = time(NULL) + d.maxtime;
-	if (local)
-		copylocal(&d, lfd, local, part);
-	else
-		download(&d, part);
-	free(local);
-	curl_easy_cleanup(d.curl);
-	curl_global_cleanup();
-	if (close(d.fd) < 0)
-		dien(EXIT_PROBLEM, "%s:", part);
-	settle(d.url, part, out, sha, lock);
+	fetchinto(&d, f.out, part);
+	settle(d.url, part, f.out, f.sha, f.lock);
 	free(part);
 	return EXIT_OK;
 }
@@ -913,28 +939,32 @@ finish(const char *into)
 	free(t);
 }
 
-int
-unpack_main(int argc, char **argv)
+/* what kiln-stage unpack is asked besides the tarball (tarname) */
+struct unpackopt {
+	const char *into;     /* --into */
+	const char *sha;      /* --sha256, or NULL */
+	const char *layout;   /* --layout (rocm), or NULL */
+};
+
+/* kiln-stage unpack's arguments into tarname, u and uo; bad ones are usage */
+static void
+unpackargs(int argc, char **argv, struct unpack *u, struct unpackopt *uo)
 {
-	const char *into = NULL, *sha = NULL, *layout = NULL, *v;
-	struct unpack u = {0};
-	struct stat st;
-	unsigned char dg[32];
-	char *got;
-	int i, lockfd;
+	const char *v;
+	int i;
 
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
 			sdkusage(NULL);
 		else if ((v = opt_val(argc, argv, &i, "--into", sdkusage)))
-			into = v;
+			uo->into = v;
 		else if ((v = opt_val(argc, argv, &i, "--sha256", sdkusage)))
-			sha = v;
+			uo->sha = v;
 		else if ((v = opt_val(argc, argv, &i, "--layout", sdkusage)))
-			layout = v;
+			uo->layout = v;
 		else if ((v = opt_val(argc, argv, &i, "--max-size", sdkusage))) {
-			u.cap = parsecap(v);
-			u.capset = 1;
+			u->cap = parsecap(v);
+			u->capset = 1;
 		} else if (argv[i][0] == '-' && argv[i][1])
 			sdkusage(xasprintf("unpack: unknown option '%s'", argv[i]));
 		else if (!tarname)
@@ -942,46 +972,68 @@ unpack_main(int argc, char **argv)
 		else
 			sdkusage(xasprintf("unpack: unexpected argument '%s'", argv[i]));
 	}
-	if (!tarname || !into)
+	if (!tarname || !uo->into)
 		sdkusage("unpack: give TARBALL and --into=DIR");
-	if (sha && !ishex64(sha))
-		dien(EXIT_USAGE, "%s: --sha256=%s is not a sha256 (64 lowercase hex digits)", tarname, sha);
-	if (layout && strcmp(layout, "rocm"))
-		sdkusage(xasprintf("unpack: unknown --layout '%s' (rocm)", layout));
+	if (uo->sha && !ishex64(uo->sha))
+		dien(EXIT_USAGE, "%s: --sha256=%s is not a sha256 (64 lowercase hex digits)", tarname, uo->sha);
+	if (uo->layout && strcmp(uo->layout, "rocm"))
+		sdkusage(xasprintf("unpack: unknown --layout '%s' (rocm)", uo->layout));
+}
+
+/* the tarball unpacked into a new DIR.tmp-* folder, its sha256 checked against uo->sha,
+   its links made and the layout checked, then renamed to uo->into (finish) */
+static void
+unpackrun(struct unpack *u, const struct unpackopt *uo)
+{
+	unsigned char dg[32];
+	char *got;
+
+	sha256_init(&u->s.h);
+	u->s.read = 0;
+	tmpdir = xasprintf("%s.tmp-XXXXXX", uo->into);
+	if (!mkdtemp(tmpdir))
+		dien(EXIT_PROBLEM, "%s:", tmpdir);
+	chmod(tmpdir, 0755);
+	unpackall(u);
+	close(u->s.fd);
+	sha256_final(&u->s.h, dg);
+	got = hexof(dg);
+	if (uo->sha && strcmp(got, uo->sha))
+		bad("sha256 is %s, but the pin says %s", got, uo->sha);
+	free(got);
+	makelinks(u);
+	tt_free(&u->tree);
+	if (uo->layout)
+		checklayout();
+	finish(uo->into);
+}
+
+int
+unpack_main(int argc, char **argv)
+{
+	struct unpackopt uo = {0};
+	struct unpack u = {0};
+	struct stat st;
+	int lockfd;
+
+	unpackargs(argc, argv, &u, &uo);
 	/* the folder appears whole or not at all: if it is there, it is done */
-	if (intodone(into))
+	if (intodone(uo.into))
 		return EXIT_OK;
 	u.s.fd = opentar(&st);
 	if (!u.capset)
 		u.cap = (uint64_t)st.st_size > CAPFLOOR / CAPTIMES ? (uint64_t)st.st_size * CAPTIMES
 		                                                     : CAPFLOOR;
-	if (os_mkparents(into, 0755) < 0)
-		dien(EXIT_PROBLEM, "%s: cannot create its folder:", into);
+	if (os_mkparents(uo.into, 0755) < 0)
+		dien(EXIT_PROBLEM, "%s: cannot create its folder:", uo.into);
 	/* one unpack into the parent folder at a time; under the lock, a DIR.tmp-* folder
 	   is what a killed unpack left, and goes */
-	if ((lockfd = lockparent(into)) < 0)
-		dien(EXIT_PROBLEM, "%s: cannot lock its folder:", into);
-	if (intodone(into))
+	if ((lockfd = lockparent(uo.into)) < 0)
+		dien(EXIT_PROBLEM, "%s: cannot lock its folder:", uo.into);
+	if (intodone(uo.into))
 		return EXIT_OK;  /* another run finished it meanwhile */
-	dropstale(into);
-	sha256_init(&u.s.h);
-	u.s.read = 0;
-	tmpdir = xasprintf("%s.tmp-XXXXXX", into);
-	if (!mkdtemp(tmpdir))
-		dien(EXIT_PROBLEM, "%s:", tmpdir);
-	chmod(tmpdir, 0755);
-	unpackall(&u);
-	close(u.s.fd);
-	sha256_final(&u.s.h, dg);
-	got = hexof(dg);
-	if (sha && strcmp(got, sha))
-		bad("sha256 is %s, but the pin says %s", got, sha);
-	free(got);
-	makelinks(&u);
-	tt_free(&u.tree);
-	if (layout)
-		checklayout();
-	finish(into);
+	dropstale(uo.into);
+	unpackrun(&u, &uo);
 	close(lockfd);
 	return EXIT_OK;
 }

@@ -535,45 +535,41 @@ putfile(const char *dir, const char *name, const void *p, size_t n, char **err)
 	return r;
 }
 
-int
-cache_store(const char *cachedir, const struct stage *s, const struct cacheio *io,
-            const char *id, char **err)
+/* copies of outdir's regular files in the new folder tmp; 0, or -1 with *err */
+static int
+copyin(const char *outdir, const char *tmp, char **err)
 {
-	const char *outdir = io->outdir, *logpath = io->logpath;
-	char *ent = cache_entry(cachedir, s->key), *tmp, *a, *b;
 	struct strv names = {0};
-	struct buf t = {0};
-	struct stat sb;
+	char *a, *b;
 	size_t i;
-	int r = -1;
+	int r = 0;
 
-	if (stat(ent, &sb) == 0) {
-		free(ent);
-		return 0;
-	}
-	tmp = xasprintf("%s.tmp.%ld", ent, (long)getpid());
-	rmflat(tmp);
-	if (os_mkdirs(tmp, 0777) < 0) {
-		*err = xasprintf("%s: cannot create: %s", tmp, strerror(errno));
-		goto out;
-	}
 	if (dir_files(outdir, &names) < 0) {
 		*err = xasprintf("%s: %s", outdir, strerror(errno));
-		goto out;
+		r = -1;
 	}
-	for (i = 0; i < names.n; i++) {
+	for (i = 0; i < names.n && r == 0; i++) {
 		a = xasprintf("%s/%s", outdir, names.v[i]);
 		b = xasprintf("%s/%s", tmp, names.v[i]);
-		r = copyfile(a, b);
-		if (r < 0)
+		if ((r = copyfile(a, b)) < 0)
 			*err = xasprintf("%s: cannot copy to %s: %s", a, tmp, strerror(errno));
 		free(a);
 		free(b);
-		if (r < 0)
-			goto out;
 	}
-	r = -1;
-	/* the digests of what the entry holds, taken from the copies themselves */
+	strv_free(&names);
+	return r;
+}
+
+/* the entry's records beside the copies in tmp: their digests (.kiln-sums, taken from the
+   copies themselves), the id (.kiln-id), s's inputs (.kiln-inputs) and the log
+   (.kiln-log, when logpath names one); 0, or -1 with *err */
+static int
+records(const char *tmp, const struct stage *s, const char *id, const char *logpath, char **err)
+{
+	struct buf t = {0};
+	char *a;
+	int r = -1;
+
 	if (dir_sums(tmp, &t, err) < 0 || putfile(tmp, ".kiln-sums", t.s ? t.s : "", t.len, err) < 0)
 		goto out;
 	bufreset(&t);
@@ -593,6 +589,32 @@ cache_store(const char *cachedir, const struct stage *s, const struct cacheio *i
 		}
 		free(a);
 	}
+	r = 0;
+out:
+	buffree(&t);
+	return r;
+}
+
+int
+cache_store(const char *cachedir, const struct stage *s, const struct cacheio *io,
+            const char *id, char **err)
+{
+	char *ent = cache_entry(cachedir, s->key), *tmp, *a;
+	struct stat sb;
+	int r = -1;
+
+	if (stat(ent, &sb) == 0) {
+		free(ent);
+		return 0;
+	}
+	tmp = xasprintf("%s.tmp.%ld", ent, (long)getpid());
+	rmflat(tmp);
+	if (os_mkdirs(tmp, 0777) < 0) {
+		*err = xasprintf("%s: cannot create: %s", tmp, strerror(errno));
+		goto out;
+	}
+	if (copyin(io->outdir, tmp, err) < 0 || records(tmp, s, id, io->logpath, err) < 0)
+		goto out;
 	a = xasprintf("%s/%.2s", cachedir, s->key);
 	os_mkdirs(a, 0777);
 	free(a);
@@ -605,8 +627,6 @@ out:
 	rmflat(tmp);
 	free(tmp);
 	free(ent);
-	strv_free(&names);
-	buffree(&t);
 	return r;
 }
 
