@@ -110,9 +110,18 @@ void checkmod(struct state *st, const char *mod);
 void check_ldpath(struct state *st, const char *mod, struct copy *c, size_t nc, size_t nreg);
 
 /* report.c: findings and how they are printed */
-/* record one finding; text and fix become owned by it; p1, p2 may be NULL */
-void addfinding(struct state *st, int level, const char *kind, const char *module, char *text,
-                char *fix, const char *p1, const char *p2);
+/* a finding as a check reports it: its level, kind and module (may be NULL), its text and
+   fix (fresh strings), the paths it names (p1, p2 may be NULL) */
+struct newfinding {
+	int level;
+	const char *kind;
+	const char *module;
+	char *text;
+	char *fix;
+	const char *p1, *p2;
+};
+/* record one finding; its text and fix become owned by it */
+void addfinding(struct state *st, const struct newfinding *nf);
 /* print the findings: lines (notes only with -v) or one JSON object */
 void report(struct state *st);
 

@@ -378,7 +378,8 @@ metain(struct state *st, const char *mod, size_t i, struct copy *c, size_t nc)
 		              desc[0], desc[1]);
 		fix = xasprintf("remove the stale one (rm -r %s or %s, whichever is not the "
 		                "installed version)", where[0], where[1]);
-		addfinding(st, L_PROBLEM, "metadata", mod, s, fix, where[0], where[1]);
+		addfinding(st, &(struct newfinding){L_PROBLEM, "metadata", mod,
+		                                    s, fix, where[0], where[1]});
 	}
 	for (j = 0; j < nmeta; j++) {
 		if (present || editablemeta(where[j]) || (nc && c[0].kind == K_EDIT))
@@ -387,7 +388,8 @@ metain(struct state *st, const char *mod, size_t i, struct copy *c, size_t nc)
 		              "%s; Python imports %s", mod, where[j], desc[j],
 		              st->e[i].path, mod, nc ? c[0].path : "nothing");
 		fix = xasprintf("remove the stale metadata (rm -r %s) or reinstall %s", where[j], mod);
-		addfinding(st, L_PROBLEM, "metadata", mod, s, fix, where[j], nc ? c[0].path : NULL);
+		addfinding(st, &(struct newfinding){L_PROBLEM, "metadata", mod,
+		                                    s, fix, where[j], nc ? c[0].path : NULL});
 	}
 	strs_free(desc, nmeta);
 	strs_free(where, nmeta);
@@ -434,7 +436,8 @@ shadowed(struct state *st, const char *mod, struct copy *c, size_t nc, size_t nr
 		              nreg, d0, d1);
 		fix = fixfor(st, originof(st, first) == O_SITE || originof(st, first) == O_STDLIB ?
 		              &c[i] : first, mod);
-		addfinding(st, L_PROBLEM, "copies", mod, s, fix, first->path, c[i].path);
+		addfinding(st, &(struct newfinding){L_PROBLEM, "copies", mod,
+		                                    s, fix, first->path, c[i].path});
 		free(d0);
 		free(d1);
 	}
@@ -451,16 +454,19 @@ onlycopy(struct state *st, const char *mod, struct copy *only)
 		s = xasprintf("%s: the working folder %s is a source checkout (%s + %s); Python "
 		              "imports it instead of an installed %s", mod, e->path,
 		              srcmark(e->path), only->path, mod);
-		addfinding(st, L_PROBLEM, "cwd", mod, s, fixfor(st, only, mod), only->path, NULL);
+		addfinding(st, &(struct newfinding){L_PROBLEM, "cwd", mod,
+		                                    s, fixfor(st, only, mod), only->path, NULL});
 	} else if (originof(st, only) == O_PYTHONPATH && e->srctree) {
 		s = xasprintf("%s: PYTHONPATH holds the source tree %s (%s + %s); Python imports it "
 		              "instead of an installed %s", mod, e->path,
 		              srcmark(e->path), only->path, mod);
-		addfinding(st, L_PROBLEM, "pythonpath", mod, s, fixfor(st, only, mod), only->path, NULL);
+		addfinding(st, &(struct newfinding){L_PROBLEM, "pythonpath", mod,
+		                                    s, fixfor(st, only, mod), only->path, NULL});
 	} else if (originof(st, only) == O_USER) {
 		s = xasprintf("%s: the user site %s holds the only copy (%s) and is enabled; the build "
 		              "then depends on ~/.local", mod, e->path, only->path);
-		addfinding(st, L_PROBLEM, "usersite", mod, s, fixfor(st, only, mod), only->path, NULL);
+		addfinding(st, &(struct newfinding){L_PROBLEM, "usersite", mod,
+		                                    s, fixfor(st, only, mod), only->path, NULL});
 	}
 }
 
@@ -479,7 +485,8 @@ hiddencwd(struct state *st, const char *mod, const struct copy *c, size_t nreg)
 		              "there (python %s) imports it before %s", mod, pr->cwd,
 		              srcmark(pr->cwd), p, srcmark(pr->cwd), nreg ? c[0].path : "any installed copy");
 		fix = xasprintf("run the build from another folder than %s, or build out of tree", pr->cwd);
-		addfinding(st, L_PROBLEM, "cwd", mod, s, fix, p, nreg ? c[0].path : NULL);
+		addfinding(st, &(struct newfinding){L_PROBLEM, "cwd", mod,
+		                                    s, fix, p, nreg ? c[0].path : NULL});
 	}
 	free(p);
 }
@@ -500,7 +507,8 @@ usersite_startup(struct state *st, const char *mod)
 			              "enabled for any run without PYTHONNOUSERSITE=1 or a venv", mod,
 			              pr->user_site, p);
 			fix = xasprintf("pip uninstall --user %s", mod);
-			addfinding(st, L_NOTE, "usersite", mod, s, fix, p, NULL);
+			addfinding(st, &(struct newfinding){L_NOTE, "usersite", mod,
+			                                    s, fix, p, NULL});
 		}
 		free(p);
 	}
@@ -512,7 +520,8 @@ usersite_startup(struct state *st, const char *mod)
 		              pr->loaded[2 * i + 1]);
 		fix = xstrdup("find the .pth import hook or sitecustomize that imports it (envclean "
 		              "--check -v lists them) and remove it");
-		addfinding(st, L_PROBLEM, "startup", mod, s, fix, pr->loaded[2 * i + 1], NULL);
+		addfinding(st, &(struct newfinding){L_PROBLEM, "startup", mod,
+		                                    s, fix, pr->loaded[2 * i + 1], NULL});
 	}
 }
 

@@ -71,7 +71,8 @@ check_ldpath(struct state *st, const char *mod, struct copy *c, size_t nc, size_
 							              "one process", mod, p, libs[k], mod, libpath[k]);
 							fix = xasprintf("unset LD_LIBRARY_PATH or drop %s from it "
 							                "(envclean removes LD_LIBRARY_PATH)", d);
-							addfinding(st, L_PROBLEM, "ldpath", mod, s, fix, p, libpath[k]);
+							addfinding(st, &(struct newfinding){L_PROBLEM, "ldpath",
+							           mod, s, fix, p, libpath[k]});
 						}
 						free(p);
 						break;

@@ -6,11 +6,13 @@
 #include "checkint.h"
 #include "json.h"
 
-/* record one finding; text and fix become owned by it */
+/* record one finding; its text and fix become owned by it */
 void
-addfinding(struct state *st, int level, const char *kind, const char *module, char *text,
-           char *fix, const char *p1, const char *p2)
+addfinding(struct state *st, const struct newfinding *nf)
 {
+	int level = nf->level;
+	const char *kind = nf->kind, *module = nf->module, *p1 = nf->p1, *p2 = nf->p2;
+	char *text = nf->text, *fix = nf->fix;
 	struct finding *f;
 
 	st->f = xgrow(st->f, &st->fcap, st->nf + 1, sizeof *st->f);

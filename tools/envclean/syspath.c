@@ -283,9 +283,9 @@ checkhooks(struct state *st)
 			if (strcmp(base, "easy-install.pth") == 0 || startswith(base, "__editable__")) {
 				s = xasprintf("%s:%d: %s adds %s to sys.path (a develop or editable install)",
 				              pl->file, pl->line, base, pl->target);
-				addfinding(st, L_NOTE, "pth", NULL, s,
-				           xstrdup("pip uninstall the package installed in development mode"),
-				           pl->file, pl->target);
+				addfinding(st, &(struct newfinding){L_NOTE, "pth", NULL, s,
+				    xstrdup("pip uninstall the package installed in development mode"),
+				    pl->file, pl->target});
 			}
 			continue;
 		}
@@ -301,7 +301,8 @@ checkhooks(struct state *st)
 		              strlen(pl->text) > 120 ? "..." : "");
 		fix = xasprintf("remove line %d of %s (or the file) if you did not install it on purpose",
 		                pl->line, pl->file);
-		addfinding(st, bad ? L_PROBLEM : L_NOTE, "pth", NULL, s, fix, pl->file, NULL);
+		addfinding(st, &(struct newfinding){bad ? L_PROBLEM : L_NOTE, "pth", NULL,
+		                                    s, fix, pl->file, NULL});
 	}
 	stdlib = os_abspath(pr->stdlib, pr->cwd);
 	if (pr->sitecustomize) {
@@ -309,13 +310,15 @@ checkhooks(struct state *st)
 		s = xasprintf("%s: sitecustomize runs at every interpreter start%s", pr->sitecustomize,
 		              bad ? " and can change sys.path" : " (installed with the interpreter)");
 		fix = xasprintf("remove %s if you did not install it on purpose", pr->sitecustomize);
-		addfinding(st, bad ? L_PROBLEM : L_NOTE, "sitecustomize", NULL, s, fix, pr->sitecustomize, NULL);
+		addfinding(st, &(struct newfinding){bad ? L_PROBLEM : L_NOTE, "sitecustomize", NULL,
+		                                    s, fix, pr->sitecustomize, NULL});
 	}
 	if (pr->usercustomize) {
 		s = xasprintf("%s: usercustomize from the user site runs at every interpreter start",
 		              pr->usercustomize);
 		fix = xasprintf("remove %s, or set PYTHONNOUSERSITE=1 (envclean sets it)", pr->usercustomize);
-		addfinding(st, L_PROBLEM, "usercustomize", NULL, s, fix, pr->usercustomize, NULL);
+		addfinding(st, &(struct newfinding){L_PROBLEM, "usercustomize", NULL,
+		                                    s, fix, pr->usercustomize, NULL});
 	}
 	free(stdlib);
 }

@@ -111,9 +111,20 @@ skipname(const char *name, int top, const char *skipdir)
 	return top && skipdir && strcmp(name, skipdir) == 0;
 }
 
+/* one walk of a tree: the path below the root being read, the folder name skipped at
+   the root (may be NULL) and the files found */
+struct treewalk {
+	struct buf rel;
+	const char *skipdir;
+	struct flist *out;
+};
+
+/* add the files of the open folder dfd (w->rel below the root; top: the root) to w->out,
+   recursively; closes dfd; 0, or -1 with *err */
 static int
-walkdir(int dfd, struct buf *rel, int top, const char *skipdir, struct flist *out, char **err)
+walkdir(struct treewalk *w, int dfd, int top, char **err)
 {
+	struct buf *rel = &w->rel;
 	DIR *d;
 	struct dirent *de;
 	struct stat st;
@@ -148,7 +159,7 @@ walkdir(int dfd, struct buf *rel, int top, const char *skipdir, struct flist *ou
 				continue;
 		}
 		if (de->d_type == DT_DIR) {
-			if (skipname(de->d_name, top, skipdir))
+			if (skipname(de->d_name, top, w->skipdir))
 				continue;
 			fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			if (fd < 0) {
@@ -156,10 +167,10 @@ walkdir(int dfd, struct buf *rel, int top, const char *skipdir, struct flist *ou
 				r = -1;
 				break;
 			}
-			if ((r = walkdir(fd, rel, 0, skipdir, out, err)) < 0)
+			if ((r = walkdir(w, fd, 0, err)) < 0)
 				break;
 		} else if (de->d_type == DT_REG) {
-			flist_add(out, rel->s);
+			flist_add(w->out, rel->s);
 		}
 	}
 	rel->len = len;
@@ -172,15 +183,15 @@ walkdir(int dfd, struct buf *rel, int top, const char *skipdir, struct flist *ou
 int
 tree_walk(const char *root, const char *skipdir, struct flist *out, char **err)
 {
-	struct buf rel = {0};
+	struct treewalk w = {{0}, skipdir, out};
 	int fd, r;
 
 	if ((fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
 		*err = xasprintf("%s: %s", root, strerror(errno));
 		return -1;
 	}
-	r = walkdir(fd, &rel, 1, skipdir, out, err);
-	buffree(&rel);
+	r = walkdir(&w, fd, 1, err);
+	buffree(&w.rel);
 	flist_sort(out);
 	return r;
 }

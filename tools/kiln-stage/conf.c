@@ -791,22 +791,22 @@ graph_main(int argc, char **argv)
 {
 	struct buf b = {0}, mk = {0};
 	struct emitcfg ec = {0};
-	char **tools = NULL, *err = NULL;
-	size_t ntools = 0;
+	struct strv tools = {0};
+	char *err = NULL;
 	long long newest;
 
 	parseopts(argc, argv);
 	checkopts();
 	libflags(&ec);
 	header(&b);
-	if (emit_tools(&b, &ec, addregen, &tools, &ntools, &err) < 0)
+	if (emit_tools(&b, &ec, addregen, &tools, &err) < 0)
 		fail("%s", err);
 	if (cf.narch)
-		stack(&b, tools, ntools);
+		stack(&b, tools.v, tools.n);
 	else
 		bufputs(&b, "default tools\n");
 	newest = regenedge(&b);
-	configmk(&mk, tools, ntools);
+	configmk(&mk, tools.v, tools.n);
 	commit("build.ninja", &b, 1);
 	commit("config.mk", &mk, 1);
 	/* an unchanged output older than an input it was just made from: ninja would run
@@ -817,7 +817,7 @@ graph_main(int argc, char **argv)
 		utimensat(AT_FDCWD, "config.mk", NULL, 0);
 	buffree(&b);
 	buffree(&mk);
-	strs_free(tools, ntools);
+	strv_free(&tools);
 	strs_free(ec.lib, ec.nlib);
 	free((char *)ec.libcflags);
 	free((char *)ec.libcryptolibs);

@@ -590,7 +590,7 @@ toolregen(const struct emitcfg *ec, void (*regen)(const char *path), char **dirs
 
 int
 emit_tools(struct buf *b, const struct emitcfg *ec, void (*regen)(const char *path),
-           char ***names, size_t *nnames, char **err)
+           struct strv *names, char **err)
 {
 	struct tool *t = NULL, tl;
 	struct buf rel = {0}, san = {0}, fz = {0};
@@ -603,8 +603,7 @@ emit_tools(struct buf *b, const struct emitcfg *ec, void (*regen)(const char *pa
 	p = xasprintf("%s/tools", ec->srcdir);
 	dirs = lsdir(p, NULL, 1, &nd);
 	free(p);
-	*names = NULL;
-	*nnames = 0;
+	memset(names, 0, sizeof *names);
 	for (i = 0; i < nd + 1 && r == 0; i++) {
 		name = i == 0 ? "lib" : dirs[i - 1];
 		memset(&tl, 0, sizeof tl);
@@ -616,10 +615,8 @@ emit_tools(struct buf *b, const struct emitcfg *ec, void (*regen)(const char *pa
 		}
 		t = xgrow(t, &cap, nt + 1, sizeof *t);
 		t[nt++] = tl;
-		if (i > 0) {
-			*names = xrealloc(*names, (*nnames + 1) * sizeof **names);
-			(*names)[(*nnames)++] = xstrdup(name);
-		}
+		if (i > 0)
+			strv_add(names, name, 0);
 		anyfuzz |= hasfuzz(ec, name);
 	}
 	if (r == 0) {

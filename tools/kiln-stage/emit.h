@@ -23,10 +23,10 @@ void ninja_shq(struct buf *b, const char *s);
 
 /* Append the build edges of every tool (release, sanitized + unit tests, fuzz) and the
    tools/check/install targets to b; call regen with each folder and build.conf file
-   whose change reruns configure; the tool names go to names. Returns 0, or -1 with
-   *err. */
+   whose change reruns configure; the tool names go to names (emptied first). Returns 0,
+   or -1 with *err. */
 int emit_tools(struct buf *b, const struct emitcfg *ec, void (*regen)(const char *path),
-               char ***names, size_t *nnames, char **err);
+               struct strv *names, char **err);
 
 /* the sorted names in dir ending in suffix (NULL: any) that are folders (wantdir) or
    regular files; NULL with *n 0 when dir cannot be read (os_listdir, filtered; release

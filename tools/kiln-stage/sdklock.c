@@ -36,12 +36,17 @@ lockread(const char *lock, struct buf *b, char **err)
 	return -1;
 }
 
-/* walk the lines of text: for each entry call f(sha, url, line, arg); a line that is not
-   an entry or a comment is an error naming lock:line. Returns f's first nonzero, else 0 */
+/* what a walk over a lock file does with each entry: f(sha, url, line, n, arg) */
+struct lockvisit {
+	int (*f)(const char *sha, const char *url, const char *line, size_t n, void *arg);
+	void *arg;
+};
+
+/* walk the lines of text: for each entry call v->f(sha, url, line, n, v->arg); a line
+   that is not an entry or a comment is an error naming lock:line. Returns f's first
+   nonzero, else 0 */
 static int
-lockwalk(const char *lock, const char *text, size_t len,
-         int (*f)(const char *sha, const char *url, const char *line, size_t n, void *arg),
-         void *arg, char **err)
+lockwalk(const char *lock, const char *text, size_t len, const struct lockvisit *v, char **err)
 {
 	const char *p = text, *end = text + len, *nl;
 	int lineno = 0, r;
@@ -57,7 +62,7 @@ lockwalk(const char *lock, const char *text, size_t len,
 				                 "digits, a space, the URL)", lock, lineno);
 				return -1;
 			}
-			if ((r = f(p, p + 65, p, n, arg)) != 0)
+			if ((r = v->f(p, p + 65, p, n, v->arg)) != 0)
 				return r;
 		}
 		p += n + (nl != NULL);
@@ -96,7 +101,7 @@ sdklock_get(const char *lock, const char *url, char hex[65], char **err)
 
 	if (lockread(lock, &b, err) < 0)
 		return -1;
-	r = lockwalk(lock, b.s ? b.s : "", b.len, findone, &fd, err);
+	r = lockwalk(lock, b.s ? b.s : "", b.len, &(struct lockvisit){findone, &fd}, err);
 	buffree(&b);
 	return r < 0 ? -1 : fd.found;
 }
@@ -135,7 +140,7 @@ sdklock_put(const char *lock, const char *url, const char *hex, char **err)
 		return -1;
 	bufputs(&out, "# kiln: sha256 of each ROCm SDK download, locked the first time it was "
 	              "fetched (trust on first use)\n");
-	if (lockwalk(lock, b.s ? b.s : "", b.len, keepother, &k, err) < 0)
+	if (lockwalk(lock, b.s ? b.s : "", b.len, &(struct lockvisit){keepother, &k}, err) < 0)
 		goto out;
 	bufprintf(&out, "%s %s\n", hex, url);
 	if (os_mkparents(lock, 0755) < 0 || writefile_ifchanged(lock, out.s, out.len, 0644) < 0) {

@@ -88,50 +88,62 @@ sortedparts(const char *const *v, size_t n)
 	return 1;
 }
 
-int
-wheeltags_parse(const char *s, int strict, struct wheeltag **tags, size_t *ntags, char **mem,
-                const char **why)
-{
-	size_t n = strlen(s), i, k, np[3] = { 0, 0, 0 }, a, b, c, t;
+/* the parts of a tag string while it is parsed: part[c][0..np[c]) of component c
+   (python, abi, platform), pointing into one block with the string split in place */
+struct tagparts {
 	const char **part[3];
-	const char **ptrs;
-	char *m;
+	size_t np[3];
+};
+
+/* count the dot-separated parts of each dash-separated component of s (n bytes) into
+   tp->np; 0, or -1 with *why when there are not three components */
+static int
+countparts(const char *s, size_t n, struct tagparts *tp, const char **why)
+{
+	size_t i;
 	int comp = 0;
 
-	*tags = NULL;
-	*ntags = 0;
-	*mem = NULL;
-	/* count the parts of each component */
-	np[0] = 1;
+	tp->np[0] = 1;
+	tp->np[1] = tp->np[2] = 0;
 	for (i = 0; i < n; i++) {
 		if (s[i] == '-') {
 			if (++comp > 2)
 				break;
-			np[comp] = 1;
+			tp->np[comp] = 1;
 		} else if (s[i] == '.') {
-			np[comp]++;
+			tp->np[comp]++;
 		}
 	}
 	if (comp != 2) {
 		*why = "the tag must have exactly three parts (python-abi-platform)";
 		return -1;
 	}
-	/* one block: the parts' pointers, then the string split in place */
-	ptrs = xmalloc((np[0] + np[1] + np[2]) * sizeof *ptrs + n + 1);
-	m = (char *)(ptrs + np[0] + np[1] + np[2]);
+	return 0;
+}
+
+/* one block holding the parts' pointers, then a copy of s (n bytes) split in place at
+   its dashes and dots; the parts point into it (tp->part). Returns the block (caller
+   frees), or NULL with *why when a part is empty. */
+static const char **
+splitparts(const char *s, size_t n, struct tagparts *tp, const char **why)
+{
+	size_t np = tp->np[0] + tp->np[1] + tp->np[2], i, k = 0;
+	const char **ptrs = xmalloc(np * sizeof *ptrs + n + 1);
+	char *m = (char *)(ptrs + np);
+	int comp = 0;
+
 	memcpy(m, s, n + 1);
-	part[0] = ptrs;
-	part[1] = ptrs + np[0];
-	part[2] = ptrs + np[0] + np[1];
-	comp = 0;
-	k = 0;
-	part[0][0] = m;
+	tp->part[0] = ptrs;
+	tp->part[1] = ptrs + tp->np[0];
+	tp->part[2] = ptrs + tp->np[0] + tp->np[1];
+	tp->part[0][0] = m;
 	for (i = 0; i <= n; i++) {
 		if (i < n && m[i] != '-' && m[i] != '.')
 			continue;
-		if (m + i == part[comp][k]) {
+		if (m + i == tp->part[comp][k]) {
 			*why = "a tag part is empty";
-			goto bad;
+			free(ptrs);
+			return NULL;
 		}
 		if (i == n)
 			break;
@@ -142,36 +154,67 @@ wheeltags_parse(const char *s, int strict, struct wheeltag **tags, size_t *ntags
 			k++;
 		}
 		m[i] = 0;
-		part[comp][k] = m + i + 1;
+		tp->part[comp][k] = m + i + 1;
 	}
-	for (k = 0; k < np[0]; k++)
-		if (!isident(part[0][k], strlen(part[0][k]))) {
+	return ptrs;
+}
+
+/* the python parts are identifiers and, with strict, each component's parts are sorted;
+   0, or -1 with *why */
+static int
+checkparts(const struct tagparts *tp, int strict, const char **why)
+{
+	size_t k, c;
+
+	for (k = 0; k < tp->np[0]; k++)
+		if (!isident(tp->part[0][k], strlen(tp->part[0][k]))) {
 			*why = "the python tag is not an identifier";
-			goto bad;
+			return -1;
 		}
 	if (strict)
 		for (c = 0; c < 3; c++)
-			if (!sortedparts(part[c], np[c])) {
+			if (!sortedparts(tp->part[c], tp->np[c])) {
 				*why = "compressed tag set parts are not in sorted order (PEP 425)";
-				goto bad;
+				return -1;
 			}
-	*ntags = np[0] * np[1] * np[2];
-	*tags = xmalloc(*ntags * sizeof **tags);
-	t = 0;
-	for (a = 0; a < np[0]; a++)
-		for (b = 0; b < np[1]; b++)
-			for (c = 0; c < np[2]; c++) {
-				(*tags)[t].py = part[0][a];
-				(*tags)[t].abi = part[1][b];
-				(*tags)[t].plat = part[2][c];
+	return 0;
+}
+
+/* every python-abi-platform combination of the parts, in the order they are listed */
+static void
+expandparts(const struct tagparts *tp, struct tagset *ts)
+{
+	size_t a, b, c, t = 0;
+
+	ts->ntags = tp->np[0] * tp->np[1] * tp->np[2];
+	ts->tags = xmalloc(ts->ntags * sizeof *ts->tags);
+	for (a = 0; a < tp->np[0]; a++)
+		for (b = 0; b < tp->np[1]; b++)
+			for (c = 0; c < tp->np[2]; c++) {
+				ts->tags[t].py = tp->part[0][a];
+				ts->tags[t].abi = tp->part[1][b];
+				ts->tags[t].plat = tp->part[2][c];
 				t++;
 			}
-	*mem = (char *)ptrs; /* the strings live inside this block */
+}
+
+int
+wheeltags_parse(const char *s, int strict, struct tagset *ts, const char **why)
+{
+	size_t n = strlen(s);
+	struct tagparts tp;
+	const char **ptrs;
+
+	memset(ts, 0, sizeof *ts);
+	if (countparts(s, n, &tp, why) < 0 || !(ptrs = splitparts(s, n, &tp, why)))
+		return -1;
+	if (checkparts(&tp, strict, why) < 0) {
+		free(ptrs);
+		return -1;
+	}
+	expandparts(&tp, ts);
+	ts->mem = (char *)ptrs; /* the strings live inside this block */
 	return 0;
-bad:
-	free(ptrs);
-	*ntags = 0;
-	return -1;
 }
 
 void
@@ -200,8 +243,10 @@ int
 wheelname_parse(struct wheelname *w, const char *file, int strict, const char **why)
 {
 	size_t n = strlen(file), i, dashes = 0, d[5], nd = 0, k;
+	struct tagset ts;
 	const char *bs;
 	char *m;
+	int r;
 
 	memset(w, 0, sizeof *w);
 	if (n < 4 || strcmp(file + n - 4, ".whl") != 0) {
@@ -290,7 +335,11 @@ wheelname_parse(struct wheelname *w, const char *file, int strict, const char **
 		bs = file + d[1] + 1;
 	}
 	w->tagstr = carve(&m, bs, (size_t)(file + n - bs));
-	if (wheeltags_parse(w->tagstr, strict, &w->tags, &w->ntags, &w->mem, why) < 0)
+	r = wheeltags_parse(w->tagstr, strict, &ts, why);
+	w->tags = ts.tags;
+	w->ntags = ts.ntags;
+	w->mem = ts.mem;
+	if (r < 0)
 		goto bad;
 	return 0;
 bad:

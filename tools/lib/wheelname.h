@@ -38,11 +38,16 @@ int wheelname_parse(struct wheelname *w, const char *file, int strict, const cha
 /* release a parsed name; safe on a zeroed struct */
 void wheelname_free(struct wheelname *w);
 
+/* an expanded tag set: tags[0..ntags), the strings in mem (the caller frees both) */
+struct tagset {
+	struct wheeltag *tags;
+	size_t ntags;
+	char *mem;
+};
 /* Parse a PEP 425 tag string ("cp313-cp313-manylinux_2_28_x86_64", or a compressed set
-   "py2.py3-none-any") into *tags (ntags), the strings in fresh storage *mem. Returns 0
-   or -1 with *why set. */
-int wheeltags_parse(const char *s, int strict, struct wheeltag **tags, size_t *ntags,
-                    char **mem, const char **why);
+   "py2.py3-none-any") into *ts, the strings in fresh storage ts->mem; with strict, the
+   parts of a compressed set must be sorted. Returns 0 or -1 with *why set (ts zeroed). */
+int wheeltags_parse(const char *s, int strict, struct tagset *ts, const char **why);
 
 /* append the canonical form of a project name (canonicalize_name) */
 void canonname(struct buf *b, const char *name, size_t n);

@@ -598,8 +598,9 @@ series_check(const struct spopts *o, git_repository *r, struct spstate *s,
 		gout = xcalloc(nsub + 1, sizeof *gout);
 		memset(&gmoves, 0, sizeof gmoves);
 		struct splitmode sm = {partmode, ps};
-		if (patch_split_modes(pf->text.s ? pf->text.s : "", pf->text.len, subs, nsub, &sm, gout,
-		                      &gmoves, &err) < 0)
+		struct splitspec sp = {subs, nsub, &sm};
+		struct splitout so = {gout, &gmoves};
+		if (patch_split(pf->text.s ? pf->text.s : "", pf->text.len, &sp, &so, &err) < 0)
 			dien(EXIT_USAGE, "%s: %s", pf->path, err);
 		for (size_t k = 0; k <= nsub; k++) {
 			struct part *pt = &ps->v[k == nsub ? 0 : k + 1];

@@ -187,15 +187,16 @@ bad:
 	return -1;
 }
 
-/* the index of the repository holding path: longest matching prefix in subs, or nsub */
+/* the index of the repository holding path: longest matching prefix in sp->subs, or
+   sp->nsub */
 static size_t
-route(const char *path, char *const *subs, size_t nsub)
+route(const char *path, const struct splitspec *sp)
 {
-	size_t best = nsub, bestn = 0;
+	size_t best = sp->nsub, bestn = 0;
 
-	for (size_t i = 0; i < nsub; i++) {
-		size_t n = strlen(subs[i]);
-		if (n > bestn && strncmp(path, subs[i], n) == 0 && path[n] == '/') {
+	for (size_t i = 0; i < sp->nsub; i++) {
+		size_t n = strlen(sp->subs[i]);
+		if (n > bestn && strncmp(path, sp->subs[i], n) == 0 && path[n] == '/') {
 			best = i;
 			bestn = n;
 		}
@@ -239,6 +240,15 @@ struct sect {
 	int added, deleted;
 };
 
+/* one patch while it is split: how, into what, the section being read and the -p of
+   its traditional headers */
+struct splitter {
+	const struct splitspec *sp;
+	struct splitout *out;
+	struct sect sc;
+	struct tradp tp;
+};
+
 /* the path in a header line after lead ("--- ", "rename from "...), unquoted, with git's
    trailing tab (written after names holding a space) and the line end removed */
 static char *
@@ -263,8 +273,10 @@ hdrpath(const char *p, size_t n, size_t lead)
 
 /* finish a section: its text to its repository, or its gitlink change to the moves */
 static int
-flush(struct sect *sc, struct buf *out, struct linkmoves *mv, char **err)
+flush(struct sect *sc, struct splitout *so, char **err)
 {
+	struct linkmoves *mv = so->mv;
+
 	if (sc->repo == (size_t)-1)
 		return 0;
 	if (sc->gitlink) {
@@ -282,11 +294,11 @@ flush(struct sect *sc, struct buf *out, struct linkmoves *mv, char **err)
 		memcpy(m->from, sc->from, sizeof m->from);
 		memcpy(m->to, sc->to, sizeof m->to);
 	} else {
-		bufadd(&out[sc->repo], sc->text.s, sc->text.len);
+		bufadd(&so->out[sc->repo], sc->text.s, sc->text.len);
 		/* a section of header lines only (an empty file added or deleted, a mode change,
 		   a pure rename): libgit2 1.5.1 reads it only when a "-- " line ends it */
 		if (!sc->hunks && !sc->bin)
-			bufputs(&out[sc->repo], "-- \n");
+			bufputs(&so->out[sc->repo], "-- \n");
 	}
 	buffree(&sc->text);
 	free(sc->path);
@@ -325,9 +337,11 @@ subcommit(const char *p, size_t n, char *id)
    with its mode line, 100644 as git apply gives it), then its ---/+++ lines. Returns the
    length of the two header lines, or 0 with a message in err. */
 static size_t
-tradsect(const char *s, struct tradp *tp, char *const *subs, size_t nsub,
-         const struct splitmode *sm, struct sect *sc, char **err)
+tradsect(struct splitter *st, const char *s, char **err)
 {
+	const struct splitmode *sm = st->sp->sm;
+	struct sect *sc = &st->sc;
+	struct tradp *tp = &st->tp;
 	unsigned mode = 0;
 	struct tradhdr h;
 	size_t l1 = strcspn(s, "\n") + 1, l2 = strcspn(s + l1, "\n") + 1;
@@ -343,8 +357,8 @@ tradsect(const char *s, struct tradp *tp, char *const *subs, size_t nsub,
 		free(h.name);
 		return 0;
 	}
-	sc->repo = route(h.name, subs, nsub);
-	sc->prelen = sc->repo < nsub ? strlen(subs[sc->repo]) + 1 : 0;
+	sc->repo = route(h.name, st->sp);
+	sc->prelen = sc->repo < st->sp->nsub ? strlen(st->sp->subs[sc->repo]) + 1 : 0;
 	np = h.name + sc->prelen;
 	bufputs(&sc->text, "diff --git ");
 	putpath(&sc->text, "a/", np);
@@ -384,8 +398,9 @@ tradsect(const char *s, struct tradp *tp, char *const *subs, size_t nsub,
 /* a "diff --git a/A b/B" line: a new section, routed by its a/ and b/ paths to the
    repository (the superproject or a submodule) both lie in; 0 or -1 with *err */
 static int
-gitsect(const char *p, size_t n, char *const *subs, size_t nsub, struct sect *sc, char **err)
+gitsect(struct splitter *st, const char *p, size_t n, char **err)
 {
+	struct sect *sc = &st->sc;
 	const char *a = p + 11, *le = p + n;
 	char *pa, *pb;
 	size_t ra, rb;
@@ -397,15 +412,15 @@ gitsect(const char *p, size_t n, char *const *subs, size_t nsub, struct sect *sc
 		*err = xasprintf("cannot read the file names of '%.*s'", (int)(le - p), p);
 		return -1;
 	}
-	ra = route(pa, subs, nsub);
-	rb = route(pb, subs, nsub);
+	ra = route(pa, st->sp);
+	rb = route(pb, st->sp);
 	if (!patchpath_ok(pa) || !patchpath_ok(pb)) {
 		*err = xasprintf("%s: path escapes the source tree; refused", patchpath_ok(pa) ? pb : pa);
 	} else if (ra != rb) {
 		*err = xasprintf("%s -> %s: a rename across a submodule boundary cannot be applied", pa, pb);
 	} else {
 		sc->repo = ra;
-		sc->prelen = ra < nsub ? strlen(subs[ra]) + 1 : 0;
+		sc->prelen = ra < st->sp->nsub ? strlen(st->sp->subs[ra]) + 1 : 0;
 		bufputs(&sc->text, "diff --git ");
 		putpath(&sc->text, "a/", pa + sc->prelen);
 		bufputc(&sc->text, ' ');
@@ -419,13 +434,21 @@ gitsect(const char *p, size_t n, char *const *subs, size_t nsub, struct sect *sc
 	return r;
 }
 
-/* a header line with a path ("--- ", "+++ ", rename/copy from/to; lead is its length, old
-   whether it is a ---/+++ line): the prefix removed, quoted as git quotes; the path must
-   stay in the tree and in the section's repository; 0 or -1 with *err */
+/* the start of a header line that holds a path, and whether it is a ---/+++ line */
+struct hdrlead {
+	const char *s;
+	int old;
+};
+
+/* a header line with a path ("--- ", "+++ ", rename/copy from/to, as hl says): the prefix
+   removed, quoted as git quotes; the path must stay in the tree and in the section's
+   repository; 0 or -1 with *err */
 static int
-pathline(const char *p, size_t n, size_t lead, int old, char *const *subs, size_t nsub,
-         struct sect *sc, char **err)
+pathline(struct splitter *st, const char *p, size_t n, const struct hdrlead *hl, char **err)
 {
+	struct sect *sc = &st->sc;
+	size_t lead = strlen(hl->s);
+	int old = hl->old;
 	char *hp = hdrpath(p, n, lead), *u;
 	const char *ab = "";
 	int dev, r = -1;
@@ -443,7 +466,7 @@ pathline(const char *p, size_t n, size_t lead, int old, char *const *subs, size_
 	}
 	if (!dev && !patchpath_ok(hp)) {
 		*err = xasprintf("%s: path escapes the source tree; refused", hp);
-	} else if (!dev && route(hp, subs, nsub) != sc->repo) {
+	} else if (!dev && route(hp, st->sp) != sc->repo) {
 		*err = xasprintf("%s: not in the repository its section '%s' is in", hp, sc->path);
 	} else {
 		bufadd(&sc->text, p, lead);
@@ -478,18 +501,19 @@ modeline(const char *p, size_t n, struct sect *sc)
 
 /* a line of a section's extended header; 0 or -1 with *err */
 static int
-hdrline(const char *p, size_t n, char *const *subs, size_t nsub, struct sect *sc, char **err)
+hdrline(struct splitter *st, const char *p, size_t n, char **err)
 {
-	static const char *const leads[] = {"--- ", "+++ ", "rename from ", "rename to ",
-	                                    "copy from ", "copy to "};
+	static const struct hdrlead leads[] = {{"--- ", 1}, {"+++ ", 1}, {"rename from ", 0},
+	                                       {"rename to ", 0}, {"copy from ", 0}, {"copy to ", 0}};
+	struct sect *sc = &st->sc;
 	static const char *const ext[] = {"old mode ", "new mode ", "deleted file mode ",
 	                                  "new file mode ", "similarity index ",
 	                                  "dissimilarity index ", "index ", "Binary files "};
 	size_t i;
 
 	for (i = 0; i < sizeof leads / sizeof *leads; i++)
-		if (linestarts(p, n, leads[i]))
-			return pathline(p, n, strlen(leads[i]), i < 2, subs, nsub, sc, err);
+		if (linestarts(p, n, leads[i].s))
+			return pathline(st, p, n, &leads[i], err);
 	for (i = 0; i < sizeof ext / sizeof *ext; i++)
 		if (linestarts(p, n, ext[i])) {
 			modeline(p, n, sc);
@@ -522,80 +546,72 @@ hunkline(const char *p, size_t n, struct sect *sc, long *left_old, long *left_ne
 
 /* patch_split over text that has a NUL at text[len] (the line parsers rely on it) */
 static int
-patch_split1(const char *text, size_t len, char *const *subs, size_t nsub,
-             const struct splitmode *sm, struct buf *out, struct linkmoves *mv, char **err)
+patch_split1(struct splitter *st, const char *text, size_t len, char **err)
 {
 	const char *p = text, *end = text + len, *nl;
-	struct sect sc;
-	struct tradp tp = {1, 0};   /* git apply's default: -p1 */
+	struct sect *sc = &st->sc;
 	int inhdr = 0, inhunk;
 	long left_old = 0, left_new = 0;  /* lines still due in the current hunk */
 	size_t n, hl, i;
 
-	memset(&sc, 0, sizeof sc);
-	sc.repo = (size_t)-1;
+	memset(sc, 0, sizeof *sc);
+	sc->repo = (size_t)-1;
 	for (; p < end; p += n) {
 		nl = memchr(p, '\n', (size_t)(end - p));
 		n = nl ? (size_t)(nl - p) + 1 : (size_t)(end - p);
 		inhunk = left_old > 0 || left_new > 0;
 		if (n >= 11 && strncmp(p, "diff --git ", 11) == 0 && !inhunk) {
-			if (flush(&sc, out, mv, err) < 0 || gitsect(p, n, subs, nsub, &sc, err) < 0)
+			if (flush(sc, st->out, err) < 0 || gitsect(st, p, n, err) < 0)
 				goto fail;
 			inhdr = 1;
 			left_old = left_new = 0;
-		} else if (!inhunk && !inhdr && sc.bin != 1 && trad_start(p)) {
+		} else if (!inhunk && !inhdr && sc->bin != 1 && trad_start(p)) {
 			/* a traditional header (no "diff --git" line): diff -u, quilt, debian/patches */
-			if (flush(&sc, out, mv, err) < 0 || !(hl = tradsect(p, &tp, subs, nsub, sm, &sc, err)))
+			if (flush(sc, st->out, err) < 0 || !(hl = tradsect(st, p, err)))
 				goto fail;
 			n = hl;
-		} else if (sc.repo == (size_t)-1) {
+		} else if (sc->repo == (size_t)-1) {
 			/* mail headers and message before the first section: not part of any diff */
-		} else if (n >= 2 && strncmp(p, "@@", 2) == 0 && !inhunk && !sc.bin) {
+		} else if (n >= 2 && strncmp(p, "@@", 2) == 0 && !inhunk && !sc->bin) {
 			inhdr = 0;
-			sc.hunks++;
+			sc->hunks++;
 			hunklen(p, &left_old, &left_new);
-			bufadd(&sc.text, p, n);
-		} else if (inhdr && !sc.bin) {
-			if (hdrline(p, n, subs, nsub, &sc, err) < 0)
+			bufadd(&sc->text, p, n);
+		} else if (inhdr && !sc->bin) {
+			if (hdrline(st, p, n, err) < 0)
 				goto fail;
-		} else if (sc.bin) {
-			if (sc.bin == 1 && binline(p, n))
-				bufadd(&sc.text, p, n);
+		} else if (sc->bin) {
+			if (sc->bin == 1 && binline(p, n))
+				bufadd(&sc->text, p, n);
 			else
-				sc.bin = 2;   /* the binary data ended: what follows is not part of it */
+				sc->bin = 2;   /* the binary data ended: what follows is not part of it */
 		} else if (inhunk) {
-			hunkline(p, n, &sc, &left_old, &left_new);
+			hunkline(p, n, sc, &left_old, &left_new);
 		} else if (*p == '\\') {
-			bufadd(&sc.text, p, n);   /* "\ No newline at end of file" */
+			bufadd(&sc->text, p, n);   /* "\ No newline at end of file" */
 		}
 		/* else: after the last hunk: the format-patch signature ("-- ", version) or
 		   trailing text; dropped */
 	}
-	if (flush(&sc, out, mv, err) < 0)
+	if (flush(sc, st->out, err) < 0)
 		goto fail;
-	for (i = 0; i <= nsub; i++)
-		if (out[i].len)
-			bufputc(&out[i], 0), out[i].len--;
+	for (i = 0; i <= st->sp->nsub; i++)
+		if (st->out->out[i].len)
+			bufputc(&st->out->out[i], 0), st->out->out[i].len--;
 	return 0;
 fail:
-	buffree(&sc.text);
-	free(sc.path);
+	buffree(&sc->text);
+	free(sc->path);
 	return -1;
 }
 
 int
-patch_split(const char *text, size_t len, char *const *subs, size_t nsub, struct buf *out,
-            struct linkmoves *mv, char **err)
+patch_split(const char *text, size_t len, const struct splitspec *sp, struct splitout *out,
+            char **err)
 {
-	return patch_split_modes(text, len, subs, nsub, NULL, out, mv, err);
-}
-
-int
-patch_split_modes(const char *text, size_t len, char *const *subs, size_t nsub,
-                  const struct splitmode *sm, struct buf *out, struct linkmoves *mv, char **err)
-{
+	struct splitter st = {.sp = sp, .out = out, .tp = {1, 0}};   /* git apply's default: -p1 */
 	char *copy = xstrndup(text, len);
-	int r = patch_split1(copy, len, subs, nsub, sm, out, mv, err);
+	int r = patch_split1(&st, copy, len, err);
 
 	free(copy);
 	return r;

@@ -376,8 +376,10 @@ lockmoves(struct buf *out, const char *name, const char *path)
 		struct linkmoves mv = {0};
 		struct buf one = {0};
 		/* no submodule prefixes: each gitlink keeps its path from the top */
-		if (patch_split(ser.p[i].text.s ? ser.p[i].text.s : "", ser.p[i].text.len, NULL, 0, &one,
-		                &mv, &err) < 0)
+		struct splitspec sp = {NULL, 0, NULL};
+		struct splitout so = {&one, &mv};
+		if (patch_split(ser.p[i].text.s ? ser.p[i].text.s : "", ser.p[i].text.len, &sp, &so,
+		                &err) < 0)
 			die("%s: %s", ser.p[i].path, err);
 		buffree(&one);
 		for (size_t j = 0; j < mv.n; j++) {

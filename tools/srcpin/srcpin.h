@@ -199,15 +199,34 @@ struct linkmoves {
 	size_t n, cap;
 };
 void linkmoves_free(struct linkmoves *m);
+/* the modes of the files a patch changes, for traditional diffs (which name none): mode
+   gives the mode of path in repository repo (as patch_split numbers them), 0 if unknown */
+struct splitmode {
+	unsigned (*mode)(size_t repo, const char *path, void *arg);
+	void *arg;
+};
+/* how patch_split splits: by the submodule prefixes subs[0..nsub) (folder paths, no
+   trailing '/'), with the modes of sm (may be NULL) written into traditional sections */
+struct splitspec {
+	char *const *subs;
+	size_t nsub;
+	const struct splitmode *sm;
+};
+/* what patch_split gives: out[k] the text for repository k (nsub+1 bufs), mv the
+   gitlink sections */
+struct splitout {
+	struct buf *out;
+	struct linkmoves *mv;
+};
 /* Split the diff text of one patch into sections per repository: for each "diff --git"
-   section, the longest prefix in subs[0..nsub) (folder paths, no trailing '/') that holds
-   its path chooses the repository (index nsub = the top one) and is stripped from the
-   section's header paths (quoted paths are read and written as git quotes them). out[k]
-   receives the text for repository k (nsub+1 bufs) in the form libgit2 parses; gitlink
-   sections are not in it but appended to mv. Returns 0, or -1 with a message in err
-   (caller frees) for a path escaping the tree or a header that cannot be read. */
-int patch_split(const char *text, size_t len, char *const *subs, size_t nsub, struct buf *out,
-                struct linkmoves *mv, char **err);
+   section, the longest prefix in sp->subs that holds its path chooses the repository
+   (index nsub = the top one) and is stripped from the section's header paths (quoted
+   paths are read and written as git quotes them). out->out[k] receives the text for
+   repository k in the form libgit2 parses; gitlink sections are not in it but appended
+   to out->mv. Returns 0, or -1 with a message in err (caller frees) for a path escaping
+   the tree or a header that cannot be read. */
+int patch_split(const char *text, size_t len, const struct splitspec *sp, struct splitout *out,
+                char **err);
 /* a C-quoted path ("a/caf\303\251") from the quote s (before end), unquoted (caller
    frees); *next is set after the closing quote. NULL when it is not well formed. */
 char *cunquote(const char *s, const char *end, const char **next);
@@ -231,16 +250,6 @@ int trad_start(const char *s);
    file name can be read from it (h->name NULL) */
 int trad_header(const char *s, struct tradp *tp, struct tradhdr *h);
 
-/* the modes of the files a patch changes, for traditional diffs (which name none): mode
-   gives the mode of path in repository repo (as patch_split numbers them), 0 if unknown */
-struct splitmode {
-	unsigned (*mode)(size_t repo, const char *path, void *arg);
-	void *arg;
-};
-/* patch_split, with the modes of sm (may be NULL) written into traditional sections */
-int patch_split_modes(const char *text, size_t len, char *const *subs, size_t nsub,
-                      const struct splitmode *sm, struct buf *out, struct linkmoves *mv,
-                      char **err);
 
 /* what a series makes of a checkout: per repository (the top first), its folder below the
    checkout ("" for the top), the tree it gets and whether the series changes it */

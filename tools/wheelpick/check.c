@@ -193,17 +193,17 @@ checkwheelfile(const char *text, const char *dist, const struct wheelname *w, ch
 		const char *e = strchr(p, '\n');
 		size_t ll = e ? (size_t)(e - p) : strlen(p);
 		if (ll > 4 && !strncasecmp(p, "Tag:", 4)) {
-			char *v = header(p, "Tag"), *mem;
-			struct wheeltag *t;
-			size_t nt;
+			char *v = header(p, "Tag");
+			struct tagset ts;
 			const char *why;
-			if (v && wheeltags_parse(v, 0, &t, &nt, &mem, &why) == 0) {
-				for (k = 0; k < nt; k++) {
+			if (v && wheeltags_parse(v, 0, &ts, &why) == 0) {
+				const struct wheeltag *t = ts.tags;
+				for (k = 0; k < ts.ntags; k++) {
 					got.v = xgrow(got.v, &got.cap, got.n + 1, sizeof *got.v);
 					got.v[got.n++] = xasprintf("%s-%s-%s", t[k].py, t[k].abi, t[k].plat);
 				}
-				free(t);
-				free(mem);
+				free(ts.tags);
+				free(ts.mem);
 			} else {
 				*err = xasprintf("%s/WHEEL: bad Tag '%s': %s", dist, v ? v : "", why);
 				free(v);

@@ -307,7 +307,8 @@ setplats(struct target *t, const char *out)
 	}
 	free(musl);
 	strv_free(&t->plats);
-	plats_linux(&t->plats, t->sysplat, bits, gmaj, gmin, mmaj, mmin, t->order);
+	plats_linux(&t->plats, t->sysplat, bits, &(struct libcver){gmaj, gmin, mmaj, mmin},
+	            t->order);
 }
 
 int
@@ -370,6 +371,6 @@ target_localplats(struct target *t)
 		free(glob);
 	}
 	strv_free(&t->plats);
-	plats_linux(&t->plats, t->sysplat, (int)sizeof(void *) * 8, gmaj, gmin, mmaj, mmin,
-	            t->order);
+	plats_linux(&t->plats, t->sysplat, (int)sizeof(void *) * 8,
+	            &(struct libcver){gmaj, gmin, mmaj, mmin}, t->order);
 }

@@ -165,9 +165,10 @@ manylinuxarch(const char *a)
 }
 
 void
-plats_linux(struct strv *out, const char *sysplat, int bits, int gmaj, int gmin, int mmaj,
-            int mmin, enum tagorder order)
+plats_linux(struct strv *out, const char *sysplat, int bits, const struct libcver *lv,
+            enum tagorder order)
 {
+	int gmaj = lv->gmaj, gmin = lv->gmin, mmaj = lv->mmaj, mmin = lv->mmin;
 	const char *archs[2];
 	char arch[96], s[128];
 	size_t na = 1, k;

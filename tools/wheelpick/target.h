@@ -49,10 +49,15 @@ void tags_generic(struct strv *out, const char *interp, const struct strv *abis,
 void plats_manylinux(struct strv *out, const char *arch, int major, int minor);
 /* musllinux_major_minor.._major_0 for arch */
 void plats_musllinux(struct strv *out, const char *arch, int major, int minor);
+/* the C library versions of an interpreter: glibc and musl major.minor (major 0: none) */
+struct libcver {
+	int gmaj, gmin;
+	int mmaj, mmin;
+};
 /* The Linux platform list for sysconfig platform linux_ARCH (normalized), a 32-bit
-   interpreter (bits == 32), glibc and musl versions (major 0: none), in the order. */
-void plats_linux(struct strv *out, const char *sysplat, int bits, int gmaj, int gmin,
-                 int mmaj, int mmin, enum tagorder order);
+   interpreter (bits == 32), the C library versions lv, in the order. */
+void plats_linux(struct strv *out, const char *sysplat, int bits, const struct libcver *lv,
+                 enum tagorder order);
 /* Expand one --platform value: manylinux_X_Y_ARCH (and manylinux2014/2010/1) gives every
    older manylinux of that arch, musllinux_X_Y_ARCH every older musllinux; others as is */
 void plats_expand(struct strv *out, const char *plat);

@@ -11,11 +11,10 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *p, size_t n)
 {
 	struct wheelname w;
-	struct wheeltag *tags;
+	struct tagset ts;
 	struct buf b = {0};
 	const char *why;
-	char *s, *mem;
-	size_t nt;
+	char *s;
 
 	if (memchr(p, 0, n))
 		return 0;
@@ -30,9 +29,9 @@ LLVMFuzzerTestOneInput(const uint8_t *p, size_t n)
 		buffree(&c);
 		wheelname_free(&w);
 	}
-	if (wheeltags_parse(s, 0, &tags, &nt, &mem, &why) == 0) {
-		free(tags);
-		free(mem);
+	if (wheeltags_parse(s, 0, &ts, &why) == 0) {
+		free(ts.tags);
+		free(ts.mem);
 	}
 	free(s);
 	buffree(&b);

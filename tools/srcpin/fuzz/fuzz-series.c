@@ -59,7 +59,9 @@ LLVMFuzzerTestOneInput(const uint8_t *p, size_t n)
 	free(err);
 	free(path);
 	err = NULL;
-	if (!memchr(patch, 0, pn) && patch_split((const char *)patch, pn, subs, 1, out, &mv, &err) == 0) {
+	if (!memchr(patch, 0, pn) &&
+	    patch_split((const char *)patch, pn, &(struct splitspec){subs, 1, NULL},
+	                &(struct splitout){out, &mv}, &err) == 0) {
 		for (k = 0; k < 2; k++) {
 			if (out[k].len && git_diff_from_buffer(&d, out[k].s, out[k].len) == 0) {
 				/* what the splitter passes on names no path outside the tree */

@@ -71,7 +71,8 @@ test_split(void)
 	char *err = NULL;
 	struct linkmoves mv = {0};
 
-	CHECK_INT(patch_split(patch, strlen(patch), subs, 2, out, &mv, &err), 0, "split");
+	CHECK_INT(patch_split(patch, strlen(patch), &(struct splitspec){subs, 2, NULL},
+	                      &(struct splitout){out, &mv}, &err), 0, "split");
 	CHECK(out[2].s && strstr(out[2].s, "diff --git a/top.txt b/top.txt\n"), "top section kept");
 	CHECK(out[2].s && !strstr(out[2].s, "Subject"), "mail header dropped");
 	CHECK(out[2].s && !strstr(out[2].s, "x.txt |"), "diffstat dropped");
@@ -93,7 +94,8 @@ test_split_refused(void)
 
 	const char *evil = "diff --git a/../e b/../e\n--- a/../e\n+++ b/../e\n@@ -1 +1 @@\n-a\n+b\n";
 	struct buf o2[1] = {{0}};
-	CHECK_INT(patch_split(evil, strlen(evil), NULL, 0, o2, &mv, &err), -1, "escaping path refused");
+	CHECK_INT(patch_split(evil, strlen(evil), &(struct splitspec){NULL, 0, NULL},
+	                      &(struct splitout){o2, &mv}, &err), -1, "escaping path refused");
 	CHECK(err && strstr(err, "../e"), "message names the path");
 	free(err);
 	err = NULL;
@@ -101,7 +103,8 @@ test_split_refused(void)
 
 	const char *cross = "diff --git a/third_party/gloo/a b/b\nrename from third_party/gloo/a\nrename to b\n";
 	struct buf o3[3] = {{0}};
-	CHECK_INT(patch_split(cross, strlen(cross), subs, 2, o3, &mv, &err), -1, "rename across a submodule refused");
+	CHECK_INT(patch_split(cross, strlen(cross), &(struct splitspec){subs, 2, NULL},
+	                      &(struct splitout){o3, &mv}, &err), -1, "rename across a submodule refused");
 	free(err);
 	err = NULL;
 	freebufs(o3, 3);
@@ -149,7 +152,8 @@ test_split_shapes(void)
 		"2.39.5\n";
 	struct buf o4[3] = {{0}};
 	struct linkmoves m4 = {0};
-	CHECK_INT(patch_split(shapes, strlen(shapes), subs, 2, o4, &m4, &err), 0, "shapes split");
+	CHECK_INT(patch_split(shapes, strlen(shapes), &(struct splitspec){subs, 2, NULL},
+	                      &(struct splitout){o4, &m4}, &err), 0, "shapes split");
 	CHECK(o4[2].s && strstr(o4[2].s, "index 0000000..e69de29\n-- \n"), "a header-only section is ended by '-- '");
 	CHECK(o4[2].s && strstr(o4[2].s, "--- a/n.txt\n+++ /dev/null\n"), "/dev/null kept");
 	CHECK(o4[2].s && strstr(o4[2].s, "diff --git \"a/sp ace.txt\" \"b/sp ace.txt\"\n"), "a name with a space is quoted");

@@ -212,11 +212,11 @@ test_platforms(void)
 	plats_expand(&p, "musllinux_1_2_x86_64");
 	CHECK(p.n == 3 && !strcmp(p.v[2], "musllinux_1_0_x86_64"), "musllinux_1_2 down to 1_0");
 	strv_free(&p);
-	plats_linux(&p, "linux_aarch64", 32, 2, 17, 0, 0, ORDER_PIP);
+	plats_linux(&p, "linux_aarch64", 32, &(struct libcver){2, 17, 0, 0}, ORDER_PIP);
 	CHECK(has(&p, "manylinux_2_17_armv7l") && has(&p, "linux_armv8l") &&
 	      !strcmp(p.v[p.n - 1], "linux_armv7l"), "a 32-bit Python on aarch64 is armv8l/armv7l");
 	strv_free(&p);
-	plats_linux(&p, "linux_x86_64", 64, 0, 0, 1, 2, ORDER_PACKAGING);
+	plats_linux(&p, "linux_x86_64", 64, &(struct libcver){0, 0, 1, 2}, ORDER_PACKAGING);
 	CHECK(p.n == 4 && !strcmp(p.v[0], "linux_x86_64") && !strcmp(p.v[1], "musllinux_1_2_x86_64"),
 	      "musl: musllinux only, no manylinux");
 	strv_free(&p);
@@ -270,7 +270,7 @@ choose(const char *dir, const char *req, int pre, const char *local, struct strv
 	t.minor = 12;
 	t.nodot = xstrdup("312");
 	target_setabis(&t, "cp312");
-	plats_linux(&t.plats, "linux_x86_64", 64, 2, 28, 0, 0, ORDER_PIP);
+	plats_linux(&t.plats, "linux_x86_64", 64, &(struct libcver){2, 28, 0, 0}, ORDER_PIP);
 	target_tags(&t);
 	if (req)
 		pep440_specset_parse(&o.spec, req, &why, &at);

@@ -542,11 +542,12 @@ t_tags(void)
 		snprintf(head, sizeof head, "_linux_platforms() on x86_64 glibc 2.%d", glibc[k]);
 		if (!(s = find(head)))
 			continue;
-		plats_linux(&got, "linux_x86_64", 64, 2, glibc[k], 0, 0, ORDER_PACKAGING);
+		plats_linux(&got, "linux_x86_64", 64, &(struct libcver){2, glibc[k], 0, 0},
+		            ORDER_PACKAGING);
 		samelist(head + 4, s, &got);
 		strv_free(&got);
 		/* pip's order is the same list with linux_x86_64 moved last */
-		plats_linux(&got, "linux_x86_64", 64, 2, glibc[k], 0, 0, ORDER_PIP);
+		plats_linux(&got, "linux_x86_64", 64, &(struct libcver){2, glibc[k], 0, 0}, ORDER_PIP);
 		{
 			int ok = got.n == s->n && !strcmp(got.v[got.n - 1], "linux_x86_64");
 			for (i = 1; ok && i < s->n; i++)
@@ -566,7 +567,8 @@ t_tags(void)
 		t.nodot = xstrdup("311");
 		t.order = ORDER_PACKAGING;
 		target_setabis(&t, "cp311");
-		plats_linux(&t.plats, "linux_x86_64", 64, 2, 28, 0, 0, ORDER_PACKAGING);
+		plats_linux(&t.plats, "linux_x86_64", 64, &(struct libcver){2, 28, 0, 0},
+		            ORDER_PACKAGING);
 		target_tags(&t);
 		samelist("cp311 glibc 2.28 tag order", s, &t.tags);
 		for (i = 0; i < s->n; i++) {
