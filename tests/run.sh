@@ -13,7 +13,7 @@
 # LeakSanitizer's scan at its exit 85 ms more (ptrace stops the process to scan it), a
 # release process 10; the system tests start tens of thousands of processes and
 # wheelpick.sh alone took 95 CPU seconds with a leak scan per process, 18.5 without.
-# --san (ninja check-san, which CI runs too) runs every file on the sanitized build with
+# --san (ninja check-san, run before a release) runs every file on the sanitized build with
 # LeakSanitizer in every process.
 # Each test prints "ok ...", "not ok ..." or "skip ..." lines; a file that exits non-zero
 # without a "not ok" line counts as one failure. Only a skip that names an optional tier
