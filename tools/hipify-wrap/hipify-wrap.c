@@ -102,9 +102,16 @@ runhipify(const char *resultpath, int fd)
 	return rc;
 }
 
+/* what a run did to the output files */
+struct filecounts {
+	unsigned long made;      /* created */
+	unsigned long rewrote;   /* rewritten in place */
+	unsigned long kept;      /* mtimes kept */
+};
+
 static void
 report(const char *what, const char *key, const struct tally *t, int haveresult,
-       unsigned long made, unsigned long rewrote, unsigned long kept)
+       const struct filecounts *fc)
 {
 	struct buf b = {0};
 	struct json j;
@@ -127,9 +134,9 @@ report(const char *what, const char *key, const struct tally *t, int haveresult,
 		}
 		json_key(&j, "files");
 		json_obj(&j);
-		json_kint(&j, "created", (int64_t)made);
-		json_kint(&j, "rewritten", (int64_t)rewrote);
-		json_kint(&j, "mtime_kept", (int64_t)kept);
+		json_kint(&j, "created", (int64_t)fc->made);
+		json_kint(&j, "rewritten", (int64_t)fc->rewrote);
+		json_kint(&j, "mtime_kept", (int64_t)fc->kept);
 		json_end(&j);
 		json_kstr(&j, "log", strcmp(what, "up to date") ? g.logpath : NULL);
 		json_end(&j);
@@ -142,7 +149,7 @@ report(const char *what, const char *key, const struct tally *t, int haveresult,
 			printf("%lu hipified, %lu unchanged, %lu skipped, %lu failed; ",
 			       t->hipified, t->unchanged, t->skipped, t->failed);
 		printf("%lu files created, %lu rewritten in place, %lu mtimes kept (log: %s)\n",
-		       made, rewrote, kept, g.logpath);
+		       fc->made, fc->rewrote, fc->kept, g.logpath);
 	}
 	buffree(&b);
 }
@@ -756,7 +763,7 @@ main(int argc, char **argv)
 	if (g.undo)
 		return undorun();
 	if (g.man.n && undolast(key)) {
-		report("up to date", key, &t, 0, 0, 0, 0);
+		report("up to date", key, &t, 0, &(struct filecounts){0, 0, 0});
 		return EXIT_OK;
 	}
 	if (!g.man.n && g.reset && g.pinned)
@@ -788,6 +795,6 @@ main(int argc, char **argv)
 	dropstate("pending", 0);
 	dropstate("pending.walk", 0);
 	writestamp(key, source);
-	report("hipified", key, &t, haveresult, made, rewrote, kept);
+	report("hipified", key, &t, haveresult, &(struct filecounts){made, rewrote, kept});
 	return EXIT_OK;
 }

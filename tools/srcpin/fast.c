@@ -212,11 +212,19 @@ samecontent(git_repository *r, int fd, const char *name, const struct stat *st,
 	return ok && git_oid_equal(&id, &want);
 }
 
-/* true if st is what e records: stat data, or content when the stat data is racy */
+/* a file of the work tree: name in the folder open at fd, and its lstat */
+struct ondisk {
+	int fd;
+	const char *name;
+	const struct stat *st;
+};
+
+/* true if f is what e records: stat data, or content when the stat data is racy */
 static int
-statmatch(git_repository *r, const struct ient *e, const struct stat *st,
-          const struct timespec *imt, int fd, const char *name)
+statmatch(git_repository *r, const struct ient *e, const struct ondisk *f,
+          const struct timespec *imt)
 {
+	const struct stat *st = f->st;
 	const unsigned char *b = e->raw;
 	uint32_t mode;
 
@@ -237,7 +245,7 @@ statmatch(git_repository *r, const struct ient *e, const struct stat *st,
 	   may keep size and times, so the content decides */
 	if (st->st_mtim.tv_sec > imt->tv_sec ||
 	    (st->st_mtim.tv_sec == imt->tv_sec && st->st_mtim.tv_nsec >= imt->tv_nsec))
-		return samecontent(r, fd, name, st, e);
+		return samecontent(r, f->fd, f->name, st, e);
 	return 1;
 }
 
@@ -357,7 +365,7 @@ walkdir(struct fwalk *w, int fd, int top, size_t lo, size_t hi)
 		}
 		e = entryat(w, lo, hi);
 		if (!e || (type != DT_UNKNOWN && fstatat(fd, n, &st, AT_SYMLINK_NOFOLLOW) < 0) ||
-		    !statmatch(w->r, e, &st, &w->x->mtime, fd, n)) {
+		    !statmatch(w->r, e, &(struct ondisk){fd, n, &st}, &w->x->mtime)) {
 			ok = 0;
 			break;
 		}

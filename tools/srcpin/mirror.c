@@ -489,9 +489,9 @@ readable(git_repository *r, const git_oid *id)
    Dies when url cannot be reached, unless soft: then returns -1 (the message left for
    gitmsg) with the mirror as it was. Returns 0. */
 static int
-refresh(const struct spopts *o, const char *label, const char *dir, const char *url,
-        const char *ref, int broken, int soft)
+refresh(const struct spopts *o, const struct spmirror *m, const char *ref, int broken, int soft)
 {
+	const char *label = m->label, *dir = m->dir, *url = m->url;
 	git_repository *r = broken ? NULL : mirror_open(dir);
 	int e = -1;
 
@@ -583,9 +583,10 @@ tagsmoved(const char *label, const char *url, const char *dir, struct tagsnap *t
    said in one line. Returns 0 when out holds the answer, -1 when the caller resolves
    again (the mirror was damaged and fetched afresh). */
 static int
-followtag(const struct spopts *o, const char *label, const char *dir, const char *url,
-          const char *ref, const git_oid *had, git_oid *out)
+followtag(const struct spopts *o, const struct spmirror *m, const char *ref, const git_oid *had,
+          git_oid *out)
 {
+	const char *label = m->label, *dir = m->dir, *url = m->url;
 	git_repository *r;
 	char was[GIT_OID_HEXSZ + 1];
 	int kind, e;
@@ -595,7 +596,7 @@ followtag(const struct spopts *o, const char *label, const char *dir, const char
 	git_oid_tostr(was, sizeof was, had);
 	git_oid_cpy(out, had);
 	tagsnap(dir, &ts);
-	if (refresh(o, label, dir, url, ref, 0, 1) < 0) {
+	if (refresh(o, m, ref, 0, 1) < 0) {
 		warn("%s: %s: cannot reach it to check whether tag '%s' moved (%s); using the "
 		     "mirror's %s", label, url, ref, gitmsg(), was);
 		tagsmoved(label, url, dir, &ts);   /* nothing moved: only frees */
@@ -619,9 +620,9 @@ followtag(const struct spopts *o, const char *label, const char *dir, const char
 }
 
 void
-mirror_fetch(const struct spopts *o, const char *label, const char *dir, const char *url,
-             const char *ref, git_oid *out)
+mirror_fetch(const struct spopts *o, const struct spmirror *m, const char *ref, git_oid *out)
 {
+	const char *label = m->label, *dir = m->dir, *url = m->url;
 	git_repository *r;
 	char *had;
 	int kind = 0, e, fetched = 0, broken = 0, fd, present = 0;
@@ -641,7 +642,7 @@ mirror_fetch(const struct spopts *o, const char *label, const char *dir, const c
 			git_oid_cpy(&was, out);
 			free(had);
 			git_repository_free(r);
-			if (kind == 's' || o->offline || followtag(o, label, dir, url, ref, &was, out) == 0) {
+			if (kind == 's' || o->offline || followtag(o, m, ref, &was, out) == 0) {
 				close(fd);
 				return;
 			}
@@ -658,7 +659,7 @@ mirror_fetch(const struct spopts *o, const char *label, const char *dir, const c
 		/* tags a fetch moves are said, whichever ref it was for */
 		struct tagsnap ts;
 		tagsnap(dir, &ts);
-		refresh(o, label, dir, url, ref, broken, 0);
+		refresh(o, m, ref, broken, 0);
 		tagsmoved(label, url, dir, &ts);
 		fetched = 1;
 	}
@@ -687,7 +688,7 @@ mirror_fetch(const struct spopts *o, const char *label, const char *dir, const c
 	}
 	if (!readable(r, out)) {
 		git_repository_free(r);
-		refresh(o, label, dir, url, ref, 1, 0);
+		refresh(o, m, ref, 1, 0);
 		if (!(r = mirror_open(dir)) || resolve_ref(r, ref, out, &kind) < 0 || !readable(r, out))
 			die("%s: %s: ref '%s': commit cannot be read from %s: %s", label, url, ref, dir,
 			    gitmsg());
@@ -718,8 +719,9 @@ mirror_need(const struct spopts *o, const char *label, const char *dir, const ch
 		    label, hex, dir);
 	{
 		struct spopts o2 = *o;
+		struct spmirror m = {label, dir, url};
 		git_oid got;
 		o2.update = 1;
-		mirror_fetch(&o2, label, dir, url, hex, &got);
+		mirror_fetch(&o2, &m, hex, &got);
 	}
 }

@@ -356,12 +356,20 @@ partat(struct parts *ps, const char *prefix)
 	return NULL;
 }
 
-/* apply the gitlink changes of one patch to part pt (index k of the split): the tree
+/* the gitlink changes of one patch file */
+struct patchmoves {
+	const struct linkmoves *mv;
+	const struct patchfile *pf;
+};
+
+/* apply the gitlink changes pm of one patch to part pt (index k of the split): the tree
    entry moves, and a checked-out submodule's series continues on its new commit */
 static void
 applymoves(const struct spopts *o, struct parts *ps, struct part *pt, size_t k,
-           const struct linkmoves *mv, const struct patchfile *pf)
+           const struct patchmoves *pm)
 {
+	const struct linkmoves *mv = pm->mv;
+	const struct patchfile *pf = pm->pf;
 	git_tree *t = NULL;
 	git_index *idx = NULL;
 
@@ -616,7 +624,7 @@ series_check(const struct spopts *o, git_repository *r, struct spstate *s,
 			if (gout[k].len)
 				applytext(o, pt, &gout[k], pf);
 			if (moves)
-				applymoves(o, ps, pt, k, &gmoves, pf);
+				applymoves(o, ps, pt, k, &(struct patchmoves){&gmoves, pf});
 		}
 		for (size_t k = 0; k <= nsub; k++)
 			buffree(&gout[k]);
@@ -689,7 +697,7 @@ series_write(const struct spopts *o, const char *dir, const struct spplan *plan,
 		if (s.submodules)
 			for (size_t off = 0; off < plan->relink[k].len;
 			     off += strlen(plan->relink[k].s + off) + 1)
-				tree_relink(o, s.name, r, s.url, t, plan->relink[k].s + off);
+				tree_relink(o, &(struct spco){s.name, r, s.url}, t, plan->relink[k].s + off);
 		git_tree_free(t);
 		free(s.tree);
 		s.tree = xstrdup(plan->tree[k]);

@@ -126,7 +126,7 @@ fetchpin(struct args *a, git_oid *id)
 	                  strspn(a->expect, "0123456789abcdefABCDEF") != strlen(a->expect)))
 		usage(xasprintf("--expect=%s: want a commit id (7 to 40 hex digits)", a->expect));
 	dir = mirror_path(&a->o, a->pos[0]);
-	mirror_fetch(&a->o, a->pos[0], dir, a->pos[1], a->pos[2], id);
+	mirror_fetch(&a->o, &(struct spmirror){a->pos[0], dir, a->pos[1]}, a->pos[2], id);
 	free(dir);
 	if (a->expect && strncasecmp(git_oid_tostr_s(id), a->expect, strlen(a->expect)) != 0)
 		dien(EXIT_PROBLEM, "%s: %s: ref '%s' resolves to %s, not the expected %s", a->pos[0],
@@ -201,7 +201,8 @@ vcheckout(struct args *a, int cachegiven)
 	into = os_abspath(a->into, NULL);
 	{
 		char *mabs = os_abspath(dir, NULL);
-		tree_checkout(&a->o, a->pos[0], url ? url : "", mabs, &id, into, a->submodules, a->force);
+		struct spcheckout w = {a->pos[0], url ? url : "", mabs, into, a->submodules, a->force};
+		tree_checkout(&a->o, &w, &id);
 		free(mabs);
 	}
 	if (a->npos == 3)
@@ -246,7 +247,8 @@ vpatch(struct args *a, int cachegiven)
 		if (git_oid_fromstr(&id, s.commit) < 0)
 			die("%s: bad COMMIT in its srcpin state", dir);
 		git_repository_free(r);
-		tree_checkout(&a->o, s.name, s.url, s.mirror, &id, dir, s.submodules, 0);
+		tree_checkout(&a->o, &(struct spcheckout){s.name, s.url, s.mirror, dir, s.submodules, 0},
+		              &id);
 	} else
 		git_repository_free(r);
 	series_write(&a->o, dir, &plan, &ser);
@@ -467,7 +469,7 @@ vlock(struct args *a)
 	for (size_t i = 0; i < n; i++) {
 		char *dir = mirror_path(&a->o, p[i].name), *k;
 		git_oid id;
-		mirror_fetch(&a->o, p[i].name, dir, p[i].url, p[i].ref, &id);
+		mirror_fetch(&a->o, &(struct spmirror){p[i].name, dir, p[i].url}, p[i].ref, &id);
 		if (p[i].expect &&
 		    (strlen(p[i].expect) < 7 ||
 		     strncasecmp(git_oid_tostr_s(&id), p[i].expect, strlen(p[i].expect)) != 0)) {

@@ -44,13 +44,18 @@ char *mirror_path_url(const struct spopts *o, const char *url);
    then --mirror=DIR candidates; dies (exit 2) naming label and url when --mirror has
    no copy. Caller frees. */
 char *fetch_url(const struct spopts *o, const char *label, const char *url);
+/* a mirror: its label in messages, its folder, the URL it is fetched from */
+struct spmirror {
+	const char *label;
+	const char *dir;
+	const char *url;
+};
 /* Make the mirror at dir hold ref of url (fetching only when the ref is a branch, is
    missing, or o->update), and resolve ref to a commit. A missing or broken mirror is
    built afresh beside it and renamed into place only when complete. Dies with exit 2
    naming label, url and ref when the ref does not exist (listing close matches) or the
    fetch fails. */
-void mirror_fetch(const struct spopts *o, const char *label, const char *dir, const char *url,
-                  const char *ref, git_oid *out);
+void mirror_fetch(const struct spopts *o, const struct spmirror *m, const char *ref, git_oid *out);
 /* Make sure commit id is in the mirror at dir (fetching url if it is not). Dies with exit 2
    if it cannot be had. */
 void mirror_need(const struct spopts *o, const char *label, const char *dir, const char *url,
@@ -120,16 +125,30 @@ void state_save(git_repository *r, const struct spstate *s);
 void state_free(struct spstate *s);
 /* open dir as a srcpin checkout (dies with exit 2 when it is not one) */
 git_repository *tree_open(const char *dir, struct spstate *s);
+/* a checkout to make: its name and URL (recorded in its state), the folder of its mirror,
+   its folder, whether its submodules are checked out, whether a stranger's dir is taken */
+struct spcheckout {
+	const char *name;
+	const char *url;
+	const char *mirror;
+	const char *dir;
+	int submodules;
+	int force;
+};
 /* Make dir exactly the tree of commit id of the mirror at mirror (submodules too when asked).
    Refuses a non-empty dir that srcpin did not make unless force. Returns 1 if anything was
    done, 0 if dir already was that pristine commit. */
-int tree_checkout(const struct spopts *o, const char *name, const char *url, const char *mirror,
-                  const git_oid *id, const char *dir, int submodules, int force);
-/* Make the submodule at path of the checkout r (fetched from url) what tree t records: its
+int tree_checkout(const struct spopts *o, const struct spcheckout *w, const git_oid *id);
+/* a checkout being worked on: its label in messages, its repository, its URL */
+struct spco {
+	const char *label;
+	git_repository *r;
+	const char *url;
+};
+/* Make the submodule at path of the checkout co->r (fetched from co->url) what tree t records: its
    commit checked out through its own mirror (recursively), or its folder removed when t
    has no submodule there. */
-void tree_relink(const struct spopts *o, const char *label, git_repository *r, const char *url,
-                 git_tree *t, const char *path);
+void tree_relink(const struct spopts *o, const struct spco *co, git_tree *t, const char *path);
 /* call cb for every submodule checked out below the checkout r (state s), recursively,
    parents first: its path below the top (prefix/...) and its state */
 void tree_submodules(git_repository *r, const struct spstate *s, const char *prefix,

@@ -639,14 +639,15 @@ localurl(const char *u)
 	return u[0] == '/' || startswith(u, "file:") || (!strstr(u, "://") && !strchr(u, ':'));
 }
 
-static void checkout_repo(const struct spopts *o, const char *label, git_repository *r,
-                          const git_oid *id, int submodules, struct spstate *s);
+static void checkout_repo(const struct spopts *o, const struct spco *co, const git_oid *id,
+                          int submodules, struct spstate *s);
 
-/* check out the gitlink l of tree t (of repository r, fetched from url), recursively */
+/* check out the gitlink l of tree t (of the checkout co), recursively */
 static void
-checkout_one(const struct spopts *o, const char *label, git_repository *r, const char *url,
-             git_tree *t, const struct link *l)
+checkout_one(const struct spopts *o, const struct spco *co, git_tree *t, const struct link *l)
 {
+	const char *label = co->label, *url = co->url;
+	git_repository *r = co->r;
 	char *mu = modurl(r, t, l->path), *u, *mdir, *sub, *gd, *sl;
 	char hex[GIT_OID_HEXSZ + 1];
 	git_repository *sr;
@@ -672,7 +673,7 @@ checkout_one(const struct spopts *o, const char *label, git_repository *r, const
 	setstr(&ss.url, u);
 	setstr(&ss.cache, o->cache);
 	setstr(&ss.mirror, mdir);
-	checkout_repo(o, sl, sr, &l->id, 1, &ss);
+	checkout_repo(o, &(struct spco){sl, sr, u}, &l->id, 1, &ss);
 	state_save(sr, &ss);
 	state_free(&ss);
 	git_repository_free(sr);
@@ -684,23 +685,22 @@ checkout_one(const struct spopts *o, const char *label, git_repository *r, const
 	free(sl);
 }
 
-/* check out every gitlink of tree t (of repository r, fetched from url) */
+/* check out every gitlink of tree t (of the checkout co) */
 static void
-checkout_subs(const struct spopts *o, const char *label, git_repository *r, const char *url,
-              git_tree *t)
+checkout_subs(const struct spopts *o, const struct spco *co, git_tree *t)
 {
 	struct links l;
 
-	indexlinks(r, &l);   /* the index was just written from t */
+	indexlinks(co->r, &l);   /* the index was just written from t */
 	for (size_t i = 0; i < l.n; i++)
-		checkout_one(o, label, r, url, t, &l.v[i]);
+		checkout_one(o, co, t, &l.v[i]);
 	freelinks(&l);
 }
 
 void
-tree_relink(const struct spopts *o, const char *label, git_repository *r, const char *url,
-            git_tree *t, const char *path)
+tree_relink(const struct spopts *o, const struct spco *co, git_tree *t, const char *path)
 {
+	git_repository *r = co->r;
 	git_tree_entry *e = NULL;
 	char *p, *gd;
 
@@ -708,7 +708,7 @@ tree_relink(const struct spopts *o, const char *label, git_repository *r, const 
 		struct link l;
 		l.path = (char *)path;
 		git_oid_cpy(&l.id, git_tree_entry_id(e));
-		checkout_one(o, label, r, url, t, &l);
+		checkout_one(o, co, t, &l);
 		git_tree_entry_free(e);
 		return;
 	}
@@ -731,14 +731,32 @@ tree_relink(const struct spopts *o, const char *label, git_repository *r, const 
 	free(p);
 }
 
-/* Move r's work tree from the tree oldtree, which it surely is (its index x), to commit c
-   (tree t): only the paths the two trees differ in are written; there is nothing else to
-   remove. The new index's checksum goes to sum, or "" when libgit2 wrote it. */
+/* the commit a checkout goes to: commit c, its tree t, its id */
+struct cotarget {
+	git_commit *c;
+	git_tree *t;
+	const git_oid *id;
+};
+
+/* what a checkout surely is before it moves: its tree (hex) and its index x */
+struct cobase {
+	const char *tree;
+	struct fastidx *x;
+};
+
+/* Move ck's work tree from the tree from->tree, which it surely is (its index from->x), to
+   the commit to->c (tree to->t): only the paths the two trees differ in are written; there
+   is nothing else to remove. The new index's checksum goes to sum, or "" when libgit2 wrote it. */
 static void
-incremental(const struct spopts *o, git_repository *r, const char *label, const char *oldtree,
-            git_commit *c, git_tree *t, const git_oid *id, struct fastidx *x,
-            char sum[GIT_OID_HEXSZ + 1])
+incremental(const struct spopts *o, const struct spco *ck, const struct cotarget *to,
+            const struct cobase *from, char sum[GIT_OID_HEXSZ + 1])
 {
+	git_repository *r = ck->r;
+	const char *label = ck->label, *oldtree = from->tree;
+	git_commit *c = to->c;
+	git_tree *t = to->t;
+	const git_oid *id = to->id;
+	struct fastidx *x = from->x;
 	git_checkout_options co;
 	git_oid oid;
 	git_tree *ot;
@@ -784,11 +802,13 @@ incremental(const struct spopts *o, git_repository *r, const char *label, const 
 	git_tree_free(ot);
 }
 
-/* make r's work tree exactly commit id, then its submodules (or empty their folders) */
+/* make co's work tree exactly commit id, then its submodules (or empty their folders) */
 static void
-checkout_repo(const struct spopts *o, const char *label, git_repository *r, const git_oid *id,
-              int submodules, struct spstate *s)
+checkout_repo(const struct spopts *o, const struct spco *co, const git_oid *id, int submodules,
+              struct spstate *s)
 {
+	const char *label = co->label;
+	git_repository *r = co->r;
 	char hex[GIT_OID_HEXSZ + 1], thex[GIT_OID_HEXSZ + 1];
 	git_commit *c;
 	git_tree *t;
@@ -825,7 +845,7 @@ checkout_repo(const struct spopts *o, const char *label, git_repository *r, cons
 		if (s->tree && *s->tree && s->commit && *s->commit &&
 		    git_reference_name_to_id(&hid, r, "HEAD") == 0 &&
 		    strcmp(git_oid_tostr_s(&hid), s->commit) == 0 && fast_pristine(r, s, &x)) {
-			incremental(o, r, label, s->tree, c, t, id, x, ix);
+			incremental(o, co, &(struct cotarget){c, t, id}, &(struct cobase){s->tree, x}, ix);
 			fastidx_free(x);
 		} else
 			writetree(o, r, label, (git_object *)c, id);
@@ -836,7 +856,7 @@ checkout_repo(const struct spopts *o, const char *label, git_repository *r, cons
 	}
 	git_oid_tostr(thex, sizeof thex, git_tree_id(t));
 	if (submodules)
-		checkout_subs(o, label, r, s->url, t);
+		checkout_subs(o, &(struct spco){label, r, s->url}, t);
 	else {
 		struct links l;
 		indexlinks(r, &l);
@@ -851,16 +871,17 @@ checkout_repo(const struct spopts *o, const char *label, git_repository *r, cons
 }
 
 int
-tree_checkout(const struct spopts *o, const char *name, const char *url, const char *mirror,
-              const git_oid *id, const char *dir, int submodules, int force)
+tree_checkout(const struct spopts *o, const struct spcheckout *w, const git_oid *id)
 {
+	const char *name = w->name, *url = w->url, *mirror = w->mirror;
+	int submodules = w->submodules;
 	git_repository *r;
 	struct spstate s = {0};
 	char hex[GIT_OID_HEXSZ + 1];
 	int fresh, have;
 
 	git_oid_tostr(hex, sizeof hex, id);
-	r = prepare(dir, NULL, mirror, force, &fresh);
+	r = prepare(w->dir, NULL, mirror, w->force, &fresh);
 	have = !fresh && state_load(r, &s) == 0;
 	if (have && strcmp(s.commit, hex) == 0 && !*s.series_digest && s.submodules == submodules &&
 	    strcmp(s.mirror, mirror) == 0 && tree_pristine(r, &s, NULL)) {
@@ -877,7 +898,7 @@ tree_checkout(const struct spopts *o, const char *name, const char *url, const c
 	setstr(&s.url, url);
 	setstr(&s.cache, o->cache);
 	setstr(&s.mirror, mirror);
-	checkout_repo(o, name, r, id, submodules, &s);
+	checkout_repo(o, &(struct spco){name, r, url}, id, submodules, &s);
 	state_save(r, &s);
 	state_free(&s);
 	git_repository_free(r);
