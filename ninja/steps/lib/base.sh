@@ -17,10 +17,8 @@ clean () {
 	IFS=$o
 	while [ "$n" -gt 0 ]; do set -- "$@" "$1"; shift; n=$((n - 1)); done
 	# srcpin's mirror setting crosses the clean environment as a setting, not a word
-	if [ -n "${SRCPIN_MIRROR:-}" ]; then
-		envclean -i --set PIP_CONFIG_FILE=/dev/null --set SRCPIN_MIRROR="$SRCPIN_MIRROR" \
-			--prepend-path "$(dirname "$PY")" "$@"
-	else
-		envclean -i --set PIP_CONFIG_FILE=/dev/null --prepend-path "$(dirname "$PY")" "$@"
-	fi
+	[ -z "${SRCPIN_MIRROR:-}" ] || set -- --set SRCPIN_MIRROR="$SRCPIN_MIRROR" "$@"
+	# PY's folder without a dirname process (a stage calls clean tens of times)
+	case "$PY" in */*) pydir=${PY%/*} ;; *) pydir=. ;; esac
+	envclean -i --set PIP_CONFIG_FILE=/dev/null --prepend-path "${pydir:-/}" "$@"
 }
