@@ -578,7 +578,7 @@ journal_begin(void)
 static int
 hipify(int logfd, struct tally *t, int *haveresult)
 {
-	char *cmd[6], *resultp = spath("result.jsonl");
+	char *cmd[7], *resultp = spath("result.jsonl");
 	int rc;
 
 	if (g.project != P_GENERIC) {
@@ -588,8 +588,9 @@ hipify(int logfd, struct tally *t, int *haveresult)
 		cmd[3] = (char *)hw_driver;
 		cmd[4] = (char *)projname[g.project];
 		cmd[5] = g.srcdir;
+		cmd[6] = g.hipdir ? g.hipdir : "";
 		g.cmd = cmd;
-		g.ncmd = 6;
+		g.ncmd = 7;
 	}
 	unlink(resultp);
 	rc = runhipify(resultp, logfd);

@@ -67,6 +67,27 @@ pyhipdir(void)
 	return d;
 }
 
+/* torch's hipify folder for --project=vision: the one the stamp names for the same
+   interpreter while it still holds hipify (no Python on a no-op), else asked of Python */
+static char *
+visiondir(void)
+{
+	const char *od = g.havestamp ? kv_get(&g.stamp, "HIPIFY_DIR") : NULL;
+	const char *op = g.havestamp ? kv_get(&g.stamp, "PYTHON") : NULL;
+	const char *oi = g.havestamp ? kv_get(&g.stamp, "PYTHON_ID") : NULL;
+	char *p, *d = NULL;
+
+	if (od && op && oi && strcmp(op, g.python) == 0 && strcmp(oi, g.pyid) == 0) {
+		p = xasprintf("%s/hipify_python.py", od);
+		if (access(p, R_OK) == 0)
+			d = xstrdup(od);
+		free(p);
+	}
+	if (!d && !(d = pyhipdir()))
+		dien(EXIT_USAGE, "%s: cannot find torch.utils.hipify (is torch installed for this Python?)", g.python);
+	return d;
+}
+
 /* the key material besides the tree: project, command, scripts, torch's hipify, the
    interpreter, HIP settings and srcpin's state */
 static void
@@ -76,7 +97,7 @@ settings(struct sha256 *h)
 	                                 "hipify_python.py", "version.py"};
 	static const char *hipdefault[] = {"/opt/rocm/hip", "/opt/rocm"};
 	struct buf b = {0}, info = {0};
-	const char *hp = getenv("HIP_PATH"), *od, *op, *oi;
+	const char *hp = getenv("HIP_PATH");
 	char *p, *hipinfo = NULL;
 	unsigned char d[32];
 	char hx[65];
@@ -99,15 +120,10 @@ settings(struct sha256 *h)
 	for (i = 0; i < g.nscripts; i++)
 		keyfile(h, "SCRIPT", g.scripts[i], g.scripts[i]);
 
+	free(g.hipdir);
+	g.hipdir = NULL;
 	if (g.project == P_VISION) {
-		/* reuse the folder found last time for the same interpreter: no Python on a no-op */
-		od = g.havestamp ? kv_get(&g.stamp, "HIPIFY_DIR") : NULL;
-		op = g.havestamp ? kv_get(&g.stamp, "PYTHON") : NULL;
-		oi = g.havestamp ? kv_get(&g.stamp, "PYTHON_ID") : NULL;
-		if (od && op && oi && strcmp(op, g.python) == 0 && strcmp(oi, g.pyid) == 0)
-			g.hipdir = xstrdup(od);
-		else if (!(g.hipdir = pyhipdir()))
-			dien(EXIT_USAGE, "%s: cannot find torch.utils.hipify (is torch installed for this Python?)", g.python);
+		g.hipdir = visiondir();
 	} else if (g.project == P_TORCH) {
 		g.hipdir = xasprintf("%s/torch/utils/hipify", g.srcdir);
 	}
@@ -156,8 +172,6 @@ makekey(const char *source, char out[65])
 	keyadd(&h, "SOURCE", source);
 	sha256_final(&h, d);
 	hex32(d, out);
-	free(g.hipdir);
-	g.hipdir = NULL;
 }
 
 /* digest of a list of inputs: every path with its content digest */

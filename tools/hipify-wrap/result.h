@@ -15,7 +15,8 @@ struct tally {
 };
 
 /* the Python driver the presets run with python -I -c: argv[1] preset (torch|vision),
-   argv[2] the tree, argv[3] the result file it writes as JSON lines
+   argv[2] the tree, argv[3] torch's hipify folder that the key digests (vision loads
+   hipify from there), argv[4] the result file it writes as JSON lines
    {"src":..., "dst":..., "status":...}, from hipify's returned dict (old form) or
    HipifyResult objects (newer torch) */
 extern const char hw_driver[];

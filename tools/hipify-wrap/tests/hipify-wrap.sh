@@ -14,10 +14,17 @@ exits "missing SRCDIR is a usage error" 2 $HW "$T/nope" -- true
 has "missing SRCDIR names the path" "$T/.err" "$T/nope"
 exits "a preset takes no command" 2 $HW --project=vision "$T" -- true
 
-# a Python with torch's hipify
-PY=
+# a Python with torch's hipify: its folder ($hipsrc) found and the package loaded on its
+# own, as build_amd.py and hipify-wrap's vision preset load it (importing torch itself
+# costs seconds of CPU a start; hipify needs none of it)
+PY= hipsrc=
 for p in ${KILN_TEST_PYTHON:-} /usr/bin/python3 python3; do
-	if "$p" -c 'import torch.utils.hipify.hipify_python' >/dev/null 2>&1; then PY=$(command -v "$p"); break; fi
+	hipsrc=$("$p" -c 'import os, sys, importlib.util as u
+s = u.find_spec("torch")
+d = os.path.join(os.path.dirname(s.origin), "utils", "hipify")
+sys.path.insert(0, os.path.dirname(d))
+import hipify.hipify_python
+print(d)' 2>/dev/null) && [ -n "$hipsrc" ] && { PY=$(command -v "$p"); break; }
 done
 [ -n "$PY" ] || skip_all "needs a Python with torch (apt-get install python3-torch)"
 # a wrapper that counts how often Python is started
@@ -130,15 +137,17 @@ check "--json is JSON" "$PY" -c 'import json,sys; d=json.load(open(sys.argv[1]))
 # 7. generic: any command; the counts come from hipify's progress lines in the log
 G=$T/gen
 mkproj "$G"
-hip="from torch.utils.hipify.hipify_python import hipify; hipify(project_directory='.', output_directory='.', includes=['*'], is_pytorch_extension=True)"
-check "generic runs the command" $HW "$G" -- "$PY" -c "$hip"
+# torch's hipify as build_amd.py imports it: the folder above it ($hu) on sys.path
+hu=${hipsrc%/*}
+hip="import sys; sys.path.insert(0, sys.argv[1]); from hipify.hipify_python import hipify; hipify(project_directory='.', output_directory='.', includes=['*'], is_pytorch_extension=True)"
+check "generic runs the command" $HW "$G" -- "$PY" -c "$hip" "$hu"
 has "generic counts hipify's lines" "$T/.out" "hipify: 3 hipified, 1 unchanged, 0 skipped, 0 failed;"
 check "generic made the outputs" test -f "$G/torchvision/csrc/ops/hip/add_kernel.hip"
-check "generic: same command is up to date" $HW "$G" -- "$PY" -c "$hip"
+check "generic: same command is up to date" $HW "$G" -- "$PY" -c "$hip" "$hu"
 has "generic up to date" "$T/.out" "hipify: up to date"
-check "a different command re-hipifies" $HW "$G" -- "$PY" -c "$hip # v2"
+check "a different command re-hipifies" $HW "$G" -- "$PY" -c "$hip # v2" "$hu"
 has "the key change is named" "$T/.err" "settings changed"
-check "--log writes the log there" $HW --log "$T/gen.log" "$G" -- "$PY" -c "$hip # v3"
+check "--log writes the log there" $HW --log "$T/gen.log" "$G" -- "$PY" -c "$hip # v3" "$hu"
 has "the log has hipify's output" "$T/gen.log" "add_kernel.hip [ok]"
 
 # 8. a command that rewrites a file in place: never run twice on its own output
@@ -205,7 +214,6 @@ fi
 # 12. --project=torch: tools/amd_build/build_amd.py of a pytorch-shaped tree, with the
 # tree's own torch/utils/hipify (copied from the installed torch), HIP_PATH/.hipInfo keyed
 Z=$T/pytorch
-hipsrc=$("$PY" -c 'import os, importlib.util as u; print(os.path.join(os.path.dirname(u.find_spec("torch").origin), "utils", "hipify"))')
 mkdir -p "$Z/tools/amd_build" "$Z/torch/utils" "$Z/aten/src/ATen/native/cuda" "$Z/third_party/gloo/cmake"
 cp -R "$hipsrc" "$Z/torch/utils/hipify"
 rm -rf "$Z/torch/utils/hipify/__pycache__"
@@ -352,7 +360,7 @@ fi
 Q=$T/gitforeign
 mkproj "$Q"
 git -C "$Q" init -q && git -C "$Q" add -A && git -C "$Q" -c user.name=t -c user.email=t@t commit -qm init
-(cd "$Q" && "$PY" -c "$hip" >/dev/null 2>&1)
+(cd "$Q" && "$PY" -c "$hip" "$hu" >/dev/null 2>&1)
 check "foreign hipify made untracked outputs" test -f "$Q/torchvision/csrc/ops/hip/add_kernel.hip"
 exits "git tree hipified outside hipify-wrap is refused" 1 $HW --project=vision --python="$T/py" "$Q"
 has "the untracked output is named" "$T/.err" "hip/"
