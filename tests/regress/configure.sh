@@ -18,6 +18,20 @@ int main(int argc, char **argv) { setprogname(argv[0]); (void)argc; puts("hello"
 C
 printf '.TH HELLO 1\n.SH NAME\nhello\n' >"$src/tools/hello/hello.1"
 cd "$T" || exit 2
+# the tools are built at -O0 (CFLAGS, exported: ninja's regeneration and make see it too):
+# what is checked is how configure and ninja build them, not the code (a third of the
+# CPU time of the builds at -O2 -g)
+CFLAGS=-O0
+export CFLAGS
+# seedgen DIR: the build folder DIR starts with the generator and the probes' answers
+# (DIR/gen) of the first build folder, $T/b, or before it is made of $T's: the same
+# sources, copied with their time, so configure takes them as they are. configure builds
+# the generator from the sources once in this file, in $T, not once per build folder
+# (8 CPU s each); the probes are asked again where their key differs (configure's
+# probe_key). A copy that fails only costs the time
+seedgen () { _g=$T/b/build/gen; [ -f "$_g/probes" ] || _g=$T/build/gen
+	mkdir -p "$1/gen" || return
+	for _f in kiln-stage probes; do [ ! -f "$_g/$_f" ] || cp -p "$_g/$_f" "$1/gen/"; done; :; }
 # aged: every file of the copy older than build.ninja and config.mk, and those older than
 # now (ninja's log says so too): a file written next is newer than what configure wrote,
 # and a file configure writes again is newer than before, whatever the clock's grain (mtimes
@@ -91,7 +105,7 @@ has "the command line is recorded whole" build.ninja "#   ./configure --install-
 same "--install-deps is not replayed by regeneration" "configure_cmd = $src/configure" "$(grep '^configure_cmd' build.ninja)"
 
 # a real configure: writes once, then leaves everything unchanged
-mkdir -p "$T/b" && cd "$T/b" || exit 2
+mkdir -p "$T/b" && seedgen "$T/b/build" && cd "$T/b" || exit 2
 check "configure succeeds" "$src/configure" --prefix="$T/inst"
 has "checking libgit2 version" "$T/.out" "checking for libgit2... yes ("
 has "records its command line" build.ninja "#   ./configure --prefix=$T/inst"
@@ -110,7 +124,7 @@ same "a no-op ninja does nothing" "ninja: no work to do." "$(cat "$T/.out")"
 
 # build.conf STATIC: a package's library from its static archive where one is installed,
 # else the shared one (a package made here: libkfake, shared only, then with its archive)
-mkdir -p "$T/fake" "$T/s"
+mkdir -p "$T/fake" "$T/s" && seedgen "$T/s/build"
 printf 'int kfake(void) { return 7; }\n' >"$T/fake/kfake.c"
 cc -shared -fPIC -o "$T/fake/libkfake.so" "$T/fake/kfake.c"
 printf 'libdir=%s\nName: kfake\nDescription: t\nVersion: 1\nLibs: -L${libdir} -lkfake\nCflags:\n' "$T/fake" >"$T/fake/kfake.pc"
@@ -177,7 +191,7 @@ check "man page installed" test -f "$T/dest$T/inst/share/man/man1/hello.1"
 
 # make users get the same targets through mk/tools.mk
 if command -v make >/dev/null 2>&1; then
-	mkdir -p "$T/m" && cd "$T/m" || exit 2
+	mkdir -p "$T/m" && seedgen "$T/m/build" && cd "$T/m" || exit 2
 	check "make -f mk/tools.mk configures and builds" make -f "$src/mk/tools.mk"
 	check "make built the tool" test -x build/bin/hello
 	check "make -f mk/tools.mk install" make -f "$src/mk/tools.mk" install DESTDIR="$T/mdest"
@@ -190,5 +204,6 @@ has "arch recorded in config.mk" config.mk "KILN_ARCH = sm_90,sm_120"
 has "jobs recorded" config.mk "KILN_JOBS = 3"
 check "--pin NAME=REF repeatable" "$src/configure" --arch=cpu --pin vision=v0.22.1 --pin audio=v2.8.0
 has "pins recorded" config.mk "KILN_PIN_OVERRIDES = vision=v0.22.1 audio=v2.8.0"
+seedgen nowhere
 exits "native without gpucheck says it cannot detect" 2 env PATH=/usr/bin:/bin "$src/configure" --arch=native --builddir=nowhere
 has "native: cannot detect" "$T/.err" "cannot detect"
