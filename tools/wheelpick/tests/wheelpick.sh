@@ -2,18 +2,22 @@
 # what pip itself would install (pip install --dry-run --report); bad input of each kind.
 . "$KILN_SRC/tests/lib.sh"
 
-# a Python with pip >= 22.2 (--dry-run --report), setuptools and wheel
+# a Python with pip >= 22.2 (--dry-run --report), setuptools and wheel; it says its cpXY
+# tag, pip's version and its C library (the manylinux tags follow it)
 PY=
 for p in python3 /usr/bin/python3; do
 	command -v "$p" >/dev/null 2>&1 || continue
-	"$p" -c 'import setuptools, wheel, pip, sys
+	pyinfo=$("$p" -c 'import platform, setuptools, wheel, pip, sys
 v = tuple(int(x) for x in pip.__version__.split(".")[:2])
-sys.exit(v < (22, 2))' >/dev/null 2>&1 && { PY=$(command -v "$p"); break; }
+print("cp%d%d" % sys.version_info[:2], pip.__version__, "-".join(platform.libc_ver()) or "-")
+sys.exit(v < (22, 2))' 2>/dev/null) && { PY=$(command -v "$p"); break; }
 done
 [ -n "$PY" ] || skip_all "needs a python3 with pip >= 22.2, setuptools and wheel (python3-pip python3-setuptools python3-wheel)"
 export XDG_CACHE_HOME=$T/cache
 export PIP_CONFIG_FILE=/dev/null PIP_DISABLE_PIP_VERSION_CHECK=1
-cp=$("$PY" -c 'import sys; print("cp%d%d" % sys.version_info[:2])')
+read -r cp pipver libc <<EOF
+$pyinfo
+EOF
 arch=$(uname -m)
 
 # the package: version, tag and build number come from the environment
@@ -35,17 +39,23 @@ setup(name=os.environ.get("WP_NAME", "kilnwp"), version=os.environ["WP_VERSION"]
       py_modules=["kilnwp"], cmdclass={"bdist_wheel": B})
 EOF
 echo 'VALUE = 1' >"$T/src/kilnwp.py"
-
-# build NAME VERSION TAG BUILD [REQUIRES-PYTHON]: one wheel into $pool (a source copy each, so builds
-# can run side by side)
-cat >"$T/build.sh" <<'EOF'
-set -e
-d=$T/b.$1.$2.$3.$4; rm -rf "$d"; cp -r "$T/src" "$d"
-[ "$3" = - ] && tag= || tag=$3
-[ "$4" = - ] && bn= || bn=$4
-WP_NAME=$1 WP_VERSION=$2 WP_TAG=$tag WP_BUILD=$bn WP_REQPY=${5:-} "$PY" -m pip wheel -q --no-deps --ignore-requires-python \
-	--no-build-isolation --no-index -w "$pool" "$d" >"$d.log" 2>&1 || { cat "$d.log"; exit 1; }
+# pip builds it through setuptools' backend for setup.py projects (setuptools.build_meta
+# __legacy__), offered with build_wheel alone: pip then asks for the metadata by building
+# the wheel once and takes that wheel (pyproject_hooks' fallback), one setuptools process
+# per wheel instead of two (egg_info, then bdist_wheel). The wheel's content is the same.
+cat >"$T/src/pyproject.toml" <<'EOF'
+[build-system]
+requires = []
+build-backend = "wpbuild"
+backend-path = ["."]
 EOF
+cat >"$T/src/wpbuild.py" <<'EOF'
+def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
+    from setuptools import build_meta
+    return build_meta.__legacy__.build_wheel(wheel_directory, config_settings, metadata_directory)
+EOF
+
+# the wheels: NAME VERSION TAG BUILD [REQUIRES-PYTHON] ("-": none)
 cat >"$T/list" <<EOF
 kilnwp 1.0 - -
 kilnwp 1.10 - -
@@ -83,20 +93,9 @@ two1 two other
 rp1 reqpy kilnwp
 rp2 reqpy kilnwp --ignore-requires-python
 EOF
-# what pip would install: query.sh ID CASE REQ [OPTS] writes the file name to $ans/ID
-cat >"$T/query.sh" <<'EOF'
-id=$1 dir=$T/case.$2 req=$3; shift 3
-if "$PY" -m pip install -q --dry-run --ignore-installed --no-index --no-deps --find-links "$dir" \
-	--report "$ans/$id.json" "$@" "$req" >"$ans/$id.log" 2>&1; then
-	"$PY" -c 'import json, os, sys, urllib.parse
-r = json.load(open(sys.argv[1]))
-u = r["install"][0]["download_info"]["url"] if r["install"] else "none"
-print(os.path.basename(urllib.parse.unquote(u)))' "$ans/$id.json" >"$ans/$id"
-else
-	echo "pip-failed: $(tail -n 1 "$ans/$id.log")" >"$ans/$id"
-fi
-EOF
-# case NAME GLOB...: a folder holding the pool's wheels that match the globs
+# case NAME GLOB...: a folder holding the pool's wheels that match the globs; mkcases: the
+# folders of the pip questions (in a file the oracle below runs too)
+cat >"$T/cases.sh" <<'EOF'
 case_dir () {
 	c=$T/case.$1; shift; mkdir -p "$c"
 	for g; do for f in "$pool"/$g; do [ -f "$f" ] && cp -p "$f" "$c/"; done; done
@@ -112,12 +111,63 @@ mkcases () {
 	case_dir two 'kilnwp-1.0-*' 'other-1.0-*'
 	case_dir reqpy 'kilnwp-7.0-*' 'kilnwp-3.0-py3-*'
 }
+EOF
+. "$T/cases.sh"
+# oracle.py: pip's side, in one interpreter: `pip wheel` builds each wheel of $T/list into
+# $pool (from a copy of the source each), mkcases makes the folders, `pip install
+# --dry-run --report` answers each question into $ans/ID (the file pip would install, or
+# "pip-failed:" and the last line of its log), and `pip debug --verbose` writes the tag
+# lists (native, and for two targets) into $ans/tags.*. pip's main() runs once per
+# command as `python -m pip` runs it, its output in a log beside the result.
+cat >"$T/oracle.py" <<'EOF'
+import contextlib, io, json, os, shutil, subprocess, sys, urllib.parse
+from pip._internal.cli.main import main as pip
+T, pool, ans, arch = os.environ["T"], os.environ["pool"], os.environ["ans"], os.uname().machine
 
-# Wheels and pip's answers are kept in the build folder, keyed by everything they come
-# from, so a rerun compares against them in seconds (KILN_TEST_FRESH=1 rebuilds).
-pipver=$("$PY" -c 'import pip; print(pip.__version__)')
-key=$({ cat "$T/src/setup.py" "$T/build.sh" "$T/list" "$T/queries" "$T/query.sh"
-	echo "$PY $pipver $cp $arch"; } | sha256sum | cut -c1-16)
+def run(log, args, out=None):
+    with open(log, "w") as e, contextlib.redirect_stderr(e), contextlib.redirect_stdout(out or e):
+        return pip(args)
+
+for line in open(T + "/list"):
+    n, v, tag, bn, *rp = line.split()
+    d = "%s/b.%s.%s.%s.%s" % (T, n, v, tag, bn)
+    shutil.copytree(T + "/src", d)
+    os.environ.update(WP_NAME=n, WP_VERSION=v, WP_TAG="" if tag == "-" else tag,
+                      WP_BUILD="" if bn == "-" else bn, WP_REQPY=rp[0] if rp else "")
+    if run(d + ".log", ["wheel", "-q", "--no-deps", "--ignore-requires-python",
+                        "--no-build-isolation", "--no-index", "-w", pool, d]):
+        sys.exit("pip wheel %s %s %s %s failed:\n%s" % (n, v, tag, bn, open(d + ".log").read()))
+subprocess.run(["sh", "-c", '. "$T/cases.sh" && mkcases'], check=True)
+for line in open(T + "/queries"):
+    qid, case, req, *opts = line.split()
+    a = os.path.join(ans, qid)
+    if run(a + ".log", ["install", "-q", "--dry-run", "--ignore-installed", "--no-index", "--no-deps",
+                        "--find-links", T + "/case." + case, "--report", a + ".json"] + opts + [req]) == 0:
+        r = json.load(open(a + ".json"))
+        u = r["install"][0]["download_info"]["url"] if r["install"] else "none"
+        got = os.path.basename(urllib.parse.unquote(u))
+    else:
+        got = "pip-failed: " + ([""] + open(a + ".log").read().splitlines())[-1]
+    with open(a, "w") as f:
+        print(got, file=f)
+for name, opts in (("native", []),
+                   ("cross", ["--python-version", "3.9", "--implementation", "cp", "--abi", "cp39",
+                              "--platform", "linux_" + arch]),
+                   ("py399", ["--python-version", "3.99"])):
+    out = io.StringIO()
+    run("%s/tags.%s.log" % (ans, name), ["debug", "--verbose"] + opts, out)
+    lines = out.getvalue().splitlines()
+    start = [i + 1 for i, l in enumerate(lines) if l.startswith("Compatible tags")][:1]
+    with open("%s/tags.%s" % (ans, name), "w") as f:
+        for l in lines[start[0]:] if start else []:
+            print(l.lstrip(" "), file=f)
+EOF
+
+# Wheels, pip's answers and its tag lists are kept in the build folder, keyed by
+# everything they come from (the C library too: the manylinux tags follow it), so a rerun
+# compares against them in seconds (KILN_TEST_FRESH=1 rebuilds).
+key=$({ cat "$T/src/setup.py" "$T/src/pyproject.toml" "$T/src/wpbuild.py" "$T/list" "$T/queries" "$T/cases.sh" "$T/oracle.py"
+	echo "$PY $pipver $cp $arch $libc"; } | sha256sum | cut -c1-16)
 cache=$KILN_BUILD/test-cache/wheelpick.$key
 export T PY
 if [ -f "$cache/done" ] && [ -z "${KILN_TEST_FRESH:-}" ]; then
@@ -128,11 +178,9 @@ else
 	pool=$T/pool ans=$T/answers
 	mkdir -p "$pool" "$ans"
 	export pool ans
-	if ! xargs -P 4 -L 1 sh "$T/build.sh" <"$T/list" >"$T/build.out" 2>&1; then
+	if ! "$PY" "$T/oracle.py" >"$T/build.out" 2>&1; then
 		notok "pip wheel builds the test wheels"; sed 's/^/#   /' "$T/build.out" | tail -20; exit 1
 	fi
-	mkcases
-	xargs -P 4 -L 1 sh "$T/query.sh" <"$T/queries"
 	mkdir -p "$KILN_BUILD/test-cache" && rm -rf "$cache.tmp" && mkdir "$cache.tmp" &&
 		cp -rp "$pool" "$ans" "$cache.tmp/" && : >"$cache.tmp/done" && rm -rf "$cache" &&
 		mv "$cache.tmp" "$cache"
@@ -213,30 +261,26 @@ run wheelpick --tags --no-cache --python="$T/cp313td"
 same "a free-threaded debug CPython 3.13: cp313td, then cp313t" "cp313-cp313td-manylinux_2_36_x86_64 cp313-cp313t-manylinux_2_36_x86_64" \
 	"$(grep -m 2 -- '-manylinux_2_36_x86_64$' "$T/.out" | tr '\n' ' ' | sed 's/ $//')"
 
-# the whole tag priority list, against the one pip itself prints
-"$PY" -m pip debug --verbose 2>/dev/null | sed -n '/^Compatible tags/,$p' | sed '1d; s/^ *//' >"$T/pip.tags"
-if [ -s "$T/pip.tags" ]; then
+# the whole tag priority list, against the one pip itself prints (pip debug --verbose:
+# the oracle's $ans/tags.*)
+if [ -s "$ans/tags.native" ]; then
 	run wheelpick --tags --python="$PY"
-	if cmp -s "$T/.out" "$T/pip.tags"; then
-		ok "--tags lists the $(lines "$T/pip.tags") tags of $PY in pip's order (pip debug --verbose)"
+	if cmp -s "$T/.out" "$ans/tags.native"; then
+		ok "--tags lists the $(lines "$ans/tags.native") tags of $PY in pip's order (pip debug --verbose)"
 	else
-		notok "--tags lists the tags in pip's order"; diff "$T/pip.tags" "$T/.out" | sed -n '1,20s/^/#   /p'
+		notok "--tags lists the tags in pip's order"; diff "$ans/tags.native" "$T/.out" | sed -n '1,20s/^/#   /p'
 	fi
-	"$PY" -m pip debug --verbose --python-version 3.9 --implementation cp --abi cp39 \
-		--platform linux_"$arch" 2>/dev/null | sed -n '/^Compatible tags/,$p' | sed '1d; s/^ *//' >"$T/pip.tags"
 	run wheelpick --tags --python-version=3.9 --abi=cp39 --platform=linux_"$arch"
-	if cmp -s "$T/.out" "$T/pip.tags"; then
+	if cmp -s "$T/.out" "$ans/tags.cross"; then
 		ok "--tags for a cross target (3.9, cp39, linux_$arch) is pip's list too"
 	else
-		notok "--tags for a cross target is pip's list"; diff "$T/pip.tags" "$T/.out" | sed -n '1,20s/^/#   /p'
+		notok "--tags for a cross target is pip's list"; diff "$ans/tags.cross" "$T/.out" | sed -n '1,20s/^/#   /p'
 	fi
-	"$PY" -m pip debug --verbose --python-version 3.99 2>/dev/null | sed -n '/^Compatible tags/,$p' |
-		sed '1d; s/^ *//' >"$T/pip.tags"
 	run wheelpick --tags --python="$PY" --python-version=3.99
-	if cmp -s "$T/.out" "$T/pip.tags"; then
+	if cmp -s "$T/.out" "$ans/tags.py399"; then
 		ok "--tags with --python and --python-version=3.99 is pip's list too (the ABI follows)"
 	else
-		notok "--tags with --python-version=3.99 is pip's list"; diff "$T/pip.tags" "$T/.out" | sed -n '1,20s/^/#   /p'
+		notok "--tags with --python-version=3.99 is pip's list"; diff "$ans/tags.py399" "$T/.out" | sed -n '1,20s/^/#   /p'
 	fi
 else
 	echo "skip tag list test: pip debug --verbose lists no tags here"
@@ -378,7 +422,7 @@ else
 fi
 # end to end: the printed command installs the chosen wheel into a fresh environment
 if "$PY" -m venv --without-pip --system-site-packages "$T/iv" >/dev/null 2>&1 &&
-	"$T/iv/bin/python" -m pip --version >/dev/null 2>&1; then
+	"$T/iv/bin/python" -c 'import importlib.util as u, sys; sys.exit(not u.find_spec("pip"))' >/dev/null 2>&1; then
 	cmd=$(wheelpick --python="$T/iv" --pip "$T/case.local")
 	eval "$cmd -q --no-index" >"$T/install.out" 2>&1
 	got=$("$T/iv/bin/python" -c 'import importlib.metadata as m; print(m.version("kilnwp"))' 2>&1)
