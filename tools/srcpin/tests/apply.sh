@@ -37,62 +37,67 @@ walk () {
 	w=$T/w.$name p=$T/p.$name
 	mkdir -p "$p"
 	srcpin fetch "$name" "file://$repo" main --cache="$c" >/dev/null 2>"$T/.err" || { notok "$name: fetch"; _show; return; }
-	# every patch made in one go (one format-patch per commit costs more than srcpin)
-	git -C "$repo" format-patch -q --binary --no-merges --root -o "$p/all" main >/dev/null
-	git -C "$repo" rev-list --reverse --no-merges --parents main >"$p/list"
+	# each commit with its parents and its tree (the tree srcpin must make)
+	git -C "$repo" log --reverse --no-merges --format='%H %T %P' main >"$p/list"
+	skip=0 lastn=
+	[ "$last" -gt 0 ] && skip=$(($(lines "$p/list") - last)) lastn=-$last
+	# the patches made in one go (one format-patch per commit costs more than srcpin), only
+	# the last LAST commits' when given
+	git -C "$repo" format-patch -q --binary --no-merges --root -o "$p/all" $lastn main >/dev/null
 	# which patch is which commit's: format-patch leaves out commits without changes, so
-	# the files are matched by their "From SHA" line, not by number
-	for f in "$p"/all/*.patch; do
-		[ -f "$f" ] && printf '%s %s\n' "$(sed -n '1s/^From \([0-9a-f]*\) .*/\1/p' "$f")" "${f##*/}"
-	done >"$p/map"
-	skip=0
-	[ "$last" -gt 0 ] && skip=$(($(lines "$p/list") - last))
-	i=0
-	while read -r C P rest; do
-		i=$((i + 1))
-		[ -n "$P" ] && [ "$i" -gt "$skip" ] || continue
-		f=$(awk -v c="$C" '$1 == c { print $2; exit }' "$p/map")
-		if [ -z "$f" ]; then
+	# the files are matched by their "From SHA" line, not by number; one line per commit
+	# walked: C TREE PARENT PATCH ("-" when it has none)
+	for f in "$p"/all/*.patch; do [ -f "$f" ] && printf '%s\0' "$f"; done |
+		xargs -0 -r awk 'FNR == 1 { n = split(FILENAME, a, "/"); print $2, a[n]; nextfile }' >"$p/map"
+	awk -v skip="$skip" 'NR == FNR { f[$1] = $2; next }
+		FNR > skip && $3 != "" { print $1, $2, $3, (($1 in f) ? f[$1] : "-") }' "$p/map" "$p/list" >"$p/walk"
+	while read -r C TR P f; do
+		if [ "$f" = - ]; then
 			# an empty commit has no patch: it must be one that changes nothing
 			git -C "$repo" diff-tree --quiet "$P" "$C" || { notok "$name: no patch of $C"; bad=$((bad + 1)); }
 			continue
 		fi
 		n=$((n + 1))
-		rm -f "$p"/*.patch
-		cp "$p/all/$f" "$p/" 2>/dev/null
-		head -1 "$p"/*.patch 2>/dev/null | grep -q "^From $C " || { notok "$name: the patch of $C"; bad=$((bad + 1)); continue; }
-		(cd "$p" && ls -- *.patch) >"$p/series"
-		subj=$(sed -n 's/^Subject: \[PATCH[^]]*\] //p' "$p"/*.patch | head -1)
+		# the one-patch series beside the patch (the patch's subject names it in messages)
+		IFS= read -r first <"$p/all/$f"
+		case $first in "From $C "*) ;; *) notok "$name: the patch of $C"; bad=$((bad + 1)); continue ;; esac
+		printf '%s\n' "$f" >"$p/all/series"
 		if ! srcpin checkout "$name" --commit "$P" --into "$w" $sm --cache="$c" >/dev/null 2>"$T/.err"; then
-			notok "$name: check out the parent of '$subj'"; _show; bad=$((bad + 1)); continue
+			notok "$name: check out the parent of '$(subj "$p/all/$f")'"; _show; bad=$((bad + 1)); continue
 		fi
-		if ! srcpin patch "$w" "$p/series" >/dev/null 2>"$T/.err"; then
-			notok "$name: '$subj' applies"; _show; bad=$((bad + 1)); continue
+		if ! srcpin patch "$w" "$p/all/series" >/dev/null 2>"$T/.err"; then
+			notok "$name: '$(subj "$p/all/$f")' applies"; _show; bad=$((bad + 1)); continue
 		fi
-		got=$(sed -n "s/^TREE=[\"']\{0,1\}\([0-9a-f]*\).*/\1/p" "$w/.git/srcpin")
-		if [ "$got" != "$(git -C "$repo" rev-parse "$C^{tree}")" ]; then
-			notok "$name: '$subj': the tree srcpin made is C's tree"; bad=$((bad + 1)); continue
+		got=
+		while IFS= read -r l; do case $l in TREE=*) got=${l#TREE=}; got=${got#[\"\']}; got=${got%[\"\']} ;; esac; done <"$w/.git/srcpin"
+		if [ "$got" != "$TR" ]; then
+			notok "$name: '$(subj "$p/all/$f")': the tree srcpin made is C's tree"; bad=$((bad + 1)); continue
 		fi
 		[ "$full" = 1 ] || continue
+		# one srcpin state --check --json: the tree pristine after the patch, and the
+		# commit each submodule is at (its own state)
+		srcpin state --check --json "$w" >"$T/st.json" 2>&1 || { notok "$name: '$(subj "$p/all/$f")': pristine after the patch"; bad=$((bad + 1)); }
+		IFS= read -r js <"$T/st.json"
 		prune=
-		for s in $(git -C "$repo" ls-tree -r "$C" | awk '$1 == "160000" { print $4 }'); do
+		git -C "$repo" ls-tree -r "$C" | awk '$1 == "160000" { print $3, $4 }' >"$T/links"
+		while read -r sc s; do
 			prune="$prune -path ./$s -prune -o"
-			sc=$(srcpin state "$w/$s" 2>/dev/null | sed -n 's/^COMMIT=//p')
-			[ "$sc" = "$(git -C "$repo" rev-parse "$C:$s")" ] ||
-				{ notok "$name: '$subj': submodule $s is at C's commit"; bad=$((bad + 1)); }
-		done
+			case $js in *"{\"path\":\"$s\",\"commit\":\"$sc\""*) ;;
+			*) notok "$name: '$(subj "$p/all/$f")': submodule $s is at C's commit"; bad=$((bad + 1)) ;; esac
+		done <"$T/links"
 		rm -rf "$T/arch" && mkdir "$T/arch" && git -C "$repo" archive "$C" | tar -x -C "$T/arch"
 		listing "$T/arch" >"$T/l.git"
 		listing "$w" >"$T/l.srcpin"
 		if ! cmp -s "$T/l.git" "$T/l.srcpin"; then
-			notok "$name: '$subj': files, modes and links on disk are git's"
+			notok "$name: '$(subj "$p/all/$f")': files, modes and links on disk are git's"
 			diff "$T/l.git" "$T/l.srcpin" | sed -n '1,10s/^/#   /p'; bad=$((bad + 1))
 		fi
-		srcpin state --check "$w" >/dev/null 2>&1 || { notok "$name: '$subj': pristine after the patch"; bad=$((bad + 1)); }
-	done <"$p/list"
+	done <"$p/walk"
 	[ "$bad" = 0 ] && ok "$name: all $n commits applied by srcpin give git's tree"
 	return 0
 }
+# subj PATCH: its subject, for messages
+subj () { sed -n 's/^Subject: \[PATCH[^]]*\] //p' "$1" | head -1; }
 
 # --- a history with every shape ---------------------------------------------------------------
 u=$T/up
