@@ -21,10 +21,10 @@ c=$T/cache
 
 # every file's type, executable bit, link target or content digest below a folder, except
 # the folders named in $prune (submodules: compared through their state instead)
-listing () { (cd "$1" && {
-	eval "find . -path ./.git -prune -o $prune -type d -printf 'd %p\n' -o -type l -printf 'l %p -> %l\n' \
-		-o -type f -perm -u+x -printf 'x %p\n' -o -type f -printf 'f %p\n'"
-	eval "find . -path ./.git -prune -o $prune -type f -print0" | xargs -0 -r sha256sum; } | LC_ALL=C sort); }
+# (one find: the digests come from its -exec, in an order the sort makes no matter)
+listing () { (cd "$1" && eval "find . -path ./.git -prune -o $prune -type d -printf 'd %p\n' -o -type l -printf 'l %p -> %l\n' \
+		-o -type f -perm -u+x -printf 'x %p\n' -exec sha256sum {} + -o -type f -printf 'f %p\n' -exec sha256sum {} +" |
+	LC_ALL=C sort); }
 
 # walk REPO NAME FULL [SUBS [LAST]]: apply every non-merge commit of REPO's main (the last
 # LAST ones when given) to a checkout of its parent (with --submodules unless SUBS=0);
