@@ -797,6 +797,7 @@ graph_main(int argc, char **argv)
 
 	parseopts(argc, argv);
 	checkopts();
+	prestack();
 	libflags(&ec);
 	header(&b);
 	if (emit_tools(&b, &ec, addregen, &tools, &err) < 0)

@@ -113,6 +113,54 @@ runline(char *const argv[], struct buf *o)
 	return 0;
 }
 
+/* the questions asked this run (argv's words, each ended by '\n') and their answers:
+   pkg-config gives the same answer to the same question within one run, so each is
+   asked once (two tools with the same PKGS, a|b resolved for --cflags and for --libs) */
+static struct asked {
+	char *q, *out;
+	int rc;
+} *asked;
+static size_t nasked, capasked;
+
+/* runline, memoized: argv is run only the first time this run asks it */
+static int
+askline(char *const argv[], struct buf *o)
+{
+	struct buf q = {0};
+	size_t i;
+	int rc;
+
+	for (i = 0; argv[i]; i++)
+		bufprintf(&q, "%s\n", argv[i]);
+	for (i = 0; i < nasked && strcmp(asked[i].q, q.s); i++)
+		;
+	if (i < nasked) {
+		buffree(&q);
+		bufreset(o);
+		bufputs(o, asked[i].out);
+		return asked[i].rc;
+	}
+	rc = runline(argv, o);
+	asked = xgrow(asked, &capasked, nasked + 1, sizeof *asked);
+	asked[nasked].q = bufdetach(&q);
+	asked[nasked].out = xstrdup(o->s ? o->s : "");
+	asked[nasked++].rc = rc;
+	return rc;
+}
+
+/* forget the answers askline keeps */
+static void
+askfree(void)
+{
+	size_t i;
+
+	for (i = 0; i < nasked; i++)
+		free(asked[i].q), free(asked[i].out);
+	free(asked);
+	asked = NULL;
+	nasked = capasked = 0;
+}
+
 /* a|b|c (a word of PKGS): the first that pkg-config knows, cut out of w in place; the
    first when none is known, so pkg-config names what is missing. A library whose .pc
    file was renamed needs both: msgpack-c 6 installs msgpack-c.pc (Debian 13), older
@@ -130,7 +178,7 @@ pkgalt(const char *pkgconfig, char *w)
 		if (!first)
 			first = alt;
 		argv[2] = alt;
-		if (runline(argv, &o) == 0) {
+		if (askline(argv, &o) == 0) {
 			buffree(&o);
 			return alt;
 		}
@@ -157,7 +205,7 @@ pkgflags(const char *pkgconfig, const char *what, const char *pkgs, char **out, 
 		argv[n++] = (char *)pkgalt(pkgconfig, w);
 	}
 	argv[n] = NULL;
-	if (runline(argv, &o) < 0) {
+	if (askline(argv, &o) < 0) {
 		*err = xasprintf("pkg-config cannot find %s", pkgs);
 		free(argv);
 		free(copy);
@@ -186,62 +234,99 @@ replaceword(char **fl, const char *w, const char *to)
 		}
 }
 
-/* STATIC: link each package's -lNAME from libNAME.a, by path in *pl, where an -L folder
+/* the first of the folders dirs ("\n"-ended lines; NULL: none) that holds libNAME.a
+   (l: -lNAME): the word l of *pl becomes that archive's path; 1 when one did */
+static int
+archin(const char *dirs, const char *l, char **pl)
+{
+	const char *d, *e;
+	char *a;
+	int found = 0;
+
+	for (d = dirs; d && *d && !found; d = e + 1) {
+		e = strchr(d, '\n');
+		a = xasprintf("%.*s/lib%s.a", (int)(e - d), d, l + 2);
+		if (access(a, R_OK) == 0) {
+			replaceword(pl, l, a);
+			found = 1;
+		}
+		free(a);
+	}
+	return found;
+}
+
+/* the folder where the compiler's own search (cc -print-file-name; cc's words split as
+   the shell splits them) finds libNAME.a (l: -lNAME), one "\n"-ended line in o; 0 when
+   it names one */
+static int
+ccsearch(const char *cc, const char *l, struct buf *o)
+{
+	char *copy = xstrdup(cc), *argv[16], *tok, *sp, *d;
+	size_t n = 0;
+	int r = -1;
+
+	for (tok = strtok_r(copy, " \t\n", &sp); tok && n < 14; tok = strtok_r(NULL, " \t\n", &sp))
+		argv[n++] = tok;
+	argv[n] = xasprintf("-print-file-name=lib%s.a", l + 2);
+	argv[n + 1] = NULL;
+	if (askline(argv, o) == 0 && o->len && o->s[0] == '/' && (d = strrchr(o->s, '/'))) {
+		o->len = (size_t)(d - o->s);
+		*d = 0;
+		bufputc(o, '\n');
+		r = 0;
+	}
+	free(argv[n]);
+	free(copy);
+	return r;
+}
+
+/* one package w of STATIC: its -lNAME from libNAME.a, by path in *pl, where an -L folder
    pkg-config gives, its libdir, or the compiler's own search (cc -print-file-name) holds
-   one; a package without its archive stays shared. Debian's libdeflate.a deflates about 20% faster than libdeflate.so.0 (same
-   bytes out), and fatwheel's time is mostly deflate. */
+   one, looked in that order (each asked only when the ones before hold none); a package
+   without its archive stays shared */
+static void
+staticpkg(const char *pkgconfig, const char *cc, const char *w, char **pl)
+{
+	char *fl = NULL, *err = NULL, *d, *l = NULL, *sp;
+	char *vargv[] = {(char *)pkgconfig, "--variable=libdir", (char *)w, NULL};
+	struct buf dirs = {0}, o = {0};
+
+	if (pkgflags(pkgconfig, "--libs", w, &fl, &err) < 0) {
+		free(err), free(fl);
+		return;
+	}
+	/* the package's library (one per package: libdeflate, libzstd...), its -L folders */
+	for (d = strtok_r(fl, " ", &sp); d; d = strtok_r(NULL, " ", &sp)) {
+		if (!l && strncmp(d, "-l", 2) == 0)
+			l = d;
+		else if (strncmp(d, "-L", 2) == 0 && d[2])
+			bufprintf(&dirs, "%s\n", d + 2);
+	}
+	if (l && !archin(dirs.s, l, pl)) {
+		if (askline(vargv, &o) == 0 && o.len) {
+			bufputc(&o, '\n');
+			if (archin(o.s, l, pl))
+				l = NULL;
+		}
+		/* the compiler's search: multiarch folders that a .pc's libdir leaves out */
+		if (l && cc && *cc && ccsearch(cc, l, &o) == 0)
+			archin(o.s, l, pl);
+	}
+	buffree(&dirs);
+	buffree(&o);
+	free(fl);
+}
+
+/* STATIC: link each package's -lNAME from libNAME.a (staticpkg). Debian's libdeflate.a
+   deflates about 20% faster than libdeflate.so.0 (same bytes out), and fatwheel's time
+   is mostly deflate. */
 static void
 linkstatic(const char *pkgconfig, const char *cc, const char *statics, char **pl)
 {
-	char *copy = xstrdup(statics), *w, *sp, *ls, *Ls, *a, *l, *d, *sp2, *sp3;
-	char *vargv[4];
-	struct buf o = {0};
-	int found;
+	char *copy = xstrdup(statics), *w, *sp;
 
-	for (w = strtok_r(copy, " \t", &sp); w; w = strtok_r(NULL, " \t", &sp)) {
-		char *err = NULL;
-		struct buf dirs = {0};
-		ls = Ls = NULL;
-		if (pkgflags(pkgconfig, "--libs-only-l", w, &ls, &err) < 0 ||
-		    pkgflags(pkgconfig, "--libs-only-L", w, &Ls, &err) < 0) {
-			free(err), free(ls), free(Ls);
-			continue;
-		}
-		/* where to look: the -L folders, then the package's libdir */
-		for (d = strtok_r(Ls, " ", &sp3); d; d = strtok_r(NULL, " ", &sp3))
-			if (strncmp(d, "-L", 2) == 0 && d[2])
-				bufprintf(&dirs, "%s\n", d + 2);
-		vargv[0] = (char *)pkgconfig, vargv[1] = "--variable=libdir", vargv[2] = w, vargv[3] = NULL;
-		if (runline(vargv, &o) == 0 && o.len)
-			bufprintf(&dirs, "%s\n", o.s);
-		/* the package's library (one per package: libdeflate, libzstd...) */
-		for (l = strtok_r(ls, " ", &sp2); l && strncmp(l, "-l", 2) != 0; l = strtok_r(NULL, " ", &sp2))
-			;
-		if (l && cc && *cc) {
-			/* the compiler's search: multiarch folders that a .pc's libdir leaves out */
-			char *name = xasprintf("lib%s.a", l + 2);
-			char *cargv[] = {"/bin/sh", "-c", "exec $0 -print-file-name=\"$1\"", (char *)cc, name, NULL};
-			if (runline(cargv, &o) == 0 && o.len && o.s[0] == '/' && (d = strrchr(o.s, '/'))) {
-				*d = 0;
-				bufprintf(&dirs, "%s\n", o.s);
-			}
-			free(name);
-		}
-		found = 0;
-		if (l && dirs.len) {
-			for (d = strtok_r(dirs.s, "\n", &sp3); d && !found; d = strtok_r(NULL, "\n", &sp3)) {
-				a = xasprintf("%s/lib%s.a", d, l + 2);
-				if (access(a, R_OK) == 0) {
-					replaceword(pl, l, a);
-					found = 1;
-				}
-				free(a);
-			}
-		}
-		buffree(&dirs);
-		free(ls), free(Ls);
-	}
-	buffree(&o);
+	for (w = strtok_r(copy, " \t", &sp); w; w = strtok_r(NULL, " \t", &sp))
+		staticpkg(pkgconfig, cc, w, pl);
 	free(copy);
 }
 
@@ -631,6 +716,7 @@ emit_tools(struct buf *b, const struct emitcfg *ec, void (*regen)(const char *pa
 	for (i = 0; i < nt; i++)
 		tool_free(&t[i]);
 	free(t);
+	askfree();
 	strs_free(dirs, nd);
 	buffree(&rel);
 	buffree(&san);

@@ -2021,7 +2021,8 @@ torchless(void)
 			     pins.file, on[i]->name);
 }
 
-/* the pins (the pins file, then --pin), the components the stack builds (on[]) */
+/* the pins (the pins file, then --pin), the components the stack builds (on[]); the
+   pins file becomes configure's input in planstack, after the tools' inputs */
 static void
 loadpins(void)
 {
@@ -2031,7 +2032,6 @@ loadpins(void)
 	pf = cf.pinsfile ? xstrdup(cf.pinsfile) : xasprintf("%s/env/versions.env", cf.srcdir);
 	if (pins_load(&pins, pf, &err) < 0)
 		fail("%s", err);
-	addregen(pf);
 	free(pf);
 	for (i = 0; i < cf.npinover; i++)
 		if (pins_override(&pins, cf.pinover[i], &err) < 0)
@@ -2136,16 +2136,47 @@ stackinputs(void)
 		regenif(patchdir(&comp_table[i]));
 }
 
-/* the stack: pins, components, profiles, facts, then the stage records */
+/* whether there is a stack to build: an --arch and a pin file (a source tree without
+   env/versions.env, a partial copy, has none) */
+static int
+hasstack(void)
+{
+	struct stat st;
+	char *p;
+	int r;
+
+	if (!cf.narch || cf.pinsfile)
+		return cf.narch > 0;
+	p = xasprintf("%s/env/versions.env", cf.srcdir);
+	r = stat(p, &st) == 0;
+	free(p);
+	return r;
+}
+
+/* the checks on the stack that start no process (the pins, the components they and
+   --with/--without leave on), then the target Python's (one run of it): before the
+   tools' probes (pkg-config, cc), so a refused configure starts none of them */
+void
+prestack(void)
+{
+	size_t i;
+
+	if (!hasstack())
+		return;
+	loadpins();
+	for (i = 0; i < non; i++)
+		checkpins(on[i]);
+	checkpython();
+}
+
+/* the stack's inputs (pins file, profiles, patch folders: prestack checked the pins),
+   its profiles */
 static char *
 planstack(char ***proflist, size_t *nprof)
 {
 	char *profs;
-	size_t i;
 
-	loadpins();
-	for (i = 0; i < non; i++)
-		checkpins(on[i]);
+	addregen(pins.file);
 	profs = profiles(proflist, nprof);
 	stackinputs();
 	return profs;
@@ -2173,7 +2204,6 @@ stack(struct buf *b, char *const *tools, size_t ntools)
 		p = xasprintf("%s/stack.ninja", cf.builddir);
 		commit(p, &fb, 1);
 	} else {
-		checkpython();
 		profs = planstack(&proflist, &nprof);
 		pinfit();
 		free(p);

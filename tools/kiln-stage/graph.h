@@ -111,5 +111,8 @@ const char *pin(const struct component *c, const char *k);
 /* the stack: stage records, key files, stack.env and stack.ninja; the include and the
    default targets go to b */
 void stack(struct buf *b, char *const *tools, size_t ntools);
+/* the stack's checks (pins, components, the target Python) when there is a stack (an
+   --arch and a pin file), before any other probe; a refusal stops configure */
+void prestack(void);
 
 #endif
