@@ -202,3 +202,18 @@ if [ -n "$lzlib" ] && unshare -m true 2>/dev/null; then
 else
 	optional_case namespaces "no mount namespace here to hide libcurl.so.4 in"
 fi
+
+# graph: the pins are checked before any probe (a refused run starts no pkg-config), and
+# each pkg-config question is asked once per run
+mkdir -p "$T/pc"
+printf '#!/bin/sh\nprintf "%%s\\n" "$*" >>"$0.log"\nexec pkg-config "$@"\n' >"$T/pc/pkg-config"
+chmod +x "$T/pc/pkg-config"
+pcgraph () { (mkdir -p "$T/pc/b" && cd "$T/pc/b" && kiln-stage graph --srcdir="$KILN_SRC" --builddir=build \
+	--pkg-config="$T/pc/pkg-config" "$@"); }
+exits "graph: a refused pin: exit 2" 2 pcgraph --arch=cpu --python=/nonexistent/python \
+	--without=torch,vision,audio --with=ggml -- configure
+has "graph: the pin is what is refused" "$T/.err" "no ggml_URL for component ggml"
+same "graph: a refused pin started no pkg-config" "" "$(cat "$T/pc/pkg-config.log" 2>/dev/null)"
+check "graph: the tools alone (no --arch)" pcgraph -- configure
+[ -s "$T/pc/pkg-config.log" ] && ok "graph: pkg-config was asked" || notok "graph: pkg-config was asked"
+same "graph: no pkg-config question asked twice" "" "$(sort "$T/pc/pkg-config.log" | uniq -d)"
