@@ -2188,7 +2188,6 @@ void
 stack(struct buf *b, char *const *tools, size_t ntools)
 {
 	struct buf fb = {0};
-	struct stat st;
 	char *p, *k, *profs, **proflist;
 	size_t nprof;
 
@@ -2196,8 +2195,9 @@ stack(struct buf *b, char *const *tools, size_t ntools)
 	    (os_mkdirs(cf.builddir, 0777) < 0 || !(absb = realpath(cf.builddir, NULL))))
 		fail("cannot create %s:", cf.builddir);
 	p = xasprintf("%s/env/versions.env", cf.srcdir);
-	if (!cf.pinsfile && stat(p, &st) < 0) {
-		/* a source tree without env/versions.env (a partial copy): no stack to build */
+	if (!pins.file) {
+		/* a source tree without env/versions.env (a partial copy, prestack's hasstack):
+		   no stack to build */
 		warn("warning: no pin file %s; the stack graph is empty", p);
 		bufputs(&fb, "# no pin file: no stages\nbuild stack: phony\n");
 		free(p);
