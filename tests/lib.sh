@@ -16,6 +16,13 @@ trap 'trap "" HUP INT TERM; eval "$_atexit"; chmod -R u+w "$T" 2>/dev/null; rm -
 trap 'exit 129' HUP
 trap 'exit 130' INT
 trap 'exit 143' TERM
+# python3 is Debian's in every test and what the tests start (the oracles and servers are
+# written for it; --install-deps installs it): a python3 earlier on PATH may be a version
+# manager's shim (pyenv's is a bash script: 0.56 CPU s a start against 0.04 for the
+# interpreter itself, and the suite starts python3 hundreds of times)
+if [ -x /usr/bin/python3 ] && mkdir "$T/.path" && ln -s /usr/bin/python3 "$T/.path/python3"; then
+	PATH=$T/.path:$PATH
+fi
 PATH=$KILN_BIN:$PATH
 export PATH
 # a HOME of the test's own, without the user's XDG folders: what the tools keep there (the

@@ -10,7 +10,7 @@
 # generator before the seam moved: build.ninja's own lines (not the tools' build
 # statements or the regeneration edge), config.mk, stack.ninja, stack.env and every key
 # file, with the paths of this run written as @T@, @SRC@, @BIN@ and the machine's compiler,
-# CMake and Python versions as @CC@, @CMAKE@, @PYABI@. Only the step keys (RULE, STEP_SH,
+# CMake and Python versions as @CC@, @CMAKE@, @PYABI@, @BASE_VERSION@. Only the step keys (RULE, STEP_SH,
 # LIB_*) are left out: they may differ, nothing else. A change that means to change the
 # generated files regenerates the expected set with KILN_SEAM_UPDATE=1 (then read the diff).
 . "$KILN_SRC/tests/lib.sh"
@@ -80,7 +80,7 @@ subs.sort(key=lambda s: -len(s[0]))
 def norm(s):
     for a, b in subs:
         s = s.replace(a, b)
-    s = re.sub(r'^(CC_VERSION|CMAKE|PY_ABI)=".*"$', r'\1="@\1@"', s, flags=re.M)
+    s = re.sub(r'^(CC_VERSION|CMAKE|PY_ABI|BASE_VERSION)=".*"$', r'\1="@\1@"', s, flags=re.M)
     return re.sub(r"^(cc|cflags|ldflags|fuzzcc|fuzzflags) = .*$", r"\1 = @\1@", s, flags=re.M)
 def own(text):
     # build.ninja's own lines: not the tools' build statements, not the regeneration edge
