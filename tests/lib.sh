@@ -23,6 +23,16 @@ trap 'exit 143' TERM
 if [ -x /usr/bin/python3 ] && mkdir "$T/.path" && ln -s /usr/bin/python3 "$T/.path/python3"; then
 	PATH=$T/.path:$PATH
 fi
+# and rustup's proxies (~/.cargo/bin) are left off PATH: pip starts `rustc --version` for
+# its user-agent line on every run where PATH has a rustc (pip/_internal/network/session.py
+# user_agent), through the proxy: two processes and 0.1 CPU s a pip run; no test needs
+# rustc (graph-vllm.sh makes its own)
+_p= _ifs=$IFS IFS=:; set -f
+for _d in $PATH; do
+	case "$_d" in */.cargo/bin | */.cargo/bin/) ;; *) _p=${_p:+$_p:}$_d ;; esac
+done
+IFS=$_ifs PATH=$_p; set +f
+unset _p _d _ifs
 PATH=$KILN_BIN:$PATH
 export PATH
 # a HOME of the test's own, without the user's XDG folders: what the tools keep there (the
