@@ -12,7 +12,6 @@
 # line naming patch, file and hunk.
 . "$KILN_SRC/tests/lib.sh"
 need git tar
-command -v optional >/dev/null 2>&1 || optional () { echo "skip $1: $2"; }
 . "$KILN_SRC/tools/srcpin/tests/srcpin.inc"
 git config --global protocol.file.allow always
 git config --global init.defaultBranch main
@@ -231,7 +230,7 @@ if git -C "$KILN_SRC" rev-parse -q --verify HEAD >/dev/null 2>&1; then
 		git -C "$T/own.git" update-ref refs/heads/main "$(git -C "$KILN_SRC" rev-parse HEAD)"
 	walk "$T/own.git" own "${SRCPIN_FULL:-0}" 1 "${SRCPIN_OWN_COMMITS:-60}"
 else
-	optional own-history "$KILN_SRC is not a git checkout"
+	optional_case own-history "$KILN_SRC is not a git checkout"
 fi
 
 # --- a real upstream's history (optional: the workspace's snapshot of gloo) ------------------
@@ -241,7 +240,7 @@ if [ -d "$gloo" ]; then
 		git -C "$T/gloo.git" update-ref refs/heads/main "$(git -C "$gloo" rev-parse HEAD)"
 	walk "$T/gloo.git" gloo 0 0 "${SRCPIN_GLOO_COMMITS:-30}"
 else
-	optional gloo-history "no snapshot of gloo at $gloo"
+	optional_case gloo-history "no snapshot of gloo at $gloo"
 fi
 
 # --- git apply's failure cases: exit 1, one line naming patch, file and hunk ------------------
@@ -285,5 +284,5 @@ if command -v valgrind >/dev/null 2>&1 && [ -x "$KILN_BUILD/bin/srcpin" ]; then
 	same "valgrind: a patch aimed at a submodule fails cleanly" 1 "$?"
 	lacks "valgrind: no invalid read" "$T/vg" "Invalid"
 else
-	optional valgrind "no valgrind or no release build at $KILN_BUILD/bin"
+	optional_case valgrind "no valgrind or no release build at $KILN_BUILD/bin"
 fi
