@@ -24,9 +24,10 @@ if [ -x /usr/bin/python3 ] && mkdir "$T/.path" && ln -s /usr/bin/python3 "$T/.pa
 	PATH=$T/.path:$PATH
 fi
 # and rustup's proxies (~/.cargo/bin) are left off PATH: pip starts `rustc --version` for
-# its user-agent line on every run where PATH has a rustc (pip/_internal/network/session.py
-# user_agent), through the proxy: two processes and 0.1 CPU s a pip run; no test needs
-# rustc (graph-vllm.sh makes its own)
+# its user-agent line on every command when shutil.which("rustc") finds one (user_agent in
+# pip/_internal/network/session.py of pip 23.0.1, Debian 12's python3-pip-whl, which the
+# tests' venvs get), through the proxy: two processes and 0.1 CPU s a pip run; no test
+# needs rustc (graph-vllm.sh makes its own)
 _p= _ifs=$IFS IFS=:; set -f
 for _d in $PATH; do
 	case "$_d" in */.cargo/bin | */.cargo/bin/) ;; *) _p=${_p:+$_p:}$_d ;; esac
